@@ -1,0 +1,89 @@
+# pmuos — the one entry point: build, run, test, bench (DESIGN §9).
+#
+#   make          build the kernel, the UEFI ESP and the host-side test programs
+#   make run      boot the card in QEMU with the shell on this terminal
+#   make test     unit tests, system tests; ends with "N passed, N failed"
+#   make bench    figures (never verdicts)
+#   make clean    remove build/
+#
+# Variables for run: CPUS=N (default 4), BOOT=multiboot|uefi, ACCEL=tcg|kvm,
+# ICOUNT=1|0 (default 1: -icount shift=0), MEM=512M.
+
+BUILD   ?= build
+VERSION := 0.1.0
+CC      := gcc
+LD      := ld
+OBJCOPY := objcopy
+# Debian's interpreter: pytest and pexpect come from Debian packages.
+PYTHON  ?= /usr/bin/python3
+
+CPUS   ?= 4
+BOOT   ?= multiboot
+ACCEL  ?= tcg
+ICOUNT ?= 1
+MEM    ?= 512M
+export CPUS BOOT ACCEL ICOUNT MEM BUILD
+
+# ---------------------------------------------------------------- kernel flags
+# Freestanding C11 with GNU extensions (inline asm, attributes).
+KCFLAGS  = -std=gnu11 -O2 -g
+KCFLAGS += -Wall -Wextra -Wno-unused-parameter
+# No hosted C library: kernel/lib.c provides memcpy and friends.
+KCFLAGS += -ffreestanding -nostdlib
+# Interrupts push onto the current stack; the 128-byte red zone would be clobbered.
+KCFLAGS += -mno-red-zone
+# KNC has no SSE/AVX/x87 (DESIGN §3): the compiler may use general registers only.
+KCFLAGS += -mgeneral-regs-only
+# Linked at its physical load address in the low 2 GiB: no PIC, small code model.
+KCFLAGS += -fno-pic -fno-pie -mcmodel=small
+# No canary runtime, no unwind tables; keep frame pointers for fault backtraces.
+KCFLAGS += -fno-stack-protector -fno-asynchronous-unwind-tables -fno-omit-frame-pointer
+# The kernel reads low physical memory (BIOS data area) through small constant pointers.
+KCFLAGS += --param=min-pagesize=0
+# Every object from one tree: headers by path from the top (e.g. "apic/apic.h").
+KCFLAGS += -I. -Iinclude -DPMUOS_VERSION='"$(VERSION)"'
+# Ordinary link of a static, non-PIE image at the addresses in linker.ld.
+KLDFLAGS = -nostdlib -static -no-pie -z max-page-size=0x1000 -z noexecstack -Wl,--build-id=none -T linker.ld
+
+KSRC := $(wildcard boot/*.S boot/*.c kernel/*.S kernel/*.c apic/*.c shell/*.c)
+KOBJ := $(patsubst %,$(BUILD)/k/%.o,$(KSRC))
+
+all: kernel esp unit
+kernel: $(BUILD)/kernel.elf $(BUILD)/kernel.mb
+
+$(BUILD)/k/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(KCFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/k/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(KCFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/kernel.elf: $(KOBJ) linker.ld
+	$(CC) $(KCFLAGS) $(KLDFLAGS) $(KOBJ) -o $@ -lgcc
+
+# QEMU's Multiboot loader takes ELF32 only: the same image, relabelled, with
+# the 32-bit Multiboot entry as its start address (the ELF64 keeps the 64-bit
+# entry the UEFI loader jumps to).
+$(BUILD)/kernel.mb: $(BUILD)/kernel.elf
+	$(OBJCOPY) -O elf32-i386 --set-start 0x$$(nm $< | awk '$$3 == "multiboot_entry" { print $$1 }') $< $@
+
+-include $(KOBJ:.o=.d)
+
+# ------------------------------------------------------------ sub-makefiles
+include boot/uefi/uefi.mk
+include tests/tests.mk
+include bench/bench.mk
+
+# ------------------------------------------------------------------ commands
+deps:
+	@scripts/install-deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory kernel $(if $(filter uefi,$(BOOT)),esp)
+	scripts/qemu.sh
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all kernel deps run clean test bench unit esp

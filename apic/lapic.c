@@ -1,0 +1,64 @@
+/* Local APIC registers, LVT entries and EOI; see apic/apic.h. */
+#include "apic/apic.h"
+#include "kernel/x86.h"
+#include "kernel/irq.h"
+
+static volatile uint8_t *apic_mmio;
+
+void apic_init_bsp(void)
+{
+	uint64_t base = rdmsr(MSR_APIC_BASE);
+
+	/* The low 4 GiB are identity-mapped, the APIC page included. */
+	apic_mmio = (volatile uint8_t *)APIC_BASE_ADDR(base);
+}
+
+uint32_t apic_read(uint32_t reg)
+{
+	return *(volatile uint32_t *)(apic_mmio + reg);
+}
+
+void apic_write(uint32_t reg, uint32_t v)
+{
+	*(volatile uint32_t *)(apic_mmio + reg) = v;
+}
+
+uint32_t apic_id(void)
+{
+	return APIC_ID_GET(apic_read(APIC_ID));
+}
+
+void apic_eoi(void)
+{
+	apic_write(APIC_EOI, 0);
+}
+
+void apic_enable_local(void)
+{
+	wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | APIC_BASE_ENABLE);
+	apic_write(APIC_TPR, 0);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
+	apic_write(APIC_LVT_THERMAL, APIC_LVT_MASKED);
+	apic_write(APIC_LVT_PC, APIC_LVT_MASKED | APIC_LVT_VECTOR(VEC_PMI));
+	apic_write(APIC_LVT_LINT0, APIC_LVT_MASKED);
+	apic_write(APIC_LVT_LINT1, APIC_LVT_MASKED);
+	apic_write(APIC_LVT_ERROR, APIC_LVT_MASKED);
+	apic_write(APIC_SVR, APIC_SVR_ENABLE | VEC_SPURIOUS);
+	apic_write(APIC_ESR, 0);
+}
+
+void apic_lvt_pc_set(uint8_t vector, bool masked)
+{
+	apic_write(APIC_LVT_PC, APIC_LVT_DM_FIXED | APIC_LVT_VECTOR(vector) |
+				(masked ? APIC_LVT_MASKED : 0));
+}
+
+void apic_lvt_pc_unmask(void)
+{
+	apic_write(APIC_LVT_PC, apic_read(APIC_LVT_PC) & ~APIC_LVT_MASKED);
+}
+
+uint32_t apic_lvt_pc_read(void)
+{
+	return apic_read(APIC_LVT_PC);
+}

@@ -1,0 +1,136 @@
+/*
+ * Kernel entry points (DESIGN §2).
+ *
+ *  multiboot_entry  32-bit protected mode, from QEMU -kernel (Multiboot 1):
+ *                   EAX = 0x2BADB002, EBX = Multiboot information.
+ *  kernel_entry64   64-bit long mode, from BOOTX64.EFI: RDI = struct boot_info.
+ *
+ * Both record the TSC at entry (the boot benchmark's start point), switch to
+ * the boot page tables below (identity map of the low 4 GiB in 2 MiB pages,
+ * initialised data: no code builds them) and the boot GDT, and call
+ * kernel_main() on the boot stack.
+ */
+#define MB_MAGIC   0x1badb002
+#define MB_FLAGS   0x00000002 /* bit 1: give us the memory map */
+
+#define CR0_PG     (1 << 31)
+#define CR4_PAE    (1 << 5)
+#define EFER_LME   (1 << 8)
+#define EFER_NXE   (1 << 11)
+#define PTE_P_RW   0x003
+#define PTE_PS     0x080
+
+	.section .multiboot, "a"
+	.balign 4
+	.long MB_MAGIC
+	.long MB_FLAGS
+	.long -(MB_MAGIC + MB_FLAGS)
+
+	.section .data
+	.balign 8
+	.globl boot_tsc, boot_mb_magic, boot_mb_info, boot_uefi_info
+boot_tsc:        .quad 0
+boot_mb_magic:   .quad 0
+boot_mb_info:    .quad 0
+boot_uefi_info:  .quad 0
+
+/* Boot GDT: null, 64-bit code (0x08), data (0x10). Per-CPU GDTs replace it. */
+	.balign 16
+boot_gdt:
+	.quad 0
+	.quad 0x00af9a000000ffff
+	.quad 0x00cf92000000ffff
+boot_gdt_end:
+	.globl boot_gdtr
+boot_gdtr:
+	.word boot_gdt_end - boot_gdt - 1
+	.quad boot_gdt
+
+/* Identity map of 0..4 GiB; the AP trampoline loads the same CR3. */
+	.balign 4096
+	.globl boot_pml4
+boot_pml4:
+	.quad boot_pdpt + PTE_P_RW
+	.fill 511, 8, 0
+boot_pdpt:
+	.quad boot_pd + 0x0000 + PTE_P_RW
+	.quad boot_pd + 0x1000 + PTE_P_RW
+	.quad boot_pd + 0x2000 + PTE_P_RW
+	.quad boot_pd + 0x3000 + PTE_P_RW
+	.fill 508, 8, 0
+boot_pd:
+	.set i, 0
+	.rept 2048
+	.quad (i << 21) + PTE_PS + PTE_P_RW
+	.set i, i + 1
+	.endr
+
+	.section .bss
+	.balign 16
+boot_stack:
+	.skip 16384
+boot_stack_top:
+
+	.section .text
+	.code32
+	.globl multiboot_entry
+multiboot_entry:
+	cli
+	movl %eax, %esi
+	rdtsc
+	movl %eax, boot_tsc
+	movl %edx, boot_tsc + 4
+	movl %esi, boot_mb_magic
+	movl %ebx, boot_mb_info
+
+	movl %cr4, %eax
+	orl $CR4_PAE, %eax
+	movl %eax, %cr4
+	movl $boot_pml4, %eax
+	movl %eax, %cr3
+	movl $0xc0000080, %ecx
+	rdmsr
+	orl $(EFER_LME | EFER_NXE), %eax
+	wrmsr
+	movl %cr0, %eax
+	orl $CR0_PG, %eax
+	movl %eax, %cr0
+	lgdt boot_gdtr
+	ljmp $0x08, $common64
+
+	.code64
+	.globl kernel_entry64
+kernel_entry64:
+	cli
+	movq %rdi, %rsi
+	rdtsc
+	movl %eax, boot_tsc(%rip)
+	movl %edx, boot_tsc + 4(%rip)
+	movq %rsi, boot_uefi_info(%rip)
+	/* The firmware's map covers us identically; ours is the same for 0..4 GiB. */
+	movq $boot_pml4, %rax
+	movq %rax, %cr3
+	movl $0xc0000080, %ecx
+	rdmsr
+	orl $EFER_NXE, %eax
+	wrmsr
+	lgdt boot_gdtr(%rip)
+	pushq $0x08
+	leaq common64(%rip), %rax
+	pushq %rax
+	lretq
+
+common64:
+	movw $0x10, %ax
+	movw %ax, %ds
+	movw %ax, %es
+	movw %ax, %ss
+	xorw %ax, %ax
+	movw %ax, %fs
+	movw %ax, %gs
+	movq $boot_stack_top, %rsp
+	xorl %ebp, %ebp
+	call kernel_main
+1:	cli
+	hlt
+	jmp 1b

@@ -1,0 +1,53 @@
+/*
+ * Multiboot 1 information -> struct boot_info (Multiboot Specification
+ * 0.6.96, 3.3). The RSDP is not in Multiboot 1: acpi_init() scans for it.
+ */
+#include <pmuos/bootinfo.h>
+#include "kernel/boot.h"
+#include "kernel/lib.h"
+
+#define MB_BOOT_MAGIC 0x2badb002
+#define MB_INFO_CMDLINE (1u << 2)
+#define MB_INFO_MMAP    (1u << 6)
+#define MB_INFO_LOADER  (1u << 9)
+
+struct mb_info {
+	uint32_t flags, mem_lower, mem_upper, boot_device, cmdline;
+	uint32_t mods_count, mods_addr, syms[4];
+	uint32_t mmap_length, mmap_addr;
+	uint32_t drives_length, drives_addr, config_table, boot_loader_name;
+} __attribute__((packed));
+
+struct mb_mmap {
+	uint32_t size;
+	uint64_t base, length;
+	uint32_t type;
+} __attribute__((packed));
+
+bool multiboot_to_boot_info(uint32_t magic, uint32_t info, struct boot_info *bi)
+{
+	const struct mb_info *mb = (const struct mb_info *)(uint64_t)info;
+
+	if (magic != MB_BOOT_MAGIC || !info)
+		return false;
+	memset(bi, 0, sizeof(*bi));
+	bi->magic = BOOT_INFO_MAGIC;
+	bi->boot_path = BOOT_PATH_MULTIBOOT;
+	if (mb->flags & MB_INFO_CMDLINE)
+		strlcpy(bi->cmdline, (const char *)(uint64_t)mb->cmdline, sizeof(bi->cmdline));
+	if (mb->flags & MB_INFO_LOADER)
+		strlcpy(bi->loader, (const char *)(uint64_t)mb->boot_loader_name, sizeof(bi->loader));
+	if (!(mb->flags & MB_INFO_MMAP))
+		return true;
+	for (uint64_t a = mb->mmap_addr; a + sizeof(struct mb_mmap) <= (uint64_t)mb->mmap_addr + mb->mmap_length &&
+	     bi->mmap_count < BOOT_INFO_MMAP_MAX;) {
+		const struct mb_mmap *e = (const struct mb_mmap *)a;
+		struct boot_mmap_entry *o = &bi->mmap[bi->mmap_count++];
+
+		o->base = e->base;
+		o->length = e->length;
+		o->type = e->type >= BOOT_MEM_USABLE && e->type <= BOOT_MEM_BAD ? e->type : BOOT_MEM_RESERVED;
+		a += e->size + 4;
+	}
+	return true;
+}

@@ -1,0 +1,59 @@
+/*
+ * Boot-info block: the one handoff from every boot path to the kernel.
+ *
+ * Both boot paths fill this block and enter the kernel with it (DESIGN §2):
+ *   - Multiboot (QEMU -kernel): boot/multiboot.c converts the Multiboot 1
+ *     information structure into this block inside the kernel.
+ *   - UEFI (boot/uefi/loader.c): BOOTX64.EFI fills it before it calls
+ *     ExitBootServices and jumps to the kernel's ELF64 entry point.
+ *
+ * UEFI entry protocol: 64-bit long mode, interrupts disabled, the firmware's
+ * identity-mapped page tables still loaded, boot services exited, and
+ * RDI = physical address of a struct boot_info below 4 GiB (System V ABI).
+ * The kernel ELF is linked at physical addresses (p_paddr == p_vaddr) and the
+ * loader places every PT_LOAD segment at p_paddr, zeroing p_memsz - p_filesz.
+ *
+ * This header is shared by the kernel and the loader: fixed-width types only.
+ */
+#ifndef PMUOS_BOOTINFO_H
+#define PMUOS_BOOTINFO_H
+
+#include <stdint.h>
+
+#define BOOT_INFO_MAGIC     0x4f464e49554d50ULL /* "PMUINFO" little-endian */
+#define BOOT_INFO_MMAP_MAX  256
+#define BOOT_INFO_CMDLINE   256
+#define BOOT_INFO_LOADER    32
+
+/* Memory-map entry types (the E820/ACPI address-range types). */
+enum boot_mem_type {
+	BOOT_MEM_USABLE      = 1, /* free RAM the kernel may allocate */
+	BOOT_MEM_RESERVED    = 2,
+	BOOT_MEM_ACPI_RECLAIM = 3,
+	BOOT_MEM_ACPI_NVS    = 4,
+	BOOT_MEM_BAD         = 5,
+};
+
+struct boot_mmap_entry {
+	uint64_t base;   /* physical address, bytes */
+	uint64_t length; /* bytes */
+	uint32_t type;   /* enum boot_mem_type */
+	uint32_t reserved;
+};
+
+enum boot_path {
+	BOOT_PATH_MULTIBOOT = 1,
+	BOOT_PATH_UEFI      = 2,
+};
+
+struct boot_info {
+	uint64_t magic;      /* BOOT_INFO_MAGIC */
+	uint32_t boot_path;  /* enum boot_path */
+	uint32_t mmap_count; /* valid entries in mmap[], <= BOOT_INFO_MMAP_MAX */
+	uint64_t rsdp;       /* physical address of the ACPI RSDP, 0 if unknown */
+	char cmdline[BOOT_INFO_CMDLINE]; /* NUL-terminated, may be empty */
+	char loader[BOOT_INFO_LOADER];   /* boot loader name, NUL-terminated */
+	struct boot_mmap_entry mmap[BOOT_INFO_MMAP_MAX];
+};
+
+#endif

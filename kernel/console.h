@@ -1,0 +1,24 @@
+/*
+ * Console on the 16550 UART at COM1 (I/O 0x3F8): polled transmit, receive by
+ * interrupt into a ring that the shell drains.
+ */
+#ifndef KERNEL_CONSOLE_H
+#define KERNEL_CONSOLE_H
+
+#include <stddef.h>
+#include <stdarg.h>
+
+void console_init(void);
+/* Routes the UART receive interrupt to the calling CPU (after the IOAPIC is up). */
+void console_enable_rx_irq(void);
+/* Writes n bytes, "\n" as "\r\n". Safe from any CPU and from exception handlers. */
+void console_write(const char *s, size_t n);
+/* Next received byte (0..255), or -1 if none is waiting. */
+int console_getc(void);
+/* Bytes received and dropped because the receive ring was full. */
+unsigned long console_rx_dropped(void);
+
+int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int vkprintf(const char *fmt, va_list ap);
+
+#endif

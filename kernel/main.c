@@ -1,0 +1,68 @@
+/*
+ * kernel_main: the BSP's path from either boot entry (boot/entry.S) to the
+ * shell. APs join in ap_main (kernel/smp.c).
+ */
+#include "kernel/boot.h"
+#include "kernel/acpi.h"
+#include "kernel/console.h"
+#include "kernel/lib.h"
+#include "kernel/paging.h"
+#include "kernel/percpu.h"
+#include "kernel/pmm.h"
+#include "kernel/smp.h"
+#include "kernel/tsc.h"
+#include "apic/apic.h"
+#include "shell/shell.h"
+
+struct boot_info boot_info;
+uint64_t prompt_tsc;
+
+extern uint64_t boot_mb_magic, boot_mb_info, boot_uefi_info;
+
+static void __attribute__((noreturn)) halt_forever(const char *why)
+{
+	kprintf("pmuos: %s; halting.\n", why);
+	for (;;) {
+		cli();
+		hlt();
+	}
+}
+
+void __attribute__((noreturn)) kernel_main(void)
+{
+	smp_bsp_early();
+	console_init();
+	kprintf("\npmuos %s: kernel entered\n", PMUOS_VERSION);
+
+	if (boot_uefi_info) {
+		const struct boot_info *bi = (const struct boot_info *)boot_uefi_info;
+		if (bi->magic != BOOT_INFO_MAGIC)
+			halt_forever("UEFI boot info has a bad magic number");
+		boot_info = *bi;
+		if (boot_info.mmap_count > BOOT_INFO_MMAP_MAX)
+			boot_info.mmap_count = BOOT_INFO_MMAP_MAX;
+	} else if (!multiboot_to_boot_info(boot_mb_magic, boot_mb_info, &boot_info)) {
+		halt_forever("not started by a Multiboot loader or our UEFI loader");
+	}
+	boot_info.cmdline[BOOT_INFO_CMDLINE - 1] = 0;
+	boot_info.loader[BOOT_INFO_LOADER - 1] = 0;
+
+	pmm_init(&boot_info);
+	paging_init();
+	if (!acpi_init(boot_info.rsdp))
+		halt_forever("ACPI tables are needed to find the processors");
+
+	tsc_calibrate();
+	apic_init_bsp();
+	apic_timer_calibrate();
+	smp_bsp_setup();
+	ioapic_init();
+	console_enable_rx_irq();
+	smp_init();
+
+	kprintf("pmuos: %u of %u CPUs online, TSC %lu.%03lu MHz, %lu MiB usable, boot via %s\n",
+		smp_online_count(), cpu_count, tsc_hz / 1000000, tsc_hz / 1000 % 1000,
+		pmm_usable_bytes() >> 20, boot_info.loader[0] ? boot_info.loader : "unknown loader");
+	sti();
+	shell_run();
+}

@@ -1,0 +1,205 @@
+/* AP start-up and cross-CPU calls; see kernel/smp.h. */
+#include "kernel/smp.h"
+#include "kernel/percpu.h"
+#include "kernel/acpi.h"
+#include "kernel/console.h"
+#include "kernel/irq.h"
+#include "kernel/lib.h"
+#include "kernel/paging.h"
+#include "kernel/pmm.h"
+#include "kernel/sync.h"
+#include "kernel/tsc.h"
+#include "apic/apic.h"
+
+#define TRAMPOLINE_BASE 0x8000 /* must match boot/trampoline.S */
+#define KSTACK_PAGES 4
+#define IST_PAGES 1
+/* Intel SDM Vol. 3A 8.4.4.1: INIT, 10 ms, SIPI, 200 us, SIPI. */
+#define INIT_DELAY_US 10000
+#define SIPI_DELAY_US 200
+#define CHECKIN_TIMEOUT_US 1000000
+
+extern const char trampoline_start[], trampoline_end[];
+
+/* Read by boot/trampoline.S: each AP finds its stack by initial APIC ID. */
+uint64_t ap_stack_by_apic[256];
+static struct percpu *cpu_by_apic[256];
+static uint32_t threads_per_core = 1;
+
+uint32_t smp_threads_per_core(void) { return threads_per_core; }
+
+uint32_t smp_online_count(void)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < cpu_count; i++)
+		n += cpu_table[i]->state == CPU_ONLINE;
+	return n;
+}
+
+static void call_irq(struct trap_frame *f)
+{
+	struct smp_call *c = &this_cpu()->call;
+
+	if (!READ_ONCE(c->pending))
+		return;
+	c->fn(c->arg);
+	smp_mb();
+	WRITE_ONCE(c->pending, 0);
+}
+
+int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait)
+{
+	if (cpu >= cpu_count || cpu_table[cpu]->state != CPU_ONLINE)
+		return -1;
+	struct percpu *p = cpu_table[cpu];
+	struct smp_call *c = &p->call;
+
+	if (p == this_cpu()) {
+		uint64_t f = irq_save();
+		fn(arg);
+		irq_restore(f);
+		return 0;
+	}
+	uint64_t end = tsc_deadline_us(SMP_CALL_TIMEOUT_US);
+	while (__atomic_exchange_n(&c->pending, 1, __ATOMIC_ACQUIRE)) {
+		if (rdtsc() > end)
+			return -2;
+		cpu_relax();
+	}
+	c->fn = fn;
+	c->arg = arg;
+	smp_mb();
+	apic_send_fixed(p->apic_id, VEC_CALL);
+	if (!wait)
+		return 0;
+	while (READ_ONCE(c->pending)) {
+		if (rdtsc() > end)
+			return -2;
+		cpu_relax();
+	}
+	return 0;
+}
+
+void cpu_setup_local(struct percpu *p)
+{
+	percpu_install(p);
+	gdt_load(p);
+	idt_load();
+	write_cr3(kernel_cr3);
+	write_cr4(read_cr4() | CR4_PCE);
+	apic_enable_local();
+	apic_timer_init_local();
+}
+
+static struct percpu *percpu_new(uint32_t cpu, uint32_t apic)
+{
+	struct percpu *p = page_alloc(1);
+	uint8_t *kstack = page_alloc(KSTACK_PAGES);
+
+	if (!p || !kstack)
+		return NULL;
+	p->cpu = cpu;
+	p->apic_id = apic;
+	p->kstack_top = (uint64_t)kstack + KSTACK_PAGES * PAGE_SIZE;
+	for (int i = 0; i < 3; i++) {
+		uint8_t *ist = page_alloc(IST_PAGES);
+		if (!ist)
+			return NULL;
+		p->ist_top[i] = (uint64_t)ist + IST_PAGES * PAGE_SIZE;
+	}
+	cpu_table[cpu] = p;
+	cpu_by_apic[apic] = p;
+	return p;
+}
+
+/* The BSP's per-CPU block lives in .bss: it is needed before the allocator. */
+static struct percpu bsp_percpu;
+
+void smp_bsp_early(void)
+{
+	percpu_install(&bsp_percpu);
+}
+
+void smp_bsp_setup(void)
+{
+	struct percpu *p = &bsp_percpu;
+	uint64_t rsp;
+
+	__asm__ volatile("movq %%rsp, %0" : "=r"(rsp));
+	p->cpu = 0;
+	p->apic_id = apic_id();
+	p->kstack_top = ALIGN_UP(rsp, PAGE_SIZE); /* the boot stack */
+	for (int i = 0; i < 3; i++)
+		p->ist_top[i] = (uint64_t)page_alloc(IST_PAGES) + IST_PAGES * PAGE_SIZE;
+	cpu_table[0] = p;
+	cpu_by_apic[p->apic_id] = p;
+	cpu_count = 1;
+	irq_register(VEC_CALL, call_irq);
+	cpu_setup_local(p);
+	p->online_tsc = rdtsc();
+	p->state = CPU_ONLINE;
+
+	/* CPUID leaf 0xB, level 0 (SMT): EBX = logical processors per core. */
+	if (cpuid(0, 0).eax >= 0xb) {
+		uint32_t n = cpuid(0xb, 0).ebx & 0xffff;
+		threads_per_core = n ? n : 1;
+	}
+}
+
+void ap_main(uint32_t apic)
+{
+	struct percpu *p = cpu_by_apic[apic];
+
+	cpu_setup_local(p);
+	p->online_tsc = rdtsc();
+	smp_mb();
+	p->state = CPU_ONLINE;
+	for (;;)
+		sti_hlt();
+}
+
+static void send_sipis(uint32_t first, uint32_t state)
+{
+	for (uint32_t i = first; i < cpu_count; i++)
+		if (cpu_table[i]->state == state)
+			apic_send_sipi(cpu_table[i]->apic_id, TRAMPOLINE_BASE >> 12);
+}
+
+void smp_init(void)
+{
+	uint32_t bsp_apic = this_cpu()->apic_id;
+
+	memcpy((void *)TRAMPOLINE_BASE, trampoline_start, trampoline_end - trampoline_start);
+	for (uint32_t i = 0; i < acpi.ncpus && cpu_count < MAX_CPUS; i++) {
+		const struct acpi_cpu *c = &acpi.cpus[i];
+		if (!c->enabled || c->apic_id == bsp_apic || c->apic_id == 0xff || cpu_by_apic[c->apic_id])
+			continue;
+		struct percpu *p = percpu_new(cpu_count, c->apic_id);
+		if (!p) {
+			kprintf("smp: out of memory for CPU %u (APIC %u)\n", cpu_count, c->apic_id);
+			break;
+		}
+		p->state = CPU_STARTING;
+		ap_stack_by_apic[c->apic_id] = p->kstack_top;
+		cpu_count++;
+	}
+	smp_mb();
+
+	/* All APs at once: one INIT delay and one SIPI delay for the whole card. */
+	for (uint32_t i = 1; i < cpu_count; i++)
+		apic_send_init(cpu_table[i]->apic_id);
+	delay_us(INIT_DELAY_US);
+	send_sipis(1, CPU_STARTING);
+	delay_us(SIPI_DELAY_US);
+	send_sipis(1, CPU_STARTING); /* ignored by APs already running */
+
+	uint64_t end = tsc_deadline_us(CHECKIN_TIMEOUT_US);
+	while (smp_online_count() < cpu_count && rdtsc() < end)
+		cpu_relax();
+	for (uint32_t i = 1; i < cpu_count; i++)
+		if (cpu_table[i]->state == CPU_STARTING) {
+			cpu_table[i]->state = CPU_FAILED;
+			kprintf("smp: CPU %u (APIC %u) did not start\n", i, cpu_table[i]->apic_id);
+		}
+}

@@ -1,0 +1,36 @@
+/*
+ * SMP: start every enabled processor in the MADT with INIT-SIPI-SIPI
+ * (DESIGN §2), and run functions on other CPUs through an IPI.
+ */
+#ifndef KERNEL_SMP_H
+#define KERNEL_SMP_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+#define SMP_CALL_TIMEOUT_US 100000
+
+/* BSP: installs its static per-CPU block (first thing, so the console lock works). */
+void smp_bsp_early(void);
+/* BSP: IST stacks, GDT/TSS, IDT, APIC and timer (after the allocator and APIC calibration). */
+void smp_bsp_setup(void);
+/* BSP, once: starts the APs and waits (bounded) until each checks in or fails. */
+void smp_init(void);
+/* Number of CPUs in state CPU_ONLINE. */
+uint32_t smp_online_count(void);
+/* Threads per core (from CPUID leaf 0xB), for core/thread numbering. */
+uint32_t smp_threads_per_core(void);
+
+/*
+ * Runs fn(arg) on `cpu` in its interrupt context (interrupts off). With
+ * `wait`, returns after fn returned. Returns 0, -1 if the CPU does not exist
+ * or is not online, -2 if its call slot stayed busy or fn did not finish
+ * within SMP_CALL_TIMEOUT_US (the CPU may be hung).
+ */
+int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait);
+
+/* Per-CPU set-up shared by the BSP and the APs: GDT/TSS, IDT, CR3, CR4, APIC, timer. */
+struct percpu;
+void cpu_setup_local(struct percpu *p);
+
+#endif

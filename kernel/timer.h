@@ -1,0 +1,42 @@
+/*
+ * Per-CPU software timers multiplexed on the CPU's one hardware timer
+ * (DESIGN §4). Deadlines are absolute TSC ticks. A queue belongs to one CPU
+ * and is touched only by that CPU with interrupts off.
+ */
+#ifndef KERNEL_TIMER_H
+#define KERNEL_TIMER_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+struct timer;
+typedef void (*timer_fn)(struct timer *t);
+
+struct timer {
+	uint64_t deadline; /* TSC ticks */
+	timer_fn fn;       /* runs in the timer interrupt, interrupts off */
+	void *arg;
+	struct timer *next;
+	bool armed;
+};
+
+struct timer_queue {
+	struct timer *head; /* sorted by deadline, earliest first */
+};
+
+/* Queue operations (pure; kernel/timerq.c). */
+void timerq_insert(struct timer_queue *q, struct timer *t);
+/* Returns false if t was not queued. */
+bool timerq_remove(struct timer_queue *q, struct timer *t);
+/* Unlinks and returns the earliest timer with deadline <= now, or NULL. */
+struct timer *timerq_pop_expired(struct timer_queue *q, uint64_t now);
+
+/*
+ * Arms t on the calling CPU to run fn at TSC tick `deadline` (re-arming an
+ * armed timer moves it). Deadlines in the past fire at the next interrupt.
+ */
+void timer_arm(struct timer *t, uint64_t deadline, timer_fn fn, void *arg);
+/* Disarms t if armed on the calling CPU. */
+void timer_cancel(struct timer *t);
+
+#endif

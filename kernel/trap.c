@@ -1,0 +1,143 @@
+/*
+ * IDT, the C side of every vector (trap_dispatch), and the kernel fault
+ * report: a fault prints vector, error code, RIP, CR2, CPU and registers and
+ * stops only the CPU that faulted (DESIGN §3).
+ */
+#include "kernel/irq.h"
+#include "kernel/percpu.h"
+#include "kernel/console.h"
+#include "kernel/gdt.h"
+#include "kernel/lib.h"
+#include "kernel/x86.h"
+#include "apic/apic.h"
+
+struct idt_gate {
+	uint16_t off_lo, sel;
+	uint8_t ist, type;
+	uint16_t off_mid;
+	uint32_t off_hi, zero;
+} __attribute__((packed));
+
+extern const uint64_t isr_stub_table[256];
+extern char __kernel_start[], __kernel_end[];
+
+static struct idt_gate idt[256];
+static irq_handler irq_handlers[256];
+static exc_handler exc_handlers[32];
+static volatile uint64_t unhandled_irqs;
+
+static const char *const exc_names[32] = {
+	"#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",
+	"#BR bound range", "#UD invalid opcode", "#NM device not available",
+	"#DF double fault", "coprocessor segment overrun", "#TS invalid TSS",
+	"#NP segment not present", "#SS stack fault", "#GP general protection",
+	"#PF page fault", "reserved (15)", "#MF x87 error", "#AC alignment check",
+	"#MC machine check", "#XM SIMD exception", "#VE virtualization exception",
+	"#CP control protection", "reserved (22)", "reserved (23)", "reserved (24)",
+	"reserved (25)", "reserved (26)", "reserved (27)", "#HV hypervisor injection",
+	"#VC VMM communication", "#SX security exception", "reserved (31)",
+};
+
+static void idt_build(void)
+{
+	for (int v = 0; v < 256; v++) {
+		uint64_t a = isr_stub_table[v];
+		struct idt_gate *g = &idt[v];
+
+		g->off_lo = a & 0xffff;
+		g->off_mid = (a >> 16) & 0xffff;
+		g->off_hi = a >> 32;
+		g->sel = SEL_KCODE;
+		g->type = 0x8e; /* present, DPL 0, 64-bit interrupt gate */
+	}
+	idt[EXC_NMI].ist = IST_NMI;
+	idt[EXC_DF].ist = IST_DF;
+	idt[EXC_MC].ist = IST_MC;
+}
+
+void idt_load(void)
+{
+	static volatile int built;
+
+	if (!built) { /* the BSP builds it before any AP starts */
+		idt_build();
+		built = 1;
+	}
+	struct { uint16_t limit; uint64_t base; } __attribute__((packed)) idtr = {
+		sizeof(idt) - 1, (uint64_t)idt,
+	};
+	__asm__ volatile("lidt %0" :: "m"(idtr));
+}
+
+void irq_register(uint8_t vector, irq_handler h)
+{
+	irq_handlers[vector] = h;
+}
+
+void exc_register(uint8_t vector, exc_handler h)
+{
+	if (vector < 32)
+		exc_handlers[vector] = h;
+}
+
+static bool kernel_text(uint64_t a)
+{
+	return a >= (uint64_t)__kernel_start && a < (uint64_t)__kernel_end;
+}
+
+/* Frame-pointer walk: bounded, upward-only, stops at the first non-kernel return address. */
+static void backtrace(uint64_t rbp)
+{
+	kprintf("    backtrace:");
+	for (int i = 0; i < 12 && rbp && !(rbp & 7) && rbp < (4ULL << 30); i++) {
+		uint64_t ret = ((uint64_t *)rbp)[1];
+		if (!kernel_text(ret))
+			break;
+		kprintf(" %#lx", ret);
+		uint64_t next = ((uint64_t *)rbp)[0];
+		if (next <= rbp)
+			break;
+		rbp = next;
+	}
+	kprintf("\n");
+}
+
+static void __attribute__((noreturn)) fault_report(struct trap_frame *f)
+{
+	struct percpu *p = this_cpu();
+	uint64_t cr2 = read_cr2();
+
+	kprintf("\n*** KERNEL EXCEPTION on CPU %u (APIC %u): %s, vector %lu, error code %#lx\n",
+		p->cpu, p->apic_id, exc_names[f->vector], f->vector, f->error);
+	kprintf("    RIP %016lx  CS %04lx  RFLAGS %08lx  CR2 %016lx\n", f->rip, f->cs, f->rflags, cr2);
+	kprintf("    RAX %016lx  RBX %016lx  RCX %016lx  RDX %016lx\n", f->rax, f->rbx, f->rcx, f->rdx);
+	kprintf("    RSI %016lx  RDI %016lx  RBP %016lx  RSP %016lx\n", f->rsi, f->rdi, f->rbp, f->rsp);
+	kprintf("    R8  %016lx  R9  %016lx  R10 %016lx  R11 %016lx\n", f->r8, f->r9, f->r10, f->r11);
+	kprintf("    R12 %016lx  R13 %016lx  R14 %016lx  R15 %016lx\n", f->r12, f->r13, f->r14, f->r15);
+	backtrace(f->rbp);
+	kprintf("*** CPU %u stopped; the other CPUs go on.\n", p->cpu);
+
+	p->fault_vector = f->vector;
+	p->state = CPU_FAULTED;
+	for (;;) {
+		cli();
+		hlt();
+	}
+}
+
+void trap_dispatch(struct trap_frame *f)
+{
+	uint64_t v = f->vector;
+
+	if (v < 32) {
+		if (exc_handlers[v] && exc_handlers[v](f))
+			return;
+		fault_report(f);
+	}
+	if (irq_handlers[v])
+		irq_handlers[v](f);
+	else
+		unhandled_irqs++;
+	if (v != VEC_SPURIOUS)
+		apic_eoi();
+}

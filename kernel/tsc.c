@@ -1,0 +1,56 @@
+/* TSC calibration against the 8254 PIT; see kernel/tsc.h. */
+#include "kernel/tsc.h"
+#include "kernel/sync.h"
+
+#define PIT_HZ        1193182
+#define PIT_CH2       0x42
+#define PIT_CMD       0x43
+#define PIT_GATE_PORT 0x61
+#define PIT_GATE      0x01
+#define PIT_SPEAKER   0x02
+#define PIT_OUT2      0x20
+#define CALIB_MS      10
+
+uint64_t tsc_hz = 1000000000; /* until measured */
+
+void tsc_calibrate(void)
+{
+	uint16_t count = PIT_HZ * CALIB_MS / 1000;
+	uint8_t gate = inb(PIT_GATE_PORT) & ~(PIT_SPEAKER | PIT_GATE);
+
+	outb(PIT_GATE_PORT, gate);
+	outb(PIT_CMD, 0xb0); /* channel 2, lo/hi byte, mode 0 (interrupt on terminal count) */
+	outb(PIT_CH2, count & 0xff);
+	outb(PIT_CH2, count >> 8);
+	outb(PIT_GATE_PORT, gate | PIT_GATE); /* a rising gate starts the count */
+	uint64_t t0 = rdtsc();
+	while (!(inb(PIT_GATE_PORT) & PIT_OUT2))
+		cpu_relax();
+	uint64_t t1 = rdtsc();
+	outb(PIT_GATE_PORT, gate);
+
+	tsc_hz = (t1 - t0) * PIT_HZ / count;
+}
+
+uint64_t tsc_to_ns(uint64_t ticks)
+{
+	return ticks / tsc_hz * 1000000000 + ticks % tsc_hz * 1000000000 / tsc_hz;
+}
+
+uint64_t tsc_to_us(uint64_t ticks)
+{
+	return tsc_to_ns(ticks) / 1000;
+}
+
+uint64_t tsc_deadline_us(uint64_t us)
+{
+	return rdtsc() + us * (tsc_hz / 1000000);
+}
+
+void delay_us(uint64_t us)
+{
+	uint64_t end = tsc_deadline_us(us);
+
+	while (rdtsc() < end)
+		cpu_relax();
+}

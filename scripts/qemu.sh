@@ -1,0 +1,74 @@
+#!/bin/sh
+# QEMU launcher for pmuos: the one place that spells out the emulated card.
+# Used by `make run`, the system tests and the benchmarks alike.
+#
+# Environment (all optional):
+#   CPUS    hardware threads, 1..255 (default 4). Multiples of 4 get a KNC-like
+#           topology: 1 socket, CPUS/4 cores, 4 threads per core.
+#   BOOT    multiboot (QEMU -kernel, default) or uefi (OVMF + BOOTX64.EFI)
+#   ACCEL   tcg (default) or kvm
+#   ICOUNT  1 (default): -icount shift=0, one TSC tick per guest instruction,
+#           so counts are exact (DESIGN §5.2); 0: free-running TCG
+#   MEM     guest RAM (default 512M)
+#   BUILD   build directory (default build)
+#   KERNEL  Multiboot image to boot (default $BUILD/kernel.mb)
+#   CMDLINE kernel command line
+# Arguments after the environment are passed to QEMU unchanged.
+set -eu
+
+B=${BUILD:-build}
+CPUS=${CPUS:-4}
+BOOT=${BOOT:-multiboot}
+ACCEL=${ACCEL:-tcg}
+ICOUNT=${ICOUNT:-1}
+MEM=${MEM:-512M}
+KERNEL=${KERNEL:-$B/kernel.mb}
+CMDLINE=${CMDLINE:-}
+
+die() { echo "qemu.sh: $*" >&2; exit 2; }
+
+case "$CPUS" in ''|*[!0-9]*) die "CPUS must be a number from 1 to 255, got '$CPUS'";; esac
+[ "$CPUS" -ge 1 ] && [ "$CPUS" -le 255 ] || die "CPUS must be from 1 to 255 (xAPIC, 8-bit APIC IDs), got $CPUS"
+if [ $((CPUS % 4)) -eq 0 ]; then
+	SMP="$CPUS,sockets=1,cores=$((CPUS / 4)),threads=4"
+else
+	SMP="$CPUS"
+fi
+
+case "$ACCEL" in
+tcg)
+	ACC="-accel tcg -cpu max,vendor=GenuineIntel"
+	# -icount forbids multi-threaded TCG; shift=0 makes the TSC count instructions.
+	[ "$ICOUNT" = 1 ] && ACC="$ACC -icount shift=0"
+	;;
+kvm) ACC="-accel kvm -cpu host" ;;
+*) die "ACCEL must be tcg or kvm, got '$ACCEL'" ;;
+esac
+
+case "$BOOT" in
+multiboot)
+	[ -f "$KERNEL" ] || die "no kernel image at $KERNEL (run make)"
+	BOOTARGS="-kernel $KERNEL"
+	;;
+uefi)
+	[ -f "$B/esp/EFI/BOOT/BOOTX64.EFI" ] || die "no $B/esp/EFI/BOOT/BOOTX64.EFI (run make)"
+	# Each run gets its own copy of the variable store so runs can overlap.
+	VARS=$(mktemp "${TMPDIR:-/tmp}/pmuos-vars.XXXXXX")
+	trap 'rm -f "$VARS"' EXIT INT TERM
+	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$VARS"
+	BOOTARGS="-drive if=pflash,format=raw,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd"
+	BOOTARGS="$BOOTARGS -drive if=pflash,format=raw,file=$VARS"
+	BOOTARGS="$BOOTARGS -drive format=raw,file=fat:rw:$B/esp"
+	;;
+*) die "BOOT must be multiboot or uefi, got '$BOOT'" ;;
+esac
+
+# shellcheck disable=SC2086
+set -- qemu-system-x86_64 -machine q35 -m "$MEM" -smp "$SMP" $ACC \
+	-nodefaults -no-user-config -display none -serial stdio \
+	$BOOTARGS "$@"
+if [ "$BOOT" = multiboot ]; then
+	exec "$@" -append "$CMDLINE"
+fi
+# Not exec: the trap must remove the variable store afterwards.
+"$@"

@@ -1,0 +1,162 @@
+/* System shell commands: version, cpus, mem, uptime, echo, sleep, reboot, poweroff, debug. */
+#include "shell/shell.h"
+#include "kernel/boot.h"
+#include "kernel/console.h"
+#include "kernel/lib.h"
+#include "kernel/percpu.h"
+#include "kernel/pmm.h"
+#include "kernel/power.h"
+#include "kernel/smp.h"
+#include "kernel/timer.h"
+#include "kernel/tsc.h"
+#include "apic/apic.h"
+
+static int cmd_version(int argc, char **argv)
+{
+	kprintf("pmuos %s (x86_64, built with gcc %s)\n", PMUOS_VERSION, __VERSION__);
+	kprintf("boot: %s via %s; command line '%s'\n",
+		boot_info.boot_path == BOOT_PATH_UEFI ? "UEFI" : "Multiboot",
+		boot_info.loader[0] ? boot_info.loader : "unknown loader", boot_info.cmdline);
+	return 0;
+}
+SHELL_COMMAND(version, "version", "", "kernel version and boot path", 0, 0, cmd_version);
+
+static int cmd_cpus(int argc, char **argv)
+{
+	uint32_t tpc = smp_threads_per_core(), shift = 0;
+
+	while ((1u << shift) < tpc)
+		shift++;
+	kprintf("CPU  APIC  CORE  THREAD  STATE\n");
+	for (uint32_t i = 0; i < cpu_count; i++) {
+		const struct percpu *p = cpu_table[i];
+		kprintf("%3u  %4u  %4u  %6u  %s", i, p->apic_id, p->apic_id >> shift,
+			p->apic_id & ((1u << shift) - 1), cpu_state_name(p->state));
+		if (p->state == CPU_FAULTED)
+			kprintf(" (exception vector %u)", p->fault_vector);
+		kprintf("\n");
+	}
+	kprintf("%u CPUs, %u online\n", cpu_count, smp_online_count());
+	return 0;
+}
+SHELL_COMMAND(cpus, "cpus", "", "list hardware threads and their state", 0, 0, cmd_cpus);
+
+static const char *mem_type_name(uint32_t t)
+{
+	switch (t) {
+	case BOOT_MEM_USABLE: return "usable";
+	case BOOT_MEM_ACPI_RECLAIM: return "ACPI reclaimable";
+	case BOOT_MEM_ACPI_NVS: return "ACPI NVS";
+	case BOOT_MEM_BAD: return "bad";
+	default: return "reserved";
+	}
+}
+
+static int cmd_mem(int argc, char **argv)
+{
+	extern char __kernel_start[], __kernel_end[];
+	uint64_t ks = (uint64_t)__kernel_start, ke = (uint64_t)__kernel_end;
+
+	kprintf("usable %lu KiB, free %lu KiB, kernel image %#lx-%#lx (%lu KiB)\n",
+		pmm_usable_bytes() >> 10, pmm_free_bytes() >> 10, ks, ke, (ke - ks) >> 10);
+	kprintf("memory map (%u entries):\n", boot_info.mmap_count);
+	for (uint32_t i = 0; i < boot_info.mmap_count; i++) {
+		const struct boot_mmap_entry *e = &boot_info.mmap[i];
+		kprintf("  %016lx-%016lx %10lu KiB  %s\n", e->base, e->base + e->length - 1,
+			e->length >> 10, mem_type_name(e->type));
+	}
+	return 0;
+}
+SHELL_COMMAND(mem, "mem", "", "physical memory: totals and the boot memory map", 0, 0, cmd_mem);
+
+static int cmd_uptime(int argc, char **argv)
+{
+	uint64_t now = rdtsc(), us = tsc_to_us(now - boot_tsc);
+
+	kprintf("up %lu.%06lu s (%lu TSC ticks at %lu Hz since kernel entry)\n",
+		us / 1000000, us % 1000000, now - boot_tsc, tsc_hz);
+	kprintf("kernel entry to first prompt: %lu TSC ticks\n", prompt_tsc - boot_tsc);
+	return 0;
+}
+SHELL_COMMAND(uptime, "uptime", "", "time since the kernel was entered", 0, 0, cmd_uptime);
+
+static int cmd_echo(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		kprintf("%s%s", i > 1 ? " " : "", argv[i]);
+	kprintf("\n");
+	return 0;
+}
+SHELL_COMMAND(echo, "echo", "[WORD...]", "print the words", 0, SHELL_MAX_ARGS, cmd_echo);
+
+static void sleep_done(struct timer *t)
+{
+	*(volatile int *)t->arg = 1;
+}
+
+static int cmd_sleep(int argc, char **argv)
+{
+	uint64_t ms;
+	struct timer t = { 0 };
+	volatile int done = 0;
+
+	if (!parse_u64(argv[1], 3600000, &ms))
+		return shell_error("sleep", "'%.32s' is not a number of milliseconds (0-3600000)", argv[1]);
+	timer_arm(&t, rdtsc() + ms * (tsc_hz / 1000), sleep_done, (void *)&done);
+	while (!done)
+		sti_hlt();
+	return 0;
+}
+SHELL_COMMAND(sleep, "sleep", "MS", "wait MS milliseconds on the timer queue", 1, 1, cmd_sleep);
+
+static int cmd_reboot(int argc, char **argv)
+{
+	kprintf("rebooting (warm reset)\n");
+	power_reset();
+}
+SHELL_COMMAND(reboot, "reboot", "", "warm reset of the card", 0, 0, cmd_reboot);
+
+static int cmd_poweroff(int argc, char **argv)
+{
+	kprintf("powering off\n");
+	power_off();
+	return shell_error("poweroff", "ACPI soft-off did not take effect (no PM1a control block or \\_S5)");
+}
+SHELL_COMMAND(poweroff, "poweroff", "", "power the card off (QEMU exits with status 0)", 0, 0, cmd_poweroff);
+
+/* ---- debug: deliberate faults, to show a fault stops only its CPU ---- */
+
+static void fault_pf(void *arg) { *(volatile uint64_t *)0xdead0000000ULL = 1; }
+static void fault_ud(void *arg) { __asm__ volatile("ud2"); }
+static void fault_gp(void *arg) { wrmsr(0xffffffff, 0); }
+static void fault_de(void *arg)
+{
+	volatile uint64_t zero = 0;
+	__asm__ volatile("divq %0" :: "r"(zero), "a"(1ULL), "d"(0ULL));
+}
+
+static const struct { const char *name; void (*fn)(void *); } faults[] = {
+	{ "pf", fault_pf }, { "ud", fault_ud }, { "gp", fault_gp }, { "de", fault_de },
+};
+
+static int cmd_debug(int argc, char **argv)
+{
+	uint32_t cpu;
+	const char *kind = argc > 3 ? argv[3] : "pf";
+
+	if (strcmp(argv[1], "fault") != 0)
+		return shell_error("debug", "unknown action '%.32s' (expected: fault)", argv[1]);
+	if (argc < 3)
+		return shell_error("debug", "fault needs a CPU number");
+	if (!shell_parse_cpu("debug", argv[2], &cpu))
+		return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(faults); i++) {
+		if (strcmp(kind, faults[i].name) != 0)
+			continue;
+		if (smp_call(cpu, faults[i].fn, NULL, false) != 0)
+			return shell_error("debug", "CPU %u is not online", cpu);
+		return 0;
+	}
+	return shell_error("debug", "unknown fault '%.32s' (expected pf, ud, gp or de)", kind);
+}
+SHELL_COMMAND(debug, "debug", "fault CPU [pf|ud|gp|de]", "make CPU take a kernel exception", 1, 3, cmd_debug);

@@ -1,0 +1,140 @@
+/* Serial shell loop, argument splitting and command dispatch; see shell/shell.h. */
+#include <stdarg.h>
+#include "shell/shell.h"
+#include "shell/line.h"
+#include "kernel/boot.h"
+#include "kernel/console.h"
+#include "kernel/lib.h"
+#include "kernel/percpu.h"
+#include "kernel/x86.h"
+
+extern const struct shell_cmd __shell_cmds_start[], __shell_cmds_end[];
+
+static struct line_editor editor;
+
+int shell_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	kprintf("error: %s: ", cmd);
+	va_start(ap, fmt);
+	vkprintf(fmt, ap);
+	va_end(ap);
+	kprintf("\n");
+	return 1;
+}
+
+bool shell_parse_cpu(const char *cmd, const char *s, uint32_t *cpu)
+{
+	uint64_t v;
+
+	if (!parse_u64(s, UINT32_MAX, &v)) {
+		shell_error(cmd, "'%.32s' is not a CPU number", s);
+		return false;
+	}
+	if (v >= cpu_count) {
+		shell_error(cmd, "no CPU %lu (CPUs are 0-%u)", v, cpu_count - 1);
+		return false;
+	}
+	*cpu = v;
+	return true;
+}
+
+static const struct shell_cmd *find(const char *name)
+{
+	for (const struct shell_cmd *c = __shell_cmds_start; c < __shell_cmds_end; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+int shell_exec(char *line)
+{
+	char *argv[SHELL_MAX_ARGS + 1];
+	int argc = 0;
+
+	for (char *p = line; *p;) {
+		while (*p == ' ' || *p == '\t')
+			*p++ = 0;
+		if (!*p)
+			break;
+		if (argc == SHELL_MAX_ARGS + 1)
+			return shell_error(argv[0], "too many arguments (at most %d)", SHELL_MAX_ARGS);
+		argv[argc++] = p;
+		while (*p && *p != ' ' && *p != '\t')
+			p++;
+	}
+	if (argc == 0)
+		return 0;
+	const struct shell_cmd *c = find(argv[0]);
+	if (!c) {
+		kprintf("error: unknown command '%.40s' (type 'help' for the list)\n", argv[0]);
+		return -1;
+	}
+	if (argc - 1 < c->min_args || argc - 1 > c->max_args)
+		return shell_error(c->name, "expected %s%s%s", c->usage[0] ? "arguments: " : "no arguments",
+				   c->usage, argc - 1 < c->min_args ? "" : " (too many given)");
+	return c->fn(argc, argv);
+}
+
+static void echo_out(const char *s, size_t n, void *ctx)
+{
+	console_write(s, n);
+}
+
+/* Next input byte; halts between interrupts while there is none. */
+static uint8_t getc_wait(void)
+{
+	for (;;) {
+		cli();
+		int c = console_getc();
+		if (c >= 0) {
+			sti();
+			return c;
+		}
+		sti_hlt();
+	}
+}
+
+void shell_run(void)
+{
+	line_init(&editor, echo_out, NULL);
+	kprintf("Type 'help' for commands.\n");
+	for (;;) {
+		kprintf(SHELL_PROMPT);
+		if (!prompt_tsc)
+			prompt_tsc = rdtsc();
+		enum line_result r;
+		while ((r = line_feed(&editor, getc_wait())) == LINE_MORE)
+			;
+		if (r != LINE_DONE)
+			continue;
+		if (editor.overflow)
+			kprintf("error: line too long (%lu characters; at most %d), ignored\n",
+				editor.len + editor.overflow, LINE_CAP - 1);
+		else
+			shell_exec(editor.buf);
+	}
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	const struct shell_cmd *only = NULL;
+
+	if (argc == 2 && !(only = find(argv[1])))
+		return shell_error("help", "unknown command '%.40s'", argv[1]);
+	/* Alphabetical, whatever the link order. */
+	const char *last = "";
+	for (;;) {
+		const struct shell_cmd *next = NULL;
+		for (const struct shell_cmd *c = __shell_cmds_start; c < __shell_cmds_end; c++)
+			if (strcmp(c->name, last) > 0 && (!next || strcmp(c->name, next->name) < 0))
+				next = c;
+		if (!next)
+			return 0;
+		last = next->name;
+		if (!only || only == next)
+			kprintf("  %-8s %-24s %s\n", next->name, next->usage, next->help);
+	}
+}
+SHELL_COMMAND(help, "help", "[COMMAND]", "list commands, or show one", 0, 1, cmd_help);
