@@ -4,7 +4,7 @@
 #include "kernel/fmt.h"
 
 struct spec {
-	bool left, zero, plus, space;
+	bool left, zero, plus, space, alt;
 	int width, prec; /* prec < 0: none given */
 };
 
@@ -87,6 +87,7 @@ int fmt_vformat(fmt_out_fn out, void *ctx, const char *fmt, va_list ap)
 			else if (f == '0') s.zero = true;
 			else if (f == '+') s.plus = true;
 			else if (f == ' ') s.space = true;
+			else if (f == '#') s.alt = true;
 			else break;
 		}
 		fmt++;
@@ -139,7 +140,8 @@ int fmt_vformat(fmt_out_fn out, void *ctx, const char *fmt, va_list ap)
 			if (size == -1) u = (unsigned short)u;
 			if (size == -2) u = (unsigned char)u;
 			n += emit_number(out, ctx, &s, u, false,
-					 *fmt == 'u' ? 10 : *fmt == 'o' ? 8 : 16, *fmt == 'X', "");
+					 *fmt == 'u' ? 10 : *fmt == 'o' ? 8 : 16, *fmt == 'X',
+					 !s.alt || *fmt == 'u' ? "" : *fmt == 'o' ? "0" : *fmt == 'X' ? "0X" : "0x");
 			break;
 		case 'p':
 			u = (uintptr_t)va_arg(ap, void *);

@@ -1,6 +1,6 @@
 /*
  * printf-style formatting for the kernel (no libc). Supports %d %i %u %x %X
- * %o %c %s %p %%, flags '-' '0' ' ' '+', field width and precision (also '*'),
+ * %o %c %s %p %%, flags '-' '0' ' ' '+' '#', field width and precision (also '*'),
  * and the length modifiers hh h l ll z t j.
  */
 #ifndef KERNEL_FMT_H

@@ -53,6 +53,7 @@ void __attribute__((noreturn)) kernel_main(void)
 		halt_forever("ACPI tables are needed to find the processors");
 
 	tsc_calibrate();
+	pit_heartbeat_start();
 	apic_init_bsp();
 	apic_timer_calibrate();
 	smp_bsp_setup();

@@ -3,6 +3,7 @@
 #include "kernel/sync.h"
 
 #define PIT_HZ        1193182
+#define PIT_CH0       0x40
 #define PIT_CH2       0x42
 #define PIT_CMD       0x43
 #define PIT_GATE_PORT 0x61
@@ -53,4 +54,20 @@ void delay_us(uint64_t us)
 
 	while (rdtsc() < end)
 		cpu_relax();
+}
+
+/*
+ * Under QEMU TCG with -icount, a halted vCPU notices a pending IPI (INIT,
+ * SIPI, a cross-CPU call) only at the next virtual-clock timer event. A
+ * 10 kHz PIT, whose interrupt stays masked at the 8259 and the IOAPIC, is
+ * such an event: the guest never sees it and executes nothing for it, so
+ * counts stay exact, and IPIs reach halted CPUs within 100 us.
+ */
+void pit_heartbeat_start(void)
+{
+	uint16_t count = PIT_HZ / PIT_HEARTBEAT_HZ;
+
+	outb(PIT_CMD, 0x34); /* channel 0, lo/hi byte, mode 2 (rate generator) */
+	outb(PIT_CH0, count & 0xff);
+	outb(PIT_CH0, count >> 8);
 }

@@ -13,6 +13,10 @@ extern uint64_t tsc_hz; /* TSC ticks per second, measured at boot */
 /* Measures tsc_hz against PIT channel 2 (10 ms gate). BSP, once, interrupts off. */
 void tsc_calibrate(void);
 
+#define PIT_HEARTBEAT_HZ 10000
+/* Starts PIT channel 0 at PIT_HEARTBEAT_HZ with its interrupt masked (see tsc.c). */
+void pit_heartbeat_start(void);
+
 /* TSC value `us` microseconds from now. */
 uint64_t tsc_deadline_us(uint64_t us);
 /* Spins (no HLT) for `us` microseconds. */

@@ -39,7 +39,7 @@ case "$ACCEL" in
 tcg)
 	ACC="-accel tcg -cpu max,vendor=GenuineIntel"
 	# -icount forbids multi-threaded TCG; shift=0 makes the TSC count instructions.
-	[ "$ICOUNT" = 1 ] && ACC="$ACC -icount shift=0"
+	[ "$ICOUNT" = 1 ] && ACC="$ACC -icount shift=0,sleep=off"
 	;;
 kvm) ACC="-accel kvm -cpu host" ;;
 *) die "ACCEL must be tcg or kvm, got '$ACCEL'" ;;
