@@ -1,0 +1,88 @@
+"""System-test helpers: boot the card in QEMU through scripts/qemu.sh and
+drive its serial shell with pexpect over pipes (as piped input would, so
+every byte reaches the card unchanged: no terminal signals or translation)."""
+import os
+import re
+import subprocess
+
+import pexpect
+from pexpect.popen_spawn import PopenSpawn
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+PROMPT = "pmuos> "
+
+
+class Card:
+    """One QEMU instance with the shell on its serial port."""
+
+    def __init__(self, cpus=4, boot="multiboot", timeout=60, env=None):
+        e = dict(os.environ, CPUS=str(cpus), BOOT=boot, BUILD=BUILD)
+        e.update(env or {})
+        self.child = PopenSpawn([os.path.join(ROOT, "scripts", "qemu.sh")], cwd=ROOT,
+                                env=e, encoding="latin-1", timeout=timeout)
+        self.boot_log = self.wait_prompt(timeout)
+
+    def wait_prompt(self, timeout=30):
+        self.child.expect_exact(PROMPT, timeout=timeout)
+        return self.child.before
+
+    def cmd(self, line, timeout=30):
+        """Sends one line and returns what the card printed before the next
+        prompt, without the echoed command line."""
+        self.child.send(line + "\r")
+        out = self.wait_prompt(timeout).replace("\r\n", "\n")
+        echo, _, rest = out.partition("\n")
+        return rest
+
+    def sync(self, timeout=60):
+        """Returns everything printed up to a fresh marker's echo, then the
+        prompt after it: a known state however many prompts came before."""
+        self.marker = getattr(self, "marker", 0) + 1
+        self.child.send(f"\x15echo sync-{self.marker}\r")
+        self.child.expect_exact(f"\r\nsync-{self.marker}\r\n", timeout=timeout)
+        before = self.child.before
+        self.wait_prompt(timeout)
+        return before
+
+    def send_raw(self, data: bytes):
+        self.child.proc.stdin.write(data)
+        self.child.proc.stdin.flush()
+
+    def poweroff(self, timeout=30):
+        self.child.send("poweroff\r")
+        self.child.expect(pexpect.EOF, timeout=timeout)
+        return self.child.proc.wait(timeout)
+
+    def close(self):
+        if self.child.proc.poll() is None:
+            self.child.kill(9)
+            self.child.proc.wait()
+
+
+@pytest.fixture
+def card_factory():
+    cards = []
+
+    def make(**kw):
+        c = Card(**kw)
+        cards.append(c)
+        return c
+
+    yield make
+    for c in cards:
+        c.close()
+
+
+@pytest.fixture
+def card(card_factory):
+    return card_factory(cpus=4)
+
+
+def cpu_rows(output):
+    """Parses the 'cpus' table into {cpu: (apic, core, thread, state)}."""
+    rows = {}
+    for m in re.finditer(r"^\s*(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\w+)", output, re.M):
+        rows[int(m[1])] = (int(m[2]), int(m[3]), int(m[4]), m[5])
+    return rows
