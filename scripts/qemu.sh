@@ -63,9 +63,18 @@ uefi)
 *) die "BOOT must be multiboot or uefi, got '$BOOT'" ;;
 esac
 
+if [ -t 0 ]; then
+	# A person at a terminal: Ctrl-C goes to the shell, Ctrl-A x quits QEMU.
+	CONSOLE="-chardev stdio,id=con,mux=on,signal=off -serial chardev:con -mon chardev=con,mode=readline"
+	echo "qemu.sh: serial console on this terminal; Ctrl-A x quits QEMU, Ctrl-A c opens its monitor" >&2
+else
+	# Piped input: every byte goes to the card unchanged.
+	CONSOLE="-serial stdio"
+fi
+
 # shellcheck disable=SC2086
 set -- qemu-system-x86_64 -machine q35 -m "$MEM" -smp "$SMP" $ACC \
-	-nodefaults -no-user-config -display none -serial stdio \
+	-nodefaults -no-user-config -display none $CONSOLE \
 	$BOOTARGS "$@"
 if [ "$BOOT" = multiboot ]; then
 	exec "$@" -append "$CMDLINE"

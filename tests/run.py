@@ -35,6 +35,7 @@ def run_unit():
 def run_system(args):
     xml = os.path.join(BUILD, "pytest.xml")
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v",
+           "-W", "ignore::DeprecationWarning",
            f"--junitxml={xml}", os.path.join(ROOT, "tests", "system")] + args
     subprocess.run(cmd, cwd=ROOT)
     if not os.path.exists(xml):
