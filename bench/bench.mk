@@ -1,0 +1,12 @@
+# `make bench` (DESIGN §9): boot-time figures for pmuos beside a do-nothing
+# baseline kernel booted the same way. Included by the top-level Makefile
+# (BUILD, CC, PYTHON come from there).
+
+.PHONY: bench
+
+$(BUILD)/bench/null.mb: bench/null_kernel.S bench/null.ld
+	@mkdir -p $(dir $@)
+	$(CC) -m32 -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-T,bench/null.ld $< -o $@
+
+bench: $(BUILD)/kernel.mb $(BUILD)/bench/null.mb
+	$(PYTHON) bench/boot.py
