@@ -111,8 +111,8 @@ int acpi_parse_fadt(const uint8_t *fadt, size_t len, struct acpi_info *out)
 }
 
 /*
- * \_S5 is "NameOp '_S5_' PackageOp PkgLength NumElements <SLP_TYPa> ...":
- * 08 5F 53 35 5F 12 ... The value is a ByteConst (0A nn), Zero (00) or One (01).
+ * \_S5 is "NameOp [RootChar] '_S5_' PackageOp PkgLength NumElements <SLP_TYPa> ...":
+ * 08 [5C] 5F 53 35 5F 12 ... The value is a ByteConst (0A nn), Zero (00) or One (01).
  */
 int acpi_find_s5(const uint8_t *dsdt, size_t len)
 {
@@ -120,7 +120,8 @@ int acpi_find_s5(const uint8_t *dsdt, size_t len)
 		if (memcmp(dsdt + i, "_S5_", 4) != 0)
 			continue;
 		size_t p = i + 4;
-		if (i == 0 || dsdt[i - 1] != 0x08 || p >= len || dsdt[p] != 0x12)
+		size_t name = i > 0 && dsdt[i - 1] == 0x5c ? i - 1 : i; /* root prefix */
+		if (name == 0 || dsdt[name - 1] != 0x08 || p >= len || dsdt[p] != 0x12)
 			continue;
 		p++;
 		if (p >= len)

@@ -45,16 +45,15 @@ static int emit_field(fmt_out_fn out, void *ctx, const struct spec *s,
 }
 
 static int emit_number(fmt_out_fn out, void *ctx, const struct spec *s,
-		       uint64_t v, bool neg, unsigned base, bool upper, const char *prefix)
+		       uint64_t v, bool neg, bool is_signed, unsigned base, bool upper)
 {
 	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+	const char *prefix = "";
 	char buf[24], rev[24];
 	int len = 0;
 
-	while (v) {
-		rev[len++] = digits[v % base];
-		v /= base;
-	}
+	for (uint64_t x = v; x; x /= base)
+		rev[len++] = digits[x % base];
 	if (len == 0 && s->prec != 0)
 		rev[len++] = '0';
 	for (int i = 0; i < len; i++)
@@ -62,10 +61,14 @@ static int emit_number(fmt_out_fn out, void *ctx, const struct spec *s,
 
 	if (neg)
 		prefix = "-";
-	else if (s->plus && !*prefix)
+	else if (is_signed && s->plus)
 		prefix = "+";
-	else if (s->space && !*prefix)
+	else if (is_signed && s->space)
 		prefix = " ";
+	else if (s->alt && base == 16 && v)
+		prefix = upper ? "0X" : "0x";
+	else if (s->alt && base == 8 && (len == 0 || buf[0] != '0') && s->prec <= len)
+		prefix = "0"; /* C99: '#' makes the first octal digit a zero */
 	return emit_field(out, ctx, s, prefix, buf, len, true);
 }
 
@@ -130,7 +133,7 @@ int fmt_vformat(fmt_out_fn out, void *ctx, const char *fmt, va_list ap)
 			d = size >= 1 ? va_arg(ap, long long) : va_arg(ap, int);
 			if (size == -1) d = (short)d;
 			if (size == -2) d = (signed char)d;
-			n += emit_number(out, ctx, &s, d < 0 ? -(uint64_t)d : (uint64_t)d, d < 0, 10, false, "");
+			n += emit_number(out, ctx, &s, d < 0 ? -(uint64_t)d : (uint64_t)d, d < 0, true, 10, false);
 			break;
 		case 'u':
 		case 'x':
@@ -139,13 +142,13 @@ int fmt_vformat(fmt_out_fn out, void *ctx, const char *fmt, va_list ap)
 			u = size >= 1 ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned int);
 			if (size == -1) u = (unsigned short)u;
 			if (size == -2) u = (unsigned char)u;
-			n += emit_number(out, ctx, &s, u, false,
-					 *fmt == 'u' ? 10 : *fmt == 'o' ? 8 : 16, *fmt == 'X',
-					 !s.alt || *fmt == 'u' ? "" : *fmt == 'o' ? "0" : *fmt == 'X' ? "0X" : "0x");
+			n += emit_number(out, ctx, &s, u, false, false,
+					 *fmt == 'u' ? 10 : *fmt == 'o' ? 8 : 16, *fmt == 'X');
 			break;
 		case 'p':
 			u = (uintptr_t)va_arg(ap, void *);
-			n += emit_number(out, ctx, &s, u, false, 16, false, "0x");
+			s.alt = true;
+			n += emit_number(out, ctx, &s, u, false, false, 16, false);
 			break;
 		case 'c': {
 			char c = (char)va_arg(ap, int);
@@ -158,7 +161,7 @@ int fmt_vformat(fmt_out_fn out, void *ctx, const char *fmt, va_list ap)
 
 			if (!str)
 				str = "(null)";
-			while (str[len] && (s.prec < 0 || len < s.prec))
+			while ((s.prec < 0 || len < s.prec) && str[len])
 				len++;
 			n += emit_field(out, ctx, &s, "", str, len, false);
 			break;

@@ -103,7 +103,7 @@ bool parse_u64(const char *s, uint64_t max, uint64_t *out)
 			d = *s - 'A' + 10;
 		else
 			return false;
-		if (v > (max - d) / base)
+		if (d > max || v > (max - d) / base)
 			return false;
 		v = v * base + d;
 	}

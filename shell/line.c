@@ -2,7 +2,7 @@
 #include "shell/line.h"
 #include "kernel/lib.h"
 
-enum { ESC_NONE, ESC_START, ESC_CSI };
+enum { ESC_NONE, ESC_START, ESC_CSI, ESC_SS3 };
 
 void line_init(struct line_editor *e, line_echo_fn echo, void *ctx)
 {
@@ -68,7 +68,12 @@ enum line_result line_feed(struct line_editor *e, uint8_t c)
 	}
 	e->last_cr = false;
 	if (e->esc == ESC_START) {
-		e->esc = c == '[' ? ESC_CSI : ESC_NONE;
+		/* CSI (ESC [ ... final) and SS3 (ESC O x) are swallowed whole. */
+		e->esc = c == '[' ? ESC_CSI : c == 'O' ? ESC_SS3 : ESC_NONE;
+		return LINE_MORE;
+	}
+	if (e->esc == ESC_SS3) {
+		e->esc = ESC_NONE;
 		return LINE_MORE;
 	}
 	if (e->esc == ESC_CSI) {

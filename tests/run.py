@@ -20,10 +20,12 @@ def run_unit():
     for b in bins:
         p = subprocess.run([os.path.join(unit_dir, b)], capture_output=True, text=True,
                            env=dict(os.environ, CMOCKA_MESSAGE_OUTPUT="TAP"), timeout=300)
-        ok = len(re.findall(r"^ok \d+", p.stdout, re.M))
-        bad = len(re.findall(r"^not ok \d+", p.stdout, re.M))
-        if p.returncode != 0 and bad == 0:
-            bad = 1  # crashed or failed outside a test case
+        ok = len(re.findall(r"^ok \d+ ", p.stdout, re.M))
+        bad = len(re.findall(r"^not ok \d+ ", p.stdout, re.M))
+        plan = re.search(r"^1\.\.(\d+)", p.stdout, re.M)
+        # A crash (sanitizer, alarm) ends the TAP stream early or exits non-zero.
+        if (p.returncode != 0 or not plan or ok + bad < int(plan[1])) and bad == 0:
+            bad = 1
         print(f"unit {b}: {ok} passed, {bad} failed")
         if bad:
             print(p.stdout + p.stderr)

@@ -1,0 +1,160 @@
+/*
+ * parse_u64 from kernel/lib.c on the host. lib.c is compiled with its libc
+ * names renamed (memcpy -> k_memcpy, ...; tests/unit.mk) so it does not
+ * replace the host's; parse_u64 keeps its name.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "kernel/lib.h"
+
+#define UNTOUCHED 0x5a5a5a5a5a5a5a5aULL
+
+/* parse_u64(s, max) succeeds with exactly `want`. */
+static void ok(const char *file, int line, const char *s, uint64_t max, uint64_t want)
+{
+	uint64_t v = UNTOUCHED;
+	char what[128];
+
+	snprintf(what, sizeof(what), "parse_u64(\"%s\", %llu) accepts", s, (unsigned long long)max);
+	_assert_true(parse_u64(s, max, &v), what, file, line);
+	_assert_int_equal(v, want, file, line);
+}
+
+/* parse_u64(s, max) fails and leaves *out alone. */
+static void bad(const char *file, int line, const char *s, uint64_t max)
+{
+	uint64_t v = UNTOUCHED;
+	char what[128];
+
+	snprintf(what, sizeof(what), "parse_u64(\"%s\", %llu) rejects", s, (unsigned long long)max);
+	_assert_true(!parse_u64(s, max, &v), what, file, line);
+	_assert_int_equal(v, UNTOUCHED, file, line);
+}
+
+#define OK(s, max, want) ok(__FILE__, __LINE__, s, max, want)
+#define BAD(s, max)      bad(__FILE__, __LINE__, s, max)
+
+/* Decimal digits, leading zeros allowed. */
+static void test_decimal(void **state)
+{
+	(void)state;
+	OK("0", UINT64_MAX, 0);
+	OK("7", UINT64_MAX, 7);
+	OK("42", UINT64_MAX, 42);
+	OK("007", UINT64_MAX, 7);
+	OK("1000000", UINT64_MAX, 1000000);
+	OK("4294967296", UINT64_MAX, 4294967296ULL);
+}
+
+/* Hex after 0x or 0X, digits in either case. */
+static void test_hex(void **state)
+{
+	(void)state;
+	OK("0x0", UINT64_MAX, 0);
+	OK("0xff", UINT64_MAX, 255);
+	OK("0XFF", UINT64_MAX, 255);
+	OK("0xDeadBeef", UINT64_MAX, 0xdeadbeefULL);
+	OK("0x0010", UINT64_MAX, 16);
+	OK("0x123456789abcdef0", UINT64_MAX, 0x123456789abcdef0ULL);
+}
+
+/* Empty input, and a prefix with no digits, fail. */
+static void test_empty(void **state)
+{
+	(void)state;
+	BAD("", UINT64_MAX);
+	BAD("0x", UINT64_MAX);
+	BAD("0X", UINT64_MAX);
+}
+
+/* Any character that is not a digit of the base fails: signs, spaces, letters, dots. */
+static void test_stray_characters(void **state)
+{
+	(void)state;
+	BAD("12a", UINT64_MAX);
+	BAD("a12", UINT64_MAX);
+	BAD("ff", UINT64_MAX);      /* hex digits need 0x */
+	BAD(" 12", UINT64_MAX);
+	BAD("12 ", UINT64_MAX);
+	BAD("1 2", UINT64_MAX);
+	BAD("-1", UINT64_MAX);
+	BAD("+1", UINT64_MAX);
+	BAD("1.5", UINT64_MAX);
+	BAD("0x1g", UINT64_MAX);
+	BAD("0xx1", UINT64_MAX);
+	BAD("x12", UINT64_MAX);
+	BAD("0b101", UINT64_MAX);
+	BAD("12\n", UINT64_MAX);
+	BAD("0x-1", UINT64_MAX);
+	BAD("1x10", UINT64_MAX);
+}
+
+/* The largest 64-bit values parse; one more overflows and fails. */
+static void test_u64_overflow(void **state)
+{
+	(void)state;
+	OK("18446744073709551615", UINT64_MAX, UINT64_MAX);
+	BAD("18446744073709551616", UINT64_MAX);
+	BAD("18446744073709551620", UINT64_MAX);
+	BAD("99999999999999999999", UINT64_MAX);
+	BAD("184467440737095516150", UINT64_MAX);
+	OK("0xffffffffffffffff", UINT64_MAX, UINT64_MAX);
+	OK("0x0000ffffffffffffffff", UINT64_MAX, UINT64_MAX);
+	BAD("0x10000000000000000", UINT64_MAX);
+	BAD("0x1ffffffffffffffff", UINT64_MAX);
+}
+
+/* max is inclusive: max itself parses, max + 1 fails (the bounds the shell uses). */
+static void test_max_bound(void **state)
+{
+	(void)state;
+	OK("255", 255, 255);
+	BAD("256", 255);
+	OK("0xff", 255, 255);
+	BAD("0x100", 255);
+	OK("4294967295", UINT32_MAX, UINT32_MAX);
+	BAD("4294967296", UINT32_MAX);
+	OK("0xffffffff", UINT32_MAX, UINT32_MAX);
+	OK("3600000", 3600000, 3600000);
+	BAD("3600001", 3600000);
+	BAD("36000000", 3600000);
+	OK("19", 19, 19);
+	BAD("20", 19);
+	OK("0", 0, 0);
+	OK("000", 0, 0);
+}
+
+/* A single digit above max fails too (max below the base). */
+static void test_single_digit_above_max(void **state)
+{
+	(void)state;
+	OK("3", 3, 3);
+	BAD("4", 3);
+	BAD("9", 3);
+	BAD("1", 0);
+	BAD("0xa", 9);
+	BAD("0xf", 10);
+	BAD("07", 5);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_decimal),
+		cmocka_unit_test(test_hex),
+		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_stray_characters),
+		cmocka_unit_test(test_u64_overflow),
+		cmocka_unit_test(test_max_bound),
+		cmocka_unit_test(test_single_digit_above_max),
+	};
+
+	alarm(60); /* a hang is a failure too */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
