@@ -8,5 +8,5 @@ $(BUILD)/bench/null.mb: bench/null_kernel.S bench/null.ld
 	@mkdir -p $(dir $@)
 	$(CC) -m32 -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-T,bench/null.ld $< -o $@
 
-bench: $(BUILD)/kernel.mb $(BUILD)/bench/null.mb
+bench: deps $(BUILD)/kernel.mb $(BUILD)/bench/null.mb
 	$(PYTHON) bench/boot.py
