@@ -41,11 +41,12 @@ KCFLAGS += -fno-stack-protector -fno-asynchronous-unwind-tables -fno-omit-frame-
 # The kernel reads low physical memory (BIOS data area) through small constant pointers.
 KCFLAGS += --param=min-pagesize=0
 # Every object from one tree: headers by path from the top (e.g. "apic/apic.h").
-KCFLAGS += -I. -Iinclude -DPMUOS_VERSION='"$(VERSION)"'
+KCFLAGS += -I. -Iinclude -I$(BUILD)/gen -DPMUOS_VERSION='"$(VERSION)"'
 # Ordinary link of a static, non-PIE image at the addresses in linker.ld.
 KLDFLAGS = -nostdlib -static -no-pie -z max-page-size=0x1000 -z noexecstack -Wl,--build-id=none -T linker.ld
 
-KSRC := $(wildcard boot/*.S boot/*.c kernel/*.S kernel/*.c apic/*.c shell/*.c)
+KSRC := $(wildcard boot/*.S boot/*.c kernel/*.S kernel/*.c apic/*.c shell/*.c pmu/*.S pmu/*.c)
+KSRC := $(filter-out pmu/gen_events.c,$(KSRC))
 KOBJ := $(patsubst %,$(BUILD)/k/%.o,$(KSRC))
 
 all: kernel esp unit
@@ -69,6 +70,17 @@ $(BUILD)/kernel.mb: $(BUILD)/kernel.elf
 	$(OBJCOPY) -O elf32-i386 --set-start 0x$$(nm $< | awk '$$3 == "multiboot_entry" { print $$1 }') $< $@
 
 -include $(KOBJ:.o=.d)
+
+# The event table comes from libpfm4 at build time (DESIGN §5.3): a host
+# program lists libpfm4's knc PMU as a C header.
+$(BUILD)/gen/gen_events: pmu/gen_events.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -Wall $< -o $@ -lpfm
+
+$(BUILD)/gen/knc_events.h: $(BUILD)/gen/gen_events
+	$< > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/k/pmu/events.c.o: $(BUILD)/gen/knc_events.h
 
 # ------------------------------------------------------------ sub-makefiles
 include boot/uefi/uefi.mk

@@ -27,6 +27,13 @@ void apic_lvt_pc_set(uint8_t vector, bool masked);
 /* Clears the mask bit the APIC set when it delivered the PMI (000 §1.4.3.9). */
 void apic_lvt_pc_unmask(void);
 uint32_t apic_lvt_pc_read(void);
+/*
+ * What the APIC does when the PMU's interrupt line rises (000 §1.4.3.9), for
+ * a PMU implemented in software: unless LVT 0x340 is masked, set its mask
+ * bit and raise its vector on this CPU. Returns false (the edge is lost, as
+ * in hardware) if the entry was masked.
+ */
+bool apic_lvt_pc_raise(void);
 
 /*
  * IPIs to one APIC ID. Each waits (bounded, ~1 ms) for the previous send to

@@ -62,3 +62,13 @@ uint32_t apic_lvt_pc_read(void)
 {
 	return apic_read(APIC_LVT_PC);
 }
+
+bool apic_lvt_pc_raise(void)
+{
+	uint32_t lvt = apic_read(APIC_LVT_PC);
+
+	if (lvt & APIC_LVT_MASKED)
+		return false;
+	apic_write(APIC_LVT_PC, lvt | APIC_LVT_MASKED);
+	return apic_send_fixed(apic_id(), APIC_LVT_VECTOR(lvt));
+}

@@ -49,8 +49,8 @@
 #define APIC_LVT_TIMER_PERIODIC (1u << 17)
 #define APIC_LVT_TIMER_TSCDEADLINE (2u << 17)
 
-/* Timer divide configuration: divide by 16 */
-#define APIC_TIMER_DIV_16 0x3
+/* Timer divide configuration: divide by 1, for tick-exact deadlines (PMU model) */
+#define APIC_TIMER_DIV_1 0xb
 
 /* Interrupt command register, low word */
 #define APIC_ICR_VECTOR(v)   ((v) & 0xffu)

@@ -23,7 +23,7 @@ void apic_timer_calibrate(void)
 	use_deadline = cpuid(1, 0).ecx & CPUID1_ECX_TSC_DEADLINE;
 	if (use_deadline)
 		return;
-	apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_16);
+	apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_1);
 	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED | APIC_LVT_TIMER_ONESHOT);
 	apic_write(APIC_TIMER_INIT, 0xffffffff);
 	uint64_t t0 = rdtsc();
@@ -69,9 +69,11 @@ void apic_timer_init_local(void)
 	if (use_deadline) {
 		apic_write(APIC_LVT_TIMER, APIC_LVT_TIMER_TSCDEADLINE | APIC_LVT_VECTOR(VEC_TIMER));
 	} else {
-		apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_16);
+		apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_1);
 		apic_write(APIC_LVT_TIMER, APIC_LVT_TIMER_ONESHOT | APIC_LVT_VECTOR(VEC_TIMER));
 	}
+	/* After INIT the queue may hold timers the APIC no longer knows about. */
+	hw_program(&this_cpu()->timers);
 }
 
 void timer_arm(struct timer *t, uint64_t deadline, timer_fn fn, void *arg)

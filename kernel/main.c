@@ -12,6 +12,7 @@
 #include "kernel/smp.h"
 #include "kernel/tsc.h"
 #include "apic/apic.h"
+#include "pmu/pmu.h"
 #include "shell/shell.h"
 
 struct boot_info boot_info;
@@ -56,10 +57,12 @@ void __attribute__((noreturn)) kernel_main(void)
 	pit_heartbeat_start();
 	apic_init_bsp();
 	apic_timer_calibrate();
+	pmu_init();
 	smp_bsp_setup();
 	ioapic_init();
 	console_enable_rx_irq();
 	smp_init();
+	pmu_calibrate();
 
 	kprintf("pmuos: %u of %u CPUs online, TSC %lu.%03lu MHz, %lu MiB usable, boot via %s\n",
 		smp_online_count(), cpu_count, tsc_hz / 1000000, tsc_hz / 1000 % 1000,

@@ -23,7 +23,10 @@ struct smp_call {
 	void (*fn)(void *arg);
 	void *arg;
 	volatile uint32_t pending; /* set by the caller, cleared by the target when fn returned */
+	uint64_t posted_tsc;
 };
+
+struct pmu_cpu;
 
 struct percpu {
 	struct percpu *self;      /* gs:0 */
@@ -39,6 +42,9 @@ struct percpu {
 	uint64_t gdt[GDT_ENTRIES];
 	struct timer_queue timers;
 	struct smp_call call;
+	struct pmu_cpu *pmu;      /* pmu/internal.h; kept across INIT */
+	volatile bool idle;       /* halted in idle_wait(), until the next interrupt */
+	bool rejoined;            /* came back through INIT-SIPI-SIPI */
 };
 
 extern struct percpu *cpu_table[MAX_CPUS];

@@ -10,6 +10,8 @@
 #include "kernel/sync.h"
 #include "kernel/tsc.h"
 #include "apic/apic.h"
+#include "kernel/idle.h"
+#include "pmu/pmu.h"
 
 #define TRAMPOLINE_BASE 0x8000 /* must match boot/trampoline.S */
 #define KSTACK_PAGES 4
@@ -69,10 +71,17 @@ int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait)
 	}
 	c->fn = fn;
 	c->arg = arg;
+	c->posted_tsc = rdtsc();
 	smp_mb();
 	apic_send_fixed(p->apic_id, VEC_CALL);
-	if (!wait)
-		return 0;
+	return wait ? smp_call_wait(cpu) : 0;
+}
+
+int smp_call_wait(uint32_t cpu)
+{
+	struct smp_call *c = &cpu_table[cpu]->call;
+	uint64_t end = tsc_deadline_us(SMP_CALL_TIMEOUT_US);
+
 	while (READ_ONCE(c->pending)) {
 		if (rdtsc() > end)
 			return -2;
@@ -81,7 +90,15 @@ int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait)
 	return 0;
 }
 
-void cpu_setup_local(struct percpu *p)
+bool smp_cpu_answering(uint32_t cpu)
+{
+	const struct smp_call *c = &cpu_table[cpu]->call;
+
+	return !READ_ONCE(c->pending) ||
+	       rdtsc() - c->posted_tsc < SMP_CALL_TIMEOUT_US * (tsc_hz / 1000000);
+}
+
+void cpu_setup_local(struct percpu *p, bool rejoin)
 {
 	percpu_install(p);
 	gdt_load(p);
@@ -90,6 +107,7 @@ void cpu_setup_local(struct percpu *p)
 	write_cr4(read_cr4() | CR4_PCE);
 	apic_enable_local();
 	apic_timer_init_local();
+	pmu_cpu_online(rejoin);
 }
 
 static struct percpu *percpu_new(uint32_t cpu, uint32_t apic)
@@ -136,7 +154,7 @@ void smp_bsp_setup(void)
 	cpu_by_apic[p->apic_id] = p;
 	cpu_count = 1;
 	irq_register(VEC_CALL, call_irq);
-	cpu_setup_local(p);
+	cpu_setup_local(p, false);
 	p->online_tsc = rdtsc();
 	p->state = CPU_ONLINE;
 
@@ -150,13 +168,45 @@ void smp_bsp_setup(void)
 void ap_main(uint32_t apic)
 {
 	struct percpu *p = cpu_by_apic[apic];
+	bool rejoin = p->rejoined;
 
-	cpu_setup_local(p);
+	p->idle = false;
+	p->call.pending = 0; /* a call it was stuck in is abandoned */
+	cpu_setup_local(p, rejoin);
+	if (rejoin)
+		pmu_report_state("back after INIT; PMU state kept as found:");
 	p->online_tsc = rdtsc();
 	smp_mb();
 	p->state = CPU_ONLINE;
-	for (;;)
-		sti_hlt();
+	for (;;) {
+		cli();
+		idle_wait();
+	}
+}
+
+int smp_reinit_cpu(uint32_t cpu)
+{
+	if (cpu == 0 || cpu >= cpu_count || cpu_table[cpu]->state == CPU_STARTING)
+		return -1;
+	struct percpu *p = cpu_table[cpu];
+
+	p->rejoined = true;
+	p->state = CPU_STARTING;
+	pmu_cpu_init_sent(cpu);
+	smp_mb();
+	apic_send_init(p->apic_id);
+	delay_us(INIT_DELAY_US);
+	apic_send_sipi(p->apic_id, TRAMPOLINE_BASE >> 12);
+	delay_us(SIPI_DELAY_US);
+	if (p->state == CPU_STARTING)
+		apic_send_sipi(p->apic_id, TRAMPOLINE_BASE >> 12);
+	uint64_t end = tsc_deadline_us(CHECKIN_TIMEOUT_US);
+	while (p->state != CPU_ONLINE && rdtsc() < end)
+		cpu_relax();
+	if (p->state == CPU_ONLINE)
+		return 0;
+	p->state = CPU_FAILED;
+	return -2;
 }
 
 static void send_sipis(uint32_t first, uint32_t state)

@@ -28,9 +28,23 @@ uint32_t smp_threads_per_core(void);
  * within SMP_CALL_TIMEOUT_US (the CPU may be hung).
  */
 int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait);
+/* Waits (bounded) for a call posted with wait == false; 0 or -2 as smp_call. */
+int smp_call_wait(uint32_t cpu);
+/* False when a call to `cpu` has been pending longer than SMP_CALL_TIMEOUT_US (hung?). */
+bool smp_cpu_answering(uint32_t cpu);
+/*
+ * Re-enters AP `cpu` through INIT-SIPI-SIPI, e.g. to recover a hung thread.
+ * INIT leaves its PMU registers as they were (000 §1.4.4): the AP reports
+ * them when it is back. Returns 0, -1 for the BSP or a CPU that is starting,
+ * -2 if it did not come back.
+ */
+int smp_reinit_cpu(uint32_t cpu);
 
-/* Per-CPU set-up shared by the BSP and the APs: GDT/TSS, IDT, CR3, CR4, APIC, timer. */
+/*
+ * Per-CPU set-up shared by the BSP and the APs: GDT/TSS, IDT, CR3, CR4,
+ * APIC, timer, PMU. `rejoin`: the CPU came back through INIT.
+ */
 struct percpu;
-void cpu_setup_local(struct percpu *p);
+void cpu_setup_local(struct percpu *p, bool rejoin);
 
 #endif

@@ -7,6 +7,7 @@
 #include "kernel/percpu.h"
 #include "kernel/console.h"
 #include "kernel/gdt.h"
+#include "kernel/idle.h"
 #include "kernel/lib.h"
 #include "kernel/x86.h"
 #include "apic/apic.h"
@@ -134,6 +135,7 @@ void trap_dispatch(struct trap_frame *f)
 			return;
 		fault_report(f);
 	}
+	idle_woken();
 	if (irq_handlers[v])
 		irq_handlers[v](f);
 	else

@@ -2,6 +2,7 @@
 #include "shell/shell.h"
 #include "kernel/boot.h"
 #include "kernel/console.h"
+#include "kernel/idle.h"
 #include "kernel/lib.h"
 #include "kernel/percpu.h"
 #include "kernel/pmm.h"
@@ -103,8 +104,12 @@ static int cmd_sleep(int argc, char **argv)
 	if (!parse_u64(argv[1], 3600000, &ms))
 		return shell_error("sleep", "'%.32s' is not a number of milliseconds (0-3600000)", argv[1]);
 	timer_arm(&t, rdtsc() + ms * (tsc_hz / 1000), sleep_done, (void *)&done);
-	while (!done)
-		sti_hlt();
+	while (!done) {
+		cli();
+		if (!done)
+			idle_wait();
+		sti();
+	}
 	return 0;
 }
 SHELL_COMMAND(sleep, "sleep", "MS", "wait MS milliseconds on the timer queue", 1, 1, cmd_sleep);

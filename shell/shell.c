@@ -4,6 +4,7 @@
 #include "shell/line.h"
 #include "kernel/boot.h"
 #include "kernel/console.h"
+#include "kernel/idle.h"
 #include "kernel/lib.h"
 #include "kernel/percpu.h"
 #include "kernel/x86.h"
@@ -92,7 +93,7 @@ static uint8_t getc_wait(void)
 			sti();
 			return c;
 		}
-		sti_hlt();
+		idle_wait();
 	}
 }
 

@@ -1,0 +1,162 @@
+/* KNC event strings; see pmu/events.h. Pure, unit-tested on the host. */
+#include "pmu/events.h"
+#include "pmu/regs.h"
+#include "kernel/fmt.h"
+#include "kernel/lib.h"
+#include "knc_events.h" /* generated: $(BUILD)/gen/knc_events.h */
+
+size_t knc_event_count(void) { return KNC_EVENT_COUNT; }
+const struct knc_event *knc_event_at(size_t i) { return i < KNC_EVENT_COUNT ? &knc_events[i] : NULL; }
+
+const struct knc_event *knc_event_by_code(uint32_t evtsel)
+{
+	for (size_t i = 0; i < KNC_EVENT_COUNT; i++)
+		if (knc_events[i].code == EVTSEL_CODE(evtsel))
+			return &knc_events[i];
+	return NULL;
+}
+
+static char upper(char c) { return c >= 'a' && c <= 'z' ? c - 32 : c; }
+
+/* Case-insensitive comparison of s[0..n) with a NUL-terminated name. */
+static bool name_is(const char *s, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!name[i] || upper(s[i]) != upper(name[i]))
+			return false;
+	return name[n] == 0;
+}
+
+static bool parse_raw(const char *s, size_t n, uint32_t *v, char *err, size_t errlen)
+{
+	char buf[24];
+	uint64_t x;
+
+	if (n >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		s += 2;
+		n -= 2;
+	}
+	if (n == 0 || n > 8) {
+		snprintf(err, errlen, "raw event needs 1 to 8 hex digits");
+		return false;
+	}
+	buf[0] = '0';
+	buf[1] = 'x';
+	memcpy(buf + 2, s, n);
+	buf[n + 2] = 0;
+	if (!parse_u64(buf, 0xffffffff, &x)) {
+		snprintf(err, errlen, "raw event 'r%.*s' is not hexadecimal", (int)n, s);
+		return false;
+	}
+	if (x & (EVTSEL_RESERVED | EVTSEL_EN | EVTSEL_INT)) {
+		snprintf(err, errlen, "raw event 0x%llx sets EN, INT or reserved bit 19 (the driver owns them)",
+			 (unsigned long long)x);
+		return false;
+	}
+	*v = x;
+	return true;
+}
+
+bool knc_event_parse(const char *s, uint32_t *evtsel, char *err, size_t errlen)
+{
+	uint32_t v = 0;
+	const char *p = s;
+
+	if (strncmp(p, "knc::", 5) == 0)
+		p += 5;
+	size_t n = 0;
+	while (p[n] && p[n] != ':')
+		n++;
+	if (n == 0) {
+		snprintf(err, errlen, "missing event name in '%.40s'", s);
+		return false;
+	}
+	const struct knc_event *ev = NULL;
+	for (size_t i = 0; i < KNC_EVENT_COUNT && !ev; i++)
+		if (name_is(p, n, knc_events[i].name))
+			ev = &knc_events[i];
+	if (ev) {
+		v = ev->code;
+	} else if (p[0] == 'r' || p[0] == 'R') {
+		if (!parse_raw(p + 1, n - 1, &v, err, errlen))
+			return false;
+	} else {
+		snprintf(err, errlen, "unknown event '%.*s' (see 'pmu events')", (int)MIN(n, 48), p);
+		return false;
+	}
+
+	bool priv = false;
+	for (p += n; *p == ':';) {
+		const char *m = ++p;
+		while (*p && *p != ':')
+			p++;
+		size_t len = p - m;
+		uint64_t c;
+		char num[8];
+
+		if (len == 1 && *m == 'u') {
+			v |= EVTSEL_USR;
+			priv = true;
+		} else if (len == 1 && *m == 'k') {
+			v |= EVTSEL_OS;
+			priv = true;
+		} else if (len == 1 && *m == 'e') {
+			v |= EVTSEL_EDGE;
+		} else if (len == 1 && *m == 'i') {
+			v |= EVTSEL_INV;
+		} else if (len == 1 && *m == 't') {
+			v |= EVTSEL_ANY;
+		} else if (len > 2 && m[0] == 'c' && m[1] == '=' && len - 2 < sizeof(num)) {
+			memcpy(num, m + 2, len - 2);
+			num[len - 2] = 0;
+			if (!parse_u64(num, 255, &c)) {
+				snprintf(err, errlen, "counter mask 'c=%s' must be 0-255", num);
+				return false;
+			}
+			v = (v & ~EVTSEL_CMASK_MASK) | (uint32_t)c << EVTSEL_CMASK_SHIFT;
+		} else {
+			snprintf(err, errlen, "unknown modifier ':%.*s' (expected u, k, e, i, c=N or t)",
+				 (int)MIN(len, 16), m);
+			return false;
+		}
+	}
+	if (!priv && !(v & (EVTSEL_USR | EVTSEL_OS)))
+		v |= EVTSEL_USR | EVTSEL_OS;
+	*evtsel = v;
+	return true;
+}
+
+void knc_event_format(uint32_t evtsel, char *buf, size_t len)
+{
+	const struct knc_event *ev = knc_event_by_code(evtsel);
+	size_t n;
+
+	if (ev)
+		n = snprintf(buf, len, "%s", ev->name);
+	else
+		n = snprintf(buf, len, "r%04x", EVTSEL_CODE(evtsel));
+	bool both = (evtsel & (EVTSEL_USR | EVTSEL_OS)) == (EVTSEL_USR | EVTSEL_OS);
+	if (!both && (evtsel & EVTSEL_USR) && n < len)
+		n += snprintf(buf + n, len - n, ":u");
+	if (!both && (evtsel & EVTSEL_OS) && n < len)
+		n += snprintf(buf + n, len - n, ":k");
+	if ((evtsel & EVTSEL_EDGE) && n < len)
+		n += snprintf(buf + n, len - n, ":e");
+	if ((evtsel & EVTSEL_INV) && n < len)
+		n += snprintf(buf + n, len - n, ":i");
+	if (EVTSEL_CMASK(evtsel) && n < len)
+		n += snprintf(buf + n, len - n, ":c=%u", EVTSEL_CMASK(evtsel));
+	if ((evtsel & EVTSEL_ANY) && n < len)
+		snprintf(buf + n, len - n, ":t");
+}
+
+bool knc_event_allowed(uint32_t evtsel, int ctr, char *err, size_t errlen)
+{
+	if (ctr != 0 && knc_event_counter0_only(EVTSEL_CODE(evtsel))) {
+		char name[48];
+		knc_event_format(evtsel & (EVTSEL_UMASK_MASK | EVTSEL_EVENT_MASK), name, sizeof(name));
+		snprintf(err, errlen, "%s is an L2 event and counts only on counter 0", name);
+		return false;
+	}
+	return true;
+}

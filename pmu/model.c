@@ -1,0 +1,99 @@
+/*
+ * model backend: the kernel side of the software PMU (pmu/model_core.c).
+ * Each op reads the TSC as `now`; afterwards sync() delivers a PMI if the
+ * line rose and arms the thread's overflow timer for the tick at which the
+ * next counter wraps (DESIGN §5.2).
+ */
+#include "pmu/internal.h"
+#include "apic/apic.h"
+#include "kernel/tsc.h"
+#include "kernel/x86.h"
+
+static void overflow_due(struct timer *t);
+
+static void sync(struct pmu_cpu *pc)
+{
+	struct pmu_model *m = &pc->model;
+
+	if (m->rose) {
+		m->rose = false;
+		apic_lvt_pc_raise();
+	}
+	uint64_t left = model_ticks_to_overflow(m);
+	if (left == UINT64_MAX)
+		timer_cancel(&pc->ovf_timer);
+	else
+		timer_arm(&pc->ovf_timer, m->last + left, overflow_due, pc);
+}
+
+static void overflow_due(struct timer *t)
+{
+	struct pmu_cpu *pc = t->arg;
+
+	model_advance(&pc->model, rdtsc());
+	sync(pc);
+}
+
+static int model_op_rdmsr(uint32_t msr, uint64_t *v)
+{
+	uint64_t f = irq_save();
+	struct pmu_cpu *pc = pmu_this();
+	int r = model_rdmsr(&pc->model, rdtsc(), msr, v);
+
+	sync(pc);
+	irq_restore(f);
+	return r;
+}
+
+static int model_op_wrmsr(uint32_t msr, uint64_t v)
+{
+	uint64_t f = irq_save();
+	struct pmu_cpu *pc = pmu_this();
+	int r = model_wrmsr(&pc->model, rdtsc(), msr, v);
+
+	sync(pc);
+	irq_restore(f);
+	return r;
+}
+
+static void model_op_idle_enter(void)
+{
+	struct pmu_cpu *pc = pmu_this();
+
+	model_set_halted(&pc->model, rdtsc(), true);
+	sync(pc);
+}
+
+static void model_op_idle_exit(void)
+{
+	struct pmu_cpu *pc = pmu_this();
+
+	model_set_halted(&pc->model, rdtsc(), false);
+	sync(pc);
+}
+
+static void model_op_cpu_online(bool rejoin)
+{
+	struct pmu_cpu *pc = pmu_this();
+	uint64_t now = rdtsc();
+
+	if (!rejoin) {
+		model_reset(&pc->model, now);
+	} else if (pc->init_sent_tsc) {
+		/* Running until the INIT arrived, not executing from then to now. */
+		model_set_halted(&pc->model, pc->init_sent_tsc, true);
+		model_set_halted(&pc->model, now, false);
+		pc->init_sent_tsc = 0;
+	}
+	sync(pc);
+}
+
+const struct pmu_ops pmu_model_ops = {
+	.name = "model",
+	.rdmsr = model_op_rdmsr,
+	.wrmsr = model_op_wrmsr,
+	.counts_event = model_counts_event,
+	.cpu_online = model_op_cpu_online,
+	.idle_enter = model_op_idle_enter,
+	.idle_exit = model_op_idle_exit,
+};

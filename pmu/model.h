@@ -1,0 +1,68 @@
+/*
+ * Software model of one hardware thread's KNC core PMU (DESIGN §5.2), for
+ * CPUs without one (QEMU). It implements 000 §1.4.3 exactly:
+ *  - two 40-bit counters; a write sets all 40 bits, reads zero-extend;
+ *  - counter i counts when EvtSel_i.EN AND GLOBAL_CTRL[i], filtered by USR/OS
+ *    against the running privilege level, and, if SPFLT_CONTROL[i] is set,
+ *    only while USER_PREF is 1;
+ *  - sticky GLOBAL_STATUS, cleared only through GLOBAL_OVF_CTRL;
+ *  - a 1-bit PMI line (OR of status bits whose EvtSel.INT is set) that
+ *    signals the APIC only on a 0 -> 1 transition (000 §1.4.3.9).
+ * Time is in ticks of the TSC. The model observes two events: every tick the
+ * thread is not halted is one CPU_CLK_UNHALTED cycle and, under QEMU
+ * -icount shift=0, one INSTRUCTIONS_EXECUTED. Other events are accepted and
+ * never count (model_counts_event() says which).
+ * CMASK: a tick has one event, so CMASK 1 counts every tick, CMASK >= 2 none;
+ * INV inverts that comparison; edge detect counts the ticks where the
+ * comparison turns true, which in the model is the start of each stretch of
+ * counting.
+ * Pure code (no hardware access): the kernel glue is pmu/model.c.
+ */
+#ifndef PMU_MODEL_H
+#define PMU_MODEL_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+struct pmu_model {
+	uint64_t ctr[2];      /* 40 bits, as of `last` */
+	uint32_t evtsel[2];
+	uint64_t spflt;
+	uint32_t status;      /* GLOBAL_STATUS */
+	uint32_t global_ctrl; /* GLOBAL_CTRL */
+	bool line;            /* level of the PMI line */
+	bool rose;            /* the line went 0 -> 1 since the glue last looked */
+	bool cond[2];         /* per-counter condition at `last` (edge detect) */
+	uint8_t cpl;          /* privilege level of the code running now (0..3) */
+	bool halted;
+	uint64_t last;        /* tick up to which the counters are accounted */
+};
+
+/* Warm/cold reset: every register 0 (000 §1.4.4). `now` starts the accounting. */
+void model_reset(struct pmu_model *m, uint64_t now);
+/* Whether the model observes the event an EvtSel value selects. */
+bool model_counts_event(uint32_t evtsel);
+/* Accounts ticks up to `now` (>= last; earlier values are ignored). */
+void model_advance(struct pmu_model *m, uint64_t now);
+/*
+ * WRMSR/RDMSR of a PMU MSR at tick `now`. Return 0, or -1 where the CPU
+ * raises #GP: an MSR that is not the PMU's, a reserved bit set, a write to
+ * the read-only GLOBAL_STATUS or a read of the write-only GLOBAL_OVF_CTRL.
+ * The TSC (0x10) is not modelled: the real one serves.
+ */
+int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v);
+int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v);
+/* RDPMC: counter 0 or 1, zero-extended 40 bits; -1 for another ECX. */
+int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v);
+/* SPFLT: USER_PREF = bit 0 of the operand (000 §1.4.2). */
+void model_spflt(struct pmu_model *m, uint64_t now, uint64_t operand);
+/* Privilege transitions and HLT, at tick `now`. */
+void model_set_cpl(struct pmu_model *m, uint64_t now, uint8_t cpl);
+void model_set_halted(struct pmu_model *m, uint64_t now, bool halted);
+/*
+ * Ticks from `last` until the next overflow if the thread keeps running at
+ * its current privilege level, or UINT64_MAX if no counter will overflow.
+ */
+uint64_t model_ticks_to_overflow(const struct pmu_model *m);
+
+#endif

@@ -1,0 +1,148 @@
+/*
+ * The PMI handler: LVT 0x340 delivers VEC_PMI here on every CPU. It follows
+ * the ISR protocol for multiple and rapid overflows of 000 §1.4.3.8-9
+ * (DESIGN §5.4):
+ *   1. stop the counters (GLOBAL_CTRL = 0) so no new overflow can arrive;
+ *   2. read GLOBAL_STATUS; for each set bit account the wrap, record a
+ *      sample if the counter samples and reload its period;
+ *   3. clear exactly those bits through GLOBAL_OVF_CTRL, re-read and repeat
+ *      while any is set (bounded: a stuck PMU is reported and left stopped);
+ *   4. restore GLOBAL_CTRL, unmask LVT 0x340; trap_dispatch then sends EOI.
+ * Status must be clear before the unmask: the 1-bit line has to fall to 0
+ * before it can rise again, or the next PMI is lost.
+ * A per-thread rate limit holds sampling counters back for the rest of a
+ * 1 ms window when PMIs come faster than the limit allows.
+ */
+#include "pmu/pmu.h"
+#include "pmu/internal.h"
+#include "pmu/regs.h"
+#include "apic/apic.h"
+#include "kernel/console.h"
+#include "kernel/irq.h"
+#include "kernel/percpu.h"
+#include "kernel/tsc.h"
+
+#define PMI_MAX_ROUNDS 8
+#define THROTTLE_WINDOW_US 1000
+
+static volatile uint32_t pmi_limit = PMU_PMI_LIMIT_DEFAULT;
+
+void pmu_set_pmi_limit(uint32_t per_second) { pmi_limit = per_second; }
+uint32_t pmu_pmi_limit(void) { return pmi_limit; }
+
+static void record(struct pmu_cpu *pc, struct trap_frame *f, uint32_t mask)
+{
+	struct pmu_sample *s = &pc->ring[pc->ring_head];
+
+	s->tsc = rdtsc();
+	s->rip = f->rip;
+	s->cpu = this_cpu()->cpu;
+	s->cpl = f->cs & 3;
+	s->ovf_mask = mask;
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
+		pmu_ops->rdmsr(MSR_KNC_PERFCTR(i), &s->ctr[i]);
+	pc->ring_head = (pc->ring_head + 1) % PMU_SAMPLE_RING;
+	if (pc->ring_count < PMU_SAMPLE_RING)
+		pc->ring_count++;
+	else
+		pc->lost++; /* the oldest sample was overwritten */
+}
+
+void pmi_unthrottle(struct pmu_cpu *pc)
+{
+	if (!pc->throttled)
+		return;
+	uint32_t bits = pc->throttled;
+
+	pc->throttled = 0;
+	timer_cancel(&pc->unthrottle);
+	if (pc->running) {
+		uint64_t ctrl;
+		pmu_ops->rdmsr(MSR_KNC_GLOBAL_CTRL, &ctrl);
+		pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl | bits);
+	}
+}
+
+static void unthrottle_due(struct timer *t)
+{
+	pmi_unthrottle(t->arg);
+}
+
+/* Returns the GLOBAL_CTRL bits to hold back for the rest of the window. */
+static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
+{
+	uint64_t window = THROTTLE_WINDOW_US * (tsc_hz / 1000000);
+
+	if (now - pc->window_start >= window) {
+		pc->window_start = now;
+		pc->window_pmis = 0;
+	}
+	if (++pc->window_pmis * (1000000 / THROTTLE_WINDOW_US) <= pmi_limit)
+		return 0;
+	uint32_t sampling = 0;
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
+		if (pc->period[i])
+			sampling |= GLOBAL_CTR(i);
+	if (!sampling)
+		return 0;
+	pc->throttles++;
+	timer_arm(&pc->unthrottle, pc->window_start + window, unthrottle_due, pc);
+	if (now - pc->last_report >= tsc_hz) { /* at most one line a second per CPU */
+		pc->last_report = now;
+		kprintf("pmu: CPU %u: more than %u PMIs/s, sampling throttled (%lu times so far)\n",
+			this_cpu()->cpu, pmi_limit, pc->throttles);
+	}
+	return sampling;
+}
+
+static void pmi_handler(struct trap_frame *f)
+{
+	struct pmu_cpu *pc = pmu_this();
+	uint64_t ctrl, status = 0;
+
+	pmu_ops->rdmsr(MSR_KNC_GLOBAL_CTRL, &ctrl);
+	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);                          /* 1 */
+	pc->pmis++;
+	for (int round = 0;; round++) {
+		pmu_ops->rdmsr(MSR_KNC_GLOBAL_STATUS, &status);              /* 2 */
+		status &= GLOBAL_VALID;
+		if (!status)
+			break;
+		if (round == PMI_MAX_ROUNDS) {
+			/* Overflow bits that will not clear: leave the counters stopped. */
+			pc->stuck++;
+			pc->running = false;
+			kprintf("pmu: CPU %u: PMU stuck, GLOBAL_STATUS %#lx still set after %d rounds; counters stopped\n",
+				this_cpu()->cpu, status, PMI_MAX_ROUNDS);
+			ctrl = 0;
+			break;
+		}
+		uint32_t sampled = 0;
+		for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+			if (!(status & GLOBAL_CTR(i)))
+				continue;
+			if (pc->period[i]) {
+				pc->samples[i]++;
+				sampled |= GLOBAL_CTR(i);
+			} else {
+				pc->wraps[i]++;
+			}
+		}
+		if (sampled) {
+			record(pc, f, status);
+			for (int i = 0; i < KNC_NUM_COUNTERS; i++)
+				if (sampled & GLOBAL_CTR(i))
+					pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), KNC_CTR_MASK + 1 - pc->period[i]);
+		}
+		pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, status);             /* 3 */
+	}
+	uint32_t held = throttle(pc, rdtsc());
+	pc->throttled |= held;
+	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl & ~(uint64_t)pc->throttled); /* 4 */
+	apic_lvt_pc_unmask();
+}
+
+void pmi_init(void)
+{
+	irq_register(VEC_PMI, pmi_handler);
+}

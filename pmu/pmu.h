@@ -1,0 +1,87 @@
+/*
+ * KNC core PMU service (DESIGN §5): configure both counters on any CPU set,
+ * start and stop them together, read them, sample by overflow. Counter
+ * values here are 64-bit totals of events: the driver adds up the 40-bit
+ * hardware counter's wraps (000 §1.4.3.2).
+ */
+#ifndef PMU_PMU_H
+#define PMU_PMU_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <pmuos/sample.h>
+#include "kernel/cpuset.h"
+
+#define PMU_SAMPLE_RING   4096      /* samples per CPU */
+#define PMU_PMI_LIMIT_DEFAULT 100000 /* PMIs per second per thread before throttling */
+#define PMU_MAX_PERIOD    (1ULL << 40) /* a period is 1 .. 2^40 events */
+
+/* BSP, before the APs start: picks the backend (knc on family 0x0B, else model). */
+void pmu_init(void);
+/* Every CPU, from its start-up path: LVT 0x340 and the backend. `rejoin`: after INIT. */
+void pmu_cpu_online(bool rejoin);
+/* Records that `cpu` is about to get an INIT (the model stops counting it there). */
+void pmu_cpu_init_sent(uint32_t cpu);
+/* Prints the calling CPU's PMU registers after `what` (e.g. after INIT). */
+void pmu_report_state(const char *what);
+/* BSP, after SMP start-up: measures whether counts are exact (model) and says so. */
+void pmu_calibrate(void);
+
+const char *pmu_backend_name(void);
+/* The model's counts are exact (one TSC tick per instruction, QEMU -icount shift=0). */
+bool pmu_counts_exact(void);
+bool pmu_counts_event(uint32_t evtsel);
+
+/*
+ * Configures counter `ctr` (0/1) on every CPU of `set` to count `evtsel`
+ * (EvtSel without EN/INT, from knc_event_parse) and, with period > 0, to
+ * sample every `period` events. Stops and clears that counter. Returns the
+ * number of CPUs that did it; CPUs that are not online are skipped and
+ * named in err.
+ */
+int pmu_configure(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t period,
+		  char *err, size_t errlen);
+/* Removes counter `ctr`'s configuration on `set`. */
+int pmu_unconfigure(const struct cpuset *set, int ctr);
+/* Start / stop the configured counters of every CPU in `set` at once; clear: counts and samples to 0. */
+int pmu_start(const struct cpuset *set);
+int pmu_stop(const struct cpuset *set);
+int pmu_clear(const struct cpuset *set);
+
+struct pmu_reading {
+	uint32_t evtsel[2];   /* configured event, 0 = counter unused */
+	uint64_t period[2];
+	uint64_t value[2];    /* events (64-bit total) */
+	uint64_t samples[2];  /* overflows that recorded a sample */
+	bool running;
+	uint64_t pmis, throttles, stuck, lost;
+};
+/* Reads `cpu`'s counters through an IPI; -1 if it is not online or does not answer. */
+int pmu_read(uint32_t cpu, struct pmu_reading *r);
+
+struct pmu_regs {
+	uint64_t tsc, ctr[2], evtsel[2], spflt, status, global_ctrl;
+	uint32_t lvt_pc;
+};
+/* Raw registers of `cpu` (000 §1.4.3); -1 if it is not online or does not answer. */
+int pmu_read_regs(uint32_t cpu, struct pmu_regs *r);
+
+/* Copies up to `max` of `cpu`'s newest samples, oldest first; returns how many. */
+size_t pmu_samples(uint32_t cpu, struct pmu_sample *out, size_t max, uint64_t *lost);
+
+/* PMI rate limit per thread, PMIs per second (1 .. 10,000,000). */
+void pmu_set_pmi_limit(uint32_t per_second);
+uint32_t pmu_pmi_limit(void);
+
+/*
+ * Counts INSTRUCTIONS_EXECUTED:k over one call of `region` on the calling
+ * CPU with counter 0, interrupts off; restores the registers. Events.
+ */
+uint64_t pmu_count_region(void (*region)(void));
+
+/* The calling CPU halts / woke up (kernel idle paths). */
+void pmu_idle_enter(void);
+void pmu_idle_exit(void);
+
+#endif
