@@ -15,6 +15,7 @@
 
 #define PMU_SAMPLE_RING   4096      /* samples per CPU */
 #define PMU_PMI_LIMIT_DEFAULT 100000 /* PMIs per second per thread before throttling */
+#define PMU_PMI_LIMIT_MAX     10000000
 #define PMU_MAX_PERIOD    (1ULL << 40) /* a period is 1 .. 2^40 events */
 
 /* BSP, before the APs start: picks the backend (knc on family 0x0B, else model). */

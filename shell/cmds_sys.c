@@ -7,6 +7,7 @@
 #include "kernel/percpu.h"
 #include "kernel/pmm.h"
 #include "kernel/power.h"
+#include "kernel/sync.h"
 #include "kernel/smp.h"
 #include "kernel/timer.h"
 #include "kernel/tsc.h"
@@ -33,6 +34,8 @@ static int cmd_cpus(int argc, char **argv)
 		const struct percpu *p = cpu_table[i];
 		kprintf("%3u  %4u  %4u  %6u  %s", i, p->apic_id, p->apic_id >> shift,
 			p->apic_id & ((1u << shift) - 1), cpu_state_name(p->state));
+		if (p->state == CPU_ONLINE && !smp_cpu_answering(i))
+			kprintf(" (not answering IPIs: hung? 'cpu init %u' recovers it)", i);
 		if (p->state == CPU_FAULTED)
 			kprintf(" (exception vector %u)", p->fault_vector);
 		kprintf("\n");
@@ -141,6 +144,13 @@ static void fault_de(void *arg)
 	__asm__ volatile("divq %0" :: "r"(zero), "a"(1ULL), "d"(0ULL));
 }
 
+/* Spins with interrupts off (they are off in an IPI handler) until INIT. */
+static void hang(void *arg)
+{
+	for (;;)
+		cpu_relax();
+}
+
 static const struct { const char *name; void (*fn)(void *); } faults[] = {
 	{ "pf", fault_pf }, { "ud", fault_ud }, { "gp", fault_gp }, { "de", fault_de },
 };
@@ -150,12 +160,23 @@ static int cmd_debug(int argc, char **argv)
 	uint32_t cpu;
 	const char *kind = argc > 3 ? argv[3] : "pf";
 
-	if (strcmp(argv[1], "fault") != 0)
-		return shell_error("debug", "unknown action '%.32s' (expected: fault)", argv[1]);
+	bool is_hang = strcmp(argv[1], "hang") == 0;
+
+	if (!is_hang && strcmp(argv[1], "fault") != 0)
+		return shell_error("debug", "unknown action '%.32s' (expected: fault or hang)", argv[1]);
 	if (argc < 3)
-		return shell_error("debug", "fault needs a CPU number");
+		return shell_error("debug", "%s needs a CPU number", argv[1]);
 	if (!shell_parse_cpu("debug", argv[2], &cpu))
 		return 1;
+	if (is_hang) {
+		if (argc > 3)
+			return shell_error("debug", "hang takes only a CPU number");
+		if (cpu == this_cpu()->cpu)
+			return shell_error("debug", "CPU %u runs this shell; hang another one", cpu);
+		if (smp_call(cpu, hang, NULL, false) != 0)
+			return shell_error("debug", "CPU %u is not online", cpu);
+		return 0;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(faults); i++) {
 		if (strcmp(kind, faults[i].name) != 0)
 			continue;
@@ -165,4 +186,27 @@ static int cmd_debug(int argc, char **argv)
 	}
 	return shell_error("debug", "unknown fault '%.32s' (expected pf, ud, gp or de)", kind);
 }
-SHELL_COMMAND(debug, "debug", "fault CPU [pf|ud|gp|de]", "make CPU take a kernel exception", 1, 3, cmd_debug);
+SHELL_COMMAND(debug, "debug", "fault CPU [pf|ud|gp|de] | hang CPU",
+	      "make CPU take a kernel exception, or spin with interrupts off", 1, 3, cmd_debug);
+
+static int cmd_cpu(int argc, char **argv)
+{
+	uint32_t cpu;
+
+	if (strcmp(argv[1], "init") != 0)
+		return shell_error("cpu", "unknown action '%.32s' (expected: init)", argv[1]);
+	if (argc != 3)
+		return shell_error("cpu", "init needs a CPU number");
+	if (!shell_parse_cpu("cpu", argv[2], &cpu))
+		return 1;
+	if (cpu == 0)
+		return shell_error("cpu", "CPU 0 is the BSP and runs this shell; INIT only reaches APs");
+	int r = smp_reinit_cpu(cpu);
+	if (r == -1)
+		return shell_error("cpu", "CPU %u is starting already", cpu);
+	if (r != 0)
+		return shell_error("cpu", "CPU %u did not come back after INIT-SIPI-SIPI", cpu);
+	kprintf("CPU %u is back online\n", cpu);
+	return 0;
+}
+SHELL_COMMAND(cpu, "cpu", "init CPU", "re-enter an AP with INIT-SIPI-SIPI (PMU state is kept)", 2, 2, cmd_cpu);
