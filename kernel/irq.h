@@ -12,6 +12,7 @@
 #define VEC_ISA_BASE   0x30 /* IOAPIC-routed ISA IRQ n -> 0x30 + n */
 #define VEC_TIMER      0xe0 /* local APIC timer */
 #define VEC_CALL       0xf0 /* cross-CPU function call IPI */
+#define VEC_WAKE       0xf1 /* "your call is done": wakes a halted caller */
 #define VEC_PMI        0xf8 /* LVT 0x340: performance-counter overflow (pmu/) */
 #define VEC_SPURIOUS   0xff
 

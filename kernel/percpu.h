@@ -24,6 +24,7 @@ struct smp_call {
 	void *arg;
 	volatile uint32_t pending; /* set by the caller, cleared by the target when fn returned */
 	uint64_t posted_tsc;
+	uint32_t caller_apic;      /* gets a VEC_WAKE IPI when fn returned */
 };
 
 struct pmu_cpu;

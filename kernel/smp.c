@@ -8,6 +8,7 @@
 #include "kernel/paging.h"
 #include "kernel/pmm.h"
 #include "kernel/sync.h"
+#include "kernel/timer.h"
 #include "kernel/tsc.h"
 #include "apic/apic.h"
 #include "kernel/idle.h"
@@ -46,8 +47,30 @@ static void call_irq(struct trap_frame *f)
 	if (!READ_ONCE(c->pending))
 		return;
 	c->fn(c->arg);
+	uint32_t caller = c->caller_apic;
 	smp_mb();
 	WRITE_ONCE(c->pending, 0);
+	/* The caller halts while it waits (a spinning CPU would be counted). */
+	apic_send_fixed(caller, VEC_WAKE);
+}
+
+static void wake_irq(struct trap_frame *f) {}
+static void wake_timeout(struct timer *t) {}
+
+/* Posts fn(arg) to p's call slot and sends the IPI; false if the slot is taken. */
+static bool post(struct percpu *p, void (*fn)(void *), void *arg)
+{
+	struct smp_call *c = &p->call;
+
+	if (__atomic_exchange_n(&c->pending, 1, __ATOMIC_ACQUIRE))
+		return false;
+	c->fn = fn;
+	c->arg = arg;
+	c->caller_apic = this_cpu()->apic_id;
+	c->posted_tsc = rdtsc();
+	smp_mb();
+	apic_send_fixed(p->apic_id, VEC_CALL);
+	return true;
 }
 
 int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait)
@@ -55,7 +78,6 @@ int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait)
 	if (cpu >= cpu_count || cpu_table[cpu]->state != CPU_ONLINE)
 		return -1;
 	struct percpu *p = cpu_table[cpu];
-	struct smp_call *c = &p->call;
 
 	if (p == this_cpu()) {
 		uint64_t f = irq_save();
@@ -64,30 +86,44 @@ int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait)
 		return 0;
 	}
 	uint64_t end = tsc_deadline_us(SMP_CALL_TIMEOUT_US);
-	while (__atomic_exchange_n(&c->pending, 1, __ATOMIC_ACQUIRE)) {
+	while (!post(p, fn, arg)) {
 		if (rdtsc() > end)
 			return -2;
 		cpu_relax();
 	}
-	c->fn = fn;
-	c->arg = arg;
-	c->posted_tsc = rdtsc();
-	smp_mb();
-	apic_send_fixed(p->apic_id, VEC_CALL);
 	return wait ? smp_call_wait(cpu) : 0;
+}
+
+int smp_call_try(uint32_t cpu, void (*fn)(void *), void *arg)
+{
+	if (cpu >= cpu_count || cpu_table[cpu]->state != CPU_ONLINE || cpu_table[cpu] == this_cpu())
+		return -1;
+	return post(cpu_table[cpu], fn, arg) ? 0 : -2;
 }
 
 int smp_call_wait(uint32_t cpu)
 {
 	struct smp_call *c = &cpu_table[cpu]->call;
 	uint64_t end = tsc_deadline_us(SMP_CALL_TIMEOUT_US);
+	bool can_halt = irqs_enabled();
+	struct timer t = { 0 };
 
-	while (READ_ONCE(c->pending)) {
-		if (rdtsc() > end)
-			return -2;
-		cpu_relax();
+	/* Halt until the target's wake IPI, or the timeout timer. */
+	if (can_halt)
+		timer_arm(&t, end, wake_timeout, NULL);
+	while (READ_ONCE(c->pending) && rdtsc() < end) {
+		if (!can_halt) {
+			cpu_relax();
+			continue;
+		}
+		cli();
+		if (READ_ONCE(c->pending))
+			idle_wait();
+		sti();
 	}
-	return 0;
+	if (can_halt)
+		timer_cancel(&t);
+	return READ_ONCE(c->pending) ? -2 : 0;
 }
 
 bool smp_cpu_answering(uint32_t cpu)
@@ -154,6 +190,7 @@ void smp_bsp_setup(void)
 	cpu_by_apic[p->apic_id] = p;
 	cpu_count = 1;
 	irq_register(VEC_CALL, call_irq);
+	irq_register(VEC_WAKE, wake_irq);
 	cpu_setup_local(p, false);
 	p->online_tsc = rdtsc();
 	p->state = CPU_ONLINE;

@@ -28,6 +28,12 @@ uint32_t smp_threads_per_core(void);
  * within SMP_CALL_TIMEOUT_US (the CPU may be hung).
  */
 int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait);
+/*
+ * Posts fn(arg) to another CPU without waiting for anything: -1 if it is not
+ * online (or is the caller), -2 if a call to it is still pending. `arg` must
+ * stay valid until the call ran, even past a timeout.
+ */
+int smp_call_try(uint32_t cpu, void (*fn)(void *), void *arg);
 /* Waits (bounded) for a call posted with wait == false; 0 or -2 as smp_call. */
 int smp_call_wait(uint32_t cpu);
 /* False when a call to `cpu` has been pending longer than SMP_CALL_TIMEOUT_US (hung?). */

@@ -7,6 +7,7 @@
 #include <pmuos/sample.h>
 #include "pmu/backend.h"
 #include "pmu/model.h"
+#include "pmu/pmu.h"
 #include "kernel/timer.h"
 
 /* Per hardware thread. Survives INIT: only a warm reset (reboot) clears it. */
@@ -30,6 +31,15 @@ struct pmu_cpu {
 	struct pmu_sample *ring;
 	uint32_t ring_head, ring_count;
 	uint64_t lost;
+
+	/*
+	 * Arguments and results of driver operations posted to this CPU: they
+	 * live here, not on the caller's stack, so an operation that runs late
+	 * (the CPU was slow or hung) writes only its own state.
+	 */
+	struct { int ctr; uint32_t evtsel; uint64_t period; } cfg;
+	struct pmu_reading reading;
+	struct pmu_regs regs;
 
 	/* model backend (model.c) */
 	struct pmu_model model;

@@ -79,44 +79,41 @@ static uint64_t rd(uint32_t msr)
 	return v;
 }
 
-struct config_arg { int ctr; uint32_t evtsel; uint64_t period; };
-
-static void cpu_configure(struct pmu_cpu *pc, void *a)
+static void cpu_configure(struct pmu_cpu *pc)
 {
-	const struct config_arg *c = a;
-	int i = c->ctr;
+	int i = pc->cfg.ctr;
 
 	pc->enabled &= ~GLOBAL_CTR(i);
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, rd(MSR_KNC_GLOBAL_CTRL) & ~(uint64_t)GLOBAL_CTR(i));
 	pmu_ops->wrmsr(MSR_KNC_EVNTSEL(i), 0);
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_CTR(i));
-	pc->evtsel[i] = c->evtsel;
-	pc->period[i] = c->period;
+	pc->evtsel[i] = pc->cfg.evtsel;
+	pc->period[i] = pc->cfg.period;
 	pc->wraps[i] = pc->samples[i] = 0;
 	pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), preload(pc, i));
-	if (c->evtsel) {
+	if (pc->cfg.evtsel) {
 		/* INT always: a counting counter's wraps are added up in the PMI handler. */
-		pmu_ops->wrmsr(MSR_KNC_EVNTSEL(i), c->evtsel | EVTSEL_EN | EVTSEL_INT);
+		pmu_ops->wrmsr(MSR_KNC_EVNTSEL(i), pc->cfg.evtsel | EVTSEL_EN | EVTSEL_INT);
 		pc->enabled |= GLOBAL_CTR(i);
 	}
 	if (pc->running)
 		pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, pc->enabled & ~pc->throttled);
 }
 
-static void cpu_start(struct pmu_cpu *pc, void *a)
+static void cpu_start(struct pmu_cpu *pc)
 {
 	pc->running = pc->enabled != 0;
 	pmi_unthrottle(pc);
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, pc->enabled);
 }
 
-static void cpu_stop(struct pmu_cpu *pc, void *a)
+static void cpu_stop(struct pmu_cpu *pc)
 {
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
 	pc->running = false;
 }
 
-static void cpu_clear(struct pmu_cpu *pc, void *a)
+static void cpu_clear(struct pmu_cpu *pc)
 {
 	uint64_t ctrl = rd(MSR_KNC_GLOBAL_CTRL);
 
@@ -131,9 +128,9 @@ static void cpu_clear(struct pmu_cpu *pc, void *a)
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl);
 }
 
-static void cpu_read(struct pmu_cpu *pc, void *a)
+static void cpu_read(struct pmu_cpu *pc)
 {
-	struct pmu_reading *r = a;
+	struct pmu_reading *r = &pc->reading;
 
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
 		uint64_t c = rd(MSR_KNC_PERFCTR(i));
@@ -152,9 +149,9 @@ static void cpu_read(struct pmu_cpu *pc, void *a)
 	r->lost = pc->lost;
 }
 
-static void cpu_regs(struct pmu_cpu *pc, void *a)
+static void cpu_regs(struct pmu_cpu *pc)
 {
-	struct pmu_regs *r = a;
+	struct pmu_regs *r = &pc->regs;
 
 	r->tsc = rdtsc();
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
@@ -169,75 +166,65 @@ static void cpu_regs(struct pmu_cpu *pc, void *a)
 
 /* ---- running an operation on a CPU set ---- */
 
-static struct {
-	struct spinlock lock;
-	void (*fn)(struct pmu_cpu *pc, void *arg);
-	void *arg;
-	bool together;            /* everyone waits at the barrier, then acts at once */
-	volatile uint32_t arrived, go;
-} op;
+#define DEFINE_TARGET(op) \
+	static void target_##op(void *unused) { op(pmu_this()); }
+DEFINE_TARGET(cpu_configure)
+DEFINE_TARGET(cpu_start)
+DEFINE_TARGET(cpu_stop)
+DEFINE_TARGET(cpu_clear)
+DEFINE_TARGET(cpu_read)
+DEFINE_TARGET(cpu_regs)
 
-static void op_target(void *unused)
-{
-	if (op.together) {
-		__atomic_add_fetch(&op.arrived, 1, __ATOMIC_ACQ_REL);
-		uint64_t end = tsc_deadline_us(SMP_CALL_TIMEOUT_US);
-		while (!READ_ONCE(op.go) && rdtsc() < end)
-			cpu_relax();
-	}
-	op.fn(pmu_this(), op.arg);
-}
+static struct spinlock op_lock;
 
 /*
- * Runs fn on every online CPU of `set` (the caller's own last) and returns
- * how many ran it. With `together`, all of them wait until every one has
- * arrived, so a start or stop takes effect within a few instructions
- * everywhere.
+ * Runs op on every online CPU of `set` whose previous operation finished
+ * (a hung CPU is skipped at once), and returns how many ran it. `prepare`
+ * fills a CPU's argument fields before the IPI. Every IPI goes out before
+ * the caller waits, halted, so a start or stop reaches all CPUs within the
+ * time it takes to send them; the caller's own CPU acts last.
  */
-static int run_on_set(const struct cpuset *set, void (*fn)(struct pmu_cpu *, void *), void *arg,
-		      bool together)
+static int run_on_set(const struct cpuset *set, void (*op)(struct pmu_cpu *),
+		      void (*target)(void *), void (*prepare)(struct pmu_cpu *, const void *),
+		      const void *arg)
 {
 	uint32_t me = this_cpu()->cpu, n = 0, ran = 0;
 	bool self = false;
-	uint32_t sent[MAX_CPUS];
+	static uint32_t sent[MAX_CPUS];
 
-	spin_lock(&op.lock);
-	op.fn = fn;
-	op.arg = arg;
-	op.together = together;
-	op.arrived = 0;
-	op.go = 0;
-	smp_mb();
+	spin_lock(&op_lock);
 	for (uint32_t c = 0; c < cpu_count; c++) {
-		if (!cpuset_has(set, c) || cpu_table[c]->state != CPU_ONLINE || !cpu_table[c]->pmu)
+		struct percpu *p = cpu_table[c];
+		if (!cpuset_has(set, c) || p->state != CPU_ONLINE || !p->pmu || READ_ONCE(p->call.pending))
 			continue;
+		if (prepare)
+			prepare(p->pmu, arg);
 		if (c == me)
 			self = true;
-		else if (smp_call(c, op_target, NULL, false) == 0)
+		else if (smp_call_try(c, target, NULL) == 0)
 			sent[n++] = c;
-	}
-	if (together) {
-		uint64_t end = tsc_deadline_us(SMP_CALL_TIMEOUT_US);
-		while (READ_ONCE(op.arrived) < n && rdtsc() < end)
-			cpu_relax();
-		WRITE_ONCE(op.go, 1);
 	}
 	if (self) {
 		uint64_t f = irq_save();
-		fn(pmu_this(), arg);
+		op(pmu_this());
 		irq_restore(f);
 		ran++;
 	}
 	for (uint32_t i = 0; i < n; i++)
 		ran += smp_call_wait(sent[i]) == 0;
-	spin_unlock(&op.lock);
+	spin_unlock(&op_lock);
 	return ran;
+}
+
+static void prepare_config(struct pmu_cpu *pc, const void *arg)
+{
+	memcpy(&pc->cfg, arg, sizeof(pc->cfg));
 }
 
 int pmu_configure(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t period,
 		  char *err, size_t errlen)
 {
-	struct config_arg c = { ctr, evtsel, period };
+	struct pmu_cpu tmp = { .cfg = { ctr, evtsel, period } };
 	uint32_t want = 0;
 
 	for (uint32_t i = 0; i < cpu_count; i++)
@@ -255,7 +242,7 @@ int pmu_configure(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t p
 			}
 		}
 	}
-	int ran = run_on_set(set, cpu_configure, &c, false);
+	int ran = run_on_set(set, cpu_configure, target_cpu_configure, prepare_config, &tmp.cfg);
 	if ((uint32_t)ran < want)
 		snprintf(err, errlen, "%u of the %u CPUs are not online or did not answer",
 			 want - ran, want);
@@ -264,34 +251,38 @@ int pmu_configure(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t p
 
 int pmu_unconfigure(const struct cpuset *set, int ctr)
 {
-	struct config_arg c = { ctr, 0, 0 };
-	return run_on_set(set, cpu_configure, &c, false);
+	struct pmu_cpu tmp = { .cfg = { ctr, 0, 0 } };
+	return run_on_set(set, cpu_configure, target_cpu_configure, prepare_config, &tmp.cfg);
 }
 
-int pmu_start(const struct cpuset *set) { return run_on_set(set, cpu_start, NULL, true); }
-int pmu_stop(const struct cpuset *set) { return run_on_set(set, cpu_stop, NULL, true); }
-int pmu_clear(const struct cpuset *set) { return run_on_set(set, cpu_clear, NULL, false); }
+int pmu_start(const struct cpuset *set) { return run_on_set(set, cpu_start, target_cpu_start, NULL, NULL); }
+int pmu_stop(const struct cpuset *set) { return run_on_set(set, cpu_stop, target_cpu_stop, NULL, NULL); }
+int pmu_clear(const struct cpuset *set) { return run_on_set(set, cpu_clear, target_cpu_clear, NULL, NULL); }
 
-static int run_on_one(uint32_t cpu, void (*fn)(struct pmu_cpu *, void *), void *arg)
+static int run_on_one(uint32_t cpu, void (*op)(struct pmu_cpu *), void (*target)(void *))
 {
 	struct cpuset one = { 0 };
 
 	if (cpu >= cpu_count)
 		return -1;
 	cpuset_add(&one, cpu);
-	return run_on_set(&one, fn, arg, false) == 1 ? 0 : -1;
+	return run_on_set(&one, op, target, NULL, NULL) == 1 ? 0 : -1;
 }
 
 int pmu_read(uint32_t cpu, struct pmu_reading *r)
 {
-	memset(r, 0, sizeof(*r));
-	return run_on_one(cpu, cpu_read, r);
+	if (run_on_one(cpu, cpu_read, target_cpu_read) != 0)
+		return -1;
+	*r = cpu_table[cpu]->pmu->reading;
+	return 0;
 }
 
 int pmu_read_regs(uint32_t cpu, struct pmu_regs *r)
 {
-	memset(r, 0, sizeof(*r));
-	return run_on_one(cpu, cpu_regs, r);
+	if (run_on_one(cpu, cpu_regs, target_cpu_regs) != 0)
+		return -1;
+	*r = cpu_table[cpu]->pmu->regs;
+	return 0;
 }
 
 size_t pmu_samples(uint32_t cpu, struct pmu_sample *out, size_t max, uint64_t *lost)
@@ -351,9 +342,11 @@ void pmu_calibrate(void)
 
 void pmu_report_state(const char *what)
 {
+	struct pmu_cpu *pc = pmu_this();
 	struct pmu_regs r;
 
-	cpu_regs(pmu_this(), &r);
+	cpu_regs(pc);
+	r = pc->regs;
 	kprintf("pmu: CPU %u %s EvtSel0=%#lx Cnt0=%lu EvtSel1=%#lx Cnt1=%lu GLOBAL_CTRL=%#lx "
 		"GLOBAL_STATUS=%#lx SPFLT=%#lx\n", this_cpu()->cpu, what, r.evtsel[0], r.ctr[0],
 		r.evtsel[1], r.ctr[1], r.global_ctrl, r.status, r.spflt);
