@@ -87,7 +87,7 @@ static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
 		return 0;
 	pc->throttles++;
 	timer_arm(&pc->unthrottle, pc->window_start + window, unthrottle_due, pc);
-	if (now - pc->last_report >= tsc_hz) { /* at most one line a second per CPU */
+	if (!pc->last_report || now - pc->last_report >= tsc_hz) { /* a line a second per CPU at most */
 		pc->last_report = now;
 		kprintf("pmu: CPU %u: more than %u PMIs/s, sampling throttled (%lu times so far)\n",
 			this_cpu()->cpu, pmi_limit, pc->throttles);
