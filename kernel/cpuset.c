@@ -18,8 +18,12 @@ static bool parse_cpu(const char *s, size_t n, uint32_t ncpus, uint32_t *cpu, ch
 		snprintf(err, errlen, "'%s' is not a CPU number", buf);
 		return false;
 	}
-	if (v >= ncpus) {
-		snprintf(err, errlen, "no CPU %lu (CPUs are 0-%u)", (unsigned long)v, ncpus - 1);
+	if (v >= ncpus || v >= CPUSET_MAX) {
+		if (ncpus == 0)
+			snprintf(err, errlen, "no CPU %lu (there are no CPUs)", (unsigned long)v);
+		else
+			snprintf(err, errlen, "no CPU %lu (CPUs are 0-%u)", (unsigned long)v,
+				 MIN(ncpus, CPUSET_MAX) - 1);
 		return false;
 	}
 	*cpu = v;

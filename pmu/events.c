@@ -18,6 +18,26 @@ const struct knc_event *knc_event_by_code(uint32_t evtsel)
 
 static char upper(char c) { return c >= 'a' && c <= 'z' ? c - 32 : c; }
 
+static bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (upper(c) >= 'A' && upper(c) <= 'F');
+}
+
+/* "r" followed by hex digits (optionally "0x"): a raw event, not a name. */
+static bool looks_raw(const char *s, size_t n)
+{
+	size_t i = 1;
+
+	if (n < 2 || upper(s[0]) != 'R')
+		return false;
+	if (n > 3 && s[1] == '0' && upper(s[2]) == 'X')
+		i = 3;
+	for (; i < n; i++)
+		if (!is_hex(s[i]))
+			return false;
+	return true;
+}
+
 /* Case-insensitive comparison of s[0..n) with a NUL-terminated name. */
 static bool name_is(const char *s, size_t n, const char *name)
 {
@@ -62,7 +82,7 @@ bool knc_event_parse(const char *s, uint32_t *evtsel, char *err, size_t errlen)
 	uint32_t v = 0;
 	const char *p = s;
 
-	if (strncmp(p, "knc::", 5) == 0)
+	if (name_is(p, 3, "KNC") && p[3] == ':' && p[4] == ':')
 		p += 5;
 	size_t n = 0;
 	while (p[n] && p[n] != ':')
@@ -77,7 +97,7 @@ bool knc_event_parse(const char *s, uint32_t *evtsel, char *err, size_t errlen)
 			ev = &knc_events[i];
 	if (ev) {
 		v = ev->code;
-	} else if (p[0] == 'r' || p[0] == 'R') {
+	} else if (looks_raw(p, n)) {
 		if (!parse_raw(p + 1, n - 1, &v, err, errlen))
 			return false;
 	} else {
@@ -94,19 +114,21 @@ bool knc_event_parse(const char *s, uint32_t *evtsel, char *err, size_t errlen)
 		uint64_t c;
 		char num[8];
 
-		if (len == 1 && *m == 'u') {
+		char mod = len == 1 ? upper(*m) : 0; /* modifiers are case-insensitive, as in libpfm4 */
+
+		if (mod == 'U') {
 			v |= EVTSEL_USR;
 			priv = true;
-		} else if (len == 1 && *m == 'k') {
+		} else if (mod == 'K') {
 			v |= EVTSEL_OS;
 			priv = true;
-		} else if (len == 1 && *m == 'e') {
+		} else if (mod == 'E') {
 			v |= EVTSEL_EDGE;
-		} else if (len == 1 && *m == 'i') {
+		} else if (mod == 'I') {
 			v |= EVTSEL_INV;
-		} else if (len == 1 && *m == 't') {
+		} else if (mod == 'T') {
 			v |= EVTSEL_ANY;
-		} else if (len > 2 && m[0] == 'c' && m[1] == '=' && len - 2 < sizeof(num)) {
+		} else if (len > 2 && upper(m[0]) == 'C' && m[1] == '=' && len - 2 < sizeof(num)) {
 			memcpy(num, m + 2, len - 2);
 			num[len - 2] = 0;
 			if (!parse_u64(num, 255, &c)) {

@@ -4,7 +4,9 @@
  * "[knc::]NAME[:mod...]" with modifiers u (USR), k (OS), e (edge),
  * i (invert), c=N (CMASK 0-255), t (any thread); or a raw "rHEX" (umask << 8 |
  * event, optionally with the upper EvtSel fields) with the same modifiers.
- * Without u or k an event counts at every privilege level.
+ * Names, the "knc::" prefix and modifiers are case-insensitive. Without u or
+ * k an event counts at every privilege level, unless a raw value already sets
+ * USR or OS.
  */
 #ifndef PMU_EVENTS_H
 #define PMU_EVENTS_H

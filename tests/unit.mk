@@ -5,9 +5,10 @@
 #   build/unit/test_fmt       run one; CMOCKA_MESSAGE_OUTPUT=TAP for TAP output
 #
 # Each binary links one kernel source, compiled for the host into
-# $(BUILD)/unit/obj/<path>.o, with its test in tests/unit/test_<module>.c.
+# $(BUILD)/unit/obj/<path>.o, with its test in tests/unit/test_<module>.c
+# (plus fmt.o and lib.o where that source formats or parses).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -33,15 +34,31 @@ UNIT_RENAME_LIB = -Dmemcpy=k_memcpy -Dmemmove=k_memmove -Dmemset=k_memset \
 		  -Dstrcmp=k_strcmp -Dstrncmp=k_strncmp -Dstrlcpy=k_strlcpy
 $(BUILD)/unit/obj/kernel/fmt.o: UNIT_DEFS = $(UNIT_RENAME_FMT)
 $(BUILD)/unit/obj/kernel/lib.o: UNIT_DEFS = $(UNIT_RENAME_LIB)
+# Files that call both (snprintf, memcpy, parse_u64 ...) get both sets, so their
+# calls reach the kernel's k_ versions linked from fmt.o and lib.o.
+$(BUILD)/unit/obj/kernel/cpuset.o: UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
+$(BUILD)/unit/obj/pmu/events.o:    UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
+
+# pmu/events.c includes the event table generated from libpfm4 (top Makefile):
+# build it first and find it in $(BUILD)/gen.
+$(BUILD)/unit/obj/pmu/events.o: $(BUILD)/gen/knc_events.h
+$(BUILD)/unit/obj/pmu/events.o: UNIT_CFLAGS += -I$(BUILD)/gen
 
 # ------------------------------------------------------------ binaries
-# test_<module>: its test file plus the one kernel source it covers.
+# test_<module>: its test file plus the kernel source it covers (and what
+# that source calls: fmt.o, lib.o).
 $(BUILD)/unit/test_fmt:    $(BUILD)/unit/obj/kernel/fmt.o
 $(BUILD)/unit/test_line:   $(BUILD)/unit/obj/shell/line.o
 $(BUILD)/unit/test_timerq: $(BUILD)/unit/obj/kernel/timerq.o
 $(BUILD)/unit/test_pmm:    $(BUILD)/unit/obj/kernel/pmm.o
 $(BUILD)/unit/test_acpi:   $(BUILD)/unit/obj/kernel/acpi_parse.o
 $(BUILD)/unit/test_lib:    $(BUILD)/unit/obj/kernel/lib.o
+$(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model_core.o
+$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
+$(BUILD)/unit/test_cpuset: $(BUILD)/unit/obj/kernel/cpuset.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
+
+# test_events checks the generated table against libpfm4 itself.
+$(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm
 
 $(UNIT_BINS): $(BUILD)/unit/test_%: $(BUILD)/unit/obj/tests/unit/test_%.o
 	$(CC) $(UNIT_LDFLAGS) $^ -o $@ $(UNIT_LDLIBS)
@@ -54,4 +71,5 @@ unit: $(UNIT_BINS)
 .PHONY: unit
 
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
--include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib)
+-include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
+	   pmu/model_core pmu/events kernel/cpuset)
