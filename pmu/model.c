@@ -22,7 +22,7 @@ static void sync(struct pmu_cpu *pc)
 	uint64_t left = model_ticks_to_overflow(m);
 	if (left == UINT64_MAX)
 		timer_cancel(&pc->ovf_timer);
-	else
+	else if (!pc->ovf_timer.armed || pc->ovf_timer.deadline != m->last + left)
 		timer_arm(&pc->ovf_timer, m->last + left, overflow_due, pc);
 }
 

@@ -4,6 +4,7 @@
  * CPU sets are written "0-3,8" or "all" (the default where one is optional).
  */
 #include "pmu/pmu.h"
+#include "pmu/bench.h"
 #include "pmu/events.h"
 #include "pmu/regs.h"
 #include "pmu/selftest.h"
@@ -228,6 +229,11 @@ static int pmu_selftest_cmd(int argc, char **argv)
 	return pmu_selftest() ? 1 : 0;
 }
 
+static int pmu_bench_cmd(int argc, char **argv)
+{
+	return pmu_bench();
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -235,7 +241,7 @@ static const struct {
 	{ "info", pmu_info }, { "events", pmu_events }, { "set", pmu_set },
 	{ "start", pmu_start_cmd }, { "stop", pmu_stop_cmd }, { "read", pmu_read_cmd },
 	{ "clear", pmu_clear_cmd }, { "regs", pmu_regs_cmd }, { "samples", pmu_samples_cmd },
-	{ "limit", pmu_limit_cmd }, { "selftest", pmu_selftest_cmd },
+	{ "limit", pmu_limit_cmd }, { "selftest", pmu_selftest_cmd }, { "bench", pmu_bench_cmd },
 };
 
 static int cmd_pmu(int argc, char **argv)
@@ -244,7 +250,7 @@ static int cmd_pmu(int argc, char **argv)
 		if (strcmp(argv[1], subcommands[i].name) == 0)
 			return subcommands[i].fn(argc, argv);
 	return shell_error("pmu", "unknown subcommand '%.32s' (info, events, set, start, stop, read, "
-			   "clear, regs, samples, limit, selftest)", argv[1]);
+			   "clear, regs, samples, limit, selftest, bench)", argv[1]);
 }
 SHELL_COMMAND(pmu, "pmu", "SUBCOMMAND ...", "KNC core PMU; subcommands:\n"
 	      "             info                        backend, exactness, counters, PMI vector\n"
@@ -254,5 +260,6 @@ SHELL_COMMAND(pmu, "pmu", "SUBCOMMAND ...", "KNC core PMU; subcommands:\n"
 	      "             regs CPU                    raw PMU registers and LVT 0x340\n"
 	      "             samples CPU [N]             the newest N samples\n"
 	      "             limit [N]                   PMI rate limit per thread (PMIs/s)\n"
-	      "             selftest                    exact counts, period, double overflow",
+	      "             selftest                    exact counts, period, double overflow\n"
+	      "             bench                       instructions one overflow costs (make bench)",
 	      1, 5, cmd_pmu);
