@@ -177,12 +177,14 @@ def test_pmi_storm_is_throttled_and_shell_stays_responsive(card):
     card.child.send("pmu start\r")
     card.child.expect(r"pmu: CPU \d+: more than 100000 PMIs/s, sampling throttled", timeout=60)
     card.wait_prompt()
+    # Throttle messages from other CPUs may come between any two lines.
     for i in range(3):
-        assert card.cmd(f"echo still {i}", timeout=60) == f"still {i}\n"
+        assert re.search(rf"^still {i}$", card.cmd(f"echo still {i}", timeout=60), re.M)
     out = card.cmd("pmu read 0", timeout=60)
     m = re.search(r"throttled (\d+) times", out)
     assert m and int(m[1]) > 0, out
     card.cmd("pmu stop", timeout=60)
+    card.sync()
     assert card.cmd("echo calm") == "calm\n"
 
 
