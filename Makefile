@@ -46,10 +46,10 @@ KCFLAGS += -I. -Iinclude -I$(BUILD)/gen -DPMUOS_VERSION='"$(VERSION)"'
 KLDFLAGS = -nostdlib -static -no-pie -z max-page-size=0x1000 -z noexecstack -Wl,--build-id=none -T linker.ld
 
 KSRC := $(wildcard boot/*.S boot/*.c kernel/*.S kernel/*.c apic/*.c shell/*.c pmu/*.S pmu/*.c)
-KSRC := $(filter-out pmu/gen_events.c,$(KSRC))
+KSRC := $(filter-out pmu/gen_events.c,$(KSRC)) $(BUILD)/gen/programs.S
 KOBJ := $(patsubst %,$(BUILD)/k/%.o,$(KSRC))
 
-all: kernel esp unit
+all: kernel esp unit user
 kernel: $(BUILD)/kernel.elf $(BUILD)/kernel.mb
 
 $(BUILD)/k/%.c.o: %.c
@@ -84,6 +84,7 @@ $(BUILD)/k/pmu/events.c.o: $(BUILD)/gen/knc_events.h
 
 # ------------------------------------------------------------ sub-makefiles
 include boot/uefi/uefi.mk
+include user/user.mk
 include tests/tests.mk
 include bench/bench.mk
 

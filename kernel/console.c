@@ -77,6 +77,17 @@ int console_getc(void)
 	return c;
 }
 
+bool console_take_ctrl_c(void)
+{
+	for (uint32_t i = READ_ONCE(rx.tail); i != READ_ONCE(rx.head); i = (i + 1) % RX_RING) {
+		if (rx.buf[i] == 0x03) {
+			WRITE_ONCE(rx.tail, (i + 1) % RX_RING);
+			return true;
+		}
+	}
+	return false;
+}
+
 unsigned long console_rx_dropped(void)
 {
 	return rx.dropped;

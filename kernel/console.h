@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdarg.h>
+#include <stdbool.h>
 
 void console_init(void);
 /* Routes the UART receive interrupt to the calling CPU (after the IOAPIC is up). */
@@ -15,6 +16,11 @@ void console_enable_rx_irq(void);
 void console_write(const char *s, size_t n);
 /* Next received byte (0..255), or -1 if none is waiting. */
 int console_getc(void);
+/*
+ * If a Ctrl-C (0x03) is waiting, drops the input up to and including it and
+ * returns true; otherwise leaves the input alone (it is the shell's).
+ */
+bool console_take_ctrl_c(void);
 /* Bytes received and dropped because the receive ring was full. */
 unsigned long console_rx_dropped(void);
 

@@ -9,7 +9,7 @@ void gdt_load(struct percpu *p)
 	uint64_t limit = sizeof(p->tss) - 1;
 
 	memset(&p->tss, 0, sizeof(p->tss));
-	p->tss.rsp[0] = p->kstack_top;
+	p->tss.rsp[0] = p->tstack_top; /* entries from Ring 3 land on the task stack */
 	for (int i = 0; i < 3; i++)
 		p->tss.ist[i] = p->ist_top[i];
 	p->tss.iopb = sizeof(p->tss); /* no I/O bitmap: Ring 3 gets no ports */

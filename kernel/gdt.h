@@ -5,8 +5,6 @@
 #ifndef KERNEL_GDT_H
 #define KERNEL_GDT_H
 
-#include <stdint.h>
-
 #define SEL_KCODE   0x08
 #define SEL_KDATA   0x10
 #define SEL_UCODE32 0x1b
@@ -19,6 +17,9 @@
 #define IST_NMI 1
 #define IST_DF  2
 #define IST_MC  3
+
+#ifndef __ASSEMBLER__
+#include <stdint.h>
 
 struct tss {
 	uint32_t reserved0;
@@ -34,4 +35,5 @@ struct percpu;
 /* Builds and loads p's GDT and TSS (IST stacks from p->ist_top, RSP0 = kstack_top). */
 void gdt_load(struct percpu *p);
 
+#endif /* __ASSEMBLER__ */
 #endif

@@ -3,9 +3,15 @@
  * the CPU pushes none, then its vector, and joins trap_common, which saves the
  * general registers as a struct trap_frame (kernel/irq.h) and calls
  * trap_dispatch(frame). SWAPGS brackets entries from Ring 3.
+ *
+ * Entries from and returns to Ring 3 are stamped with the TSC at a fixed
+ * instruction distance from the privilege change, so the PMU model splits
+ * USR from OS time exactly (DESIGN §5.2; kernel/trap.c uses the counts below).
  */
+#include "kernel/percpu.h"
+
 	.text
-	.globl isr_stub_table
+	.globl isr_stub_table, trap_exit
 
 /* Vectors for which the CPU pushes an error code (SDM Vol. 3A, 6.13). */
 #define HAS_ERROR(v) ((v) == 8 || ((v) >= 10 && (v) <= 14) || (v) == 17 || (v) == 21 || (v) == 29 || (v) == 30)
@@ -23,10 +29,23 @@ isr_stub_base:                          /* stub v at isr_stub_base + 16 * v */
 	.set v, v + 1
 	.endr
 
+/*
+ * Ring 3 -> 0: 8 instructions of the entry run before the RDTSC below (the
+ * stub's two pushes and jmp, testb, jz, swapgs, two movs); 7 where the CPU
+ * pushed the error code itself. trap.c subtracts that many.
+ */
 trap_common:
 	testb $3, 24(%rsp)              /* CS of the interrupted context */
 	jz 1f
 	swapgs
+	movq %rax, %gs:PCPU_SCRATCH0
+	movq %rdx, %gs:PCPU_SCRATCH1
+	rdtsc
+	shlq $32, %rdx
+	orq %rdx, %rax
+	movq %rax, %gs:PCPU_ENTRY_TSC
+	movq %gs:PCPU_SCRATCH0, %rax
+	movq %gs:PCPU_SCRATCH1, %rdx
 1:	pushq %rax
 	pushq %rbx
 	pushq %rcx
@@ -45,6 +64,7 @@ trap_common:
 	movq %rsp, %rdi
 	cld
 	call trap_dispatch
+trap_exit:                              /* RSP = a struct trap_frame to return to */
 	popq %r15
 	popq %r14
 	popq %r13
@@ -62,8 +82,24 @@ trap_common:
 	popq %rax
 	testb $3, 24(%rsp)
 	jz 2f
+	/*
+	 * Ring 0 -> 3: this RDTSC and the 9 instructions after it up to and
+	 * including IRETQ are kernel instructions; the first user instruction
+	 * runs at the stamp + 10, which is what PCPU_EXIT_TSC holds.
+	 */
+	movq %rax, %gs:PCPU_SCRATCH0
+	movq %rdx, %gs:PCPU_SCRATCH1
+	rdtsc
+	shlq $32, %rdx
+	orq %rdx, %rax
+	addq $10, %rax
+	movq %rax, %gs:PCPU_EXIT_TSC
+	movq %gs:PCPU_SCRATCH0, %rax
+	movq %gs:PCPU_SCRATCH1, %rdx
 	swapgs
-2:	addq $16, %rsp                  /* vector, error code */
+	addq $16, %rsp                  /* vector, error code */
+	iretq
+2:	addq $16, %rsp
 	iretq
 
 	.section .rodata

@@ -5,9 +5,19 @@
 #ifndef KERNEL_PERCPU_H
 #define KERNEL_PERCPU_H
 
+/* Offsets used by the assembly entry paths (kernel/isr.S, kernel/user.S). */
+#define PCPU_SCRATCH_RSP 8
+#define PCPU_TSTACK_TOP  16
+#define PCPU_ENTRY_TSC   24
+#define PCPU_SCRATCH0    32
+#define PCPU_SCRATCH1    40
+#define PCPU_EXIT_TSC    48
+
+#ifndef __ASSEMBLER__
 #include <stdint.h>
 #include "kernel/gdt.h"
 #include "kernel/timer.h"
+#include "kernel/sync.h"
 
 #define MAX_CPUS 256 /* xAPIC: 8-bit APIC IDs (DESIGN §3) */
 
@@ -29,10 +39,17 @@ struct smp_call {
 
 struct pmu_cpu;
 
+struct task;
+
+
 struct percpu {
 	struct percpu *self;      /* gs:0 */
-	uint64_t scratch_rsp;     /* gs:8, for the SYSCALL entry */
-	uint64_t kstack_top;      /* gs:16 */
+	uint64_t scratch_rsp;     /* gs:8: the user RSP at SYSCALL entry */
+	uint64_t tstack_top;      /* gs:16: kernel stack for entries from Ring 3 */
+	uint64_t entry_tsc;       /* gs:24: TSC at the last entry from Ring 3 */
+	uint64_t scratch[2];      /* gs:32, gs:40: the entry paths' spill slots */
+	uint64_t exit_tsc;        /* gs:48: TSC of the first Ring-3 instruction after the last exit */
+	uint64_t kstack_top;      /* the CPU's own kernel stack (idle loop, scheduler) */
 	uint32_t cpu;             /* logical CPU number, 0 = BSP */
 	uint32_t apic_id;
 	volatile uint32_t state;  /* enum cpu_state */
@@ -46,7 +63,17 @@ struct percpu {
 	struct pmu_cpu *pmu;      /* pmu/internal.h; kept across INIT */
 	volatile bool idle;       /* halted in idle_wait(), until the next interrupt */
 	bool rejoined;            /* came back through INIT-SIPI-SIPI */
+	struct task *task;        /* running in Ring 3 on this CPU, or NULL */
+	struct task *runq;        /* tasks waiting for this CPU, FIFO */
+	struct spinlock runq_lock;
+	uint64_t sched_ctx[8];    /* kernel/user.S: where a leaving task returns to */
 };
+
+_Static_assert(__builtin_offsetof(struct percpu, scratch_rsp) == PCPU_SCRATCH_RSP, "percpu layout");
+_Static_assert(__builtin_offsetof(struct percpu, tstack_top) == PCPU_TSTACK_TOP, "percpu layout");
+_Static_assert(__builtin_offsetof(struct percpu, entry_tsc) == PCPU_ENTRY_TSC, "percpu layout");
+_Static_assert(__builtin_offsetof(struct percpu, scratch) == PCPU_SCRATCH0, "percpu layout");
+_Static_assert(__builtin_offsetof(struct percpu, exit_tsc) == PCPU_EXIT_TSC, "percpu layout");
 
 extern struct percpu *cpu_table[MAX_CPUS];
 extern uint32_t cpu_count; /* CPUs in the MADT that we started or tried to */
@@ -63,4 +90,5 @@ void percpu_install(struct percpu *p);
 
 const char *cpu_state_name(uint32_t state);
 
+#endif /* __ASSEMBLER__ */
 #endif

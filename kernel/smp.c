@@ -13,6 +13,7 @@
 #include "apic/apic.h"
 #include "kernel/idle.h"
 #include "pmu/pmu.h"
+#include "kernel/task.h"
 
 #define TRAMPOLINE_BASE 0x8000 /* must match boot/trampoline.S */
 #define KSTACK_PAGES 4
@@ -134,6 +135,18 @@ bool smp_cpu_answering(uint32_t cpu)
 	       rdtsc() - c->posted_tsc < SMP_CALL_TIMEOUT_US * (tsc_hz / 1000000);
 }
 
+/*
+ * Ring-3 programs may use x87 and SSE (QEMU's CPU has them; the kernel never
+ * does, DESIGN §3). CR0.EM off, MP on; CR4.OSFXSR and OSXMMEXCPT where CPUID
+ * reports SSE (a KNC core has none). The x87 unit is in its reset state.
+ */
+static void user_fpu_enable(void)
+{
+	write_cr0((read_cr0() & ~(1ULL << 2)) | (1ULL << 1));
+	if (cpuid(1, 0).edx & (1u << 25))
+		write_cr4(read_cr4() | (1ULL << 9) | (1ULL << 10));
+}
+
 void cpu_setup_local(struct percpu *p, bool rejoin)
 {
 	percpu_install(p);
@@ -141,9 +154,11 @@ void cpu_setup_local(struct percpu *p, bool rejoin)
 	idt_load();
 	write_cr3(kernel_cr3);
 	write_cr4(read_cr4() | CR4_PCE);
+	user_fpu_enable();
 	apic_enable_local();
 	apic_timer_init_local();
 	pmu_cpu_online(rejoin);
+	task_cpu_init();
 }
 
 static struct percpu *percpu_new(uint32_t cpu, uint32_t apic)
@@ -156,6 +171,10 @@ static struct percpu *percpu_new(uint32_t cpu, uint32_t apic)
 	p->cpu = cpu;
 	p->apic_id = apic;
 	p->kstack_top = (uint64_t)kstack + KSTACK_PAGES * PAGE_SIZE;
+	uint8_t *tstack = page_alloc(KSTACK_PAGES);
+	if (!tstack)
+		return NULL;
+	p->tstack_top = (uint64_t)tstack + KSTACK_PAGES * PAGE_SIZE;
 	for (int i = 0; i < 3; i++) {
 		uint8_t *ist = page_alloc(IST_PAGES);
 		if (!ist)
@@ -184,6 +203,7 @@ void smp_bsp_setup(void)
 	p->cpu = 0;
 	p->apic_id = apic_id();
 	p->kstack_top = ALIGN_UP(rsp, PAGE_SIZE); /* the boot stack */
+	p->tstack_top = p->kstack_top;             /* the BSP runs no tasks */
 	for (int i = 0; i < 3; i++)
 		p->ist_top[i] = (uint64_t)page_alloc(IST_PAGES) + IST_PAGES * PAGE_SIZE;
 	cpu_table[0] = p;
@@ -217,7 +237,8 @@ void ap_main(uint32_t apic)
 	p->state = CPU_ONLINE;
 	for (;;) {
 		cli();
-		idle_wait();
+		if (!task_run_next())
+			idle_wait();
 	}
 }
 

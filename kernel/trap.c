@@ -8,6 +8,8 @@
 #include "kernel/console.h"
 #include "kernel/gdt.h"
 #include "kernel/idle.h"
+#include "kernel/task.h"
+#include "pmu/pmu.h"
 #include "kernel/lib.h"
 #include "kernel/x86.h"
 #include "apic/apic.h"
@@ -126,13 +128,28 @@ static void __attribute__((noreturn)) fault_report(struct trap_frame *f)
 	}
 }
 
+/* Kernel instructions before the entry stamp (kernel/isr.S). */
+static uint64_t entry_insns(uint64_t v)
+{
+	bool err = v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30;
+	return err ? 7 : 8;
+}
+
 void trap_dispatch(struct trap_frame *f)
 {
 	uint64_t v = f->vector;
+	bool user = f->cs & 3;
 
+	if (user)
+		pmu_user_exit(this_cpu()->entry_tsc - entry_insns(v), this_cpu()->exit_tsc);
 	if (v < 32) {
-		if (exc_handlers[v] && exc_handlers[v](f))
+		if (exc_handlers[v] && exc_handlers[v](f)) {
+			if (user)
+				task_return_to_user(f);
 			return;
+		}
+		if (user && this_cpu()->task)
+			task_fault(f);
 		fault_report(f);
 	}
 	idle_woken();
@@ -142,4 +159,6 @@ void trap_dispatch(struct trap_frame *f)
 		unhandled_irqs++;
 	if (v != VEC_SPURIOUS)
 		apic_eoi();
+	if (user)
+		task_return_to_user(f);
 }

@@ -17,6 +17,13 @@ struct pmu_ops {
 	bool (*counts_event)(uint32_t evtsel);
 	/* Per-CPU start-up; `rejoin`: after INIT-SIPI-SIPI, keep the state. */
 	void (*cpu_online)(bool rejoin);
+	/*
+	 * Ring 3 <-> 0 on the calling CPU. to_user: the kernel is about to enter
+	 * Ring 3. from_user: it came back; Ring 3 ran from tick first_user up to
+	 * tick first_kernel (exact stamps from the entry and exit paths).
+	 */
+	void (*to_user)(void);
+	void (*from_user)(uint64_t first_kernel, uint64_t first_user);
 	/* The calling CPU halts / wakes (halted cycles are not counted). */
 	void (*idle_enter)(void);
 	void (*idle_exit)(void);

@@ -52,6 +52,9 @@ extern const struct pmu_ops *pmu_ops;
 /* The calling CPU's PMU state. */
 struct pmu_cpu *pmu_this(void);
 
+/* emul.c: RDPMC/SPFLT emulation on the model */
+void pmu_emul_init(void);
+
 /* pmi.c */
 void pmi_init(void);
 /* Lifts the throttle: runs from the unthrottle timer, or when counters restart. */

@@ -26,6 +26,7 @@ static int knc_wrmsr(uint32_t msr, uint64_t v)
 static bool knc_counts_event(uint32_t evtsel) { return true; }
 static void knc_nothing(void) {}
 static void knc_cpu_online(bool rejoin) {}
+static void knc_from_user(uint64_t first_kernel, uint64_t first_user) {}
 
 const struct pmu_ops pmu_knc_ops = {
 	.name = "knc",
@@ -33,6 +34,8 @@ const struct pmu_ops pmu_knc_ops = {
 	.wrmsr = knc_wrmsr,
 	.counts_event = knc_counts_event,
 	.cpu_online = knc_cpu_online,
+	.to_user = knc_nothing,
+	.from_user = knc_from_user,
 	.idle_enter = knc_nothing,
 	.idle_exit = knc_nothing,
 };

@@ -72,6 +72,27 @@ static void model_op_idle_exit(void)
 	sync(pc);
 }
 
+static void model_op_to_user(void)
+{
+	struct pmu_cpu *pc = pmu_this();
+
+	/* Provisional: from_user moves the change to the exact tick. */
+	model_set_cpl(&pc->model, rdtsc(), 3);
+	sync(pc);
+}
+
+static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
+{
+	struct pmu_cpu *pc = pmu_this();
+	struct pmu_model *m = &pc->model;
+
+	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
+	model_set_cpl(m, m->last, 0);
+	model_set_cpl(m, first_user, 3);
+	model_set_cpl(m, first_kernel, 0);
+	sync(pc);
+}
+
 static void model_op_cpu_online(bool rejoin)
 {
 	struct pmu_cpu *pc = pmu_this();
@@ -94,6 +115,8 @@ const struct pmu_ops pmu_model_ops = {
 	.wrmsr = model_op_wrmsr,
 	.counts_event = model_counts_event,
 	.cpu_online = model_op_cpu_online,
+	.to_user = model_op_to_user,
+	.from_user = model_op_from_user,
 	.idle_enter = model_op_idle_enter,
 	.idle_exit = model_op_idle_exit,
 };

@@ -32,6 +32,8 @@ void pmu_init(void)
 {
 	if (CPUID_FAMILY(cpuid(1, 0).eax) == KNC_FAMILY)
 		pmu_ops = &pmu_knc_ops;
+	else
+		pmu_emul_init(); /* RDPMC and SPFLT trap without a KNC PMU */
 	pmi_init();
 }
 
@@ -51,6 +53,18 @@ void pmu_cpu_init_sent(uint32_t cpu)
 {
 	if (cpu < cpu_count && cpu_table[cpu]->pmu)
 		cpu_table[cpu]->pmu->init_sent_tsc = rdtsc();
+}
+
+void pmu_user_enter(void)
+{
+	if (this_cpu()->pmu)
+		pmu_ops->to_user();
+}
+
+void pmu_user_exit(uint64_t first_kernel, uint64_t first_user)
+{
+	if (this_cpu()->pmu)
+		pmu_ops->from_user(first_kernel, first_user);
 }
 
 void pmu_idle_enter(void)

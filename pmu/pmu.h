@@ -81,6 +81,15 @@ uint32_t pmu_pmi_limit(void);
  */
 uint64_t pmu_count_region(void (*region)(void));
 
+/*
+ * Privilege changes of the calling CPU (kernel/task.c, kernel/trap.c):
+ * user_enter just before the IRETQ to Ring 3; user_exit first thing after
+ * an entry from Ring 3, with the TSC of the first kernel instruction and of
+ * the first Ring-3 instruction after the previous exit.
+ */
+void pmu_user_enter(void);
+void pmu_user_exit(uint64_t first_kernel, uint64_t first_user);
+
 /* The calling CPU halts / woke up (kernel idle paths). */
 void pmu_idle_enter(void);
 void pmu_idle_exit(void);

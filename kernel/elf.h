@@ -1,0 +1,36 @@
+/*
+ * Loading pmuos programs: static ELF64 x86-64 executables linked inside the
+ * user region (include/pmuos/syscall.h). Every header field the loader uses
+ * is checked first; a bad image gets a message naming the field.
+ */
+#ifndef KERNEL_ELF_H
+#define KERNEL_ELF_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define ELF_MAX_SEGMENTS 16
+
+struct elf_segment {
+	uint64_t vaddr, memsz, offset, filesz;
+	int flags; /* VM_WRITE | VM_EXEC (kernel/vm.h) */
+};
+
+struct elf_image {
+	uint64_t entry;
+	uint64_t end;  /* first byte after the highest segment: the initial break */
+	unsigned nseg;
+	struct elf_segment seg[ELF_MAX_SEGMENTS];
+};
+
+/*
+ * Checks that img[0..len) is a pmuos program and describes its PT_LOAD
+ * segments. Pure (reads only the buffer). Returns true, or false with the
+ * reason in err.
+ */
+bool elf_check(const uint8_t *img, size_t len, struct elf_image *out, char *err, size_t errlen);
+/* Maps and fills the checked segments into address space `as`; false when out of memory. */
+bool elf_load(const uint8_t *img, const struct elf_image *im, uint64_t as);
+
+#endif

@@ -1,0 +1,415 @@
+/* Ring-3 tasks; see kernel/task.h. */
+#include "kernel/task.h"
+#include "kernel/console.h"
+#include "kernel/elf.h"
+#include "kernel/fmt.h"
+#include "kernel/gdt.h"
+#include "kernel/idle.h"
+#include "kernel/lib.h"
+#include "kernel/paging.h"
+#include "kernel/percpu.h"
+#include "kernel/pmm.h"
+#include "kernel/smp.h"
+#include "kernel/sync.h"
+#include "kernel/timer.h"
+#include "kernel/tsc.h"
+#include "kernel/vm.h"
+#include "kernel/x86.h"
+#include "apic/apic.h"
+#include "pmu/pmu.h"
+#include <pmuos/syscall.h>
+
+#define MAX_TASKS 512
+#define MSR_STAR  0xc0000081
+#define MSR_LSTAR 0xc0000082
+#define MSR_FMASK 0xc0000084
+#define EFER_SCE  1
+#define RFLAGS_IF 0x200
+/* Kernel instructions before the SYSCALL entry's RDTSC (kernel/user.S). */
+#define SYSCALL_ENTRY_INSNS 25
+
+extern void syscall_entry(void);
+extern void user_start(struct trap_frame *f) __attribute__((noreturn));
+extern int ctx_save(uint64_t ctx[8]);
+extern void ctx_restore(uint64_t ctx[8], int val) __attribute__((noreturn));
+
+static struct task tasks[MAX_TASKS];
+static struct spinlock tasks_lock;
+static uint32_t next_id = 1;
+
+const char *task_state_name(uint32_t state)
+{
+	static const char *const names[] = { "free", "ready", "running", "exited", "killed", "faulted" };
+	return state < ARRAY_SIZE(names) ? names[state] : "?";
+}
+
+void task_cpu_init(void)
+{
+	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SCE);
+	/* SYSCALL loads CS from STAR[47:32], SS = that + 8 (the GDT of kernel/gdt.h). */
+	wrmsr(MSR_STAR, (uint64_t)SEL_KCODE << 32 | (uint64_t)(SEL_UCODE32 & ~3) << 48);
+	wrmsr(MSR_LSTAR, (uint64_t)syscall_entry);
+	wrmsr(MSR_FMASK, RFLAGS_IF | (1 << 10) | (1 << 8) | (1 << 18)); /* IF, DF, TF, AC */
+}
+
+/* An unused slot, else the oldest ended task's. */
+static struct task *task_alloc(void)
+{
+	struct task *best = NULL;
+
+	for (int i = 0; i < MAX_TASKS; i++) {
+		struct task *t = &tasks[i];
+		if (t->state == TASK_FREE)
+			return t;
+		if (t->state >= TASK_EXITED && (!best || t->id < best->id))
+			best = t;
+	}
+	return best;
+}
+
+/* Builds argc, argv[] and the strings below USER_STACK_TOP; returns the initial RSP. */
+static uint64_t push_args(uint64_t as, int argc, char **argv)
+{
+	uint64_t sp = USER_STACK_TOP, ptrs[TASK_MAX_ARGS + 1];
+
+	for (int i = argc - 1; i >= 0; i--) {
+		size_t n = strlen(argv[i]) + 1;
+		sp -= n;
+		vm_copy_to(as, sp, argv[i], n);
+		ptrs[i] = sp;
+	}
+	ptrs[argc] = 0;
+	sp = ALIGN_DOWN(sp, 16);
+	/* argc, argv[0..argc], envp NULL, auxv AT_NULL: an even number of words keeps RSP 16-aligned. */
+	uint64_t words = 1 + argc + 1 + 1 + 2;
+	sp -= (words + (words & 1)) * 8;
+	uint64_t w = sp, zero = 0, n = argc;
+	vm_copy_to(as, w, &n, 8);
+	vm_copy_to(as, w + 8, ptrs, (argc + 1) * 8);
+	for (uint64_t i = 2 + argc; i < words + (words & 1); i++)
+		vm_copy_to(as, w + i * 8, &zero, 8);
+	return sp;
+}
+
+static void task_release(struct task *t)
+{
+	if (t->as)
+		vm_destroy(t->as);
+	t->as = 0;
+}
+
+int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const struct cpuset *set,
+		char *err, size_t errlen)
+{
+	struct elf_image im;
+	struct task *made[MAX_CPUS];
+	uint32_t n = 0, nranks = cpuset_count(set);
+
+	if (argc < 1 || argc > TASK_MAX_ARGS) {
+		snprintf(err, errlen, "a program takes 0 to %d arguments", TASK_MAX_ARGS - 1);
+		return -1;
+	}
+	if (cpuset_has(set, 0)) {
+		snprintf(err, errlen, "CPU 0 runs the shell; run programs on the APs (1-%u)", cpu_count - 1);
+		return -1;
+	}
+	for (uint32_t c = 0; c < cpu_count; c++)
+		if (cpuset_has(set, c) && cpu_table[c]->state != CPU_ONLINE) {
+			snprintf(err, errlen, "CPU %u is not online", c);
+			return -1;
+		}
+	if (!elf_check(img, len, &im, err, errlen))
+		return -1;
+
+	uint64_t f = spin_lock_irq(&tasks_lock);
+	uint32_t first = next_id;
+	for (uint32_t c = 0; c < cpu_count; c++) {
+		if (!cpuset_has(set, c))
+			continue;
+		struct task *t = task_alloc();
+		if (!t) {
+			snprintf(err, errlen, "too many tasks (at most %d at once)", MAX_TASKS);
+			break;
+		}
+		task_release(t);
+		memset(t, 0, sizeof(*t));
+		t->state = TASK_READY; /* reserves the slot */
+		t->id = next_id++;
+		t->launch = first;
+		t->cpu = c;
+		t->rank = n;
+		t->nranks = nranks;
+		t->waiter_apic = this_cpu()->apic_id;
+		strlcpy(t->name, argv[0], sizeof(t->name));
+		made[n++] = t;
+	}
+	spin_unlock_irq(&tasks_lock, f);
+
+	bool ok = n == nranks;
+	for (uint32_t i = 0; ok && i < n; i++) {
+		struct task *t = made[i];
+		t->as = vm_create();
+		ok = t->as && elf_load(img, &im, t->as) &&
+		     vm_map(t->as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE, VM_WRITE);
+		if (!ok)
+			snprintf(err, errlen, "out of memory loading '%s' for CPU %u", t->name, t->cpu);
+		t->brk = t->brk_base = ALIGN_UP(im.end, PAGE_SIZE);
+		t->entry = im.entry;
+		if (ok)
+			t->initial_rsp = push_args(t->as, argc, argv);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct task *t = made[i];
+		if (!ok) {
+			task_release(t);
+			t->state = TASK_FREE;
+			continue;
+		}
+		struct percpu *p = cpu_table[t->cpu];
+		uint64_t g = spin_lock_irq(&p->runq_lock);
+		struct task **pp = &p->runq;
+		while (*pp)
+			pp = &(*pp)->next;
+		t->next = NULL;
+		*pp = t;
+		spin_unlock_irq(&p->runq_lock, g);
+		apic_send_fixed(p->apic_id, VEC_WAKE);
+	}
+	return ok ? (int)first : -1;
+}
+
+/* Ends the running task: back to task_run_next on this CPU's own stack. */
+static void __attribute__((noreturn)) task_leave(uint32_t state, int status)
+{
+	struct percpu *p = this_cpu();
+
+	cli();
+	p->task->state = state;
+	p->task->exit_status = status;
+	ctx_restore(p->sched_ctx, 1);
+}
+
+static void flush_output(struct task *t)
+{
+	if (!t->out_len)
+		return;
+	if (t->nranks > 1)
+		kprintf("[rank %u] %.*s", t->rank, (int)t->out_len, t->out);
+	else
+		kprintf("%.*s", (int)t->out_len, t->out);
+	t->out_len = 0;
+}
+
+bool task_run_next(void)
+{
+	struct percpu *p = this_cpu();
+	uint64_t f = spin_lock_irq(&p->runq_lock);
+	struct task *t = p->runq;
+
+	if (t)
+		p->runq = t->next;
+	spin_unlock_irq(&p->runq_lock, f);
+	if (!t)
+		return false;
+
+	if (t->kill_requested) {
+		t->state = TASK_KILLED;
+	} else {
+		t->state = TASK_RUNNING;
+		p->task = t;
+		write_cr3(t->as);
+		if (ctx_save(p->sched_ctx) == 0) {
+			struct trap_frame *fr = (struct trap_frame *)(p->tstack_top - sizeof(*fr));
+			memset(fr, 0, sizeof(*fr));
+			fr->rip = t->entry;
+			fr->cs = SEL_UCODE;
+			fr->rflags = RFLAGS_IF;
+			fr->rsp = t->initial_rsp;
+			fr->ss = SEL_UDATA;
+			pmu_user_enter();
+			user_start(fr);
+		}
+		write_cr3(kernel_cr3);
+		p->task = NULL;
+		flush_output(t);
+	}
+	task_release(t);
+	smp_mb();
+	apic_send_fixed(t->waiter_apic, VEC_WAKE);
+	return true;
+}
+
+/* ---- system calls ---- */
+
+static int64_t sys_write(struct task *t, uint64_t fd, uint64_t buf, uint64_t len)
+{
+	if (fd != 1 && fd != 2)
+		return -PMUOS_EBADF;
+	if (!vm_user_range_ok(t->as, buf, len, false))
+		return -PMUOS_EFAULT;
+	/* Lines go out whole, so SPMD instances do not interleave mid-line. */
+	for (uint64_t i = 0; i < len; i++) {
+		char c = *(const char *)vm_translate(t->as, buf + i);
+		t->out[t->out_len++] = c;
+		if (c == '\n' || t->out_len == TASK_OUT_LINE)
+			flush_output(t);
+	}
+	return len;
+}
+
+static int64_t sys_sbrk(struct task *t, int64_t incr)
+{
+	uint64_t old = t->brk, new = old + incr;
+
+	if (new < t->brk_base || new > USER_STACK_TOP - USER_STACK_SIZE - PAGE_SIZE ||
+	    (incr > 0 && new < old))
+		return -PMUOS_ENOMEM;
+	if (new > old && !vm_map(t->as, old, new - old, VM_WRITE))
+		return -PMUOS_ENOMEM;
+	t->brk = new;
+	return old;
+}
+
+void syscall_dispatch(struct trap_frame *f)
+{
+	struct percpu *p = this_cpu();
+	struct task *t = p->task;
+
+	pmu_user_exit(p->entry_tsc - SYSCALL_ENTRY_INSNS, p->exit_tsc);
+	sti();
+	switch (f->rax) {
+	case SYS_WRITE:
+		f->rax = sys_write(t, f->rdi, f->rsi, f->rdx);
+		break;
+	case SYS_EXIT:
+		task_leave(TASK_EXITED, (int)f->rdi);
+	case SYS_SBRK:
+		f->rax = sys_sbrk(t, (int64_t)f->rdi);
+		break;
+	case SYS_GETCPU:
+		f->rax = p->cpu;
+		break;
+	case SYS_RANK:
+		f->rax = t->rank | (uint64_t)t->nranks << 32;
+		break;
+	case SYS_TSC_HZ:
+		f->rax = tsc_hz;
+		break;
+	default:
+		f->rax = -PMUOS_ENOSYS;
+		break;
+	}
+	cli();
+	task_return_to_user(f);
+}
+
+void task_return_to_user(struct trap_frame *f)
+{
+	if (this_cpu()->task->kill_requested)
+		task_leave(TASK_KILLED, 0);
+	pmu_user_enter();
+}
+
+/* ---- faults ---- */
+
+static const char *pf_cause(uint64_t err)
+{
+	if (err & (1 << 4))
+		return "instruction fetch from a non-executable page";
+	if (!(err & 1))
+		return "access to an unmapped address";
+	if (err & 2)
+		return "write to a read-only or kernel page";
+	return "read of a kernel page";
+}
+
+void task_fault(struct trap_frame *f)
+{
+	struct percpu *p = this_cpu();
+	struct task *t = p->task;
+	static const char *const names[32] = {
+		[0] = "#DE divide error", [1] = "#DB debug", [3] = "#BP breakpoint", [4] = "#OF overflow",
+		[5] = "#BR bound range", [6] = "#UD invalid opcode", [7] = "#NM device not available",
+		[12] = "#SS stack fault", [13] = "#GP general protection", [14] = "#PF page fault",
+		[16] = "#MF x87 error", [17] = "#AC alignment check", [19] = "#XM SIMD exception",
+	};
+	const char *name = f->vector < 32 && names[f->vector] ? names[f->vector] : "exception";
+
+	kprintf("task %u (%s, rank %u) on CPU %u: %s (vector %lu) at RIP %#lx, error code %#lx",
+		t->id, t->name, t->rank, p->cpu, name, f->vector, f->rip, f->error);
+	if (f->vector == EXC_PF)
+		kprintf(", address %#lx: %s", read_cr2(), pf_cause(f->error));
+	if (f->vector == EXC_GP)
+		kprintf(": a privileged instruction or a bad address");
+	kprintf("; task ended\n");
+	flush_output(t);
+	task_leave(TASK_FAULTED, (int)f->vector);
+}
+
+/* ---- control from the shell ---- */
+
+bool task_kill(uint32_t id)
+{
+	for (int i = 0; i < MAX_TASKS; i++) {
+		struct task *t = &tasks[i];
+		if (t->id != id || (t->state != TASK_READY && t->state != TASK_RUNNING))
+			continue;
+		t->kill_requested = true;
+		smp_mb();
+		/* The IPI brings a running task into the kernel, where it ends. */
+		apic_send_fixed(cpu_table[t->cpu]->apic_id, VEC_WAKE);
+		return true;
+	}
+	return false;
+}
+
+static bool launch_done(int id)
+{
+	for (int i = 0; i < MAX_TASKS; i++)
+		if (tasks[i].launch == (uint32_t)id &&
+		    (tasks[i].state == TASK_READY || tasks[i].state == TASK_RUNNING))
+			return false;
+	return true;
+}
+
+static void poll_tick(struct timer *t) {}
+
+bool task_wait_launch(int id, bool (*interrupted)(void))
+{
+	struct timer t = { 0 };
+
+	while (!launch_done(id)) {
+		if (interrupted()) {
+			for (int i = 0; i < MAX_TASKS; i++)
+				if (tasks[i].launch == (uint32_t)id)
+					task_kill(tasks[i].id);
+			while (!launch_done(id))
+				delay_us(1000);
+			return false;
+		}
+		/* Woken by the tasks' ends; the timer bounds how late Ctrl-C is seen. */
+		cli();
+		timer_arm(&t, tsc_deadline_us(20000), poll_tick, NULL);
+		if (!launch_done(id))
+			idle_wait();
+		sti();
+		timer_cancel(&t);
+	}
+	return true;
+}
+
+void task_for_each(void (*fn)(const struct task *t, void *arg), void *arg)
+{
+	uint32_t last = 0;
+
+	for (;;) {
+		const struct task *next = NULL;
+		for (int i = 0; i < MAX_TASKS; i++)
+			if (tasks[i].state != TASK_FREE && tasks[i].id > last && (!next || tasks[i].id < next->id))
+				next = &tasks[i];
+		if (!next)
+			return;
+		fn(next, arg);
+		last = next->id;
+	}
+}

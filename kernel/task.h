@@ -1,0 +1,65 @@
+/*
+ * Ring-3 tasks (DESIGN §6): static ELF64 programs, one address space each,
+ * run to completion on the CPU they were launched on (per-CPU run queues).
+ * A launch starts one instance per CPU of a CPU set (SPMD): instance i of n
+ * learns its CPU and its rank i through system calls.
+ */
+#ifndef KERNEL_TASK_H
+#define KERNEL_TASK_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "kernel/cpuset.h"
+#include "kernel/irq.h"
+
+#define TASK_MAX_ARGS 16
+#define TASK_NAME 32
+#define TASK_OUT_LINE 256
+
+enum task_state { TASK_FREE, TASK_READY, TASK_RUNNING, TASK_EXITED, TASK_KILLED, TASK_FAULTED };
+
+struct task {
+	uint32_t id;
+	uint32_t cpu, rank, nranks;
+	uint32_t launch;             /* id of the first task of its launch */
+	volatile uint32_t state;     /* enum task_state */
+	int exit_status;             /* exit(status), or the exception vector when faulted */
+	char name[TASK_NAME];
+	uint64_t as;                 /* address space (kernel/vm.h) */
+	uint64_t entry, initial_rsp; /* where Ring 3 starts */
+	uint64_t brk;                /* end of the heap, user address */
+	uint64_t brk_base;           /* end of the program's segments */
+	volatile bool kill_requested;
+	char out[TASK_OUT_LINE];     /* output line being assembled */
+	size_t out_len;
+	uint32_t waiter_apic;        /* gets a VEC_WAKE when the task ends */
+	struct task *next;           /* run queue link */
+};
+
+/*
+ * Launches `n` instances of the program image on the CPUs of `set` (CPU 0,
+ * which runs the shell, is refused). argv[0] is the name. Returns the id of
+ * the first task (the launch id), or -1 with the reason in err.
+ */
+int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const struct cpuset *set,
+		char *err, size_t errlen);
+/* Halts until every task of launch `id` has ended; false if interrupted by Ctrl-C. */
+bool task_wait_launch(int id, bool (*interrupted)(void));
+/* Asks task `id` to end; false if there is no such running task. */
+bool task_kill(uint32_t id);
+/* Calls fn for every task slot in use, oldest first. */
+void task_for_each(void (*fn)(const struct task *t, void *arg), void *arg);
+const char *task_state_name(uint32_t state);
+
+/* Per-CPU set-up for Ring 3: SYSCALL MSRs. */
+void task_cpu_init(void);
+/* The AP idle loop's step: runs the next queued task, if any, to its end. Interrupts off. */
+bool task_run_next(void);
+
+/* trap.c: an exception in Ring 3 that nothing handled ends the task with a report. */
+void task_fault(struct trap_frame *f) __attribute__((noreturn));
+/* trap.c: the CPU is about to return to Ring 3 (a kill request ends the task here). */
+void task_return_to_user(struct trap_frame *f);
+
+#endif

@@ -1,0 +1,14 @@
+/*
+ * Ring-3 program start (DESIGN §6). The kernel enters _start with RSP at
+ * argc, then argv[0..argc-1], NULL, an empty envp and auxv (kernel/task.c).
+ */
+	.text
+	.globl _start
+_start:
+	xorl %ebp, %ebp                 /* outermost frame for backtraces */
+	movq (%rsp), %rdi               /* argc */
+	leaq 8(%rsp), %rsi              /* argv */
+	call main
+	movl %eax, %edi
+	call exit                       /* atexit handlers, stdio flush, then _exit */
+	hlt                             /* not reached; a #GP here would end the task */

@@ -1,0 +1,81 @@
+/*
+ * The system-call layer newlib needs (its configuration for x86_64-elf calls
+ * write, read, sbrk, ... by these names), on pmuos's SYSCALL interface
+ * (include/pmuos/syscall.h). Standard input is empty; there are no files.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <pmuos/syscall.h>
+#include <pmuos/pmu.h>
+
+#undef errno
+extern int errno;
+
+static inline long sys3(long n, long a, long b, long c)
+{
+	long r;
+	__asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
+	return r;
+}
+
+/* A negative result is -errno. */
+static long ret(long r)
+{
+	if (r < 0 && r > -4096) {
+		errno = -r;
+		return -1;
+	}
+	return r;
+}
+
+int write(int fd, const void *buf, unsigned long len) { return ret(sys3(SYS_WRITE, fd, (long)buf, len)); }
+int read(int fd __attribute__((unused)), void *buf __attribute__((unused)),
+	 unsigned long len __attribute__((unused)))
+{
+	return 0;
+}
+
+int close(int fd __attribute__((unused))) { return 0; }
+int isatty(int fd) { return fd >= 0 && fd <= 2; }
+int getpid(void) { return 1 + pmuos_rank(); }
+
+int lseek(int fd __attribute__((unused)), long off __attribute__((unused)),
+	  int whence __attribute__((unused)))
+{
+	errno = ESPIPE;
+	return -1;
+}
+
+int kill(int pid __attribute__((unused)), int sig __attribute__((unused)))
+{
+	errno = EINVAL;
+	return -1;
+}
+
+int fstat(int fd __attribute__((unused)), struct stat *st)
+{
+	st->st_mode = S_IFCHR; /* a terminal: newlib line-buffers stdout */
+	return 0;
+}
+
+void *sbrk(long incr)
+{
+	long r = sys3(SYS_SBRK, incr, 0, 0);
+	if (r < 0) {
+		errno = ENOMEM;
+		return (void *)-1;
+	}
+	return (void *)r;
+}
+
+void _exit(int status)
+{
+	for (;;)
+		sys3(SYS_EXIT, status, 0, 0);
+}
+
+int pmuos_getcpu(void) { return sys3(SYS_GETCPU, 0, 0, 0); }
+int pmuos_rank(void) { return (uint32_t)sys3(SYS_RANK, 0, 0, 0); }
+int pmuos_nranks(void) { return (uint64_t)sys3(SYS_RANK, 0, 0, 0) >> 32; }
+uint64_t pmuos_tsc_hz(void) { return sys3(SYS_TSC_HZ, 0, 0, 0); }
