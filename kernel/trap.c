@@ -128,11 +128,17 @@ static void __attribute__((noreturn)) fault_report(struct trap_frame *f)
 	}
 }
 
-/* Kernel instructions before the entry stamp (kernel/isr.S). */
+/*
+ * Ticks before the entry stamp that belong to the kernel: the stub's
+ * instructions (kernel/isr.S: 8, or 7 where the CPU pushed an error code),
+ * and for #UD and #GP the trapping instruction itself, which QEMU's icount
+ * charges before raising the exception: an RDPMC or SPFLT that the kernel
+ * emulates is kernel time (DESIGN §5.6).
+ */
 static uint64_t entry_insns(uint64_t v)
 {
 	bool err = v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30;
-	return err ? 7 : 8;
+	return (err ? 7 : 8) + (v == EXC_UD || v == EXC_GP);
 }
 
 void trap_dispatch(struct trap_frame *f)

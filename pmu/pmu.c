@@ -142,6 +142,12 @@ static void cpu_clear(struct pmu_cpu *pc)
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl);
 }
 
+static void cpu_spflt(struct pmu_cpu *pc)
+{
+	/* USER_PREF starts at 0: gated counters wait for the program's SPFLT 1. */
+	pmu_ops->wrmsr(MSR_KNC_SPFLT_CTRL, pc->cfg.period & (SPFLT_EN(0) | SPFLT_EN(1)));
+}
+
 static void cpu_read(struct pmu_cpu *pc)
 {
 	struct pmu_reading *r = &pc->reading;
@@ -187,6 +193,7 @@ DEFINE_TARGET(cpu_start)
 DEFINE_TARGET(cpu_stop)
 DEFINE_TARGET(cpu_clear)
 DEFINE_TARGET(cpu_read)
+DEFINE_TARGET(cpu_spflt)
 DEFINE_TARGET(cpu_regs)
 
 static struct spinlock op_lock;
@@ -267,6 +274,12 @@ int pmu_unconfigure(const struct cpuset *set, int ctr)
 {
 	struct pmu_cpu tmp = { .cfg = { ctr, 0, 0 } };
 	return run_on_set(set, cpu_configure, target_cpu_configure, prepare_config, &tmp.cfg);
+}
+
+int pmu_set_spflt(const struct cpuset *set, uint32_t mask)
+{
+	struct pmu_cpu tmp = { .cfg = { 0, 0, mask } };
+	return run_on_set(set, cpu_spflt, target_cpu_spflt, prepare_config, &tmp.cfg);
 }
 
 int pmu_start(const struct cpuset *set) { return run_on_set(set, cpu_start, target_cpu_start, NULL, NULL); }

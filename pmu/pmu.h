@@ -45,6 +45,11 @@ int pmu_configure(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t p
 		  char *err, size_t errlen);
 /* Removes counter `ctr`'s configuration on `set`. */
 int pmu_unconfigure(const struct cpuset *set, int ctr);
+/*
+ * PERF_SPFLT_CONTROL on `set` (000 §1.4.3.4): bit i of mask lets SPFLT gate
+ * counter i; USER_PREF starts at 0. Returns the number of CPUs done.
+ */
+int pmu_set_spflt(const struct cpuset *set, uint32_t mask);
 /* Start / stop the configured counters of every CPU in `set` at once; clear: counts and samples to 0. */
 int pmu_start(const struct cpuset *set);
 int pmu_stop(const struct cpuset *set);

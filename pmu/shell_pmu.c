@@ -210,6 +210,27 @@ static int pmu_samples_cmd(int argc, char **argv)
 	return 0;
 }
 
+static int pmu_spflt_cmd(int argc, char **argv)
+{
+	static const struct { const char *name; uint32_t mask; } modes[] = {
+		{ "off", 0 }, { "0", 1 }, { "1", 2 }, { "both", 3 },
+	};
+	struct cpuset set;
+
+	if (argc != 4)
+		return shell_error("pmu", "usage: pmu spflt CPUS off|0|1|both");
+	if (!parse_set(argv[2], &set))
+		return 1;
+	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
+		if (strcmp(argv[3], modes[i].name) != 0)
+			continue;
+		if ((uint32_t)pmu_set_spflt(&set, modes[i].mask) < cpuset_count(&set))
+			return shell_error("pmu", "some CPUs are not online or did not answer");
+		return 0;
+	}
+	return shell_error("pmu", "'%.16s' should be off, 0, 1 or both (the counters SPFLT gates)", argv[3]);
+}
+
 static int pmu_limit_cmd(int argc, char **argv)
 {
 	uint64_t v;
@@ -241,7 +262,7 @@ static const struct {
 	{ "info", pmu_info }, { "events", pmu_events }, { "set", pmu_set },
 	{ "start", pmu_start_cmd }, { "stop", pmu_stop_cmd }, { "read", pmu_read_cmd },
 	{ "clear", pmu_clear_cmd }, { "regs", pmu_regs_cmd }, { "samples", pmu_samples_cmd },
-	{ "limit", pmu_limit_cmd }, { "selftest", pmu_selftest_cmd }, { "bench", pmu_bench_cmd },
+	{ "spflt", pmu_spflt_cmd }, { "limit", pmu_limit_cmd }, { "selftest", pmu_selftest_cmd }, { "bench", pmu_bench_cmd },
 };
 
 static int cmd_pmu(int argc, char **argv)
@@ -250,7 +271,7 @@ static int cmd_pmu(int argc, char **argv)
 		if (strcmp(argv[1], subcommands[i].name) == 0)
 			return subcommands[i].fn(argc, argv);
 	return shell_error("pmu", "unknown subcommand '%.32s' (info, events, set, start, stop, read, "
-			   "clear, regs, samples, limit, selftest, bench)", argv[1]);
+			   "clear, regs, samples, spflt, limit, selftest, bench)", argv[1]);
 }
 SHELL_COMMAND(pmu, "pmu", "SUBCOMMAND ...", "KNC core PMU; subcommands:\n"
 	      "             info                        backend, exactness, counters, PMI vector\n"
@@ -259,6 +280,7 @@ SHELL_COMMAND(pmu, "pmu", "SUBCOMMAND ...", "KNC core PMU; subcommands:\n"
 	      "             start|stop|clear|read [CPUS]  control and read (default: all)\n"
 	      "             regs CPU                    raw PMU registers and LVT 0x340\n"
 	      "             samples CPU [N]             the newest N samples\n"
+	      "             spflt CPUS off|0|1|both     which counters a program's SPFLT gates\n"
 	      "             limit [N]                   PMI rate limit per thread (PMIs/s)\n"
 	      "             selftest                    exact counts, period, double overflow\n"
 	      "             bench                       instructions one overflow costs (make bench)",
