@@ -7,7 +7,8 @@
 #   make clean    remove build/
 #
 # Variables for run: CPUS=N (default 4), BOOT=multiboot|uefi, ACCEL=tcg|kvm,
-# ICOUNT=1|0 (default 1: -icount shift=0), MEM=512M.
+# ICOUNT=1|0 (default 1: -icount shift=0), MEM=512M, PROGRAMS="a.elf b.elf"
+# (your own programs, built with build/bin/pmuos-cc, for the shell's `run`).
 
 BUILD   ?= build
 VERSION := 0.1.0
@@ -22,7 +23,8 @@ BOOT   ?= multiboot
 ACCEL  ?= tcg
 ICOUNT ?= 1
 MEM    ?= 512M
-export CPUS BOOT ACCEL ICOUNT MEM BUILD
+PROGRAMS ?=
+export CPUS BOOT ACCEL ICOUNT MEM BUILD PROGRAMS
 
 # ---------------------------------------------------------------- kernel flags
 # Freestanding C11 with GNU extensions (inline asm, attributes).
@@ -93,7 +95,7 @@ deps:
 	@scripts/install-deps.sh
 
 run: deps
-	@$(MAKE) --no-print-directory kernel $(if $(filter uefi,$(BOOT)),esp)
+	@$(MAKE) --no-print-directory kernel user $(if $(filter uefi,$(BOOT)),esp)
 	scripts/qemu.sh
 
 clean:

@@ -8,6 +8,7 @@
 
 #define MB_BOOT_MAGIC 0x2badb002
 #define MB_INFO_CMDLINE (1u << 2)
+#define MB_INFO_MODS    (1u << 3)
 #define MB_INFO_MMAP    (1u << 6)
 #define MB_INFO_LOADER  (1u << 9)
 
@@ -16,6 +17,10 @@ struct mb_info {
 	uint32_t mods_count, mods_addr, syms[4];
 	uint32_t mmap_length, mmap_addr;
 	uint32_t drives_length, drives_addr, config_table, boot_loader_name;
+} __attribute__((packed));
+
+struct mb_module {
+	uint32_t start, end, string, reserved;
 } __attribute__((packed));
 
 struct mb_mmap {
@@ -37,6 +42,16 @@ bool multiboot_to_boot_info(uint32_t magic, uint32_t info, struct boot_info *bi)
 		strlcpy(bi->cmdline, (const char *)(uint64_t)mb->cmdline, sizeof(bi->cmdline));
 	if (mb->flags & MB_INFO_LOADER)
 		strlcpy(bi->loader, (const char *)(uint64_t)mb->boot_loader_name, sizeof(bi->loader));
+	if (mb->flags & MB_INFO_MODS) {
+		const struct mb_module *m = (const struct mb_module *)(uint64_t)mb->mods_addr;
+		for (uint32_t i = 0; i < mb->mods_count && bi->module_count < BOOT_INFO_MODULES; i++) {
+			struct boot_module *o = &bi->modules[bi->module_count++];
+			o->base = m[i].start;
+			o->size = m[i].end > m[i].start ? m[i].end - m[i].start : 0;
+			if (m[i].string)
+				strlcpy(o->name, (const char *)(uint64_t)m[i].string, sizeof(o->name));
+		}
+	}
 	if (!(mb->flags & MB_INFO_MMAP))
 		return true;
 	for (uint64_t a = mb->mmap_addr; a + sizeof(struct mb_mmap) <= (uint64_t)mb->mmap_addr + mb->mmap_length &&

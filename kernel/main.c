@@ -42,6 +42,8 @@ void __attribute__((noreturn)) kernel_main(void)
 		boot_info = *bi;
 		if (boot_info.mmap_count > BOOT_INFO_MMAP_MAX)
 			boot_info.mmap_count = BOOT_INFO_MMAP_MAX;
+		if (boot_info.module_count > BOOT_INFO_MODULES)
+			boot_info.module_count = BOOT_INFO_MODULES;
 	} else if (!multiboot_to_boot_info(boot_mb_magic, boot_mb_info, &boot_info)) {
 		halt_forever("not started by a Multiboot loader or our UEFI loader");
 	}

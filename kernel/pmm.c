@@ -67,6 +67,22 @@ static struct pmm pmm;
 static struct spinlock pmm_lock;
 static uint64_t usable_bytes, top;
 
+/* The first page-aligned address >= s where len bytes overlap no loader-placed module. */
+static uint64_t past_modules(uint64_t s, uint64_t len, const struct boot_info *bi)
+{
+	for (bool moved = true; moved;) {
+		moved = false;
+		for (uint32_t i = 0; i < bi->module_count; i++) {
+			uint64_t mb = bi->modules[i].base, me = mb + bi->modules[i].size;
+			if (s < me && s + len > mb) {
+				s = ALIGN_UP(me, PAGE_SIZE);
+				moved = true;
+			}
+		}
+	}
+	return s;
+}
+
 void pmm_init(const struct boot_info *bi)
 {
 	const uint64_t low = 1 << 20; /* below 1 MiB: BIOS areas, the AP trampoline */
@@ -82,7 +98,7 @@ void pmm_init(const struct boot_info *bi)
 	uint64_t npages = top / PAGE_SIZE;
 	uint64_t bm_bytes = ALIGN_UP((npages + 7) / 8, PAGE_SIZE);
 
-	/* The bitmap goes in the first usable range above 1 MiB clear of the kernel. */
+	/* The bitmap goes in the first usable range above 1 MiB clear of the kernel and modules. */
 	uint64_t bm = 0;
 	for (uint32_t i = 0; i < bi->mmap_count && !bm; i++) {
 		const struct boot_mmap_entry *e = &bi->mmap[i];
@@ -92,6 +108,7 @@ void pmm_init(const struct boot_info *bi)
 			continue;
 		if (s < kend && s + bm_bytes > kstart)
 			s = kend;
+		s = past_modules(s, bm_bytes, bi);
 		if (s + bm_bytes <= end)
 			bm = s;
 	}
@@ -109,6 +126,12 @@ void pmm_init(const struct boot_info *bi)
 	pmm_core_set(&pmm, 0, low / PAGE_SIZE, 1);
 	pmm_core_set(&pmm, kstart / PAGE_SIZE, (kend - kstart) / PAGE_SIZE, 1);
 	pmm_core_set(&pmm, bm / PAGE_SIZE, bm_bytes / PAGE_SIZE, 1);
+	/* Loader-placed files (user programs) stay where they are. */
+	for (uint32_t i = 0; i < bi->module_count; i++) {
+		uint64_t s = ALIGN_DOWN(bi->modules[i].base, PAGE_SIZE);
+		uint64_t e = ALIGN_UP(bi->modules[i].base + bi->modules[i].size, PAGE_SIZE);
+		pmm_core_set(&pmm, s / PAGE_SIZE, (e - s) / PAGE_SIZE, 1);
+	}
 }
 
 void *page_alloc(uint64_t count)

@@ -13,6 +13,9 @@
 #   BUILD   build directory (default build)
 #   KERNEL  Multiboot image to boot (default $BUILD/kernel.mb)
 #   CMDLINE kernel command line
+#   PROGRAMS pmuos programs (ELF files, space-separated) to load as Multiboot
+#           modules; the shell's `run NAME` starts them by file name
+#           without ".elf"
 # Arguments after the environment are passed to QEMU unchanged.
 set -eu
 
@@ -24,6 +27,7 @@ ICOUNT=${ICOUNT:-1}
 MEM=${MEM:-512M}
 KERNEL=${KERNEL:-$B/kernel.mb}
 CMDLINE=${CMDLINE:-}
+PROGRAMS=${PROGRAMS:-}
 
 die() { echo "qemu.sh: $*" >&2; exit 2; }
 
@@ -49,8 +53,18 @@ case "$BOOT" in
 multiboot)
 	[ -f "$KERNEL" ] || die "no kernel image at $KERNEL (run make)"
 	BOOTARGS="-kernel $KERNEL"
+	if [ -n "$PROGRAMS" ]; then
+		MODS=""
+		for p in $PROGRAMS; do
+			[ -f "$p" ] || die "PROGRAMS: no file $p"
+			case "$p" in *,*) die "PROGRAMS: a path may not contain a comma: $p" ;; esac
+			MODS="${MODS:+$MODS,}$p"
+		done
+		BOOTARGS="$BOOTARGS -initrd $MODS"
+	fi
 	;;
 uefi)
+	[ -z "$PROGRAMS" ] || die "PROGRAMS are loaded as Multiboot modules: use BOOT=multiboot"
 	[ -f "$B/esp/EFI/BOOT/BOOTX64.EFI" ] || die "no $B/esp/EFI/BOOT/BOOTX64.EFI (run make)"
 	# Each run gets its own copy of the variable store so runs can overlap.
 	VARS=$(mktemp "${TMPDIR:-/tmp}/pmuos-vars.XXXXXX")

@@ -7,12 +7,9 @@
 #include "kernel/programs.h"
 #include "kernel/task.h"
 
-static const struct user_program *find_program(const char *name)
+static void list_program(const struct user_program *p, void *arg)
 {
-	for (uint64_t i = 0; i < user_program_count; i++)
-		if (strcmp(user_programs[i].name, name) == 0)
-			return &user_programs[i];
-	return NULL;
+	kprintf(" %s", p->name);
 }
 
 
@@ -39,11 +36,10 @@ static int cmd_run(int argc, char **argv)
 		cpus = argv[argc - 1];
 		argc -= 2;
 	}
-	const struct user_program *p = find_program(argv[1]);
+	const struct user_program *p = program_find(argv[1]);
 	if (!p) {
 		kprintf("error: run: no program '%.32s'; there are:", argv[1]);
-		for (uint64_t i = 0; i < user_program_count; i++)
-			kprintf(" %s", user_programs[i].name);
+		program_for_each(list_program, NULL);
 		kprintf("\n");
 		return 1;
 	}

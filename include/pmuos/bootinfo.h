@@ -24,6 +24,8 @@
 #define BOOT_INFO_MMAP_MAX  256
 #define BOOT_INFO_CMDLINE   256
 #define BOOT_INFO_LOADER    32
+#define BOOT_INFO_MODULES   16
+#define BOOT_INFO_MODNAME   64
 
 /* Memory-map entry types (the E820/ACPI address-range types). */
 enum boot_mem_type {
@@ -46,6 +48,13 @@ enum boot_path {
 	BOOT_PATH_UEFI      = 2,
 };
 
+/* A file the loader placed in memory (Multiboot modules: user programs). */
+struct boot_module {
+	uint64_t base;   /* physical address, bytes */
+	uint64_t size;   /* bytes */
+	char name[BOOT_INFO_MODNAME]; /* the loader's string for it (a path), NUL-terminated */
+};
+
 struct boot_info {
 	uint64_t magic;      /* BOOT_INFO_MAGIC */
 	uint32_t boot_path;  /* enum boot_path */
@@ -54,6 +63,9 @@ struct boot_info {
 	char cmdline[BOOT_INFO_CMDLINE]; /* NUL-terminated, may be empty */
 	char loader[BOOT_INFO_LOADER];   /* boot loader name, NUL-terminated */
 	struct boot_mmap_entry mmap[BOOT_INFO_MMAP_MAX];
+	uint32_t module_count;  /* valid entries in modules[] */
+	uint32_t reserved;
+	struct boot_module modules[BOOT_INFO_MODULES];
 };
 
 #endif
