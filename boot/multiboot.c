@@ -29,6 +29,17 @@ struct mb_mmap {
 	uint32_t type;
 } __attribute__((packed));
 
+/* QEMU names a module by its path: keep the part after the last '/' (the name is what matters). */
+static const char *file_name(const char *path)
+{
+	const char *base = path;
+
+	for (const char *p = path; *p && *p != ' '; p++)
+		if (*p == '/')
+			base = p + 1;
+	return base;
+}
+
 bool multiboot_to_boot_info(uint32_t magic, uint32_t info, struct boot_info *bi)
 {
 	const struct mb_info *mb = (const struct mb_info *)(uint64_t)info;
@@ -49,7 +60,7 @@ bool multiboot_to_boot_info(uint32_t magic, uint32_t info, struct boot_info *bi)
 			o->base = m[i].start;
 			o->size = m[i].end > m[i].start ? m[i].end - m[i].start : 0;
 			if (m[i].string)
-				strlcpy(o->name, (const char *)(uint64_t)m[i].string, sizeof(o->name));
+				strlcpy(o->name, file_name((const char *)(uint64_t)m[i].string), sizeof(o->name));
 		}
 	}
 	if (!(mb->flags & MB_INFO_MMAP))

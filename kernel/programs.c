@@ -7,14 +7,9 @@ static struct user_program modules[BOOT_INFO_MODULES];
 static char module_names[BOOT_INFO_MODULES][BOOT_INFO_MODNAME];
 static uint32_t nmodules;
 
-/* "path/to/prog.elf arg" -> "prog". */
-static void module_name(const char *s, char *out, size_t len)
+/* "prog.elf arg" -> "prog". */
+static void module_name(const char *base, char *out, size_t len)
 {
-	const char *base = s;
-
-	for (const char *p = s; *p && *p != ' '; p++)
-		if (*p == '/')
-			base = p + 1;
 	size_t n = 0;
 	while (base[n] && base[n] != ' ')
 		n++;

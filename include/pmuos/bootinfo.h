@@ -52,7 +52,7 @@ enum boot_path {
 struct boot_module {
 	uint64_t base;   /* physical address, bytes */
 	uint64_t size;   /* bytes */
-	char name[BOOT_INFO_MODNAME]; /* the loader's string for it (a path), NUL-terminated */
+	char name[BOOT_INFO_MODNAME]; /* its file name (no directory), NUL-terminated */
 };
 
 struct boot_info {

@@ -1,0 +1,158 @@
+"""Ring-3 tasks: newlib programs, pmuos-cc, SPMD launches, RDPMC and SPFLT
+without entering the kernel (emulated on the model), faults that end only
+their task (issue: Ring-3 tasks)."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import BUILD, ROOT, cpu_rows
+
+PMUOS_CC = os.path.join(BUILD, "bin", "pmuos-cc")
+
+
+def status(out, rank=0):
+    m = re.search(rf"^task \d+ \(\w+, rank {rank}, CPU \d+\): (.*)$", out, re.M)
+    return m[1] if m else None
+
+
+def test_user_program_from_pmuos_cc_runs_on_the_card(card_factory, tmp_path):
+    src = tmp_path / "mine.c"
+    src.write_text("""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pmuos/pmu.h>
+int main(int argc, char **argv) {
+    int n = argc > 1 ? atoi(argv[1]) : 10;
+    long *v = malloc(n * sizeof(long));
+    long sum = 0;
+    pmu_region_begin("sum");
+    for (int i = 0; i < n; i++) { v[i] = i * i; sum += v[i]; }
+    pmu_region_end("sum");
+    printf("mine: sum of %d squares = %ld on CPU %d\\n", n, sum, pmuos_getcpu());
+    free(v);
+    return (int)(sum % 100);
+}
+""")
+    elf = tmp_path / "mine.elf"
+    subprocess.run([PMUOS_CC, "-O2", "-o", str(elf), str(src)], check=True)
+    card = card_factory(cpus=4, env={"PROGRAMS": str(elf)})
+    out = card.cmd("run mine 1000 on 2")
+    n = 1000
+    want = sum(i * i for i in range(n))
+    assert f"mine: sum of 1000 squares = {want} on CPU 2" in out
+    assert re.search(r"^region sum: calls 1, counter0 \d+, counter1 \d+$", out, re.M)
+    assert status(out) == f"exit status {want % 100}"
+
+
+def test_spmd_launch_one_instance_per_cpu(card):
+    out = card.cmd("run hello a b on 1-3")
+    for rank, cpu in enumerate((1, 2, 3)):
+        assert f"[rank {rank}] hello from pmuos: rank {rank} of 3 on CPU {cpu} a b" in out
+        assert status(out, rank) == "exit status 0"
+    assert card.cmd("run hello fail").count("exit status 3") == 1
+
+
+@pytest.mark.parametrize("k", [1, 10, 1000, 1000000])
+def test_spflt_region_counts_exactly_k_user_instructions(card, k):
+    card.cmd("pmu set 1 0 INSTRUCTIONS_EXECUTED:u")
+    card.cmd("pmu spflt 1 0")
+    card.cmd("pmu start 1")
+    out = card.cmd("run calib", timeout=120)
+    m = re.search(rf"^calib: region of {k} user instructions counted (\d+)$", out, re.M)
+    assert m and int(m[1]) == k, out
+    assert re.search(r"^calib: region of 0 user instructions counted 0$", out, re.M)
+
+
+def test_rdpmc_monotonic_and_agrees_with_the_kernel(card):
+    card.cmd("pmu set 1 0 INSTRUCTIONS_EXECUTED:u")
+    card.cmd("pmu spflt 1 0")
+    card.cmd("pmu start 1")
+    out = card.cmd("run calib", timeout=120)
+    assert "calib: rdpmc monotonic over 1000 reads: yes" in out
+    final = int(re.search(r"final counter 0 = (\d+)", out)[1])
+    # SPFLT gated the counter off after the last region: the task's last RDPMC
+    # and the kernel's reading afterwards are the same count.
+    read = card.cmd("pmu read 1")
+    assert int(re.search(r"^\s+1\s+0\s+INSTRUCTIONS_EXECUTED:u\s+(\d+)", read, re.M)[1]) == final
+    assert final >= 1001011 - 100  # the calib regions alone are 1,001,011
+
+
+FAULTS = [
+    ("pf", "#PF page fault (vector 14)", "read of a kernel page"),
+    ("kwrite", "#PF page fault (vector 14)", "address 0x100000: write to a read-only or kernel page"),
+    ("kread", "#PF page fault (vector 14)", "address 0xfee00020: read of a kernel page"),
+    ("gp", "#GP general protection (vector 13)", ""),
+    ("ud", "#UD invalid opcode (vector 6)", ""),
+    ("de", "#DE divide error (vector 0)", ""),
+    ("stack", "#PF page fault (vector 14)", "access to an unmapped address"),
+    ("exec", "#PF page fault (vector 14)", "instruction fetch from a non-executable page"),
+    ("wrmsr", "#GP general protection (vector 13)", "privileged instruction"),
+    ("rdmsr", "#GP general protection (vector 13)", "privileged instruction"),
+    ("cr4", "#GP general protection (vector 13)", "privileged instruction"),
+    ("hlt", "#GP general protection (vector 13)", "privileged instruction"),
+]
+
+
+@pytest.mark.parametrize("kind,exc,cause", FAULTS)
+def test_fault_ends_only_its_task(card, kind, exc, cause):
+    out = card.cmd(f"run fault {kind}")
+    m = re.search(rf"^task \d+ \(fault, rank 0\) on CPU 1: (.*); task ended$", out, re.M)
+    assert m and exc in m[1] and cause in m[1], out
+    assert status(out).startswith("ended by exception vector")
+    assert "exit status 0" in card.cmd("run hello")
+    assert all(r[3] == "online" for r in cpu_rows(card.cmd("cpus")).values())
+
+
+def test_hundred_faulting_launches_leave_the_kernel_healthy(card):
+    kinds = [k for k, _, _ in FAULTS]
+    for i in range(100):
+        out = card.cmd(f"run fault {kinds[i % len(kinds)]} on {1 + i % 3}")
+        assert "ended by exception vector" in status(out), out
+    mem_before = int(re.search(r"free (\d+) KiB", card.cmd("mem"))[1])
+    assert "exit status 0" in card.cmd("run hello on 1-3")
+    # Every task's memory came back.
+    card.cmd("run fault stack")
+    assert int(re.search(r"free (\d+) KiB", card.cmd("mem"))[1]) == mem_before
+    assert all(r[3] == "online" for r in cpu_rows(card.cmd("cpus")).values())
+
+
+def test_heap_exhaustion_is_an_error_not_a_crash(card):
+    assert status(card.cmd("run fault heap", timeout=120)) == "exit status 7"
+
+
+def test_kill_and_ctrl_c_end_a_spinning_task(card):
+    card.child.send("run fault spin on 2\r")
+    card.child.expect_exact("fault: spin")
+    card.send_raw(b"\x03")
+    card.wait_prompt()
+    out = card.cmd("tasks")
+    assert re.search(r"^\s+\d+\s+fault\s+2\s+0\s+killed", out, re.M), out
+    assert "exit status 0" in card.cmd("run hello on 2")
+
+
+@pytest.mark.parametrize("line,error", [
+    ("run", "expected arguments"),
+    ("run nosuch", "error: run: no program 'nosuch'; there are: calib chase fault hello matmul triad"),
+    ("run hello on 0", "CPU 0 runs the shell"),
+    ("run hello on 7", "no CPU 7"),
+    ("kill 999", "no running or waiting task 999"),
+    ("kill x", "'x' is not a task ID"),
+])
+def test_bad_task_commands(card, line, error):
+    out = card.cmd(line)
+    assert out.startswith("error: ") and error in out, out
+
+
+def test_bad_program_image_is_refused_with_the_reason(card_factory, tmp_path):
+    bad = tmp_path / "junk.elf"
+    bad.write_bytes(b"\x7fELF" + bytes(60))
+    host = tmp_path / "host.elf"
+    subprocess.run(["gcc", "-x", "c", "-o", str(host), "-"], input=b"int main(){return 0;}", check=True)
+    card = card_factory(cpus=2, env={"PROGRAMS": f"{bad} {host}"})
+    assert "error: run: not a 64-bit little-endian ELF" in card.cmd("run junk")
+    out = card.cmd("run host")
+    assert out.startswith("error: run: ") and ("ET_EXEC" in out or "outside the user region" in out), out
+    assert "exit status 0" in card.cmd("run hello")
