@@ -11,3 +11,4 @@ $(BUILD)/bench/null.mb: bench/null_kernel.S bench/null.ld
 bench: deps $(BUILD)/kernel.mb $(BUILD)/bench/null.mb
 	$(PYTHON) bench/boot.py
 	$(PYTHON) bench/pmi.py
+	$(PYTHON) bench/tasks.py

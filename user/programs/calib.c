@@ -33,8 +33,30 @@ static unsigned long long measure(int k)
 	return pmu_rdpmc(0) - before;
 }
 
-int main(void)
+#define REPS 1000
+
+static void cost(void)
 {
+	uint64_t a = pmu_rdpmc(1);
+	for (int i = 0; i < REPS; i++)
+		pmu_rdpmc(0);
+	uint64_t b = pmu_rdpmc(1);
+	/* Each read's kernel time falls partly before and partly after its sample: REPS + 1 reads' worth. */
+	uint64_t per_rdpmc = (b - a) / (REPS + 1);
+	a = pmu_rdpmc(1);
+	for (int i = 0; i < REPS; i++)
+		pmu_spflt(0);
+	b = pmu_rdpmc(1);
+	printf("calib: kernel instructions per RDPMC %llu, per SPFLT %llu\n", (unsigned long long)per_rdpmc,
+	       (unsigned long long)((b - a - per_rdpmc) / REPS));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && argv[1][0] == 'c') {
+		cost();
+		return 0;
+	}
 	static const int ks[] = { 0, 1, 10, 1000, 1000000 };
 	unsigned long long last = 0, now;
 	int monotonic = 1;
