@@ -36,7 +36,7 @@ bool elf_check(const uint8_t *img, size_t len, struct elf_image *out, char *err,
 	if (img[4] != 2 || img[5] != 1)
 		return fail(err, errlen, "not a 64-bit little-endian ELF (class %u, data %u)", img[4], img[5]);
 	if (img[6] != 1 || rd32(img + 20) != 1)
-		return fail(err, errlen, "unknown ELF version %u", img[6]);
+		return fail(err, errlen, "unknown ELF version (EI_VERSION %u, e_version %u)", img[6], rd32(img + 20));
 	if (rd16(img + 16) != 2)
 		return fail(err, errlen, "e_type %u is not ET_EXEC (a static executable)", rd16(img + 16));
 	if (rd16(img + 18) != 62)

@@ -8,7 +8,7 @@
 # $(BUILD)/unit/obj/<path>.o, with its test in tests/unit/test_<module>.c
 # (plus fmt.o and lib.o where that source formats or parses).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -37,6 +37,7 @@ $(BUILD)/unit/obj/kernel/lib.o: UNIT_DEFS = $(UNIT_RENAME_LIB)
 # Files that call both (snprintf, memcpy, parse_u64 ...) get both sets, so their
 # calls reach the kernel's k_ versions linked from fmt.o and lib.o.
 $(BUILD)/unit/obj/kernel/cpuset.o: UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
+$(BUILD)/unit/obj/kernel/elf_check.o: UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
 $(BUILD)/unit/obj/pmu/events.o:    UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
 
 # pmu/events.c includes the event table generated from libpfm4 (top Makefile):
@@ -56,6 +57,7 @@ $(BUILD)/unit/test_lib:    $(BUILD)/unit/obj/kernel/lib.o
 $(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model_core.o
 $(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
 $(BUILD)/unit/test_cpuset: $(BUILD)/unit/obj/kernel/cpuset.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
+$(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
 
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm
@@ -72,4 +74,4 @@ unit: $(UNIT_BINS)
 
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
-	   pmu/model_core pmu/events kernel/cpuset)
+	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check)

@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/times.h>
 #include <pmuos/syscall.h>
 #include <pmuos/pmu.h>
 
@@ -79,3 +81,24 @@ int pmuos_getcpu(void) { return sys3(SYS_GETCPU, 0, 0, 0); }
 int pmuos_rank(void) { return (uint32_t)sys3(SYS_RANK, 0, 0, 0); }
 int pmuos_nranks(void) { return (uint64_t)sys3(SYS_RANK, 0, 0, 0) >> 32; }
 uint64_t pmuos_tsc_hz(void) { return sys3(SYS_TSC_HZ, 0, 0, 0); }
+
+/* The clock: the TSC since the card started (RDTSC works in Ring 3). */
+int gettimeofday(struct timeval *tv, void *tz __attribute__((unused)))
+{
+	uint64_t t = pmu_rdtsc(), hz = pmuos_tsc_hz();
+
+	tv->tv_sec = t / hz;
+	tv->tv_usec = t % hz * 1000000 / hz;
+	return 0;
+}
+
+/* clock() reads this: all of a task's time counts as its user time, in CLOCKS_PER_SEC. */
+clock_t times(struct tms *t)
+{
+	uint64_t hz = pmuos_tsc_hz(), tsc = pmu_rdtsc();
+	clock_t c = tsc / hz * CLOCKS_PER_SEC + tsc % hz * CLOCKS_PER_SEC / hz;
+
+	t->tms_utime = c;
+	t->tms_stime = t->tms_cutime = t->tms_cstime = 0;
+	return c;
+}

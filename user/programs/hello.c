@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <pmuos/pmu.h>
 
 int main(int argc, char **argv)
@@ -15,6 +16,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++)
 		printf(" %s", argv[i]);
 	printf("\n");
+	if (argc > 1 && strcmp(argv[1], "time") == 0)
+		printf("hello: time() %ld, clock() %ld\n", (long)time(NULL), (long)clock());
 	free(msg);
 	return argc > 1 && strcmp(argv[1], "fail") == 0 ? 3 : 0;
 }
