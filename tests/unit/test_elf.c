@@ -388,12 +388,12 @@ static void test_reject_ident(void **state)
 	img[5] = 1;
 	/* EI_VERSION 0, then e_version 0. */
 	img[6] = 0;
-	BAD(img, len, "unknown ELF version 0");
+	BAD(img, len, "unknown ELF version (EI_VERSION 0, e_version 1)");
 	img[6] = 2;
-	BAD(img, len, "unknown ELF version 2");
+	BAD(img, len, "unknown ELF version (EI_VERSION 2, e_version 1)");
 	img[6] = 1;
 	put32(img + 20, 0);
-	BAD(img, len, "ELF version");
+	BAD(img, len, "unknown ELF version (EI_VERSION 1, e_version 0)");
 	put32(img + 20, 1);
 	OK(img, len, &(struct elf_image){ 0 });
 	free(img);
