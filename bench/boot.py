@@ -84,6 +84,20 @@ class Guest:
         return f"bench: boot of {self.what} failed: {why}\n--- last output ---\n{tail}"
 
 
+def on_card(cpus, dialogue):
+    """Boots pmuos with `cpus` CPUs, waits for the prompt and returns
+    dialogue(guest); None, after saying why on stderr, if the boot fails."""
+    g = Guest(PMUOS, cpus)
+    try:
+        g.expect(PROMPT)
+        return dialogue(g)
+    except BootFailed as e:
+        print(g.failure(e), file=sys.stderr)
+        return None
+    finally:
+        g.kill()
+
+
 def boot(kernel, cpus, count_instructions):
     """Wall ms to the prompt and, if asked, the guest's entry->prompt ticks."""
     g = Guest(kernel, cpus)

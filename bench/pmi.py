@@ -8,25 +8,24 @@ the figures are deterministic. Exits non-zero only when a boot fails."""
 import re
 import sys
 
-from boot import PMUOS, BootFailed, Guest
+from boot import on_card
 
 LINE = re.compile(rb"(counting|sampling) overflow: (\d+) instructions in all, "
-                  rb"model overflow timer (\d+), PMI path \(vector entry to iret\) (\d+)")
+                  rb"model overflow timer (\d+), PMI path \(vector entry to iret\) (\d+)\r?\n")
 LOOP = re.compile(rb"loop without overflow: (\d+) ticks")
 
 
+def dialogue(g):
+    g.send(b"pmu bench\r")
+    base = int(g.expect(LOOP)[0].group(1))
+    return base, [g.expect(LINE)[0].groups() for _ in range(2)]
+
+
 def main():
-    g = Guest(PMUOS, 4)
-    try:
-        g.expect(re.compile(rb"pmuos> "))
-        g.send(b"pmu bench\r")
-        base = int(g.expect(LOOP)[0].group(1))
-        rows = [g.expect(LINE)[0].groups() for _ in range(2)]
-    except BootFailed as e:
-        print(g.failure(e), file=sys.stderr)
+    result = on_card(4, dialogue)
+    if result is None:
         return 1
-    finally:
-        g.kill()
+    base, rows = result
     print()
     print("PMI path on the model backend, CPUS=4, -icount shift=0: guest instructions one overflow")
     print("adds to a 10^6-instruction kernel loop (median of 3 runs each; the loop alone took")

@@ -9,32 +9,32 @@ only when a boot fails."""
 import re
 import sys
 
-from boot import PMUOS, BootFailed, Guest
+from boot import on_card
 
 PROMPT = re.compile(rb"pmuos> ")
-COST = re.compile(rb"kernel instructions per RDPMC (\d+), per SPFLT (\d+)")
-EMPTY = re.compile(rb"region of 0 user instructions counted (\d+)")
+# Each pattern ends at the line's end, so a number is never read half-arrived.
+COST = re.compile(rb"kernel instructions per RDPMC (\d+), per SPFLT (\d+)\r?\n")
+EMPTY = re.compile(rb"region of 0 user instructions counted (\d+)\r?\n")
 SETUP = [b"pmu set 1 0 INSTRUCTIONS_EXECUTED:u", b"pmu set 1 1 INSTRUCTIONS_EXECUTED:k",
          b"pmu spflt 1 0", b"pmu start 1"]
 
 
+def dialogue(g):
+    for line in SETUP:
+        g.send(line + b"\r")
+        g.expect(PROMPT)
+    g.send(b"run calib cost\r")
+    rdpmc, spflt = (int(x) for x in g.expect(COST)[0].groups())
+    g.expect(PROMPT)
+    g.send(b"run calib\r")
+    return rdpmc, spflt, int(g.expect(EMPTY)[0].group(1))
+
+
 def main():
-    g = Guest(PMUOS, 4)
-    try:
-        g.expect(PROMPT)
-        for line in SETUP:
-            g.send(line + b"\r")
-            g.expect(PROMPT)
-        g.send(b"run calib cost\r")
-        rdpmc, spflt = (int(x) for x in g.expect(COST)[0].groups())
-        g.expect(PROMPT)
-        g.send(b"run calib\r")
-        empty = int(g.expect(EMPTY)[0].group(1))
-    except BootFailed as e:
-        print(g.failure(e), file=sys.stderr)
+    result = on_card(4, dialogue)
+    if result is None:
         return 1
-    finally:
-        g.kill()
+    rdpmc, spflt, empty = result
     print()
     print("Ring-3 counter access on the model backend (CPUS=4, -icount shift=0, task on CPU 1):")
     print("RDPMC and SPFLT trap in QEMU and the kernel emulates them; averages over 1000 of each.")

@@ -9,6 +9,7 @@
  * USR from OS time exactly (DESIGN §5.2; kernel/trap.c uses the counts below).
  */
 #include "kernel/percpu.h"
+#include "kernel/trapframe.h"
 
 	.text
 	.globl isr_stub_table, trap_exit
@@ -46,40 +47,12 @@ trap_common:
 	movq %rax, %gs:PCPU_ENTRY_TSC
 	movq %gs:PCPU_SCRATCH0, %rax
 	movq %gs:PCPU_SCRATCH1, %rdx
-1:	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+1:	PUSH_GPRS
 	movq %rsp, %rdi
 	cld
 	call trap_dispatch
 trap_exit:                              /* RSP = a struct trap_frame to return to */
-	popq %r15
-	popq %r14
-	popq %r13
-	popq %r12
-	popq %r11
-	popq %r10
-	popq %r9
-	popq %r8
-	popq %rbp
-	popq %rdi
-	popq %rsi
-	popq %rdx
-	popq %rcx
-	popq %rbx
-	popq %rax
+	POP_GPRS
 	testb $3, 24(%rsp)
 	jz 2f
 	/*

@@ -3,6 +3,7 @@
  * saved scheduler context a leaving task returns to.
  */
 #include "kernel/percpu.h"
+#include "kernel/trapframe.h"
 #include "kernel/gdt.h"
 
 	.text
@@ -25,21 +26,7 @@ syscall_entry:
 	pushq %rcx                      /* rip */
 	pushq $0                        /* error code */
 	pushq $0x100                    /* vector: system call */
-	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	pushq %rsi
-	pushq %rdi
-	pushq %rbp
-	pushq %r8
-	pushq %r9
-	pushq %r10
-	pushq %r11
-	pushq %r12
-	pushq %r13
-	pushq %r14
-	pushq %r15
+	PUSH_GPRS
 	rdtsc
 	shlq $32, %rdx
 	orq %rdx, %rax
