@@ -27,6 +27,8 @@
 #define RFLAGS_IF 0x200
 /* Kernel instructions before the SYSCALL entry's RDTSC (kernel/user.S). */
 #define SYSCALL_ENTRY_INSNS 25
+#define WRITE_MAX 65536 /* bytes one write() takes */
+#define KILL_WAIT_US 1000000
 
 extern void syscall_entry(void);
 extern void user_start(struct trap_frame *f) __attribute__((noreturn));
@@ -245,6 +247,7 @@ static int64_t sys_write(struct task *t, uint64_t fd, uint64_t buf, uint64_t len
 {
 	if (fd != 1 && fd != 2)
 		return -PMUOS_EBADF;
+	len = MIN(len, WRITE_MAX); /* a short write, as for a pipe: newlib writes the rest */
 	if (!vm_user_range_ok(t->as, buf, len, false))
 		return -PMUOS_EFAULT;
 	/* Lines go out whole, so SPMD instances do not interleave mid-line. */
@@ -383,8 +386,11 @@ bool task_wait_launch(int id, bool (*interrupted)(void))
 			for (int i = 0; i < MAX_TASKS; i++)
 				if (tasks[i].launch == (uint32_t)id)
 					task_kill(tasks[i].id);
-			while (!launch_done(id))
+			uint64_t end = tsc_deadline_us(KILL_WAIT_US);
+			while (!launch_done(id) && rdtsc() < end)
 				delay_us(1000);
+			if (!launch_done(id))
+				kprintf("launch %d: some tasks did not end within 1 s of the kill\n", id);
 			return false;
 		}
 		/* Woken by the tasks' ends; the timer bounds how late Ctrl-C is seen. */

@@ -44,7 +44,10 @@ struct task {
  */
 int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const struct cpuset *set,
 		char *err, size_t errlen);
-/* Halts until every task of launch `id` has ended; false if interrupted by Ctrl-C. */
+/*
+ * Halts until every task of launch `id` has ended. If interrupted() says so
+ * (Ctrl-C), kills them, waits up to 1 s for them to end and returns false.
+ */
 bool task_wait_launch(int id, bool (*interrupted)(void));
 /* Asks task `id` to end; false if there is no such running task. */
 bool task_kill(uint32_t id);
