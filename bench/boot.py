@@ -40,7 +40,7 @@ class Guest:
 
     def __init__(self, kernel, cpus):
         self.what = f"{kernel} with CPUS={cpus}"
-        env = dict(os.environ, CPUS=str(cpus), KERNEL=kernel,
+        env = dict(os.environ, CPUS=str(cpus), KERNEL=kernel, CARD=f"bench{os.getpid()}",
                    # Pinned so figures are comparable across invocations and
                    # TSC ticks count instructions, whatever `make` exported.
                    BOOT="multiboot", ACCEL="tcg", ICOUNT="1")
@@ -78,6 +78,10 @@ class Guest:
         self.proc.wait()
         self.proc.stdin.close()
         self.proc.stdout.close()
+        try:
+            os.unlink(f"/dev/shm/pmuos-bench{os.getpid()}")
+        except FileNotFoundError:
+            pass
 
     def failure(self, why):
         tail = self.out[-2000:].decode("utf-8", "replace")

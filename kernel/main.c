@@ -14,6 +14,7 @@
 #include "apic/apic.h"
 #include "pmu/pmu.h"
 #include "shell/shell.h"
+#include "kernel/mailbox.h"
 
 struct boot_info boot_info;
 uint64_t prompt_tsc;
@@ -65,10 +66,12 @@ void __attribute__((noreturn)) kernel_main(void)
 	console_enable_rx_irq();
 	smp_init();
 	pmu_calibrate();
+	mailbox_init();
 
 	kprintf("pmuos: %u of %u CPUs online, TSC %lu.%03lu MHz, %lu MiB usable, boot via %s\n",
 		smp_online_count(), cpu_count, tsc_hz / 1000000, tsc_hz / 1000 % 1000,
 		pmm_usable_bytes() >> 20, boot_info.loader[0] ? boot_info.loader : "unknown loader");
+	mailbox_ready();
 	sti();
 	shell_run();
 }

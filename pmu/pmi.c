@@ -7,9 +7,12 @@
  *      sample if the counter samples and reload its period;
  *   3. clear exactly those bits through GLOBAL_OVF_CTRL, re-read and repeat
  *      while any is set (bounded: a stuck PMU is reported and left stopped);
- *   4. restore GLOBAL_CTRL, unmask LVT 0x340; trap_dispatch then sends EOI.
+ *   4. unmask LVT 0x340, then restore GLOBAL_CTRL; trap_dispatch sends EOI.
  * Status must be clear before the unmask: the 1-bit line has to fall to 0
- * before it can rise again, or the next PMI is lost.
+ * before it can rise again, or the next PMI is lost. The unmask comes before
+ * the restore (DESIGN §5.4 lists them the other way round): a counter that
+ * overflows right after the restore must find the entry unmasked, or its
+ * edge is lost with the line left high for good.
  * A per-thread rate limit holds sampling counters back for the rest of a
  * 1 ms window when PMIs come faster than the limit allows.
  */
@@ -23,7 +26,7 @@
 #include "kernel/tsc.h"
 
 #define PMI_MAX_ROUNDS 8
-#define THROTTLE_WINDOW_US 1000
+#define THROTTLE_WINDOW_US 1000 /* a longer one for limits under 1000/s: one PMI per window */
 
 static volatile uint32_t pmi_limit = PMU_PMI_LIMIT_DEFAULT;
 
@@ -71,13 +74,16 @@ static void unthrottle_due(struct timer *t)
 /* Returns the GLOBAL_CTRL bits to hold back for the rest of the window. */
 static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
 {
-	uint64_t window = THROTTLE_WINDOW_US * (tsc_hz / 1000000);
+	uint32_t limit = pmi_limit;
+	uint64_t window_us = limit >= 1000000 / THROTTLE_WINDOW_US ? THROTTLE_WINDOW_US : 1000000 / limit;
+	uint64_t per_window = limit * window_us / 1000000;
+	uint64_t window = window_us * (tsc_hz / 1000000);
 
 	if (now - pc->window_start >= window) {
 		pc->window_start = now;
 		pc->window_pmis = 0;
 	}
-	if (++pc->window_pmis * (1000000 / THROTTLE_WINDOW_US) <= pmi_limit)
+	if (++pc->window_pmis <= per_window)
 		return 0;
 	uint32_t sampling = 0;
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
@@ -99,6 +105,7 @@ static void pmi_handler(struct trap_frame *f)
 {
 	struct pmu_cpu *pc = pmu_this();
 	uint64_t ctrl, status = 0;
+	uint32_t handled = 0; /* counters are stopped: a bit that comes back is stuck, not new */
 
 	pmu_ops->rdmsr(MSR_KNC_GLOBAL_CTRL, &ctrl);
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);                          /* 1 */
@@ -119,8 +126,9 @@ static void pmi_handler(struct trap_frame *f)
 		}
 		uint32_t sampled = 0;
 		for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
-			if (!(status & GLOBAL_CTR(i)))
+			if (!(status & GLOBAL_CTR(i) & ~handled))
 				continue;
+			handled |= GLOBAL_CTR(i);
 			if (pc->period[i]) {
 				pc->samples[i]++;
 				sampled |= GLOBAL_CTR(i);
@@ -136,10 +144,10 @@ static void pmi_handler(struct trap_frame *f)
 		}
 		pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, status);             /* 3 */
 	}
-	uint32_t held = throttle(pc, rdtsc());
-	pc->throttled |= held;
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl & ~(uint64_t)pc->throttled); /* 4 */
-	apic_lvt_pc_unmask();
+	if (ctrl)
+		pc->throttled |= throttle(pc, rdtsc());
+	apic_lvt_pc_unmask();                                            /* 4 */
+	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl & ~(uint64_t)pc->throttled);
 }
 
 void pmi_init(void)

@@ -13,6 +13,7 @@
 #   BUILD   build directory (default build)
 #   KERNEL  Multiboot image to boot (default $BUILD/kernel.mb)
 #   CMDLINE kernel command line
+#   CARD    mailbox name (default card0): /dev/shm/pmuos-$CARD, for host tools
 #   PROGRAMS pmuos programs (ELF files, space-separated) to load as Multiboot
 #           modules; the shell's `run NAME` starts them by file name
 #           without ".elf"
@@ -28,6 +29,8 @@ MEM=${MEM:-512M}
 KERNEL=${KERNEL:-$B/kernel.mb}
 CMDLINE=${CMDLINE:-}
 PROGRAMS=${PROGRAMS:-}
+CARD=${CARD:-card0}
+case "$CARD" in ''|*/*|*[!A-Za-z0-9._-]*) die "CARD must be a name of letters, digits, '.', '_' or '-', got '$CARD'";; esac
 
 die() { echo "qemu.sh: $*" >&2; exit 2; }
 
@@ -43,7 +46,7 @@ case "$ACCEL" in
 tcg)
 	ACC="-accel tcg -cpu max,vendor=GenuineIntel"
 	# -icount forbids multi-threaded TCG; shift=0 makes the TSC count instructions.
-	[ "$ICOUNT" = 1 ] && ACC="$ACC -icount shift=0,sleep=off"
+	[ "$ICOUNT" = 1 ] && ACC="$ACC -icount shift=0"
 	;;
 kvm) ACC="-accel kvm -cpu host" ;;
 *) die "ACCEL must be tcg or kvm, got '$ACCEL'" ;;
@@ -86,9 +89,13 @@ else
 	CONSOLE="-serial stdio"
 fi
 
+# The mailbox: shared memory the host maps (DESIGN §7), a power of two.
+MAILBOX="-object memory-backend-file,id=mbox,size=4M,share=on,mem-path=/dev/shm/pmuos-$CARD"
+MAILBOX="$MAILBOX -device ivshmem-plain,memdev=mbox"
+
 # shellcheck disable=SC2086
 set -- qemu-system-x86_64 -machine q35 -m "$MEM" -smp "$SMP" $ACC \
-	-nodefaults -no-user-config -display none $CONSOLE \
+	-nodefaults -no-user-config -display none $CONSOLE $MAILBOX \
 	$BOOTARGS "$@"
 if [ "$BOOT" = multiboot ]; then
 	exec "$@" -append "$CMDLINE"

@@ -5,6 +5,7 @@
 #include "kernel/boot.h"
 #include "kernel/console.h"
 #include "kernel/idle.h"
+#include "kernel/mailbox.h"
 #include "kernel/lib.h"
 #include "kernel/percpu.h"
 #include "kernel/x86.h"
@@ -83,10 +84,12 @@ static void echo_out(const char *s, size_t n, void *ctx)
 	console_write(s, n);
 }
 
-/* Next input byte; halts between interrupts while there is none. */
+/* Next input byte; serves the mailbox and halts between interrupts while there is none. */
 static uint8_t getc_wait(void)
 {
 	for (;;) {
+		while (mailbox_poll())
+			;
 		cli();
 		int c = console_getc();
 		if (c >= 0) {

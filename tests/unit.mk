@@ -6,9 +6,10 @@
 #
 # Each binary links one kernel source, compiled for the host into
 # $(BUILD)/unit/obj/<path>.o, with its test in tests/unit/test_<module>.c
-# (plus fmt.o and lib.o where that source formats or parses).
+# (plus fmt.o and lib.o where that source formats or parses; test_pmi also
+# links the model, pmu/model_core.o, its PMU).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -45,6 +46,12 @@ $(BUILD)/unit/obj/pmu/events.o:    UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_
 $(BUILD)/unit/obj/pmu/events.o: $(BUILD)/gen/knc_events.h
 $(BUILD)/unit/obj/pmu/events.o: UNIT_CFLAGS += -I$(BUILD)/gen
 
+# pmu/pmi.c uses this_cpu() (a %gs load) and rdtsc() (the instruction), both
+# inline in kernel headers: tests/unit/shadow has versions of those headers
+# that include the real ones and turn the two into functions test_pmi.c
+# defines. -iquote is searched before -I. for "kernel/..." includes.
+$(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/tests/unit/test_pmi.o: UNIT_CFLAGS += -iquote tests/unit/shadow
+
 # ------------------------------------------------------------ binaries
 # test_<module>: its test file plus the kernel source it covers (and what
 # that source calls: fmt.o, lib.o).
@@ -58,6 +65,9 @@ $(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model_core.o
 $(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
 $(BUILD)/unit/test_cpuset: $(BUILD)/unit/obj/kernel/cpuset.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
 $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
+# test_pmi: the PMI handler on the software model; its test file has the
+# doubles for the kernel (pmu_ops, pmu_this, this_cpu, rdtsc, kprintf, APIC, IRQ, timers).
+$(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/model_core.o
 
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm
@@ -74,4 +84,4 @@ unit: $(UNIT_BINS)
 
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
-	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check)
+	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi)

@@ -16,9 +16,13 @@ PROMPT = "pmuos> "
 
 class Card:
     """One QEMU instance with the shell on its serial port."""
+    count = 0
 
     def __init__(self, cpus=4, boot="multiboot", timeout=60, env=None):
-        e = dict(os.environ, CPUS=str(cpus), BOOT=boot, BUILD=BUILD)
+        # A mailbox of its own (/dev/shm/pmuos-<name>), apart from `make run`'s.
+        Card.count += 1
+        self.name = f"test{os.getpid()}-{Card.count}"
+        e = dict(os.environ, CPUS=str(cpus), BOOT=boot, BUILD=BUILD, CARD=self.name)
         e.update(env or {})
         self.child = PopenSpawn([os.path.join(ROOT, "scripts", "qemu.sh")], cwd=ROOT,
                                 env=e, encoding="latin-1", timeout=timeout)
@@ -59,6 +63,10 @@ class Card:
         if self.child.proc.poll() is None:
             self.child.kill(9)
             self.child.proc.wait()
+        try:
+            os.unlink(f"/dev/shm/pmuos-{self.name}")
+        except FileNotFoundError:
+            pass
 
 
 @pytest.fixture

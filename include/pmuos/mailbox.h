@@ -1,0 +1,120 @@
+/*
+ * The card <-> host mailbox (DESIGN §7): the wire format, compiled into the
+ * card and into host tools alike. In QEMU it is an ivshmem-plain device
+ * backed by /dev/shm/pmuos-<card>; on a KNC card the same layout lives in
+ * card memory the host maps through the PCIe aperture.
+ *
+ * Layout: a header at offset 0, then a request ring (host -> card) and a
+ * response ring (card -> host), at the offsets the header gives. Each ring
+ * has a control block {head, tail}: the producer writes slots and then
+ * advances head, the consumer reads and then advances tail; both count
+ * slots modulo 2^32 and index slot (count % slots). All fields are
+ * little-endian fixed-width integers.
+ */
+#ifndef PMUOS_MAILBOX_H
+#define PMUOS_MAILBOX_H
+
+#include <stdint.h>
+
+#define MBOX_MAGIC        0x584f424d554d50ULL /* "PMUMBOX" */
+#define MBOX_VERSION      1
+#define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat this often */
+#define MBOX_MIN_SIZE     (1u << 20)
+#define MBOX_REQ_SLOTS    16
+#define MBOX_RESP_SLOTS   16
+#define MBOX_REQ_PAYLOAD  256
+#define MBOX_RESP_PAYLOAD 16384
+#define MBOX_CPUSET_WORDS 4      /* 256 CPUs */
+
+enum mbox_state {
+	MBOX_BOOTING = 1, /* the card is starting; requests are not served yet */
+	MBOX_READY   = 2,
+	MBOX_PANIC   = 3,
+};
+
+/* Capabilities (header.capabilities) */
+#define MBOX_CAP_EXACT (1ULL << 0) /* the PMU backend's instruction counts are exact */
+
+struct mbox_ring_ctl {
+	volatile uint32_t head; /* slots produced */
+	volatile uint32_t tail; /* slots consumed */
+};
+
+struct mbox_header {
+	uint64_t magic;
+	uint32_t version;
+	volatile uint32_t state;         /* enum mbox_state */
+	volatile uint64_t heartbeat;     /* +1 every MBOX_HEARTBEAT_US while the card runs */
+	uint64_t size;                   /* bytes of the whole mailbox */
+	uint64_t tsc_hz;
+	uint32_t cpu_count;
+	uint32_t cpus_online;
+	uint64_t capabilities;           /* MBOX_CAP_* */
+	char backend[16];                /* PMU backend: "model" or "knc", NUL-terminated */
+	char kernel_version[16];
+	uint32_t req_ctl_off, req_off;   /* struct mbox_ring_ctl, then MBOX_REQ_SLOTS requests */
+	uint32_t resp_ctl_off, resp_off; /* struct mbox_ring_ctl, then MBOX_RESP_SLOTS responses */
+	volatile uint32_t host_lock;     /* 0 free, else the pid of the host process using the rings */
+	uint32_t reserved[15];
+};
+
+enum mbox_opcode {
+	MBOX_OP_INFO       = 1, /* -> struct mbox_info */
+	MBOX_OP_PMU_CONFIG = 2, /* struct mbox_pmu_config, on the CPU set */
+	MBOX_OP_PMU_START  = 3, /* on the CPU set */
+	MBOX_OP_PMU_STOP   = 4,
+	MBOX_OP_PMU_CLEAR  = 5,
+	MBOX_OP_PMU_READ   = 6, /* -> one struct mbox_pmu_count per CPU of the set and counter in use */
+};
+
+enum mbox_status {
+	MBOX_OK          = 0,
+	MBOX_E_OPCODE    = -1, /* unknown opcode */
+	MBOX_E_CPUSET    = -2, /* empty set, or a CPU the card does not have */
+	MBOX_E_PAYLOAD   = -3, /* payload length or a reserved field is wrong */
+	MBOX_E_EVENT     = -4, /* EvtSel value refused (reserved bits, counter constraint) */
+	MBOX_E_BUSY      = -5, /* some CPUs did not answer */
+	MBOX_E_RANGE     = -6, /* a value out of range (counter number, period) */
+};
+
+struct mbox_request {
+	uint32_t seq;             /* echoed in the response */
+	uint16_t opcode;          /* enum mbox_opcode */
+	uint16_t flags;           /* reserved, 0 */
+	uint64_t cpuset[MBOX_CPUSET_WORDS];
+	uint32_t len;             /* payload bytes used, <= MBOX_REQ_PAYLOAD */
+	uint32_t reserved;        /* 0 */
+	uint8_t payload[MBOX_REQ_PAYLOAD];
+};
+
+struct mbox_response {
+	uint32_t seq;
+	int32_t status;           /* enum mbox_status */
+	uint32_t len;             /* payload bytes, <= MBOX_RESP_PAYLOAD */
+	uint32_t reserved;
+	uint8_t payload[MBOX_RESP_PAYLOAD];
+};
+
+struct mbox_info {
+	uint32_t cpu_count, cpus_online;
+	uint64_t tsc_hz;
+	uint64_t capabilities;
+	char backend[16];
+	char kernel_version[16];
+};
+
+struct mbox_pmu_config {
+	uint32_t counter;  /* 0 or 1 */
+	uint32_t evtsel;   /* EvtSel without EN/INT (pmu/regs.h); 0 frees the counter */
+	uint64_t period;   /* 0: counting; else sample every `period` events, 1..2^40 */
+};
+
+struct mbox_pmu_count {
+	uint32_t cpu, counter;
+	uint32_t evtsel;
+	uint32_t flags;    /* bit 0: running, bit 1: the backend counts this event */
+	uint64_t value;    /* events, 64-bit total */
+	uint64_t samples;
+};
+
+#endif

@@ -1,0 +1,41 @@
+/*
+ * The card side of the host mailbox (DESIGN §7; wire format in
+ * include/pmuos/mailbox.h). The BSP serves requests from its shell loop, so
+ * polling costs only CPU 0 time and idle CPUs stay halted; a 1 ms timer on
+ * CPU 0 keeps the heartbeat going.
+ */
+#ifndef KERNEL_MAILBOX_H
+#define KERNEL_MAILBOX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pmuos/mailbox.h>
+#include "kernel/cpuset.h"
+#include "pmu/pmu.h"
+
+/* BSP, after SMP start-up: finds the ivshmem device and lays out the mailbox (state BOOTING). */
+void mailbox_init(void);
+/* BSP, just before the first prompt: state READY. */
+void mailbox_ready(void);
+/* Serves the waiting requests (BSP, thread context); true if it served any. */
+bool mailbox_poll(void);
+
+/* What the request decoder calls (kernel: the PMU driver; tests: doubles). */
+struct mbox_ops {
+	uint32_t ncpus;
+	void (*info)(struct mbox_info *out);
+	int (*pmu_configure)(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t period);
+	int (*pmu_control)(const struct cpuset *set, uint16_t opcode); /* START, STOP, CLEAR */
+	int (*pmu_read)(uint32_t cpu, struct pmu_reading *r);
+	bool (*counts_event)(uint32_t evtsel);
+};
+
+/*
+ * Checks every field of `req` and serves it through `ops`, filling `resp`
+ * (seq, status, len, payload). Pure apart from the ops: `req` is the card's
+ * own copy, so the host cannot change it during the checks. Never reads or
+ * writes outside the two structs.
+ */
+void mbox_serve(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops);
+
+#endif

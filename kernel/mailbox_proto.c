@@ -1,0 +1,131 @@
+/* The mailbox request decoder; see kernel/mailbox.h. Pure: unit-tested and fuzzed on the host. */
+#include "kernel/mailbox.h"
+#include "kernel/lib.h"
+#include "pmu/regs.h"
+
+static int fail(struct mbox_response *resp, int status)
+{
+	resp->status = status;
+	resp->len = 0;
+	return status;
+}
+
+/* The request's CPU set, checked against the card's CPUs; MBOX_E_CPUSET if empty or too wide. */
+static int cpus_of(const struct mbox_request *req, uint32_t ncpus, struct cpuset *set)
+{
+	bool any = false;
+
+	memset(set, 0, sizeof(*set));
+	for (uint32_t c = 0; c < MBOX_CPUSET_WORDS * 64; c++) {
+		if (!((req->cpuset[c / 64] >> (c % 64)) & 1))
+			continue;
+		if (c >= ncpus)
+			return MBOX_E_CPUSET;
+		cpuset_add(set, c);
+		any = true;
+	}
+	return any ? MBOX_OK : MBOX_E_CPUSET;
+}
+
+static void serve_read(const struct cpuset *set, struct mbox_response *resp, const struct mbox_ops *ops)
+{
+	struct mbox_pmu_count *out = (struct mbox_pmu_count *)resp->payload;
+	size_t n = 0, max = MBOX_RESP_PAYLOAD / sizeof(*out);
+	struct pmu_reading r;
+	int status = MBOX_OK;
+
+	for (uint32_t c = 0; c < ops->ncpus; c++) {
+		if (!cpuset_has(set, c))
+			continue;
+		if (ops->pmu_read(c, &r) != 0) {
+			status = MBOX_E_BUSY; /* that CPU is left out */
+			continue;
+		}
+		for (uint32_t i = 0; i < KNC_NUM_COUNTERS && n < max; i++) {
+			if (!r.evtsel[i])
+				continue;
+			out[n++] = (struct mbox_pmu_count){
+				.cpu = c, .counter = i, .evtsel = r.evtsel[i],
+				.flags = (r.running ? 1 : 0) | (ops->counts_event(r.evtsel[i]) ? 2 : 0),
+				.value = r.value[i], .samples = r.samples[i],
+			};
+		}
+	}
+	resp->status = status;
+	resp->len = n * sizeof(*out);
+}
+
+void mbox_serve(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops)
+{
+	struct cpuset set;
+	int st;
+
+	resp->seq = req->seq;
+	resp->reserved = 0;
+	if (req->flags || req->reserved || req->len > MBOX_REQ_PAYLOAD) {
+		fail(resp, MBOX_E_PAYLOAD);
+		return;
+	}
+	switch (req->opcode) {
+	case MBOX_OP_INFO:
+		if (req->len) {
+			fail(resp, MBOX_E_PAYLOAD);
+			return;
+		}
+		memset(resp->payload, 0, sizeof(struct mbox_info));
+		ops->info((struct mbox_info *)resp->payload);
+		resp->status = MBOX_OK;
+		resp->len = sizeof(struct mbox_info);
+		return;
+	case MBOX_OP_PMU_CONFIG: {
+		struct mbox_pmu_config c;
+		if (req->len != sizeof(c)) {
+			fail(resp, MBOX_E_PAYLOAD);
+			return;
+		}
+		memcpy(&c, req->payload, sizeof(c));
+		if ((st = cpus_of(req, ops->ncpus, &set)) != MBOX_OK) {
+			fail(resp, st);
+			return;
+		}
+		if (c.counter >= KNC_NUM_COUNTERS || c.period > (1ULL << KNC_CTR_BITS)) {
+			fail(resp, MBOX_E_RANGE);
+			return;
+		}
+		if ((c.evtsel & (EVTSEL_RESERVED | EVTSEL_EN | EVTSEL_INT)) ||
+		    (c.counter != 0 && knc_event_counter0_only(EVTSEL_CODE(c.evtsel)))) {
+			fail(resp, MBOX_E_EVENT);
+			return;
+		}
+		if (c.evtsel == 0 && c.period) {
+			fail(resp, MBOX_E_PAYLOAD);
+			return;
+		}
+		int n = ops->pmu_configure(&set, c.counter, c.evtsel, c.period);
+		fail(resp, (uint32_t)n == cpuset_count(&set) ? MBOX_OK : MBOX_E_BUSY);
+		return;
+	}
+	case MBOX_OP_PMU_START:
+	case MBOX_OP_PMU_STOP:
+	case MBOX_OP_PMU_CLEAR:
+	case MBOX_OP_PMU_READ:
+		if (req->len) {
+			fail(resp, MBOX_E_PAYLOAD);
+			return;
+		}
+		if ((st = cpus_of(req, ops->ncpus, &set)) != MBOX_OK) {
+			fail(resp, st);
+			return;
+		}
+		if (req->opcode == MBOX_OP_PMU_READ) {
+			serve_read(&set, resp, ops);
+			return;
+		}
+		fail(resp, (uint32_t)ops->pmu_control(&set, req->opcode) == cpuset_count(&set) ? MBOX_OK
+												: MBOX_E_BUSY);
+		return;
+	default:
+		fail(resp, MBOX_E_OPCODE);
+		return;
+	}
+}
