@@ -51,7 +51,7 @@ KSRC := $(wildcard boot/*.S boot/*.c kernel/*.S kernel/*.c apic/*.c shell/*.c pm
 KSRC := $(filter-out pmu/gen_events.c,$(KSRC)) $(BUILD)/gen/programs.S
 KOBJ := $(patsubst %,$(BUILD)/k/%.o,$(KSRC))
 
-all: kernel esp unit user
+all: kernel esp unit user host
 kernel: $(BUILD)/kernel.elf $(BUILD)/kernel.mb
 
 $(BUILD)/k/%.c.o: %.c
@@ -87,6 +87,7 @@ $(BUILD)/k/pmu/events.c.o: $(BUILD)/gen/knc_events.h
 # ------------------------------------------------------------ sub-makefiles
 include boot/uefi/uefi.mk
 include user/user.mk
+include host/host.mk
 include tests/tests.mk
 include bench/bench.mk
 

@@ -26,6 +26,13 @@ static struct {
 	struct spinlock lock;
 } tx;
 
+static void (*tee)(const char *s, size_t n);
+
+void console_tee(void (*fn)(const char *s, size_t n))
+{
+	tee = fn;
+}
+
 static struct {
 	uint8_t buf[RX_RING];
 	volatile uint32_t head, tail; /* head: producer (IRQ), tail: consumer */
@@ -132,6 +139,8 @@ static void write_locked(const char *s, size_t n)
 			uart_putc('\r');
 		uart_putc(s[i]);
 	}
+	if (tee)
+		tee(s, n);
 }
 
 void console_write(const char *s, size_t n)

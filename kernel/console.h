@@ -24,6 +24,9 @@ bool console_take_ctrl_c(void);
 /* Bytes received and dropped because the receive ring was full. */
 unsigned long console_rx_dropped(void);
 
+/* Also hands everything written to fn (the mailbox's console ring), under the console lock. */
+void console_tee(void (*fn)(const char *s, size_t n));
+
 int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int vkprintf(const char *fmt, va_list ap);
 

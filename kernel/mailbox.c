@@ -7,6 +7,8 @@
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
 #include "kernel/sync.h"
+#include "kernel/task.h"
+#include "kernel/pmm.h"
 #include "kernel/timer.h"
 #include "kernel/tsc.h"
 #include "pmu/pmu.h"
@@ -20,6 +22,18 @@ static struct mbox_ring_ctl *req_ctl, *resp_ctl;
 static struct mbox_request *req_ring;
 static struct mbox_response *resp_ring;
 static struct timer heartbeat;
+static uint8_t *console_ring;
+
+/* Console output goes to the host as well (`pmuctl console`, program output). */
+static void console_to_host(const char *s, size_t n)
+{
+	uint64_t h = hdr->console_head;
+
+	for (size_t i = 0; i < n; i++)
+		console_ring[(h + i) % MBOX_CONSOLE_SIZE] = s[i];
+	smp_mb();
+	hdr->console_head = h + n;
+}
 
 static void beat(struct timer *t)
 {
@@ -38,7 +52,9 @@ void mailbox_init(void)
 		return;
 	}
 	uint32_t req_off = 8192, resp_off = ALIGN_UP(req_off + MBOX_REQ_SLOTS * sizeof(struct mbox_request) + 4096, 4096);
-	uint64_t need = resp_off + MBOX_RESP_SLOTS * sizeof(struct mbox_response);
+	uint32_t console_off = ALIGN_UP(resp_off + MBOX_RESP_SLOTS * sizeof(struct mbox_response), 4096);
+	uint32_t upload_off = console_off + MBOX_CONSOLE_SIZE;
+	uint64_t need = upload_off + MBOX_UPLOAD_SIZE;
 	if (size < MBOX_MIN_SIZE || size < need || (size & (size - 1))) {
 		kprintf("mailbox: ivshmem BAR of %lu bytes is not a power of two of at least %lu; not used\n",
 			size, MAX(need, (uint64_t)MBOX_MIN_SIZE));
@@ -64,11 +80,15 @@ void mailbox_init(void)
 	hdr->req_off = req_off;
 	hdr->resp_ctl_off = resp_off - 64;
 	hdr->resp_off = resp_off;
+	hdr->console_off = console_off;
+	hdr->upload_off = upload_off;
+	console_ring = (uint8_t *)(base + console_off);
 	req_ctl = (struct mbox_ring_ctl *)(base + hdr->req_ctl_off);
 	resp_ctl = (struct mbox_ring_ctl *)(base + hdr->resp_ctl_off);
 	req_ring = (struct mbox_request *)(base + req_off);
 	resp_ring = (struct mbox_response *)(base + resp_off);
 	timer_arm(&heartbeat, rdtsc(), beat, NULL);
+	console_tee(console_to_host);
 	kprintf("mailbox: %lu KiB of ivshmem at %#lx\n", size >> 10, base);
 }
 
@@ -103,12 +123,85 @@ static int control(const struct cpuset *set, uint16_t opcode)
 											 : pmu_clear(set);
 }
 
+static int spflt(const struct cpuset *set, uint32_t mask)
+{
+	return pmu_set_spflt(set, mask);
+}
+
+/* The image is copied first: the host could change the upload area while it is checked. */
+static int run(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set)
+{
+	uint64_t pages = ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE;
+	uint8_t *copy = page_alloc(pages);
+	char err[96];
+
+	if (!copy) {
+		kprintf("mailbox: run: out of memory for a %u-byte image\n", len);
+		return -1;
+	}
+	memcpy(copy, image, len);
+	int id = task_launch(copy, len, argc, argv, set, err, sizeof(err));
+	if (id < 0)
+		kprintf("mailbox: run %.32s: %s\n", argv[0], err);
+	page_free(copy, pages);
+	return id;
+}
+
+struct status_walk {
+	uint32_t launch;
+	struct mbox_task *out;
+	int n, max;
+};
+
+static void status_one(const struct task *t, void *arg)
+{
+	struct status_walk *w = arg;
+
+	if (t->launch != w->launch || w->n == w->max)
+		return;
+	w->out[w->n++] = (struct mbox_task){
+		.id = t->id, .cpu = t->cpu, .rank = t->rank, .exit_status = t->exit_status,
+		.state = t->state == TASK_READY ? MBOX_TASK_READY : t->state == TASK_RUNNING ? MBOX_TASK_RUNNING :
+			 t->state == TASK_EXITED ? MBOX_TASK_EXITED : t->state == TASK_KILLED ? MBOX_TASK_KILLED :
+			 MBOX_TASK_FAULTED,
+	};
+}
+
+static int status(uint32_t launch, struct mbox_task *out, int max)
+{
+	struct status_walk w = { launch, out, 0, max };
+
+	task_for_each(status_one, &w);
+	return w.n ? w.n : -1;
+}
+
+static void kill_one(const struct task *t, void *arg)
+{
+	if (t->launch == *(uint32_t *)arg)
+		task_kill(t->id);
+}
+
+static bool kill_launch(uint32_t launch)
+{
+	struct mbox_task one;
+
+	if (status(launch, &one, 1) < 0)
+		return false;
+	task_for_each(kill_one, &launch);
+	return true;
+}
+
 static const struct mbox_ops kernel_ops = {
 	.info = info,
 	.pmu_configure = configure,
 	.pmu_control = control,
 	.pmu_read = pmu_read,
 	.counts_event = pmu_counts_event,
+	.pmu_spflt = spflt,
+	.run = run,
+	.status = status,
+	.kill = kill_launch,
+	.upload_size = MBOX_UPLOAD_SIZE,
 };
 
 bool mailbox_poll(void)
@@ -121,6 +214,7 @@ bool mailbox_poll(void)
 		return false;
 	ops = kernel_ops;
 	ops.ncpus = cpu_count;
+	ops.upload = (const uint8_t *)hdr + hdr->upload_off;
 	/* One response slot per request: serve only while the host has room for the answer. */
 	while (READ_ONCE(req_ctl->tail) != READ_ONCE(req_ctl->head) &&
 	       READ_ONCE(resp_ctl->head) - READ_ONCE(resp_ctl->tail) < MBOX_RESP_SLOTS) {

@@ -28,6 +28,14 @@ struct mbox_ops {
 	int (*pmu_control)(const struct cpuset *set, uint16_t opcode); /* START, STOP, CLEAR */
 	int (*pmu_read)(uint32_t cpu, struct pmu_reading *r);
 	bool (*counts_event)(uint32_t evtsel);
+	int (*pmu_spflt)(const struct cpuset *set, uint32_t mask);
+	/* Launches the image (already copied out of the mailbox by the callee); launch id or -1. */
+	int (*run)(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set);
+	/* Tasks of a launch into out[0..max); how many, or -1 if there is no such launch. */
+	int (*status)(uint32_t launch, struct mbox_task *out, int max);
+	bool (*kill)(uint32_t launch);
+	const uint8_t *upload;  /* the upload area (shared with the host) */
+	uint32_t upload_size;
 };
 
 /*

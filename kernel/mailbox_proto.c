@@ -55,6 +55,56 @@ static void serve_read(const struct cpuset *set, struct mbox_response *resp, con
 	resp->len = n * sizeof(*out);
 }
 
+/* Splits run->args into argc strings; false if they do not fit in the field. */
+static bool split_args(const struct mbox_run *run, char *copy, char **argv)
+{
+	memcpy(copy, run->args, sizeof(run->args));
+	size_t off = 0;
+	for (uint32_t i = 0; i < run->argc; i++) {
+		size_t n = strnlen(copy + off, sizeof(run->args) - off);
+		if (off + n >= sizeof(run->args) || n == 0)
+			return false;
+		argv[i] = copy + off;
+		off += n + 1;
+	}
+	return true;
+}
+
+static int serve_run(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops)
+{
+	struct mbox_run run;
+	char copy[sizeof(run.args)], *argv[16];
+	struct cpuset set;
+	int st;
+
+	if (req->len != sizeof(run))
+		return fail(resp, MBOX_E_PAYLOAD);
+	memcpy(&run, req->payload, sizeof(run));
+	if (run.argc < 1 || run.argc > 16 || !split_args(&run, copy, argv))
+		return fail(resp, MBOX_E_PAYLOAD);
+	if (run.image_len == 0 || run.image_len > ops->upload_size)
+		return fail(resp, MBOX_E_RANGE);
+	if ((st = cpus_of(req, ops->ncpus, &set)) != MBOX_OK)
+		return fail(resp, st);
+	int id = ops->run(ops->upload, run.image_len, run.argc, argv, &set);
+	if (id < 0)
+		return fail(resp, MBOX_E_PROGRAM);
+	uint32_t v = id;
+	memcpy(resp->payload, &v, sizeof(v));
+	resp->status = MBOX_OK;
+	resp->len = sizeof(v);
+	return MBOX_OK;
+}
+
+/* Payload that is exactly one uint32_t. */
+static bool one_u32(const struct mbox_request *req, uint32_t *v)
+{
+	if (req->len != sizeof(*v))
+		return false;
+	memcpy(v, req->payload, sizeof(*v));
+	return true;
+}
+
 void mbox_serve(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops)
 {
 	struct cpuset set;
@@ -124,6 +174,47 @@ void mbox_serve(const struct mbox_request *req, struct mbox_response *resp, cons
 		fail(resp, (uint32_t)ops->pmu_control(&set, req->opcode) == cpuset_count(&set) ? MBOX_OK
 												: MBOX_E_BUSY);
 		return;
+	case MBOX_OP_PMU_SPFLT: {
+		uint32_t mask;
+		if (!one_u32(req, &mask) || mask > 3) {
+			fail(resp, MBOX_E_PAYLOAD);
+			return;
+		}
+		if ((st = cpus_of(req, ops->ncpus, &set)) != MBOX_OK) {
+			fail(resp, st);
+			return;
+		}
+		fail(resp, (uint32_t)ops->pmu_spflt(&set, mask) == cpuset_count(&set) ? MBOX_OK : MBOX_E_BUSY);
+		return;
+	}
+	case MBOX_OP_RUN:
+		serve_run(req, resp, ops);
+		return;
+	case MBOX_OP_STATUS: {
+		uint32_t launch;
+		if (!one_u32(req, &launch)) {
+			fail(resp, MBOX_E_PAYLOAD);
+			return;
+		}
+		int n = ops->status(launch, (struct mbox_task *)resp->payload,
+				    MBOX_RESP_PAYLOAD / sizeof(struct mbox_task));
+		if (n < 0) {
+			fail(resp, MBOX_E_LAUNCH);
+			return;
+		}
+		resp->status = MBOX_OK;
+		resp->len = n * sizeof(struct mbox_task);
+		return;
+	}
+	case MBOX_OP_KILL: {
+		uint32_t launch;
+		if (!one_u32(req, &launch)) {
+			fail(resp, MBOX_E_PAYLOAD);
+			return;
+		}
+		fail(resp, ops->kill(launch) ? MBOX_OK : MBOX_E_LAUNCH);
+		return;
+	}
 	default:
 		fail(resp, MBOX_E_OPCODE);
 		return;

@@ -90,7 +90,13 @@ else
 fi
 
 # The mailbox: shared memory the host maps (DESIGN §7), a power of two.
-MAILBOX="-object memory-backend-file,id=mbox,size=4M,share=on,mem-path=/dev/shm/pmuos-$CARD"
+# QEMU refuses a backing file of another size (left by an older build).
+MBOX_FILE=/dev/shm/pmuos-$CARD
+MBOX_BYTES=8388608
+if [ -e "$MBOX_FILE" ] && [ "$(stat -c %s "$MBOX_FILE")" != "$MBOX_BYTES" ]; then
+	rm -f "$MBOX_FILE"
+fi
+MAILBOX="-object memory-backend-file,id=mbox,size=$MBOX_BYTES,share=on,mem-path=$MBOX_FILE"
 MAILBOX="$MAILBOX -device ivshmem-plain,memdev=mbox"
 
 # shellcheck disable=SC2086

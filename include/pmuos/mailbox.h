@@ -25,6 +25,8 @@
 #define MBOX_REQ_PAYLOAD  256
 #define MBOX_RESP_PAYLOAD 16384
 #define MBOX_CPUSET_WORDS 4      /* 256 CPUs */
+#define MBOX_CONSOLE_SIZE (64u << 10) /* console output ring, bytes */
+#define MBOX_UPLOAD_SIZE  (4u << 20)  /* program image area, bytes */
 
 enum mbox_state {
 	MBOX_BOOTING = 1, /* the card is starting; requests are not served yet */
@@ -55,7 +57,10 @@ struct mbox_header {
 	uint32_t req_ctl_off, req_off;   /* struct mbox_ring_ctl, then MBOX_REQ_SLOTS requests */
 	uint32_t resp_ctl_off, resp_off; /* struct mbox_ring_ctl, then MBOX_RESP_SLOTS responses */
 	volatile uint32_t host_lock;     /* 0 free, else the pid of the host process using the rings */
-	uint32_t reserved[15];
+	uint32_t console_off;            /* MBOX_CONSOLE_SIZE bytes: everything the card's console prints */
+	volatile uint64_t console_head;  /* bytes written so far; byte n is at console_off + n % size */
+	uint32_t upload_off;             /* MBOX_UPLOAD_SIZE bytes: the host writes a program image here */
+	uint32_t reserved[11];
 };
 
 enum mbox_opcode {
@@ -65,6 +70,10 @@ enum mbox_opcode {
 	MBOX_OP_PMU_STOP   = 4,
 	MBOX_OP_PMU_CLEAR  = 5,
 	MBOX_OP_PMU_READ   = 6, /* -> one struct mbox_pmu_count per CPU of the set and counter in use */
+	MBOX_OP_PMU_SPFLT  = 7, /* uint32_t mask: PERF_SPFLT_CONTROL enable bits, on the CPU set */
+	MBOX_OP_RUN        = 8, /* struct mbox_run: start the uploaded image on the CPU set -> uint32_t launch id */
+	MBOX_OP_STATUS     = 9, /* uint32_t launch id -> one struct mbox_task per task of the launch */
+	MBOX_OP_KILL       = 10, /* uint32_t launch id: end its tasks */
 };
 
 enum mbox_status {
@@ -75,6 +84,8 @@ enum mbox_status {
 	MBOX_E_EVENT     = -4, /* EvtSel value refused (reserved bits, counter constraint) */
 	MBOX_E_BUSY      = -5, /* some CPUs did not answer */
 	MBOX_E_RANGE     = -6, /* a value out of range (counter number, period) */
+	MBOX_E_PROGRAM   = -7, /* the image is not a pmuos program (the console says why) */
+	MBOX_E_LAUNCH    = -8, /* no such launch */
 };
 
 struct mbox_request {
@@ -115,6 +126,21 @@ struct mbox_pmu_count {
 	uint32_t flags;    /* bit 0: running, bit 1: the backend counts this event */
 	uint64_t value;    /* events, 64-bit total */
 	uint64_t samples;
+};
+
+/* MBOX_OP_RUN: the image is the first `image_len` bytes of the upload area. */
+struct mbox_run {
+	uint32_t image_len;
+	uint32_t argc;        /* 1..16, argv[0] is the program's name */
+	char args[192];       /* argc NUL-terminated strings, back to back */
+};
+
+enum mbox_task_state { MBOX_TASK_READY = 1, MBOX_TASK_RUNNING, MBOX_TASK_EXITED, MBOX_TASK_KILLED, MBOX_TASK_FAULTED };
+
+struct mbox_task {
+	uint32_t id, cpu, rank, state; /* state: enum mbox_task_state */
+	int32_t exit_status;           /* exit(status), or the exception vector when faulted */
+	uint32_t reserved;
 };
 
 #endif

@@ -1,0 +1,28 @@
+# pmuctl, the host tool (DESIGN §8): a Linux C program on the card mailbox,
+# libpfm4 for event names. Included by the top-level Makefile.
+
+HOST_CFLAGS  = -std=gnu11 -O2 -g -Wall -Wextra
+# The mailbox wire format and PMU fields are the card's own headers.
+HOST_CFLAGS += -I. -Iinclude
+# kernel/cpuset.c (CPU sets) is shared with the card; its libc-named helpers
+# get k_ names on the host, as in the unit tests.
+HOST_RENAME  = -Dvsnprintf=k_vsnprintf -Dsnprintf=k_snprintf -Dmemcpy=k_memcpy -Dmemmove=k_memmove \
+	       -Dmemset=k_memset -Dmemcmp=k_memcmp -Dstrlen=k_strlen -Dstrnlen=k_strnlen \
+	       -Dstrcmp=k_strcmp -Dstrncmp=k_strncmp -Dstrlcpy=k_strlcpy -Dcpuset_parse=k_cpuset_parse \
+	       -Dcpuset_count=k_cpuset_count -Dparse_u64=k_parse_u64
+HOST_SHARED  = kernel/cpuset.c kernel/fmt.c kernel/lib.c
+HOST_OBJS    = $(BUILD)/host/pmuctl.o $(BUILD)/host/mbox.o $(patsubst %.c,$(BUILD)/host/shared/%.o,$(HOST_SHARED))
+
+$(BUILD)/host/%.o: host/%.c include/pmuos/mailbox.h host/mbox.h
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -c $< -o $@
+
+$(BUILD)/host/shared/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) $(HOST_RENAME) -c $< -o $@
+
+$(BUILD)/pmuctl: $(HOST_OBJS)
+	$(CC) $^ -o $@ -lpfm
+
+host: $(BUILD)/pmuctl
+.PHONY: host
