@@ -12,6 +12,8 @@
 #include "kernel/timer.h"
 #include "kernel/tsc.h"
 #include "pmu/pmu.h"
+#include "apic/apic.h"
+#include "kernel/irq.h"
 
 #define IVSHMEM_VENDOR 0x1af4
 #define IVSHMEM_DEVICE 0x1110
@@ -21,7 +23,6 @@ static struct mbox_header *hdr;
 static struct mbox_ring_ctl *req_ctl, *resp_ctl;
 static struct mbox_request *req_ring;
 static struct mbox_response *resp_ring;
-static struct timer heartbeat;
 static uint8_t *console_ring;
 
 /* Console output goes to the host as well (`pmuctl console`, program output). */
@@ -35,11 +36,70 @@ static void console_to_host(const char *s, size_t n)
 	hdr->console_head = h + n;
 }
 
+/*
+ * The mailbox service (heartbeat and request polling) runs on one CPU at a
+ * time: CPU 0 while nothing runs, else a CPU running a task, in Ring 0. Under
+ * QEMU -icount the TSC counts every vCPU's instructions, so work on an idle
+ * CPU would show up in a measured thread's counts; on the measured CPU it is
+ * kernel time, which USR counts leave out (DESIGN §5.2, §7).
+ */
+static volatile uint32_t service_cpu;
+static struct spinlock serve_lock;
+
 static void beat(struct timer *t)
 {
+	if (service_cpu != this_cpu()->cpu)
+		return; /* the service moved on */
 	hdr->heartbeat++;
 	hdr->cpus_online = smp_online_count();
+	if (this_cpu()->cpu != 0)
+		mailbox_poll();
 	timer_arm(t, t->deadline + MBOX_HEARTBEAT_US * (tsc_hz / 1000000), beat, NULL);
+}
+
+/* Each CPU's own heartbeat timer (timers are per CPU). */
+static struct timer *beat_timer(void)
+{
+	static struct timer timers[MAX_CPUS];
+	return &timers[this_cpu()->cpu];
+}
+
+void mailbox_take_service(void)
+{
+	if (!hdr)
+		return;
+	uint64_t f = irq_save();
+	service_cpu = this_cpu()->cpu;
+	struct timer *t = beat_timer();
+	if (!t->armed)
+		timer_arm(t, rdtsc(), beat, NULL);
+	irq_restore(f);
+}
+
+void mailbox_hand_over(uint32_t cpu)
+{
+	if (!hdr || service_cpu != this_cpu()->cpu)
+		return;
+	timer_cancel(beat_timer());
+	service_cpu = cpu; /* it arms its timer when its task starts */
+}
+
+static void take_service(void *unused)
+{
+	mailbox_take_service();
+}
+
+void mailbox_return_service(void)
+{
+	if (!hdr || service_cpu != this_cpu()->cpu || this_cpu()->cpu == 0)
+		return;
+	timer_cancel(beat_timer());
+	/* To a CPU still running a task, else back to CPU 0 (its shell loop takes it). */
+	for (uint32_t c = 1; c < cpu_count; c++)
+		if (cpu_table[c]->task && smp_call_try(c, take_service, NULL) == 0)
+			return;
+	service_cpu = 0;
+	apic_send_fixed(cpu_table[0]->apic_id, VEC_WAKE);
 }
 
 void mailbox_init(void)
@@ -87,8 +147,8 @@ void mailbox_init(void)
 	resp_ctl = (struct mbox_ring_ctl *)(base + hdr->resp_ctl_off);
 	req_ring = (struct mbox_request *)(base + req_off);
 	resp_ring = (struct mbox_response *)(base + resp_off);
-	timer_arm(&heartbeat, rdtsc(), beat, NULL);
 	console_tee(console_to_host);
+	mailbox_take_service();
 	kprintf("mailbox: %lu KiB of ivshmem at %#lx\n", size >> 10, base);
 }
 
@@ -210,7 +270,7 @@ bool mailbox_poll(void)
 	static struct mbox_ops ops;
 	bool served = false;
 
-	if (!hdr)
+	if (!hdr || !spin_trylock(&serve_lock))
 		return false;
 	ops = kernel_ops;
 	ops.ncpus = cpu_count;
@@ -228,5 +288,11 @@ bool mailbox_poll(void)
 		WRITE_ONCE(resp_ctl->head, h + 1);
 		served = true;
 	}
+	spin_unlock(&serve_lock);
 	return served;
+}
+
+bool mailbox_serving_here(void)
+{
+	return hdr && service_cpu == this_cpu()->cpu;
 }

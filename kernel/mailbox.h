@@ -17,8 +17,23 @@
 void mailbox_init(void);
 /* BSP, just before the first prompt: state READY. */
 void mailbox_ready(void);
-/* Serves the waiting requests (BSP, thread context); true if it served any. */
+/*
+ * Serves the waiting requests; true if it served any. CPU 0's shell loop
+ * calls it while CPU 0 holds the service, the service timer elsewhere.
+ */
 bool mailbox_poll(void);
+/* The calling CPU starts to run a task: it takes the heartbeat and polling over. */
+void mailbox_take_service(void);
+/*
+ * A launch is about to start tasks on `cpu`: if the calling CPU holds the
+ * service it stops its own timer now, so it does not wake again while the
+ * tasks are measured.
+ */
+void mailbox_hand_over(uint32_t cpu);
+/* Its task ended: the service goes back to CPU 0 (if this CPU holds it). */
+void mailbox_return_service(void);
+/* Whether the calling CPU holds the service now. */
+bool mailbox_serving_here(void);
 
 /* What the request decoder calls (kernel: the PMU driver; tests: doubles). */
 struct mbox_ops {

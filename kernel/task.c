@@ -14,6 +14,7 @@
 #include "kernel/timer.h"
 #include "kernel/tsc.h"
 #include "kernel/vm.h"
+#include "kernel/mailbox.h"
 #include "kernel/x86.h"
 #include "apic/apic.h"
 #include "pmu/pmu.h"
@@ -160,6 +161,8 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 		if (ok)
 			t->initial_rsp = push_args(t->as, argc, argv);
 	}
+	if (ok)
+		mailbox_hand_over(made[0]->cpu);
 	for (uint32_t i = 0; i < n; i++) {
 		struct task *t = made[i];
 		if (!ok) {
@@ -219,6 +222,7 @@ bool task_run_next(void)
 	} else {
 		t->state = TASK_RUNNING;
 		p->task = t;
+		mailbox_take_service();
 		write_cr3(t->as);
 		if (ctx_save(p->sched_ctx) == 0) {
 			struct trap_frame *fr = (struct trap_frame *)(p->tstack_top - sizeof(*fr));
@@ -234,6 +238,7 @@ bool task_run_next(void)
 		write_cr3(kernel_cr3);
 		p->task = NULL;
 		flush_output(t);
+		mailbox_return_service();
 	}
 	task_release(t);
 	smp_mb();
@@ -375,12 +380,16 @@ static bool launch_done(int id)
 	return true;
 }
 
-static void poll_tick(struct timer *t) {}
+bool any_task_active(void)
+{
+	for (int i = 0; i < MAX_TASKS; i++)
+		if (tasks[i].state == TASK_READY || tasks[i].state == TASK_RUNNING)
+			return true;
+	return false;
+}
 
 bool task_wait_launch(int id, bool (*interrupted)(void))
 {
-	struct timer t = { 0 };
-
 	while (!launch_done(id)) {
 		if (interrupted()) {
 			for (int i = 0; i < MAX_TASKS; i++)
@@ -393,13 +402,14 @@ bool task_wait_launch(int id, bool (*interrupted)(void))
 				kprintf("launch %d: some tasks did not end within 1 s of the kill\n", id);
 			return false;
 		}
-		/* Woken by the tasks' ends; the timer bounds how late Ctrl-C is seen. */
+		/*
+		 * Halted until a task ends (VEC_WAKE) or input arrives (the UART
+		 * interrupt): no periodic wake-up on this CPU disturbs the counts.
+		 */
 		cli();
-		timer_arm(&t, tsc_deadline_us(20000), poll_tick, NULL);
-		if (!launch_done(id))
+		if (!launch_done(id) && !interrupted())
 			idle_wait();
 		sti();
-		timer_cancel(&t);
 	}
 	return true;
 }

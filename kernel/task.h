@@ -49,6 +49,8 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
  * (Ctrl-C), kills them, waits up to 1 s for them to end and returns false.
  */
 bool task_wait_launch(int id, bool (*interrupted)(void));
+/* Whether any task is waiting to run or running. */
+bool any_task_active(void);
 /* Asks task `id` to end; false if there is no such running task. */
 bool task_kill(uint32_t id);
 /* Calls fn for every task slot in use, oldest first. */

@@ -6,6 +6,7 @@
 #include "kernel/console.h"
 #include "kernel/idle.h"
 #include "kernel/mailbox.h"
+#include "kernel/task.h"
 #include "kernel/lib.h"
 #include "kernel/percpu.h"
 #include "kernel/x86.h"
@@ -88,7 +89,9 @@ static void echo_out(const char *s, size_t n, void *ctx)
 static uint8_t getc_wait(void)
 {
 	for (;;) {
-		while (mailbox_poll())
+		if (!any_task_active())
+			mailbox_take_service(); /* (again) CPU 0's, now that no task runs */
+		while (mailbox_serving_here() && mailbox_poll())
 			;
 		cli();
 		int c = console_getc();
