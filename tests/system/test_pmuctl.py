@@ -1,0 +1,86 @@
+"""The host tool over the card mailbox (issue: mailbox and pmuctl; the parts built so far)."""
+import os
+import re
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from conftest import BUILD
+
+PMUCTL = os.path.join(BUILD, "pmuctl")
+CALIB = os.path.join(BUILD, "user", "calib.elf")
+HELLO = os.path.join(BUILD, "user", "hello.elf")
+
+
+def pmuctl(card, *args, timeout=120):
+    return subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_info(card):
+    p = pmuctl(card, "info")
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"^cpus\s+4 \(4 online\)$", p.stdout, re.M)
+    assert re.search(r"^backend\s+model$", p.stdout, re.M)
+    assert re.search(r"^exact\s+yes$", p.stdout, re.M)
+
+
+def test_stat_counts_calib_regions_exactly_with_spflt(card):
+    p = pmuctl(card, "stat", "-e", "INSTRUCTIONS_EXECUTED:u,CPU_CLK_UNHALTED", "--spflt", "-C", "1",
+               "--", CALIB)
+    assert p.returncode == 0, p.stderr
+    for k in (1, 10, 1000, 1000000):
+        assert f"calib: region of {k} user instructions counted {k}\n" in p.stdout
+    final = int(re.search(r"final counter 0 = (\d+)", p.stdout)[1])
+    # The table's count is the kernel's reading of the same counter.
+    m = re.search(r"^\s+([\d,]+)\s+INSTRUCTIONS_EXECUTED:u$", p.stderr, re.M)
+    assert m and int(m[1].replace(",", "")) == final, p.stderr
+    assert re.search(r"^\s+[\d,]+\s+CPU_CLK_UNHALTED$", p.stderr, re.M)
+
+
+def test_stat_json_and_not_supported(card):
+    p = pmuctl(card, "stat", "-e", "L2_READ_MISS,INSTRUCTIONS_EXECUTED:u", "--json", "-C", "1-2", "--", HELLO)
+    assert p.returncode == 0, p.stderr
+    rows = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    assert len(rows) == 4
+    assert sum('"counter-value" : "<not supported>"' in r and '"event" : "L2_READ_MISS"' in r for r in rows) == 2
+    assert all('"pcnt-running" : 100.00' in r and '"cpu" : "' in r for r in rows)
+
+
+def test_run_streams_output_and_exits_with_the_status(card):
+    p = pmuctl(card, "run", "-C", "1-2", HELLO, "fail")
+    assert p.returncode == 3
+    assert "[rank 1] hello from pmuos: rank 1 of 2 on CPU 2 fail" in p.stdout
+
+
+def test_clear_errors(card, tmp_path):
+    p = pmuctl(card, "stat", "-e", "INSTRUCTON_EXECUTED", "--", HELLO)
+    assert p.returncode != 0 and "closest: INSTRUCTIONS_EXECUTED" in p.stderr
+    p = pmuctl(card, "stat", "-e", "INSTRUCTIONS_EXECUTED,L2_READ_MISS", "--", HELLO)
+    assert p.returncode != 0 and "L2 events count only on counter 0" in p.stderr
+    p = pmuctl(card, "run", "/bin/true")
+    assert p.returncode != 0 and "not a pmuos program" in p.stderr
+    big = tmp_path / "big.elf"
+    big.write_bytes(open(HELLO, "rb").read() + bytes(5 << 20))
+    p = pmuctl(card, "run", str(big))
+    assert p.returncode != 0 and "too large" in p.stderr
+    p = pmuctl(card, "run", "-C", "9", HELLO)
+    assert p.returncode != 0 and "no CPU 9" in p.stderr
+    p = subprocess.run([PMUCTL, "--card", "nosuchcard", "info"], capture_output=True, text=True)
+    assert p.returncode != 0 and "no card at /dev/shm/pmuos-nosuchcard" in p.stderr
+
+
+def test_eight_processes_at_once(card):
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda i: pmuctl(card, "info"), range(8)))
+    for p in results:
+        assert p.returncode == 0, p.stderr
+        assert re.search(r"^cpus\s+4 \(4 online\)$", p.stdout, re.M)
+
+
+def test_stale_heartbeat_is_reported_within_a_second(card):
+    assert card.poweroff() == 0
+    t0 = time.monotonic()
+    p = pmuctl(card, "info")
+    assert p.returncode != 0 and "heartbeat stale" in p.stderr
+    assert time.monotonic() - t0 < 2.0
