@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Runs every test: the unit-test binaries (cmocka, TAP output) and the
-system tests (pytest). Prints each result and ends with the line
+"""Runs every test: the unit-test binaries (cmocka, TAP output), the fuzz
+targets (libFuzzer, a fixed number of inputs) and the system tests (pytest). Prints each result and ends with the line
 "N passed, N failed"; exits non-zero if anything failed or nothing ran."""
 import os
 import re
@@ -34,6 +34,22 @@ def run_unit():
     return passed, failed
 
 
+def run_fuzz():
+    """Each fuzz target: 10^6 inputs from a fixed seed; one test each."""
+    passed = failed = 0
+    fuzz_dir = os.path.join(BUILD, "fuzz")
+    for b in sorted(os.listdir(fuzz_dir)) if os.path.isdir(fuzz_dir) else []:
+        p = subprocess.run([os.path.join(fuzz_dir, b), "-runs=1000000", "-seed=1"], capture_output=True,
+                           text=True, timeout=600)
+        ok = p.returncode == 0 and "Done 1000000 runs" in p.stderr
+        print(f"fuzz {b}: {'passed' if ok else 'FAILED'} (10^6 inputs)")
+        if not ok:
+            print(p.stderr[-3000:])
+        passed += ok
+        failed += not ok
+    return passed, failed
+
+
 def run_system(args):
     xml = os.path.join(BUILD, "pytest.xml")
     cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v",
@@ -50,8 +66,9 @@ def run_system(args):
 
 def main():
     up, uf = run_unit()
+    fp, ff = run_fuzz()
     sp, sf = run_system(sys.argv[1:])
-    passed, failed = up + sp, uf + sf
+    passed, failed = up + fp + sp, uf + ff + sf
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1
 
