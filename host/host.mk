@@ -1,5 +1,6 @@
 # pmuctl, the host tool (DESIGN §8): a Linux C program on the card mailbox,
-# libpfm4 for event names. Included by the top-level Makefile.
+# libpfm4 for event names, elfutils' libelf for symbols. Included by the
+# top-level Makefile.
 
 HOST_CFLAGS  = -std=gnu11 -O2 -g -Wall -Wextra
 # The mailbox wire format and PMU fields are the card's own headers.
@@ -22,7 +23,7 @@ $(BUILD)/host/shared/%.o: %.c
 	$(CC) $(HOST_CFLAGS) $(HOST_RENAME) -c $< -o $@
 
 $(BUILD)/pmuctl: $(HOST_OBJS)
-	$(CC) $^ -o $@ -lpfm
+	$(CC) $^ -o $@ -lpfm -lelf
 
 host: $(BUILD)/pmuctl
 .PHONY: host

@@ -69,7 +69,8 @@ int card_open(struct card *c, const char *name)
 	    h->req_ctl_off + sizeof(struct mbox_ring_ctl) > c->size ||
 	    h->resp_ctl_off + sizeof(struct mbox_ring_ctl) > c->size ||
 	    (uint64_t)h->upload_off + MBOX_UPLOAD_SIZE > c->size ||
-	    (uint64_t)h->console_off + MBOX_CONSOLE_SIZE > c->size) {
+	    (uint64_t)h->console_off + MBOX_CONSOLE_SIZE > c->size ||
+	    (uint64_t)h->samples_off + (uint64_t)h->cpu_count * sizeof(struct mbox_sample_ring) > c->size) {
 		fprintf(stderr, "pmuctl: %s: the mailbox layout does not fit in its %zu bytes\n", path, c->size);
 		return -1;
 	}

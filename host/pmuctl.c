@@ -4,7 +4,10 @@
  *   pmuctl events [PATTERN]
  *   pmuctl [--card ...] stat -e EV[,EV] [-C CPUS] [--spflt] [-x SEP | --json] -- PROGRAM.elf [ARGS]
  *   pmuctl [--card ...] run [-C CPUS] PROGRAM.elf [ARGS]
- * Event names come from libpfm4 (its knc PMU); CPU sets are written "1-3,8".
+ *   pmuctl [--card ...] record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]
+ *   pmuctl report [-i FILE] [--folded]
+ * Event names come from libpfm4 (its knc PMU); symbols from the program's ELF
+ * (elfutils libelf); CPU sets are written "1-3,8".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,6 +18,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <fcntl.h>
+#include <gelf.h>
 
 #include "host/mbox.h"
 #include "kernel/cpuset.h"
@@ -36,7 +42,10 @@ static int usage(void)
 		"  events [PATTERN]                       KNC events (libpfm4)\n"
 		"  stat -e EV[,EV] [-C CPUS] [--spflt] [-x SEP|--json] -- PROGRAM.elf [ARGS]\n"
 		"                                         count events while the program runs\n"
-		"  run [-C CPUS] PROGRAM.elf [ARGS]       upload, run, show its output, exit with its status\n");
+		"  run [-C CPUS] PROGRAM.elf [ARGS]       upload, run, show its output, exit with its status\n"
+		"  record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]\n"
+		"                                         sample every PERIOD events into FILE (pmuos.data)\n"
+		"  report [-i FILE] [--folded]            hottest functions of a recording\n");
 	return 2;
 }
 
@@ -221,6 +230,9 @@ static void drain_console(struct card *c, uint64_t *from)
 	fflush(stdout);
 }
 
+/* Called while a program runs, and once after it ended (record drains samples here). */
+static void (*while_running)(struct card *c, const struct cpuset *set);
+
 /* Uploads and runs the program on `set`, showing the console meanwhile; returns its exit status. */
 static int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 {
@@ -255,6 +267,8 @@ static int run_program(struct card *c, const struct cpuset *set, int argc, char 
 	int status;
 	for (;;) {
 		drain_console(c, &from);
+		if (while_running)
+			while_running(c, set);
 		st = call(c, MBOX_OP_STATUS, NULL, &launch, sizeof(launch), &resp);
 		if (st != MBOX_OK)
 			die_status("status", st);
@@ -263,6 +277,8 @@ static int run_program(struct card *c, const struct cpuset *set, int argc, char 
 		usleep(20000);
 	}
 	drain_console(c, &from);
+	if (while_running)
+		while_running(c, set);
 	return status;
 }
 
@@ -408,6 +424,242 @@ static int cmd_stat(struct card *c, int argc, char **argv)
 	return status;
 }
 
+/* ---- record / report ---- */
+
+#define REC_MAGIC "PMUOSREC"
+
+struct rec_header {
+	char magic[8];
+	uint32_t version, reserved;
+	uint64_t nsamples, lost, period;
+	char program[256], event[64];
+};
+
+static FILE *rec_out;
+static uint64_t rec_samples, rec_lost;
+
+static struct mbox_sample_ring *ring_of(struct card *c, uint32_t cpu)
+{
+	return (struct mbox_sample_ring *)(c->base + c->hdr->samples_off) + cpu;
+}
+
+static void drain_samples(struct card *c, const struct cpuset *set)
+{
+	for (uint32_t cpu = 0; cpu < c->hdr->cpu_count; cpu++) {
+		if (!(set->bits[cpu / 64] >> (cpu % 64) & 1))
+			continue;
+		struct mbox_sample_ring *r = ring_of(c, cpu);
+		uint32_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		for (uint32_t t = r->tail; t != head; t++) {
+			fwrite(&r->slot[t % MBOX_SAMPLE_SLOTS], sizeof(struct pmu_sample), 1, rec_out);
+			rec_samples++;
+		}
+		__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
+	}
+}
+
+static int cmd_record(struct card *c, int argc, char **argv)
+{
+	const char *ev = NULL, *cpus = "1", *file = "pmuos.data";
+	uint64_t period = 0;
+	struct cpuset set;
+	int o;
+
+	optind = 1;
+	while ((o = getopt(argc, argv, "+e:c:C:o:")) != -1) {
+		switch (o) {
+		case 'e': ev = optarg; break;
+		case 'c': period = strtoull(optarg, NULL, 0); break;
+		case 'C': cpus = optarg; break;
+		case 'o': file = optarg; break;
+		default: return usage();
+		}
+	}
+	if (!ev || optind >= argc)
+		return usage();
+	if (period == 0 || period > (1ULL << KNC_CTR_BITS)) {
+		fprintf(stderr, "pmuctl: -c PERIOD must be 1 to 2^40 events\n");
+		return 2;
+	}
+	pfm_setup();
+	uint32_t sel = encode(ev);
+	parse_cpus(c, cpus, &set);
+	if (!(rec_out = fopen(file, "wb"))) {
+		fprintf(stderr, "pmuctl: cannot write %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	struct rec_header h = { .version = 1, .period = period };
+	memcpy(h.magic, REC_MAGIC, 8);
+	snprintf(h.program, sizeof(h.program), "%s", argv[optind]);
+	snprintf(h.event, sizeof(h.event), "%s", ev);
+	fwrite(&h, sizeof(h), 1, rec_out);
+
+	struct mbox_pmu_config cfg0 = { .counter = 0, .evtsel = sel, .period = period }, cfg1 = { .counter = 1 };
+	uint32_t mask = 0;
+	int st = call(c, MBOX_OP_PMU_CONFIG, &set, &cfg0, sizeof(cfg0), &resp);
+	if (st == MBOX_OK)
+		st = call(c, MBOX_OP_PMU_CONFIG, &set, &cfg1, sizeof(cfg1), &resp);
+	if (st == MBOX_OK)
+		st = call(c, MBOX_OP_PMU_SPFLT, &set, &mask, sizeof(mask), &resp);
+	if (st == MBOX_OK)
+		st = call(c, MBOX_OP_PMU_CLEAR, &set, NULL, 0, &resp);
+	if (st != MBOX_OK)
+		die_status("record", st);
+	uint64_t lost0 = 0;
+	for (uint32_t cpu = 0; cpu < c->hdr->cpu_count; cpu++)
+		if (set.bits[cpu / 64] >> (cpu % 64) & 1) {
+			ring_of(c, cpu)->tail = ring_of(c, cpu)->head; /* older samples are not ours */
+			lost0 += ring_of(c, cpu)->lost;
+		}
+	if ((st = call(c, MBOX_OP_PMU_START, &set, NULL, 0, &resp)) != MBOX_OK)
+		die_status("start", st);
+	while_running = drain_samples;
+	int status = run_program(c, &set, argc - optind, argv + optind);
+	call(c, MBOX_OP_PMU_STOP, &set, NULL, 0, &resp);
+	drain_samples(c, &set);
+	for (uint32_t cpu = 0; cpu < c->hdr->cpu_count; cpu++)
+		if (set.bits[cpu / 64] >> (cpu % 64) & 1)
+			rec_lost += ring_of(c, cpu)->lost;
+	h.nsamples = rec_samples;
+	h.lost = rec_lost - lost0;
+	fseek(rec_out, 0, SEEK_SET);
+	fwrite(&h, sizeof(h), 1, rec_out);
+	fclose(rec_out);
+	fprintf(stderr, "[ pmuctl record: %llu samples, %llu lost, written to %s ]\n",
+		(unsigned long long)h.nsamples, (unsigned long long)h.lost, file);
+	return status;
+}
+
+struct sym {
+	uint64_t start, end;
+	char *name;
+};
+
+static int by_start(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The program's function symbols (elfutils libelf), sorted by address. */
+static struct sym *load_symbols(const char *path, size_t *n)
+{
+	struct sym *syms = NULL;
+	size_t cap = 0;
+	int fd = open(path, O_RDONLY);
+
+	*n = 0;
+	elf_version(EV_CURRENT);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	for (Elf_Scn *scn = NULL; e && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			if (!gelf_getsym(d, i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_size)
+				continue;
+			if (*n == cap)
+				syms = realloc(syms, (cap = cap ? 2 * cap : 256) * sizeof(*syms));
+			syms[(*n)++] = (struct sym){ s.st_value, s.st_value + s.st_size,
+						     strdup(elf_strptr(e, sh.sh_link, s.st_name)) };
+		}
+	}
+	if (!e)
+		fprintf(stderr, "pmuctl: no symbols from %s: %s\n", path, fd < 0 ? strerror(errno) : elf_errmsg(-1));
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	qsort(syms, *n, sizeof(*syms), by_start);
+	return syms;
+}
+
+static const char *symbolize(const struct sym *syms, size_t n, const struct pmu_sample *s)
+{
+	if (s->cpl == 0)
+		return "[kernel]";
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (s->rip < syms[mid].start)
+			hi = mid;
+		else if (s->rip >= syms[mid].end)
+			lo = mid + 1;
+		else
+			return syms[mid].name;
+	}
+	return "[unknown]";
+}
+
+struct hit {
+	const char *name;
+	uint64_t count;
+};
+
+static int by_count(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : strcmp(x->name, y->name);
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	static const struct option longs[] = { { "folded", no_argument, NULL, 'f' }, { 0 } };
+	const char *file = "pmuos.data";
+	int folded = 0, o;
+
+	optind = 1;
+	while ((o = getopt_long(argc, argv, "i:", longs, NULL)) != -1) {
+		if (o == 'i')
+			file = optarg;
+		else if (o == 'f')
+			folded = 1;
+		else
+			return usage();
+	}
+	FILE *f = fopen(file, "rb");
+	struct rec_header h;
+	if (!f || fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, REC_MAGIC, 8) || h.version != 1) {
+		fprintf(stderr, "pmuctl: %s is not a pmuctl recording\n", file);
+		return 1;
+	}
+	h.program[sizeof(h.program) - 1] = h.event[sizeof(h.event) - 1] = 0;
+	size_t nsyms;
+	struct sym *syms = load_symbols(h.program, &nsyms);
+	struct hit *hits = NULL;
+	size_t nhits = 0;
+	uint64_t total = 0;
+	struct pmu_sample s;
+	while (fread(&s, sizeof(s), 1, f) == 1) {
+		const char *name = symbolize(syms, nsyms, &s);
+		size_t i = 0;
+		while (i < nhits && strcmp(hits[i].name, name))
+			i++;
+		if (i == nhits) {
+			hits = realloc(hits, ++nhits * sizeof(*hits));
+			hits[i] = (struct hit){ name, 0 };
+		}
+		hits[i].count++;
+		total++;
+	}
+	fclose(f);
+	qsort(hits, nhits, sizeof(*hits), by_count);
+	const char *prog = strrchr(h.program, '/') ? strrchr(h.program, '/') + 1 : h.program;
+	if (!folded)
+		printf("# %llu samples of %s every %llu events, %llu lost; program %s\n# Overhead  Symbol\n",
+		       (unsigned long long)total, h.event, (unsigned long long)h.period,
+		       (unsigned long long)h.lost, h.program);
+	for (size_t i = 0; i < nhits; i++) {
+		if (folded) /* one frame per sample: flame-graph tools take "stack count" lines */
+			printf("%s;%s %llu\n", prog, hits[i].name, (unsigned long long)hits[i].count);
+		else
+			printf("%9.2f%%  %s\n", 100.0 * hits[i].count / total, hits[i].name);
+	}
+	return total ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	int i = 1;
@@ -421,15 +673,19 @@ int main(int argc, char **argv)
 	const char *cmd = argv[i];
 	if (strcmp(cmd, "events") == 0)
 		return cmd_events(i + 1 < argc ? argv[i + 1] : NULL);
-	if (strcmp(cmd, "info") && strcmp(cmd, "stat") && strcmp(cmd, "run")) {
+	if (strcmp(cmd, "report") == 0)
+		return cmd_report(argc - i, argv + i);
+	if (strcmp(cmd, "info") && strcmp(cmd, "stat") && strcmp(cmd, "run") && strcmp(cmd, "record")) {
 		fprintf(stderr, "pmuctl: unknown command '%s'\n", cmd);
 		return usage();
 	}
 	struct card c;
 	if (card_open(&c, card_name) != 0)
 		return 1;
-	int r = !strcmp(cmd, "info") ? cmd_info(&c) : !strcmp(cmd, "stat") ? cmd_stat(&c, argc - i, argv + i)
-									   : cmd_run(&c, argc - i, argv + i);
+	int r = !strcmp(cmd, "info")   ? cmd_info(&c)
+		: !strcmp(cmd, "stat")   ? cmd_stat(&c, argc - i, argv + i)
+		: !strcmp(cmd, "record") ? cmd_record(&c, argc - i, argv + i)
+					 : cmd_run(&c, argc - i, argv + i);
 	card_close(&c);
 	return r;
 }

@@ -24,6 +24,23 @@ static struct mbox_ring_ctl *req_ctl, *resp_ctl;
 static struct mbox_request *req_ring;
 static struct mbox_response *resp_ring;
 static uint8_t *console_ring;
+static struct mbox_sample_ring *sample_rings;
+
+void mailbox_sample(const struct pmu_sample *s)
+{
+	if (!sample_rings)
+		return;
+	struct mbox_sample_ring *r = &sample_rings[s->cpu];
+	uint32_t h = r->head;
+
+	if (h - READ_ONCE(r->tail) >= MBOX_SAMPLE_SLOTS) {
+		r->lost++;
+		return;
+	}
+	r->slot[h % MBOX_SAMPLE_SLOTS] = *s;
+	smp_mb();
+	WRITE_ONCE(r->head, h + 1);
+}
 
 /* Console output goes to the host as well (`pmuctl console`, program output). */
 static void console_to_host(const char *s, size_t n)
@@ -114,7 +131,8 @@ void mailbox_init(void)
 	uint32_t req_off = 8192, resp_off = ALIGN_UP(req_off + MBOX_REQ_SLOTS * sizeof(struct mbox_request) + 4096, 4096);
 	uint32_t console_off = ALIGN_UP(resp_off + MBOX_RESP_SLOTS * sizeof(struct mbox_response), 4096);
 	uint32_t upload_off = console_off + MBOX_CONSOLE_SIZE;
-	uint64_t need = upload_off + MBOX_UPLOAD_SIZE;
+	uint32_t samples_off = upload_off + MBOX_UPLOAD_SIZE;
+	uint64_t need = samples_off + (uint64_t)cpu_count * sizeof(struct mbox_sample_ring);
 	if (size < MBOX_MIN_SIZE || size < need || (size & (size - 1))) {
 		kprintf("mailbox: ivshmem BAR of %lu bytes is not a power of two of at least %lu; not used\n",
 			size, MAX(need, (uint64_t)MBOX_MIN_SIZE));
@@ -142,6 +160,8 @@ void mailbox_init(void)
 	hdr->resp_off = resp_off;
 	hdr->console_off = console_off;
 	hdr->upload_off = upload_off;
+	hdr->samples_off = samples_off;
+	sample_rings = (struct mbox_sample_ring *)(base + samples_off);
 	console_ring = (uint8_t *)(base + console_off);
 	req_ctl = (struct mbox_ring_ctl *)(base + hdr->req_ctl_off);
 	resp_ctl = (struct mbox_ring_ctl *)(base + hdr->resp_ctl_off);

@@ -32,6 +32,8 @@ void mailbox_take_service(void);
 void mailbox_hand_over(uint32_t cpu);
 /* Its task ended: the service goes back to CPU 0 (if this CPU holds it). */
 void mailbox_return_service(void);
+/* Appends a sample to its CPU's ring in the mailbox (PMI handler; no-op without a mailbox). */
+void mailbox_sample(const struct pmu_sample *s);
 /* Whether the calling CPU holds the service now. */
 bool mailbox_serving_here(void);
 

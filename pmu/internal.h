@@ -44,6 +44,7 @@ struct pmu_cpu {
 	/* model backend (model.c) */
 	struct pmu_model model;
 	struct timer ovf_timer;
+	bool user_entry;        /* between to_user and from_user: Ring 3 is provisional */
 	volatile uint64_t init_sent_tsc; /* written by the CPU that sends INIT */
 };
 

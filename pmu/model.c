@@ -11,6 +11,15 @@
 
 static void overflow_due(struct timer *t);
 
+/*
+ * Between to_user and the IRETQ the kernel still runs a few hundred
+ * instructions that the model, until from_user, counts as Ring 3. A deadline
+ * computed then is pushed back by this much, so a USR counter a few events
+ * from overflow cannot fire before the task runs a single instruction (and
+ * fire again, and again). A PMI in Ring 3 comes up to that many events late.
+ */
+#define USER_ENTRY_SLACK 512
+
 static void sync(struct pmu_cpu *pc)
 {
 	struct pmu_model *m = &pc->model;
@@ -20,6 +29,8 @@ static void sync(struct pmu_cpu *pc)
 		apic_lvt_pc_raise();
 	}
 	uint64_t left = model_ticks_to_overflow(m);
+	if (left != UINT64_MAX && pc->user_entry)
+		left += USER_ENTRY_SLACK;
 	if (left == UINT64_MAX)
 		timer_cancel(&pc->ovf_timer);
 	else if (!pc->ovf_timer.armed || pc->ovf_timer.deadline != m->last + left)
@@ -78,6 +89,7 @@ static void model_op_to_user(void)
 
 	/* Provisional: from_user moves the change to the exact tick. */
 	model_set_cpl(&pc->model, rdtsc(), 3);
+	pc->user_entry = true;
 	sync(pc);
 }
 
@@ -87,6 +99,7 @@ static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
 	struct pmu_model *m = &pc->model;
 
 	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
+	pc->user_entry = false;
 	model_set_cpl(m, m->last, 0);
 	model_set_cpl(m, first_user, 3);
 	model_set_cpl(m, first_kernel, 0);

@@ -22,6 +22,7 @@
 #include "apic/apic.h"
 #include "kernel/console.h"
 #include "kernel/irq.h"
+#include "kernel/mailbox.h"
 #include "kernel/percpu.h"
 #include "kernel/tsc.h"
 
@@ -44,6 +45,7 @@ static void record(struct pmu_cpu *pc, struct trap_frame *f, uint32_t mask)
 	s->ovf_mask = mask;
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
 		pmu_ops->rdmsr(MSR_KNC_PERFCTR(i), &s->ctr[i]);
+	mailbox_sample(s); /* for the host, drained without a request */
 	pc->ring_head = (pc->ring_head + 1) % PMU_SAMPLE_RING;
 	if (pc->ring_count < PMU_SAMPLE_RING)
 		pc->ring_count++;

@@ -92,7 +92,7 @@ fi
 # The mailbox: shared memory the host maps (DESIGN §7), a power of two.
 # QEMU refuses a backing file of another size (left by an older build).
 MBOX_FILE=/dev/shm/pmuos-$CARD
-MBOX_BYTES=8388608
+MBOX_BYTES=33554432
 if [ -e "$MBOX_FILE" ] && [ "$(stat -c %s "$MBOX_FILE")" != "$MBOX_BYTES" ]; then
 	rm -f "$MBOX_FILE"
 fi

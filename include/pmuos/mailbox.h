@@ -15,6 +15,7 @@
 #define PMUOS_MAILBOX_H
 
 #include <stdint.h>
+#include <pmuos/sample.h>
 
 #define MBOX_MAGIC        0x584f424d554d50ULL /* "PMUMBOX" */
 #define MBOX_VERSION      1
@@ -27,6 +28,7 @@
 #define MBOX_CPUSET_WORDS 4      /* 256 CPUs */
 #define MBOX_CONSOLE_SIZE (64u << 10) /* console output ring, bytes */
 #define MBOX_UPLOAD_SIZE  (4u << 20)  /* program image area, bytes */
+#define MBOX_SAMPLE_SLOTS 2048        /* samples per CPU ring */
 
 enum mbox_state {
 	MBOX_BOOTING = 1, /* the card is starting; requests are not served yet */
@@ -60,7 +62,8 @@ struct mbox_header {
 	uint32_t console_off;            /* MBOX_CONSOLE_SIZE bytes: everything the card's console prints */
 	volatile uint64_t console_head;  /* bytes written so far; byte n is at console_off + n % size */
 	uint32_t upload_off;             /* MBOX_UPLOAD_SIZE bytes: the host writes a program image here */
-	uint32_t reserved[11];
+	uint32_t samples_off;            /* cpu_count struct mbox_sample_ring, one per CPU, back to back */
+	uint32_t reserved[10];
 };
 
 enum mbox_opcode {
@@ -126,6 +129,18 @@ struct mbox_pmu_count {
 	uint32_t flags;    /* bit 0: running, bit 1: the backend counts this event */
 	uint64_t value;    /* events, 64-bit total */
 	uint64_t samples;
+};
+
+/*
+ * A CPU's sample ring: the PMI handler appends (head), the host drains
+ * (tail) without a request; a sample that finds the ring full is counted in
+ * `lost` and dropped.
+ */
+struct mbox_sample_ring {
+	volatile uint32_t head, tail;
+	volatile uint64_t lost;
+	uint64_t reserved[6];
+	struct pmu_sample slot[MBOX_SAMPLE_SLOTS];
 };
 
 /* MBOX_OP_RUN: the image is the first `image_len` bytes of the upload area. */
