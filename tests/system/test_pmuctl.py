@@ -84,3 +84,28 @@ def test_stale_heartbeat_is_reported_within_a_second(card):
     p = pmuctl(card, "info")
     assert p.returncode != 0 and "heartbeat stale" in p.stderr
     assert time.monotonic() - t0 < 2.0
+
+
+def test_record_and_report_name_the_inner_loop_hottest(card, tmp_path):
+    data = tmp_path / "matmul.data"
+    matmul = os.path.join(BUILD, "user", "matmul.elf")
+    p = pmuctl(card, "record", "-e", "INSTRUCTIONS_EXECUTED:u", "-c", "10000", "-C", "1", "-o", str(data),
+               "--", matmul, "64")
+    assert p.returncode == 0, p.stderr
+    m = re.search(r"\[ pmuctl record: (\d+) samples, 0 lost", p.stderr)
+    assert m and int(m[1]) > 100, p.stderr
+    rep = subprocess.run([PMUCTL, "report", "-i", str(data)], capture_output=True, text=True)
+    rows = re.findall(r"^\s+([\d.]+)%\s+(\S+)$", rep.stdout, re.M)
+    assert rows and rows[0][1] == "multiply_row" and float(rows[0][0]) > 50, rep.stdout
+    assert abs(sum(float(r[0]) for r in rows) - 100) < 0.1
+    folded = subprocess.run([PMUCTL, "report", "-i", str(data), "--folded"], capture_output=True, text=True)
+    lines = dict(l.rsplit(" ", 1) for l in folded.stdout.splitlines())
+    assert sum(int(v) for v in lines.values()) == int(m[1])
+    assert "matmul.elf;multiply_row" in lines
+
+
+def test_report_refuses_a_file_that_is_not_a_recording(tmp_path):
+    bad = tmp_path / "x.data"
+    bad.write_bytes(b"not a recording")
+    p = subprocess.run([PMUCTL, "report", "-i", str(bad)], capture_output=True, text=True)
+    assert p.returncode != 0 and "is not a pmuctl recording" in p.stderr
