@@ -45,7 +45,8 @@ static int usage(void)
 		"  run [-C CPUS] PROGRAM.elf [ARGS]       upload, run, show its output, exit with its status\n"
 		"  record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]\n"
 		"                                         sample every PERIOD events into FILE (pmuos.data)\n"
-		"  report [-i FILE] [--folded]            hottest functions of a recording\n");
+		"  report [-i FILE] [--folded]            hottest functions of a recording\n"
+		"  ping [N]                               N info round trips: median and p99 latency\n");
 	return 2;
 }
 
@@ -69,6 +70,30 @@ static int call(struct card *c, uint16_t op, const struct cpuset *set, const voi
 }
 
 static struct mbox_response resp; /* 16 KiB: not on the stack */
+
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* `pmuctl ping N`: N INFO round trips; prints the median and 99th percentile in microseconds. */
+static int cmd_ping(struct card *c, int n)
+{
+	double *t = calloc(n, sizeof(*t));
+
+	for (int i = 0; i < n; i++) {
+		double t0 = now_s();
+		int st = call(c, MBOX_OP_INFO, NULL, NULL, 0, &resp);
+		t[i] = (now_s() - t0) * 1e6;
+		if (st != MBOX_OK)
+			die_status("info", st);
+	}
+	qsort(t, n, sizeof(*t), by_double);
+	printf("info round trips: %d, median %.1f us, p99 %.1f us\n", n, t[n / 2], t[(n * 99) / 100]);
+	free(t);
+	return 0;
+}
 
 static int cmd_info(struct card *c)
 {
@@ -675,7 +700,8 @@ int main(int argc, char **argv)
 		return cmd_events(i + 1 < argc ? argv[i + 1] : NULL);
 	if (strcmp(cmd, "report") == 0)
 		return cmd_report(argc - i, argv + i);
-	if (strcmp(cmd, "info") && strcmp(cmd, "stat") && strcmp(cmd, "run") && strcmp(cmd, "record")) {
+	if (strcmp(cmd, "info") && strcmp(cmd, "stat") && strcmp(cmd, "run") && strcmp(cmd, "record") &&
+	    strcmp(cmd, "ping")) {
 		fprintf(stderr, "pmuctl: unknown command '%s'\n", cmd);
 		return usage();
 	}
@@ -683,6 +709,7 @@ int main(int argc, char **argv)
 	if (card_open(&c, card_name) != 0)
 		return 1;
 	int r = !strcmp(cmd, "info")   ? cmd_info(&c)
+		: !strcmp(cmd, "ping")   ? cmd_ping(&c, i + 1 < argc ? atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 100 : 100)
 		: !strcmp(cmd, "stat")   ? cmd_stat(&c, argc - i, argv + i)
 		: !strcmp(cmd, "record") ? cmd_record(&c, argc - i, argv + i)
 					 : cmd_run(&c, argc - i, argv + i);

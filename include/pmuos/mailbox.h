@@ -19,7 +19,7 @@
 
 #define MBOX_MAGIC        0x584f424d554d50ULL /* "PMUMBOX" */
 #define MBOX_VERSION      1
-#define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat this often */
+#define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat at least this often */
 #define MBOX_MIN_SIZE     (1u << 20)
 #define MBOX_REQ_SLOTS    16
 #define MBOX_RESP_SLOTS   16
@@ -48,7 +48,7 @@ struct mbox_header {
 	uint64_t magic;
 	uint32_t version;
 	volatile uint32_t state;         /* enum mbox_state */
-	volatile uint64_t heartbeat;     /* +1 every MBOX_HEARTBEAT_US while the card runs */
+	volatile uint64_t heartbeat;     /* +1 at least every MBOX_HEARTBEAT_US while the card runs */
 	uint64_t size;                   /* bytes of the whole mailbox */
 	uint64_t tsc_hz;
 	uint32_t cpu_count;
