@@ -27,7 +27,8 @@
 #include "pmu/regs.h"
 
 #define CALL_MS 5000
-#define MAX_EVENTS 2
+#define MAX_EVENTS 8     /* more than the 2 counters: time-sliced (multiplexed) */
+#define SLICE_S 0.005    /* multiplexing time slice, seconds of host time */
 
 static const char *card_name = "card0";
 
@@ -40,8 +41,9 @@ static int usage(void)
 		"usage: pmuctl [--card NAME|PATH] COMMAND ...\n"
 		"  info                                   the card: CPUs, PMU backend, exactness\n"
 		"  events [PATTERN]                       KNC events (libpfm4)\n"
-		"  stat -e EV[,EV] [-C CPUS] [--spflt] [-x SEP|--json] -- PROGRAM.elf [ARGS]\n"
-		"                                         count events while the program runs\n"
+		"  stat -e EV[,EV...] [-C CPUS] [--spflt] [-x SEP|--json] -- PROGRAM.elf [ARGS]\n"
+		"                                         count events while the program runs (more\n"
+		"                                         than 2: time-sliced and scaled, as perf does)\n"
 		"  run [-C CPUS] PROGRAM.elf [ARGS]       upload, run, show its output, exit with its status\n"
 		"  record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]\n"
 		"                                         sample every PERIOD events into FILE (pmuos.data)\n"
@@ -348,6 +350,81 @@ static void group_digits(uint64_t v, char *out)
 	out[j] = 0;
 }
 
+/* ---- stat: counting, multiplexed when there are more events than counters ---- */
+
+static struct {
+	int nev, first;            /* events; the one on counter 0 in this slice */
+	char *names[MAX_EVENTS];
+	uint32_t sel[MAX_EVENTS];
+	uint64_t value[MAX_EVENTS][MBOX_CPUSET_WORDS * 64];
+	int counted[MAX_EVENTS];
+	double running[MAX_EVENTS]; /* seconds each event was on a counter */
+	double slice_start, start, end;
+} mux;
+
+/* The events on counters 0 and 1 this slice (-1: none); L2 events only go on counter 0. */
+static void slice_events(int *e0, int *e1)
+{
+	*e0 = mux.first;
+	*e1 = mux.nev > 1 ? (mux.first + 1) % mux.nev : -1;
+	if (*e1 >= 0 && knc_event_counter0_only(EVTSEL_CODE(mux.sel[*e1]))) {
+		if (knc_event_counter0_only(EVTSEL_CODE(mux.sel[*e0])))
+			*e1 = -1; /* two L2 events cannot share a slice */
+		else {
+			int t = *e0; *e0 = *e1; *e1 = t;
+		}
+	}
+}
+
+static void program_slice(struct card *c, const struct cpuset *set)
+{
+	int e[2];
+	slice_events(&e[0], &e[1]);
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+		struct mbox_pmu_config cfg = { .counter = i, .evtsel = e[i] >= 0 ? mux.sel[e[i]] : 0 };
+		int st = call(c, MBOX_OP_PMU_CONFIG, set, &cfg, sizeof(cfg), &resp);
+		if (st != MBOX_OK)
+			die_status("configure", st);
+	}
+}
+
+/* Stops the counters, adds the slice's counts to its events, starts the next slice. */
+static void end_slice(struct card *c, const struct cpuset *set, int last)
+{
+	int st, e[2];
+	if ((st = call(c, MBOX_OP_PMU_STOP, set, NULL, 0, &resp)) != MBOX_OK ||
+	    (st = call(c, MBOX_OP_PMU_READ, set, NULL, 0, &resp)) != MBOX_OK)
+		die_status("read", st);
+	double now = now_s();
+	slice_events(&e[0], &e[1]);
+	const struct mbox_pmu_count *r = (const struct mbox_pmu_count *)resp.payload;
+	for (size_t k = 0; k < resp.len / sizeof(*r); k++) {
+		int ev = e[r[k].counter & 1];
+		if (ev < 0)
+			continue;
+		mux.value[ev][r[k].cpu] += r[k].value;
+		mux.counted[ev] = !!(r[k].flags & 2);
+	}
+	for (int i = 0; i < 2; i++)
+		if (e[i] >= 0)
+			mux.running[e[i]] += now - mux.slice_start;
+	mux.end = now;
+	if (last || mux.nev <= KNC_NUM_COUNTERS)
+		return;
+	mux.first = (mux.first + (e[1] >= 0 ? 2 : 1)) % mux.nev;
+	program_slice(c, set);
+	if ((st = call(c, MBOX_OP_PMU_CLEAR, set, NULL, 0, &resp)) != MBOX_OK ||
+	    (st = call(c, MBOX_OP_PMU_START, set, NULL, 0, &resp)) != MBOX_OK)
+		die_status("start", st);
+	mux.slice_start = now_s();
+}
+
+static void rotate(struct card *c, const struct cpuset *set)
+{
+	if (mux.nev > KNC_NUM_COUNTERS && now_s() - mux.slice_start >= SLICE_S)
+		end_slice(c, set, 0);
+}
+
 static int cmd_stat(struct card *c, int argc, char **argv)
 {
 	static const struct option longs[] = {
@@ -355,9 +432,6 @@ static int cmd_stat(struct card *c, int argc, char **argv)
 	};
 	const char *events = NULL, *cpus = "1", *sep = NULL;
 	int spflt = 0, json = 0, o;
-	char *names[MAX_EVENTS];
-	uint32_t sel[MAX_EVENTS];
-	int nev = 0;
 	struct cpuset set;
 
 	optind = 1;
@@ -375,27 +449,27 @@ static int cmd_stat(struct card *c, int argc, char **argv)
 		return usage();
 	pfm_setup();
 	for (char *e = strtok(strdup(events), ","); e; e = strtok(NULL, ",")) {
-		if (nev == MAX_EVENTS) {
-			fprintf(stderr, "pmuctl: more than %d events need multiplexing, which this pmuctl "
-					"does not do yet\n", MAX_EVENTS);
+		if (mux.nev == MAX_EVENTS) {
+			fprintf(stderr, "pmuctl: at most %d events\n", MAX_EVENTS);
 			return 2;
 		}
-		names[nev] = e;
-		sel[nev++] = encode(e);
+		mux.names[mux.nev] = e;
+		mux.sel[mux.nev++] = encode(e);
 	}
 	parse_cpus(c, cpus, &set);
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
-		struct mbox_pmu_config cfg = { .counter = i, .evtsel = i < nev ? sel[i] : 0 };
-		int st = call(c, MBOX_OP_PMU_CONFIG, &set, &cfg, sizeof(cfg), &resp);
-		if (st == MBOX_E_EVENT && i < nev) {
-			fprintf(stderr, "pmuctl: %s cannot count on counter %d (L2 events count only on "
-					"counter 0: list it first)\n", names[i], i);
-			return 1;
-		}
-		if (st != MBOX_OK)
-			die_status("configure", st);
+	if (mux.nev <= KNC_NUM_COUNTERS && mux.nev == 2 && knc_event_counter0_only(EVTSEL_CODE(mux.sel[1])) &&
+	    knc_event_counter0_only(EVTSEL_CODE(mux.sel[0]))) {
+		fprintf(stderr, "pmuctl: %s and %s are both L2 events, which count only on counter 0\n",
+			mux.names[0], mux.names[1]);
+		return 1;
 	}
-	uint32_t mask = spflt ? (1u << nev) - 1 : 0;
+	if (spflt && mux.nev > KNC_NUM_COUNTERS) {
+		fprintf(stderr, "pmuctl: --spflt needs the events on counters for the whole run: give at most %d\n",
+			KNC_NUM_COUNTERS);
+		return 2;
+	}
+	program_slice(c, &set);
+	uint32_t mask = spflt ? (1u << mux.nev) - 1 : 0;
 	int st = call(c, MBOX_OP_PMU_SPFLT, &set, &mask, sizeof(mask), &resp);
 	if (st == MBOX_OK)
 		st = call(c, MBOX_OP_PMU_CLEAR, &set, NULL, 0, &resp);
@@ -403,46 +477,54 @@ static int cmd_stat(struct card *c, int argc, char **argv)
 		st = call(c, MBOX_OP_PMU_START, &set, NULL, 0, &resp);
 	if (st != MBOX_OK)
 		die_status("start", st);
-	double t0 = now_s();
+	mux.start = mux.slice_start = now_s();
+	while_running = rotate;
 	int status = run_program(c, &set, argc - optind, argv + optind);
-	double elapsed = now_s() - t0;
-	if ((st = call(c, MBOX_OP_PMU_STOP, &set, NULL, 0, &resp)) != MBOX_OK ||
-	    (st = call(c, MBOX_OP_PMU_READ, &set, NULL, 0, &resp)) != MBOX_OK)
-		die_status("read", st);
+	while_running = NULL;
+	end_slice(c, &set, 1);
+	double elapsed = mux.end - mux.start;
 
-	const struct mbox_pmu_count *r = (const struct mbox_pmu_count *)resp.payload;
-	int n = resp.len / sizeof(*r);
 	FILE *out = stderr; /* perf stat prints its table on stderr */
 	if (!json && !sep)
 		fprintf(out, "\n Performance counter stats for '%s' (CPUs %s):\n\n", argv[optind], cpus);
-	for (int e = 0; e < nev; e++) {
+	for (int e = 0; e < mux.nev; e++) {
+		/* Scaled as perf does: value * enabled time / running time. */
+		double pcnt = elapsed > 0 ? 100.0 * mux.running[e] / elapsed : 100.0;
+		double scale = mux.running[e] > 0 ? elapsed / mux.running[e] : 0;
+		if (mux.nev <= KNC_NUM_COUNTERS)
+			scale = 1, pcnt = 100.0;
 		uint64_t total = 0;
-		int counted = 1;
-		for (int k = 0; k < n; k++) {
-			if (r[k].counter != (uint32_t)e)
+		for (uint32_t cpu = 0; cpu < c->hdr->cpu_count; cpu++) {
+			if (!(set.bits[cpu / 64] >> (cpu % 64) & 1))
 				continue;
-			counted &= !!(r[k].flags & 2);
-			total += r[k].value;
+			uint64_t v = (uint64_t)(mux.value[e][cpu] * scale + 0.5);
+			total += v;
 			if (json) {
 				char val[32];
-				if (r[k].flags & 2)
-					snprintf(val, sizeof(val), "%llu.000000", (unsigned long long)r[k].value);
+				if (mux.counted[e])
+					snprintf(val, sizeof(val), "%llu.000000", (unsigned long long)v);
 				else
 					snprintf(val, sizeof(val), "<not supported>");
 				printf("{\"cpu\" : \"%u\", \"counter-value\" : \"%s\", \"unit\" : \"\", "
-				       "\"event\" : \"%s\", \"event-runtime\" : %.0f, \"pcnt-running\" : 100.00}\n",
-				       r[k].cpu, val, names[e], elapsed * 1e9);
+				       "\"event\" : \"%s\", \"event-runtime\" : %.0f, \"pcnt-running\" : %.2f}\n",
+				       cpu, val, mux.names[e], mux.running[e] * 1e9, pcnt);
 			}
 		}
 		if (json)
 			continue;
 		char v[40];
 		group_digits(total, v);
+		char raw[32];
+		snprintf(raw, sizeof(raw), "%llu", (unsigned long long)total);
 		if (sep) /* perf's -x layout: value, unit, event, run time, running percentage */
-			printf("%llu%s%s%s%s%.0f%s100.00\n", (unsigned long long)total, sep, sep, names[e], sep,
-			       elapsed * 1e9, sep);
+			printf("%s%s%s%s%s%.0f%s%.2f\n", mux.counted[e] ? raw : "<not supported>", sep, sep,
+			       mux.names[e], sep, mux.running[e] * 1e9, sep, pcnt);
+		else if (!mux.counted[e])
+			fprintf(out, "%20s      %s\n", "<not supported>", mux.names[e]);
+		else if (pcnt < 99.995)
+			fprintf(out, "%20s      %-32s (%.2f%%)\n", v, mux.names[e], pcnt);
 		else
-			fprintf(out, "%20s      %s\n", counted ? v : "<not supported>", names[e]);
+			fprintf(out, "%20s      %s\n", v, mux.names[e]);
 	}
 	if (!json && !sep)
 		fprintf(out, "\n%16.9f seconds time elapsed\n\n", elapsed);
