@@ -36,7 +36,6 @@ void console_tee(void (*fn)(const char *s, size_t n))
 static struct {
 	uint8_t buf[RX_RING];
 	volatile uint32_t head, tail; /* head: producer (IRQ), tail: consumer */
-	unsigned long dropped;
 } rx;
 
 void console_init(void)
@@ -54,17 +53,24 @@ void console_init(void)
 	outb(COM1 + UART_MCR, 0x0b);   /* DTR, RTS, OUT2 (gates the IRQ line on a PC) */
 }
 
+static volatile bool rx_paused;
+
+/*
+ * Reads the UART into the ring. When the ring is full the receive interrupt
+ * is turned off and the byte stays in the UART: the sender (QEMU's chardev, a
+ * person typing) waits, and nothing is lost. console_getc turns it back on.
+ */
 static void uart_rx_irq(struct trap_frame *f)
 {
 	while (inb(COM1 + UART_LSR) & UART_LSR_DR) {
-		uint8_t c = inb(COM1 + UART_DATA);
 		uint32_t next = (rx.head + 1) % RX_RING;
 
-		if (next == rx.tail) {
-			rx.dropped++;
-			continue;
+		if (next == READ_ONCE(rx.tail)) {
+			rx_paused = true;
+			outb(COM1 + UART_IER, 0);
+			return;
 		}
-		rx.buf[rx.head] = c;
+		rx.buf[rx.head] = inb(COM1 + UART_DATA);
 		WRITE_ONCE(rx.head, next);
 	}
 }
@@ -81,6 +87,10 @@ int console_getc(void)
 		return -1;
 	int c = rx.buf[rx.tail];
 	WRITE_ONCE(rx.tail, (rx.tail + 1) % RX_RING);
+	if (rx_paused) {
+		rx_paused = false;
+		outb(COM1 + UART_IER, 0x01); /* a byte still waiting in the UART interrupts at once */
+	}
 	return c;
 }
 
@@ -95,10 +105,6 @@ bool console_take_ctrl_c(void)
 	return false;
 }
 
-unsigned long console_rx_dropped(void)
-{
-	return rx.dropped;
-}
 
 static void uart_putc(char c)
 {

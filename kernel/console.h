@@ -21,8 +21,6 @@ int console_getc(void);
  * returns true; otherwise leaves the input alone (it is the shell's).
  */
 bool console_take_ctrl_c(void);
-/* Bytes received and dropped because the receive ring was full. */
-unsigned long console_rx_dropped(void);
 
 /* Also hands everything written to fn (the mailbox's console ring), under the console lock. */
 void console_tee(void (*fn)(const char *s, size_t n));

@@ -39,6 +39,7 @@ extern void ctx_restore(uint64_t ctx[8], int val) __attribute__((noreturn));
 static struct task tasks[MAX_TASKS];
 static struct spinlock tasks_lock;
 static uint32_t next_id = 1;
+static volatile uint32_t active_tasks; /* READY or RUNNING */
 
 const char *task_state_name(uint32_t state)
 {
@@ -161,8 +162,10 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 		if (ok)
 			t->initial_rsp = push_args(t->as, argc, argv);
 	}
-	if (ok)
+	if (ok) {
+		__atomic_add_fetch(&active_tasks, n, __ATOMIC_ACQ_REL);
 		mailbox_hand_over(made[0]->cpu);
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct task *t = made[i];
 		if (!ok) {
@@ -219,6 +222,7 @@ bool task_run_next(void)
 
 	if (t->kill_requested) {
 		t->state = TASK_KILLED;
+		__atomic_sub_fetch(&active_tasks, 1, __ATOMIC_ACQ_REL);
 	} else {
 		t->state = TASK_RUNNING;
 		p->task = t;
@@ -237,6 +241,8 @@ bool task_run_next(void)
 		}
 		write_cr3(kernel_cr3);
 		p->task = NULL;
+		/* Before the service goes back: CPU 0 takes it once no task is active. */
+		__atomic_sub_fetch(&active_tasks, 1, __ATOMIC_ACQ_REL);
 		flush_output(t);
 		mailbox_return_service();
 	}
@@ -382,10 +388,7 @@ static bool launch_done(int id)
 
 bool any_task_active(void)
 {
-	for (int i = 0; i < MAX_TASKS; i++)
-		if (tasks[i].state == TASK_READY || tasks[i].state == TASK_RUNNING)
-			return true;
-	return false;
+	return READ_ONCE(active_tasks) != 0;
 }
 
 bool task_wait_launch(int id, bool (*interrupted)(void))
