@@ -6,6 +6,8 @@
  *   pmuctl [--card ...] run [-C CPUS] PROGRAM.elf [ARGS]
  *   pmuctl [--card ...] record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]
  *   pmuctl report [-i FILE] [--folded]
+ *   pmuctl [--card ...] reset --warm | --init CPU
+ *   pmuctl [--card ...] console
  * Event names come from libpfm4 (its knc PMU); symbols from the program's ELF
  * (elfutils libelf); CPU sets are written "1-3,8".
  */
@@ -48,7 +50,9 @@ static int usage(void)
 		"  record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]\n"
 		"                                         sample every PERIOD events into FILE (pmuos.data)\n"
 		"  report [-i FILE] [--folded]            hottest functions of a recording\n"
-		"  ping [N]                               N info round trips: median and p99 latency\n");
+		"  ping [N]                               N info round trips: median and p99 latency\n"
+		"  reset --warm | --init CPU              warm reset (PMU registers to 0) or INIT one AP (kept)\n"
+		"  console                                the card's shell, a line at a time, through the mailbox\n");
 	return 2;
 }
 
@@ -531,6 +535,72 @@ static int cmd_stat(struct card *c, int argc, char **argv)
 	return status;
 }
 
+/* ---- reset, console ---- */
+
+static int cmd_reset(struct card *c, int argc, char **argv)
+{
+	uint64_t from = c->hdr->console_head;
+
+	if (argc == 2 && strcmp(argv[1], "--warm") == 0) {
+		uint64_t beat = c->hdr->heartbeat;
+		int st = call(c, MBOX_OP_RESET_WARM, NULL, NULL, 0, &resp);
+		if (st != MBOX_OK)
+			die_status("reset", st);
+		/* The card boots again and lays the mailbox out anew: heartbeat from 0, then READY. */
+		double end = now_s() + 120;
+		while (!(c->hdr->magic == MBOX_MAGIC && c->hdr->state == MBOX_READY && c->hdr->heartbeat < beat)) {
+			if (now_s() > end) {
+				fprintf(stderr, "pmuctl: the card did not come back within 120 s of the reset\n");
+				return 1;
+			}
+			usleep(10000);
+		}
+		printf("card %s: warm reset done, READY again\n", c->path);
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "--init") == 0) {
+		char *end;
+		unsigned long cpu = strtoul(argv[2], &end, 0);
+		if (*end || cpu >= c->hdr->cpu_count) {
+			fprintf(stderr, "pmuctl: --init %s: not a CPU of this card (0-%u)\n", argv[2],
+				c->hdr->cpu_count - 1);
+			return 2;
+		}
+		uint32_t v = cpu;
+		int st = card_call(c, MBOX_OP_CPU_INIT, NULL, &v, sizeof(v), &resp, 10000);
+		drain_console(c, &from);
+		if (st != MBOX_OK)
+			die_status(cpu == 0 ? "reset --init 0 (the BSP runs the card; INIT reaches APs)" : "reset --init", st);
+		return 0;
+	}
+	return usage();
+}
+
+static int cmd_console(struct card *c)
+{
+	char line[256];
+	int tty = isatty(0);
+
+	for (;;) {
+		if (tty) {
+			printf("pmuos(%s)> ", card_name);
+			fflush(stdout);
+		}
+		if (!fgets(line, sizeof(line), stdin))
+			return 0;
+		line[strcspn(line, "\r\n")] = 0;
+		if (!line[0])
+			continue;
+		uint64_t from = c->hdr->console_head;
+		int st = call(c, MBOX_OP_SHELL, NULL, line, strlen(line) + 1, &resp);
+		drain_console(c, &from);
+		if (st == MBOX_E_AGAIN)
+			fprintf(stderr, "pmuctl: %s\n", mbox_strerror(st));
+		else if (st != MBOX_OK)
+			die_status("console", st);
+	}
+}
+
 /* ---- record / report ---- */
 
 #define REC_MAGIC "PMUOSREC"
@@ -783,7 +853,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "report") == 0)
 		return cmd_report(argc - i, argv + i);
 	if (strcmp(cmd, "info") && strcmp(cmd, "stat") && strcmp(cmd, "run") && strcmp(cmd, "record") &&
-	    strcmp(cmd, "ping")) {
+	    strcmp(cmd, "ping") && strcmp(cmd, "reset") && strcmp(cmd, "console")) {
 		fprintf(stderr, "pmuctl: unknown command '%s'\n", cmd);
 		return usage();
 	}
@@ -794,6 +864,8 @@ int main(int argc, char **argv)
 		: !strcmp(cmd, "ping")   ? cmd_ping(&c, i + 1 < argc ? atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 100 : 100)
 		: !strcmp(cmd, "stat")   ? cmd_stat(&c, argc - i, argv + i)
 		: !strcmp(cmd, "record") ? cmd_record(&c, argc - i, argv + i)
+		: !strcmp(cmd, "reset")  ? cmd_reset(&c, argc - i, argv + i)
+		: !strcmp(cmd, "console") ? cmd_console(&c)
 					 : cmd_run(&c, argc - i, argv + i);
 	card_close(&c);
 	return r;

@@ -8,6 +8,8 @@
 #include "kernel/smp.h"
 #include "kernel/sync.h"
 #include "kernel/task.h"
+#include "kernel/power.h"
+#include "shell/shell.h"
 #include "kernel/pmm.h"
 #include "kernel/timer.h"
 #include "kernel/tsc.h"
@@ -277,6 +279,27 @@ static bool kill_launch(uint32_t launch)
 	return true;
 }
 
+static void reset(void)
+{
+	kprintf("mailbox: warm reset requested by the host\n");
+	power_reset();
+}
+
+static int cpu_init(uint32_t cpu)
+{
+	return smp_reinit_cpu(cpu);
+}
+
+/* Shell lines run on CPU 0 in its shell loop, and only while no program runs. */
+static int shell(char *line)
+{
+	if (this_cpu()->cpu != 0 || any_task_active())
+		return -1;
+	kprintf("(host) %s\n", line);
+	shell_exec(line);
+	return 0;
+}
+
 static const struct mbox_ops kernel_ops = {
 	.info = info,
 	.pmu_configure = configure,
@@ -287,6 +310,9 @@ static const struct mbox_ops kernel_ops = {
 	.run = run,
 	.status = status,
 	.kill = kill_launch,
+	.reset = reset,
+	.cpu_init = cpu_init,
+	.shell = shell,
 	.upload_size = MBOX_UPLOAD_SIZE,
 };
 
@@ -313,6 +339,8 @@ bool mailbox_poll(void)
 		smp_mb();
 		WRITE_ONCE(resp_ctl->head, h + 1);
 		served = true;
+		if (mbox_wants_reset(&req, &resp_ring[h % MBOX_RESP_SLOTS]))
+			ops.reset(); /* the answer is out first */
 	}
 	spin_unlock(&serve_lock);
 	return served;

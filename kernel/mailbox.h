@@ -51,6 +51,12 @@ struct mbox_ops {
 	/* Tasks of a launch into out[0..max); how many, or -1 if there is no such launch. */
 	int (*status)(uint32_t launch, struct mbox_task *out, int max);
 	bool (*kill)(uint32_t launch);
+	/* After the answer is out: the reset (RESET_WARM). */
+	void (*reset)(void);
+	/* INIT-SIPI-SIPI one AP: 0, or -1 if it cannot be (the BSP, a CPU starting), -2 if it did not come back. */
+	int (*cpu_init)(uint32_t cpu);
+	/* Runs a shell line: 0, or -1 if the card cannot now (MBOX_E_AGAIN). */
+	int (*shell)(char *line);
 	const uint8_t *upload;  /* the upload area (shared with the host) */
 	uint32_t upload_size;
 };
@@ -62,5 +68,7 @@ struct mbox_ops {
  * writes outside the two structs.
  */
 void mbox_serve(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops);
+/* True if `req` asks for a reset, which the transport performs after publishing the answer. */
+bool mbox_wants_reset(const struct mbox_request *req, const struct mbox_response *resp);
 
 #endif

@@ -215,8 +215,40 @@ void mbox_serve(const struct mbox_request *req, struct mbox_response *resp, cons
 		fail(resp, ops->kill(launch) ? MBOX_OK : MBOX_E_LAUNCH);
 		return;
 	}
+	case MBOX_OP_RESET_WARM:
+		fail(resp, req->len ? MBOX_E_PAYLOAD : MBOX_OK);
+		return;
+	case MBOX_OP_CPU_INIT: {
+		uint32_t cpu;
+		if (!one_u32(req, &cpu)) {
+			fail(resp, MBOX_E_PAYLOAD);
+			return;
+		}
+		if (cpu == 0 || cpu >= ops->ncpus) {
+			fail(resp, MBOX_E_CPUSET);
+			return;
+		}
+		int r = ops->cpu_init(cpu);
+		fail(resp, r == 0 ? MBOX_OK : r == -1 ? MBOX_E_CPUSET : MBOX_E_BUSY);
+		return;
+	}
+	case MBOX_OP_SHELL: {
+		char line[256];
+		if (req->len == 0 || req->len > sizeof(line) || req->payload[req->len - 1] != 0) {
+			fail(resp, MBOX_E_PAYLOAD);
+			return;
+		}
+		memcpy(line, req->payload, req->len);
+		fail(resp, ops->shell(line) == 0 ? MBOX_OK : MBOX_E_AGAIN);
+		return;
+	}
 	default:
 		fail(resp, MBOX_E_OPCODE);
 		return;
 	}
+}
+
+bool mbox_wants_reset(const struct mbox_request *req, const struct mbox_response *resp)
+{
+	return req->opcode == MBOX_OP_RESET_WARM && resp->status == MBOX_OK;
 }

@@ -77,6 +77,9 @@ enum mbox_opcode {
 	MBOX_OP_RUN        = 8, /* struct mbox_run: start the uploaded image on the CPU set -> uint32_t launch id */
 	MBOX_OP_STATUS     = 9, /* uint32_t launch id -> one struct mbox_task per task of the launch */
 	MBOX_OP_KILL       = 10, /* uint32_t launch id: end its tasks */
+	MBOX_OP_RESET_WARM = 11, /* answered, then the card resets (every PMU register to 0) */
+	MBOX_OP_CPU_INIT   = 12, /* uint32_t cpu: INIT-SIPI-SIPI, PMU state kept (000 §1.4.4) */
+	MBOX_OP_SHELL      = 13, /* a shell line (NUL-terminated, < 256 bytes): output on the console ring */
 };
 
 enum mbox_status {
@@ -89,6 +92,7 @@ enum mbox_status {
 	MBOX_E_RANGE     = -6, /* a value out of range (counter number, period) */
 	MBOX_E_PROGRAM   = -7, /* the image is not a pmuos program (the console says why) */
 	MBOX_E_LAUNCH    = -8, /* no such launch */
+	MBOX_E_AGAIN     = -9, /* not now: a program is running (shell lines run when the card is idle) */
 };
 
 struct mbox_request {

@@ -125,3 +125,28 @@ def test_more_events_than_counters_are_multiplexed(card):
         value, _, _, runtime, pcnt = rows[ev]
         # Each event was on a counter for part of the run, and is scaled up from that part.
         assert int(value) > 0 and int(runtime) > 0 and 0 < float(pcnt) < 100, rows[ev]
+
+
+def test_console_runs_shell_lines_through_the_mailbox(card):
+    p = subprocess.run([PMUCTL, "--card", card.name, "console"], input="cpus\necho via mailbox\nfrob\n",
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "4 CPUs, 4 online" in p.stdout and "via mailbox" in p.stdout
+    assert "error: unknown command 'frob'" in p.stdout
+
+
+def test_reset_init_keeps_and_warm_clears_the_pmu(card):
+    def regs1(out):
+        return int(re.search(r"IA32_PerfEvtSel0\s+\(0x28\)\s+(0x[0-9a-f]+|0+)", out)[1], 16)
+
+    subprocess.run([PMUCTL, "--card", card.name, "console"], input="pmu set 2 0 INSTRUCTIONS_EXECUTED:k\n",
+                   capture_output=True, text=True, timeout=60, check=True)
+    p = pmuctl(card, "reset", "--init", "2")
+    assert p.returncode == 0 and "CPU 2 back after INIT; PMU state kept as found: EvtSel0=0x520016" in p.stdout
+    assert regs1(card.cmd("pmu regs 2")) == 0x520016
+    p = pmuctl(card, "reset", "--init", "0")
+    assert p.returncode != 0 and "INIT reaches APs" in p.stderr
+    p = pmuctl(card, "reset", "--warm")
+    assert p.returncode == 0 and "READY again" in p.stdout, p.stderr
+    card.wait_prompt(60)
+    assert regs1(card.cmd("pmu regs 2")) == 0
