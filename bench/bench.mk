@@ -13,3 +13,4 @@ bench: deps $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl
 	$(PYTHON) bench/pmi.py
 	$(PYTHON) bench/tasks.py
 	$(PYTHON) bench/mailbox.py
+	$(PYTHON) bench/drain.py

@@ -691,9 +691,11 @@ static int cmd_record(struct card *c, int argc, char **argv)
 	if ((st = call(c, MBOX_OP_PMU_START, &set, NULL, 0, &resp)) != MBOX_OK)
 		die_status("start", st);
 	while_running = drain_samples;
+	double t0 = now_s();
 	int status = run_program(c, &set, argc - optind, argv + optind);
 	call(c, MBOX_OP_PMU_STOP, &set, NULL, 0, &resp);
 	drain_samples(c, &set);
+	double wall = now_s() - t0;
 	for (uint32_t cpu = 0; cpu < c->hdr->cpu_count; cpu++)
 		if (set.bits[cpu / 64] >> (cpu % 64) & 1)
 			rec_lost += ring_of(c, cpu)->lost;
@@ -702,8 +704,8 @@ static int cmd_record(struct card *c, int argc, char **argv)
 	fseek(rec_out, 0, SEEK_SET);
 	fwrite(&h, sizeof(h), 1, rec_out);
 	fclose(rec_out);
-	fprintf(stderr, "[ pmuctl record: %llu samples, %llu lost, written to %s ]\n",
-		(unsigned long long)h.nsamples, (unsigned long long)h.lost, file);
+	fprintf(stderr, "[ pmuctl record: %llu samples, %llu lost, written to %s in %.3f s of wall time ]\n",
+		(unsigned long long)h.nsamples, (unsigned long long)h.lost, file, wall);
 	return status;
 }
 
