@@ -88,6 +88,22 @@ class Guest:
         return f"bench: boot of {self.what} failed: {why}\n--- last output ---\n{tail}"
 
 
+def report(intro, columns, rows):
+    """Prints the intro lines and a table: columns are (title, width); the
+    first column is left-aligned, the others right-aligned."""
+    def line(cells):
+        return " | ".join(f"{c:<{w}}" if i == 0 else f"{c:>{w}}" for i, (c, (_, w)) in enumerate(zip(cells, columns)))
+    print()
+    for text in intro:
+        print(text)
+    print()
+    head = line([t for t, _ in columns])
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(line(r))
+
+
 def on_card(cpus, dialogue):
     """Boots pmuos with `cpus` CPUs, waits for the prompt and returns
     dialogue(guest); None, after saying why on stderr, if the boot fails."""

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-from boot import BUILD, on_card
+from boot import BUILD, on_card, report
 
 PERIOD = 10000
 HEADER = struct.Struct("<8sIIQQQ256s64s")
@@ -43,16 +43,10 @@ def main():
     if result is None:
         return 1
     n, lost, card_s, wall = result
-    print()
-    print("Sample drain: one thread (CPU 1, triad) sampled every 10,000 user instructions, drained by")
-    print("pmuctl record from the mailbox ring (CPUS=4, -icount shift=0: card seconds are TSC / 1 GHz).")
-    print()
-    head = f"{'samples':>8} | {'lost':>5} | {'card samples/s':>14} | {'host samples/s (wall)':>21}"
-    print(head)
-    print("-" * len(head))
-    rate = n / card_s if card_s else 0
-    host = f"{n / wall:.0f}" if wall else "-"
-    print(f"{n:>8} | {lost:>5} | {rate:>14.0f} | {host:>21}")
+    report(["Sample drain: one thread (CPU 1, triad) sampled every 10,000 user instructions, drained by",
+            "pmuctl record from the mailbox ring (CPUS=4, -icount shift=0: card seconds are TSC / 1 GHz)."],
+           [("samples", 8), ("lost", 5), ("card samples/s", 14), ("host samples/s (wall)", 21)],
+           [(n, lost, f"{n / card_s:.0f}" if card_s else "-", f"{n / wall:.0f}" if wall else "-")])
     return 0
 
 

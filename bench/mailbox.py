@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from boot import BUILD, PROMPT, on_card
+from boot import BUILD, PROMPT, on_card, report
 
 RUNS = 200
 
@@ -39,15 +39,10 @@ def main():
     if result is None:
         return 1
     s_med, s_p99, m_med, m_p99 = result
-    print()
-    print("Host <-> card round trip, wall time (CPUS=4, -icount shift=0): an info request through")
-    print(f"the mailbox (500 calls) beside a `version` line through the serial shell ({RUNS} lines).")
-    print()
-    head = f"{'path':<22} | {'median us':>10} | {'p99 us':>10}"
-    print(head)
-    print("-" * len(head))
-    print(f"{'mailbox (pmuctl)':<22} | {m_med:>10.1f} | {m_p99:>10.1f}")
-    print(f"{'serial shell':<22} | {s_med:>10.1f} | {s_p99:>10.1f}")
+    report(["Host <-> card round trip, wall time (CPUS=4, -icount shift=0): an info request through",
+            f"the mailbox (500 calls) beside a `version` line through the serial shell ({RUNS} lines)."],
+           [("path", 22), ("median us", 10), ("p99 us", 10)],
+           [("mailbox (pmuctl)", f"{m_med:.1f}", f"{m_p99:.1f}"), ("serial shell", f"{s_med:.1f}", f"{s_p99:.1f}")])
     return 0
 
 

@@ -8,7 +8,7 @@ the figures are deterministic. Exits non-zero only when a boot fails."""
 import re
 import sys
 
-from boot import on_card
+from boot import on_card, report
 
 LINE = re.compile(rb"(counting|sampling) overflow: (\d+) instructions in all, "
                   rb"model overflow timer (\d+), PMI path \(vector entry to iret\) (\d+)\r?\n")
@@ -26,17 +26,12 @@ def main():
     if result is None:
         return 1
     base, rows = result
-    print()
-    print("PMI path on the model backend, CPUS=4, -icount shift=0: guest instructions one overflow")
-    print("adds to a 10^6-instruction kernel loop (median of 3 runs each; the loop alone took")
-    print(f"{base} ticks). The model's overflow timer, measured with LVT 0x340 masked, is not PMI path;")
-    print("the self-IPI by which the model delivers the PMI (what the APIC does in hardware) is in it.")
-    print()
-    head = f"{'overflow':>9} | {'PMI path: vector entry to iret':>30} | {'model overflow timer':>20} | {'total':>7}"
-    print(head)
-    print("-" * len(head))
-    for kind, total, timer, pmi in rows:
-        print(f"{kind.decode():>9} | {int(pmi):>30} | {int(timer):>20} | {int(total):>7}")
+    report(["PMI path on the model backend, CPUS=4, -icount shift=0: guest instructions one overflow",
+            "adds to a 10^6-instruction kernel loop (median of 3 runs each; the loop alone took",
+            f"{base} ticks). The model's overflow timer, measured with LVT 0x340 masked, is not PMI path;",
+            "the self-IPI by which the model delivers the PMI (what the APIC does in hardware) is in it."],
+           [("overflow", 9), ("PMI path: vector entry to iret", 30), ("model overflow timer", 20), ("total", 7)],
+           [(kind.decode(), int(pmi), int(timer), int(total)) for kind, total, timer, pmi in rows])
     return 0
 
 

@@ -9,7 +9,7 @@ only when a boot fails."""
 import re
 import sys
 
-from boot import on_card
+from boot import on_card, report
 
 PROMPT = re.compile(rb"pmuos> ")
 # Each pattern ends at the line's end, so a number is never read half-arrived.
@@ -35,16 +35,11 @@ def main():
     if result is None:
         return 1
     rdpmc, spflt, empty = result
-    print()
-    print("Ring-3 counter access on the model backend (CPUS=4, -icount shift=0, task on CPU 1):")
-    print("RDPMC and SPFLT trap in QEMU and the kernel emulates them; averages over 1000 of each.")
-    print()
-    head = f"{'what':<52} | {'instructions':>12}"
-    print(head)
-    print("-" * len(head))
-    print(f"{'kernel instructions per emulated RDPMC':<52} | {rdpmc:>12}")
-    print(f"{'kernel instructions per emulated SPFLT':<52} | {spflt:>12}")
-    print(f"{'user instructions an empty SPFLT region adds (USR)':<52} | {empty:>12}")
+    report(["Ring-3 counter access on the model backend (CPUS=4, -icount shift=0, task on CPU 1):",
+            "RDPMC and SPFLT trap in QEMU and the kernel emulates them; averages over 1000 of each."],
+           [("what", 52), ("instructions", 12)],
+           [("kernel instructions per emulated RDPMC", rdpmc), ("kernel instructions per emulated SPFLT", spflt),
+            ("user instructions an empty SPFLT region adds (USR)", empty)])
     return 0
 
 
