@@ -79,7 +79,8 @@ static void beat(struct timer *t)
 	 * serves on each wake-up); a CPU measuring a task, every 1 ms.
 	 */
 	uint64_t us = this_cpu()->cpu == 0 ? IDLE_POLL_US : MBOX_HEARTBEAT_US;
-	timer_arm(t, t->deadline + us * (tsc_hz / 1000000), beat, NULL);
+	/* From now, not from the last deadline: a late beat must not try to catch up. */
+	timer_arm(t, rdtsc() + us * (tsc_hz / 1000000), beat, NULL);
 }
 
 /* Each CPU's own heartbeat timer (timers are per CPU). */
