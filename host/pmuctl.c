@@ -30,7 +30,6 @@
 
 #define CALL_MS 5000
 #define MAX_EVENTS 8     /* more than the 2 counters: time-sliced (multiplexed) */
-#define SLICE_S 0.005    /* multiplexing time slice, seconds of host time */
 
 static const char *card_name = "card0";
 
@@ -356,96 +355,177 @@ static void group_digits(uint64_t v, char *out)
 
 /* ---- stat: counting, multiplexed when there are more events than counters ---- */
 
+struct count {
+	uint64_t value, enabled, running; /* events; TSC ticks */
+};
+
 static struct {
-	int nev, first;            /* events; the one on counter 0 in this slice */
+	int nev, mux, counted[MAX_EVENTS];
 	char *names[MAX_EVENTS];
 	uint32_t sel[MAX_EVENTS];
-	uint64_t value[MAX_EVENTS][MBOX_CPUSET_WORDS * 64];
-	int counted[MAX_EVENTS];
-	double running[MAX_EVENTS]; /* seconds each event was on a counter */
-	double slice_start, start, end;
-} mux;
+	int on[KNC_NUM_COUNTERS];          /* without multiplexing: the event on counter i, -1: none */
+	struct count now[MAX_EVENTS][MBOX_CPUSET_WORDS * 64], then[MAX_EVENTS][MBOX_CPUSET_WORDS * 64];
+	uint64_t tsc_hz;
+	const struct cpuset *set;
+	const char *sep, *cpus;
+	int json, interval_ms;
+	double start, next_print, last_print;
+} st;
 
-/* The events on counters 0 and 1 this slice (-1: none); L2 events only go on counter 0. */
-static void slice_events(int *e0, int *e1)
+/* Puts the events on the counters, or has the card multiplex them (more than 2, or two L2 events). */
+static void stat_configure(struct card *c, const struct cpuset *set, int mux_ms)
 {
-	*e0 = mux.first;
-	*e1 = mux.nev > 1 ? (mux.first + 1) % mux.nev : -1;
-	if (*e1 >= 0 && knc_event_counter0_only(EVTSEL_CODE(mux.sel[*e1]))) {
-		if (knc_event_counter0_only(EVTSEL_CODE(mux.sel[*e0])))
-			*e1 = -1; /* two L2 events cannot share a slice */
-		else {
-			int t = *e0; *e0 = *e1; *e1 = t;
-		}
+	st.on[0] = 0;
+	st.on[1] = st.nev > 1 ? 1 : -1;
+	if (st.nev == 2 && knc_event_counter0_only(EVTSEL_CODE(st.sel[1]))) {
+		st.on[0] = 1; /* an L2 event counts only on counter 0 (DESIGN §5.1) */
+		st.on[1] = 0;
 	}
-}
-
-static void program_slice(struct card *c, const struct cpuset *set)
-{
-	int e[2];
-	slice_events(&e[0], &e[1]);
+	st.mux = st.nev > KNC_NUM_COUNTERS || (st.on[1] >= 0 && knc_event_counter0_only(EVTSEL_CODE(st.sel[st.on[1]])));
+	int rc;
+	if (st.mux) {
+		struct mbox_pmu_mux m = { .nev = st.nev, .slice_us = mux_ms * 1000 };
+		memcpy(m.evtsel, st.sel, st.nev * sizeof(st.sel[0]));
+		if ((rc = call(c, MBOX_OP_PMU_MUX, set, &m, sizeof(m), &resp)) != MBOX_OK)
+			die_status("configure", rc);
+		return;
+	}
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
-		struct mbox_pmu_config cfg = { .counter = i, .evtsel = e[i] >= 0 ? mux.sel[e[i]] : 0 };
-		int st = call(c, MBOX_OP_PMU_CONFIG, set, &cfg, sizeof(cfg), &resp);
-		if (st != MBOX_OK)
-			die_status("configure", st);
+		struct mbox_pmu_config cfg = { .counter = i, .evtsel = st.on[i] >= 0 ? st.sel[st.on[i]] : 0 };
+		if ((rc = call(c, MBOX_OP_PMU_CONFIG, set, &cfg, sizeof(cfg), &resp)) != MBOX_OK)
+			die_status("configure", rc);
 	}
 }
 
-/* Stops the counters, adds the slice's counts to its events, starts the next slice. */
-static void end_slice(struct card *c, const struct cpuset *set, int last)
+/* Reads every CPU's counts into st.now. */
+static void stat_read(struct card *c, const struct cpuset *set)
 {
-	int st, e[2];
-	if ((st = call(c, MBOX_OP_PMU_STOP, set, NULL, 0, &resp)) != MBOX_OK ||
-	    (st = call(c, MBOX_OP_PMU_READ, set, NULL, 0, &resp)) != MBOX_OK)
-		die_status("read", st);
-	double now = now_s();
-	slice_events(&e[0], &e[1]);
+	int rc = call(c, MBOX_OP_PMU_READ, set, NULL, 0, &resp);
+	if (rc != MBOX_OK)
+		die_status("read", rc);
 	const struct mbox_pmu_count *r = (const struct mbox_pmu_count *)resp.payload;
 	for (size_t k = 0; k < resp.len / sizeof(*r); k++) {
-		int ev = e[r[k].counter & 1];
-		if (ev < 0)
+		int ev = r[k].flags & MBOX_COUNT_MUX ? (int)r[k].counter : st.on[r[k].counter & 1];
+		if (ev < 0 || ev >= st.nev || r[k].cpu >= MBOX_CPUSET_WORDS * 64)
 			continue;
-		mux.value[ev][r[k].cpu] += r[k].value;
-		mux.counted[ev] = !!(r[k].flags & 2);
+		st.now[ev][r[k].cpu] = (struct count){ r[k].value, r[k].enabled, r[k].running };
+		st.counted[ev] = !!(r[k].flags & MBOX_COUNT_COUNTED);
 	}
-	for (int i = 0; i < 2; i++)
-		if (e[i] >= 0)
-			mux.running[e[i]] += now - mux.slice_start;
-	mux.end = now;
-	if (last || mux.nev <= KNC_NUM_COUNTERS)
-		return;
-	mux.first = (mux.first + (e[1] >= 0 ? 2 : 1)) % mux.nev;
-	program_slice(c, set);
-	if ((st = call(c, MBOX_OP_PMU_CLEAR, set, NULL, 0, &resp)) != MBOX_OK ||
-	    (st = call(c, MBOX_OP_PMU_START, set, NULL, 0, &resp)) != MBOX_OK)
-		die_status("start", st);
-	mux.slice_start = now_s();
 }
 
-static void rotate(struct card *c, const struct cpuset *set)
+/*
+ * Prints event e's counts since `then` (all of them if NULL), summed over
+ * the CPUs and scaled as perf does: value * enabled / running, with the
+ * running percentage. `t` >= 0 starts each line with the interval's time.
+ */
+static void stat_print(int e, struct count (*then)[MBOX_CPUSET_WORDS * 64], double t)
 {
-	if (mux.nev > KNC_NUM_COUNTERS && now_s() - mux.slice_start >= SLICE_S)
-		end_slice(c, set, 0);
+	struct count sum = { 0 };
+	char ts[32] = "", json_t[48] = "";
+
+	if (t >= 0) {
+		snprintf(ts, sizeof(ts), st.sep ? "%.9f%s" : "%16.9f ", t, st.sep ? st.sep : "");
+		snprintf(json_t, sizeof(json_t), "\"interval\" : %.9f, ", t);
+	}
+	for (uint32_t cpu = 0; cpu < MBOX_CPUSET_WORDS * 64; cpu++) {
+		if (!(st.set->bits[cpu / 64] >> (cpu % 64) & 1))
+			continue;
+		struct count d = st.now[e][cpu];
+		if (then) {
+			d.value -= then[e][cpu].value;
+			d.enabled -= then[e][cpu].enabled;
+			d.running -= then[e][cpu].running;
+		}
+		sum.value += d.value;
+		sum.enabled += d.enabled;
+		sum.running += d.running;
+		if (!st.json)
+			continue;
+		char val[40];
+		double scaled = d.running ? (double)d.value * d.enabled / d.running : 0;
+		if (!st.counted[e])
+			snprintf(val, sizeof(val), "<not supported>");
+		else if (!d.running)
+			snprintf(val, sizeof(val), "<not counted>");
+		else
+			snprintf(val, sizeof(val), "%.6f", scaled);
+		printf("{%s\"cpu\" : \"%u\", \"counter-value\" : \"%s\", \"unit\" : \"\", \"event\" : \"%s\", "
+		       "\"event-runtime\" : %.0f, \"pcnt-running\" : %.2f}\n", json_t, cpu, val, st.names[e],
+		       d.running * 1e9 / st.tsc_hz, d.enabled ? 100.0 * d.running / d.enabled : 100.0);
+	}
+	if (st.json)
+		return;
+	double pcnt = sum.enabled ? 100.0 * sum.running / sum.enabled : 100.0;
+	uint64_t v = sum.running ? (uint64_t)((double)sum.value * sum.enabled / sum.running + 0.5) : 0;
+	const char *none = !st.counted[e] ? "<not supported>" : !sum.running ? "<not counted>" : NULL;
+	char val[40];
+	if (st.sep) { /* perf's -x layout: [time,] value, unit, event, run time, running percentage */
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)v);
+		printf("%s%s%s%s%s%s%.0f%s%.2f\n", ts, none ? none : val, st.sep, st.sep, st.names[e], st.sep,
+		       sum.running * 1e9 / st.tsc_hz, st.sep, pcnt);
+		return;
+	}
+	if (none)
+		snprintf(val, sizeof(val), "%s", none);
+	else
+		group_digits(v, val);
+	if (!none && pcnt < 99.995)
+		fprintf(stderr, "%s%20s      %-32s (%.2f%%)\n", ts, val, st.names[e], pcnt);
+	else
+		fprintf(stderr, "%s%20s      %s\n", ts, val, st.names[e]);
+}
+
+/* -I: every interval, the counts since the last one. */
+static void stat_tick(struct card *c, const struct cpuset *set)
+{
+	double now = now_s();
+
+	if (now < st.next_print)
+		return;
+	memcpy(st.then, st.now, sizeof(st.then));
+	stat_read(c, set);
+	if (!st.json && !st.sep && st.last_print == 0)
+		fprintf(stderr, "#           time             counts unit events\n");
+	for (int e = 0; e < st.nev; e++)
+		stat_print(e, st.then, now - st.start);
+	st.last_print = now;
+	while (st.next_print <= now)
+		st.next_print += st.interval_ms / 1000.0;
 }
 
 static int cmd_stat(struct card *c, int argc, char **argv)
 {
 	static const struct option longs[] = {
-		{ "spflt", no_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' }, { 0 },
+		{ "spflt", no_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' },
+		{ "mux-interval", required_argument, NULL, 'M' }, { 0 },
 	};
-	const char *events = NULL, *cpus = "1", *sep = NULL;
-	int spflt = 0, json = 0, o;
+	const char *events = NULL, *cpus = "1";
+	int spflt = 0, mux_ms = 4, o;
 	struct cpuset set;
+	char *end;
 
 	optind = 1;
-	while ((o = getopt_long(argc, argv, "+e:C:x:", longs, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+e:C:x:I:", longs, NULL)) != -1) {
 		switch (o) {
 		case 'e': events = optarg; break;
 		case 'C': cpus = optarg; break;
-		case 'x': sep = optarg; break;
+		case 'x': st.sep = optarg; break;
 		case 's': spflt = 1; break;
-		case 'j': json = 1; break;
+		case 'j': st.json = 1; break;
+		case 'I':
+			st.interval_ms = strtol(optarg, &end, 10);
+			if (*end || st.interval_ms < 10 || st.interval_ms > 3600000) {
+				fprintf(stderr, "pmuctl: -I %s: the interval is 10 to 3600000 milliseconds\n", optarg);
+				return 2;
+			}
+			break;
+		case 'M':
+			mux_ms = strtol(optarg, &end, 10);
+			if (*end || mux_ms < 1 || mux_ms > 1000) {
+				fprintf(stderr, "pmuctl: --mux-interval %s: the slice is 1 to 1000 milliseconds\n", optarg);
+				return 2;
+			}
+			break;
 		default: return usage();
 		}
 	}
@@ -453,85 +533,54 @@ static int cmd_stat(struct card *c, int argc, char **argv)
 		return usage();
 	pfm_setup();
 	for (char *e = strtok(strdup(events), ","); e; e = strtok(NULL, ",")) {
-		if (mux.nev == MAX_EVENTS) {
+		if (st.nev == MAX_EVENTS) {
 			fprintf(stderr, "pmuctl: at most %d events\n", MAX_EVENTS);
 			return 2;
 		}
-		mux.names[mux.nev] = e;
-		mux.sel[mux.nev++] = encode(e);
+		st.names[st.nev] = e;
+		st.sel[st.nev++] = encode(e);
 	}
 	parse_cpus(c, cpus, &set);
-	if (mux.nev <= KNC_NUM_COUNTERS && mux.nev == 2 && knc_event_counter0_only(EVTSEL_CODE(mux.sel[1])) &&
-	    knc_event_counter0_only(EVTSEL_CODE(mux.sel[0]))) {
-		fprintf(stderr, "pmuctl: %s and %s are both L2 events, which count only on counter 0\n",
-			mux.names[0], mux.names[1]);
-		return 1;
-	}
-	if (spflt && mux.nev > KNC_NUM_COUNTERS) {
-		fprintf(stderr, "pmuctl: --spflt needs the events on counters for the whole run: give at most %d\n",
-			KNC_NUM_COUNTERS);
+	st.set = &set;
+	st.tsc_hz = c->hdr->tsc_hz ? c->hdr->tsc_hz : 1000000000;
+	stat_configure(c, &set, mux_ms);
+	if (spflt && st.mux) {
+		fprintf(stderr, "pmuctl: --spflt needs the events on the counters for the whole run: give at most %d "
+			"(and at most one L2 event)\n", KNC_NUM_COUNTERS);
 		return 2;
 	}
-	program_slice(c, &set);
-	uint32_t mask = spflt ? (1u << mux.nev) - 1 : 0;
-	int st = call(c, MBOX_OP_PMU_SPFLT, &set, &mask, sizeof(mask), &resp);
-	if (st == MBOX_OK)
-		st = call(c, MBOX_OP_PMU_CLEAR, &set, NULL, 0, &resp);
-	if (st == MBOX_OK)
-		st = call(c, MBOX_OP_PMU_START, &set, NULL, 0, &resp);
-	if (st != MBOX_OK)
-		die_status("start", st);
-	mux.start = mux.slice_start = now_s();
-	while_running = rotate;
+	uint32_t mask = 0;
+	for (int i = 0; spflt && i < KNC_NUM_COUNTERS; i++)
+		if (st.on[i] >= 0)
+			mask |= 1u << i;
+	int rc = call(c, MBOX_OP_PMU_SPFLT, &set, &mask, sizeof(mask), &resp);
+	if (rc == MBOX_OK)
+		rc = call(c, MBOX_OP_PMU_CLEAR, &set, NULL, 0, &resp);
+	if (rc == MBOX_OK)
+		rc = call(c, MBOX_OP_PMU_START, &set, NULL, 0, &resp);
+	if (rc != MBOX_OK)
+		die_status("start", rc);
+	st.start = now_s();
+	st.next_print = st.start + st.interval_ms / 1000.0;
+	if (st.interval_ms)
+		while_running = stat_tick;
 	int status = run_program(c, &set, argc - optind, argv + optind);
 	while_running = NULL;
-	end_slice(c, &set, 1);
-	double elapsed = mux.end - mux.start;
-
-	FILE *out = stderr; /* perf stat prints its table on stderr */
-	if (!json && !sep)
-		fprintf(out, "\n Performance counter stats for '%s' (CPUs %s):\n\n", argv[optind], cpus);
-	for (int e = 0; e < mux.nev; e++) {
-		/* Scaled as perf does: value * enabled time / running time. */
-		double pcnt = elapsed > 0 ? 100.0 * mux.running[e] / elapsed : 100.0;
-		double scale = mux.running[e] > 0 ? elapsed / mux.running[e] : 0;
-		if (mux.nev <= KNC_NUM_COUNTERS)
-			scale = 1, pcnt = 100.0;
-		uint64_t total = 0;
-		for (uint32_t cpu = 0; cpu < c->hdr->cpu_count; cpu++) {
-			if (!(set.bits[cpu / 64] >> (cpu % 64) & 1))
-				continue;
-			uint64_t v = (uint64_t)(mux.value[e][cpu] * scale + 0.5);
-			total += v;
-			if (json) {
-				char val[32];
-				if (mux.counted[e])
-					snprintf(val, sizeof(val), "%llu.000000", (unsigned long long)v);
-				else
-					snprintf(val, sizeof(val), "<not supported>");
-				printf("{\"cpu\" : \"%u\", \"counter-value\" : \"%s\", \"unit\" : \"\", "
-				       "\"event\" : \"%s\", \"event-runtime\" : %.0f, \"pcnt-running\" : %.2f}\n",
-				       cpu, val, mux.names[e], mux.running[e] * 1e9, pcnt);
-			}
-		}
-		if (json)
-			continue;
-		char v[40];
-		group_digits(total, v);
-		char raw[32];
-		snprintf(raw, sizeof(raw), "%llu", (unsigned long long)total);
-		if (sep) /* perf's -x layout: value, unit, event, run time, running percentage */
-			printf("%s%s%s%s%s%.0f%s%.2f\n", mux.counted[e] ? raw : "<not supported>", sep, sep,
-			       mux.names[e], sep, mux.running[e] * 1e9, sep, pcnt);
-		else if (!mux.counted[e])
-			fprintf(out, "%20s      %s\n", "<not supported>", mux.names[e]);
-		else if (pcnt < 99.995)
-			fprintf(out, "%20s      %-32s (%.2f%%)\n", v, mux.names[e], pcnt);
-		else
-			fprintf(out, "%20s      %s\n", v, mux.names[e]);
+	if ((rc = call(c, MBOX_OP_PMU_STOP, &set, NULL, 0, &resp)) != MBOX_OK)
+		die_status("stop", rc);
+	double elapsed = now_s() - st.start;
+	if (st.interval_ms) { /* the last, partial interval */
+		st.next_print = 0;
+		stat_tick(c, &set);
+		return status;
 	}
-	if (!json && !sep)
-		fprintf(out, "\n%16.9f seconds time elapsed\n\n", elapsed);
+	stat_read(c, &set);
+	if (!st.json && !st.sep)
+		fprintf(stderr, "\n Performance counter stats for '%s' (CPUs %s):\n\n", argv[optind], cpus);
+	for (int e = 0; e < st.nev; e++)
+		stat_print(e, NULL, -1);
+	if (!st.json && !st.sep)
+		fprintf(stderr, "\n%16.9f seconds time elapsed\n\n", elapsed);
 	return status;
 }
 

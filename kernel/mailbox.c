@@ -217,6 +217,11 @@ static int spflt(const struct cpuset *set, uint32_t mask)
 	return pmu_set_spflt(set, mask);
 }
 
+static int mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint32_t slice_us)
+{
+	return pmu_mux_configure(set, nev, evtsel, slice_us * (tsc_hz / 1000000));
+}
+
 /* The image is copied first: the host could change the upload area while it is checked. */
 static int run(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set)
 {
@@ -308,6 +313,7 @@ static const struct mbox_ops kernel_ops = {
 	.pmu_read = pmu_read,
 	.counts_event = pmu_counts_event,
 	.pmu_spflt = spflt,
+	.pmu_mux = mux,
 	.run = run,
 	.status = status,
 	.kill = kill_launch,

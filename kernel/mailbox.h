@@ -46,6 +46,8 @@ struct mbox_ops {
 	int (*pmu_read)(uint32_t cpu, struct pmu_reading *r);
 	bool (*counts_event)(uint32_t evtsel);
 	int (*pmu_spflt)(const struct cpuset *set, uint32_t mask);
+	/* nev 1..8 checked EvtSel values; slice in microseconds (checked). CPUs done. */
+	int (*pmu_mux)(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint32_t slice_us);
 	/* Launches the image (already copied out of the mailbox by the callee); launch id or -1. */
 	int (*run)(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set);
 	/* Tasks of a launch into out[0..max); how many, or -1 if there is no such launch. */

@@ -41,18 +41,51 @@ static void serve_read(const struct cpuset *set, struct mbox_response *resp, con
 			status = MBOX_E_BUSY; /* that CPU is left out */
 			continue;
 		}
-		for (uint32_t i = 0; i < KNC_NUM_COUNTERS && n < max; i++) {
+		for (uint32_t i = 0; i < MIN(r.nev, (uint32_t)PMU_MUX_MAX) && n < max; i++) {
 			if (!r.evtsel[i])
 				continue;
 			out[n++] = (struct mbox_pmu_count){
 				.cpu = c, .counter = i, .evtsel = r.evtsel[i],
-				.flags = (r.running ? 1 : 0) | (ops->counts_event(r.evtsel[i]) ? 2 : 0),
+				.flags = (r.running ? MBOX_COUNT_RUNNING : 0) | (r.mux ? MBOX_COUNT_MUX : 0) |
+					 (ops->counts_event(r.evtsel[i]) ? MBOX_COUNT_COUNTED : 0),
 				.value = r.value[i], .samples = r.samples[i],
+				.enabled = r.enabled_ticks, .running = r.running_ticks[i],
 			};
 		}
 	}
 	resp->status = status;
 	resp->len = n * sizeof(*out);
+}
+
+/* An EvtSel value a counting counter can take: MBOX_OK or MBOX_E_EVENT. */
+static int evtsel_ok(uint32_t evtsel)
+{
+	return evtsel & (EVTSEL_RESERVED | EVTSEL_EN | EVTSEL_INT) ? MBOX_E_EVENT : MBOX_OK;
+}
+
+static int serve_mux(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops)
+{
+	struct mbox_pmu_mux m;
+	struct cpuset set;
+	int st;
+
+	if (req->len != sizeof(m))
+		return fail(resp, MBOX_E_PAYLOAD);
+	memcpy(&m, req->payload, sizeof(m));
+	if (m.nev < 1 || m.nev > ARRAY_SIZE(m.evtsel) || m.nev > PMU_MUX_MAX)
+		return fail(resp, MBOX_E_PAYLOAD);
+	for (uint32_t i = 0; i < ARRAY_SIZE(m.evtsel); i++) {
+		if ((i < m.nev) != (m.evtsel[i] != 0))
+			return fail(resp, MBOX_E_PAYLOAD); /* an event in the list is 0, or one past it is not */
+		if ((st = evtsel_ok(m.evtsel[i])) != MBOX_OK)
+			return fail(resp, st);
+	}
+	if (m.slice_us < MBOX_MUX_SLICE_MIN_US || m.slice_us > MBOX_MUX_SLICE_MAX_US)
+		return fail(resp, MBOX_E_RANGE);
+	if ((st = cpus_of(req, ops->ncpus, &set)) != MBOX_OK)
+		return fail(resp, st);
+	int n = ops->pmu_mux(&set, m.nev, m.evtsel, m.slice_us);
+	return fail(resp, (uint32_t)n == cpuset_count(&set) ? MBOX_OK : MBOX_E_BUSY);
 }
 
 /* Splits run->args into argc strings; false if they do not fit in the field. */
@@ -142,7 +175,7 @@ void mbox_serve(const struct mbox_request *req, struct mbox_response *resp, cons
 			fail(resp, MBOX_E_RANGE);
 			return;
 		}
-		if ((c.evtsel & (EVTSEL_RESERVED | EVTSEL_EN | EVTSEL_INT)) ||
+		if (evtsel_ok(c.evtsel) != MBOX_OK ||
 		    (c.counter != 0 && knc_event_counter0_only(EVTSEL_CODE(c.evtsel)))) {
 			fail(resp, MBOX_E_EVENT);
 			return;
@@ -187,6 +220,9 @@ void mbox_serve(const struct mbox_request *req, struct mbox_response *resp, cons
 		fail(resp, (uint32_t)ops->pmu_spflt(&set, mask) == cpuset_count(&set) ? MBOX_OK : MBOX_E_BUSY);
 		return;
 	}
+	case MBOX_OP_PMU_MUX:
+		serve_mux(req, resp, ops);
+		return;
 	case MBOX_OP_RUN:
 		serve_run(req, resp, ops);
 		return;

@@ -7,8 +7,24 @@
 #include <pmuos/sample.h>
 #include "pmu/backend.h"
 #include "pmu/model.h"
+#include "pmu/regs.h"
 #include "pmu/pmu.h"
 #include "kernel/timer.h"
+
+/*
+ * Multiplexing state (mux.c). Counts and times of ended slices; the current
+ * slice's are on the counters and in slice_ran + the time since start_tsc.
+ */
+struct pmu_mux {
+	uint32_t nev;                  /* 0: off */
+	uint32_t evtsel[PMU_MUX_MAX];
+	uint64_t value[PMU_MUX_MAX];   /* events */
+	uint64_t running[PMU_MUX_MAX]; /* TSC ticks on a counter */
+	int on[KNC_NUM_COUNTERS];      /* event on counter i this slice; -1: none */
+	uint32_t next;                 /* first event of the next slice */
+	uint64_t slice_ticks, slice_ran;
+	struct timer timer;
+};
 
 /* Per hardware thread. Survives INIT: only a warm reset (reboot) clears it. */
 struct pmu_cpu {
@@ -19,6 +35,9 @@ struct pmu_cpu {
 	uint64_t samples[2];    /* overflows of a sampling counter */
 	uint32_t enabled;       /* GLOBAL_CTRL bits while running */
 	bool running;
+	uint64_t start_tsc;     /* counters last started (or a slice began), TSC */
+	uint64_t enabled_ticks; /* counting time since the last clear, up to start_tsc */
+	struct pmu_mux mux;
 
 	/* PMI handler (pmi.c) */
 	uint64_t pmis, stuck, throttles;
@@ -38,6 +57,7 @@ struct pmu_cpu {
 	 * (the CPU was slow or hung) writes only its own state.
 	 */
 	struct { int ctr; uint32_t evtsel; uint64_t period; } cfg;
+	struct { uint32_t nev; uint32_t evtsel[PMU_MUX_MAX]; uint64_t slice_ticks; } mux_cfg;
 	struct pmu_reading reading;
 	struct pmu_regs regs;
 
@@ -52,6 +72,20 @@ extern const struct pmu_ops *pmu_ops;
 
 /* The calling CPU's PMU state. */
 struct pmu_cpu *pmu_this(void);
+
+/* pmu.c, for mux.c: counter i's events (64-bit total); (re)programs counter i, stopped and at 0. */
+uint64_t pmu_counter_events(struct pmu_cpu *pc, int i);
+void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t period);
+/* pmu.c, for mux.c: GLOBAL_CTRL = the enabled counters, and start_tsc. */
+void pmu_counters_go(struct pmu_cpu *pc);
+
+/* mux.c, on the CPU itself with interrupts off */
+void mux_setup(struct pmu_cpu *pc);          /* from mux_cfg; the counters are stopped */
+void mux_off(struct pmu_cpu *pc);
+void mux_started(struct pmu_cpu *pc);        /* counters just started: arm the slice timer */
+void mux_stopped(struct pmu_cpu *pc, uint64_t now); /* counters just stopped at `now` */
+void mux_clear(struct pmu_cpu *pc);
+void mux_read(struct pmu_cpu *pc, struct pmu_reading *r, uint64_t live);
 
 /* emul.c: RDPMC/SPFLT emulation on the model */
 void pmu_emul_init(void);

@@ -93,38 +93,81 @@ static uint64_t rd(uint32_t msr)
 	return v;
 }
 
-static void cpu_configure(struct pmu_cpu *pc)
+uint64_t pmu_counter_events(struct pmu_cpu *pc, int i)
 {
-	int i = pc->cfg.ctr;
+	uint64_t c = rd(MSR_KNC_PERFCTR(i));
 
+	if (pc->period[i])
+		return pc->samples[i] * pc->period[i] + ((c - preload(pc, i)) & KNC_CTR_MASK);
+	return (pc->wraps[i] << KNC_CTR_BITS) + c;
+}
+
+void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t period)
+{
 	pc->enabled &= ~GLOBAL_CTR(i);
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, rd(MSR_KNC_GLOBAL_CTRL) & ~(uint64_t)GLOBAL_CTR(i));
 	pmu_ops->wrmsr(MSR_KNC_EVNTSEL(i), 0);
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_CTR(i));
-	pc->evtsel[i] = pc->cfg.evtsel;
-	pc->period[i] = pc->cfg.period;
+	pc->evtsel[i] = evtsel;
+	pc->period[i] = period;
 	pc->wraps[i] = pc->samples[i] = 0;
 	pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), preload(pc, i));
-	if (pc->cfg.evtsel) {
+	if (evtsel) {
 		/* INT always: a counting counter's wraps are added up in the PMI handler. */
-		pmu_ops->wrmsr(MSR_KNC_EVNTSEL(i), pc->cfg.evtsel | EVTSEL_EN | EVTSEL_INT);
+		pmu_ops->wrmsr(MSR_KNC_EVNTSEL(i), evtsel | EVTSEL_EN | EVTSEL_INT);
 		pc->enabled |= GLOBAL_CTR(i);
 	}
+}
+
+void pmu_counters_go(struct pmu_cpu *pc)
+{
+	pc->start_tsc = rdtsc();
+	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, pc->enabled & ~pc->throttled);
+}
+
+/* Stops the counters and accounts their time up to now. */
+static void counters_halt(struct pmu_cpu *pc)
+{
+	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
+	if (!pc->running)
+		return;
+	uint64_t now = rdtsc();
+	pc->enabled_ticks += now - pc->start_tsc;
+	pc->running = false;
+	mux_stopped(pc, now);
+}
+
+static void cpu_configure(struct pmu_cpu *pc)
+{
+	if (pc->mux.nev) { /* the counters leave the multiplexed events, stopped */
+		counters_halt(pc);
+		mux_off(pc);
+	}
+	pmu_program_counter(pc, pc->cfg.ctr, pc->cfg.evtsel, pc->cfg.period);
 	if (pc->running)
 		pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, pc->enabled & ~pc->throttled);
 }
 
+static void cpu_mux_configure(struct pmu_cpu *pc)
+{
+	counters_halt(pc);
+	mux_setup(pc);
+}
+
 static void cpu_start(struct pmu_cpu *pc)
 {
+	if (pc->running)
+		return;
 	pc->running = pc->enabled != 0;
 	pmi_unthrottle(pc);
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, pc->enabled);
+	pmu_counters_go(pc);
+	if (pc->running)
+		mux_started(pc);
 }
 
 static void cpu_stop(struct pmu_cpu *pc)
 {
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
-	pc->running = false;
+	counters_halt(pc);
 }
 
 static void cpu_clear(struct pmu_cpu *pc)
@@ -139,6 +182,9 @@ static void cpu_clear(struct pmu_cpu *pc)
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_VALID);
 	pc->ring_head = pc->ring_count = 0;
 	pc->lost = pc->pmis = pc->throttles = pc->stuck = 0;
+	pc->enabled_ticks = 0;
+	mux_clear(pc);
+	pc->start_tsc = rdtsc();
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl);
 }
 
@@ -151,22 +197,27 @@ static void cpu_spflt(struct pmu_cpu *pc)
 static void cpu_read(struct pmu_cpu *pc)
 {
 	struct pmu_reading *r = &pc->reading;
+	uint64_t live = pc->running ? rdtsc() - pc->start_tsc : 0;
 
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
-		uint64_t c = rd(MSR_KNC_PERFCTR(i));
-		r->evtsel[i] = pc->evtsel[i];
-		r->period[i] = pc->period[i];
-		r->samples[i] = pc->samples[i];
-		if (pc->period[i])
-			r->value[i] = pc->samples[i] * pc->period[i] + ((c - preload(pc, i)) & KNC_CTR_MASK);
-		else
-			r->value[i] = (pc->wraps[i] << KNC_CTR_BITS) + c;
-	}
+	memset(r, 0, sizeof(*r));
+	r->enabled_ticks = pc->enabled_ticks + live;
 	r->running = pc->running;
 	r->pmis = pc->pmis;
 	r->throttles = pc->throttles;
 	r->stuck = pc->stuck;
 	r->lost = pc->lost;
+	if (pc->mux.nev) {
+		mux_read(pc, r, live);
+		return;
+	}
+	r->nev = KNC_NUM_COUNTERS;
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+		r->evtsel[i] = pc->evtsel[i];
+		r->period[i] = pc->period[i];
+		r->samples[i] = pc->samples[i];
+		r->value[i] = pmu_counter_events(pc, i);
+		r->running_ticks[i] = r->enabled_ticks;
+	}
 }
 
 static void cpu_regs(struct pmu_cpu *pc)
@@ -189,6 +240,7 @@ static void cpu_regs(struct pmu_cpu *pc)
 #define DEFINE_TARGET(op) \
 	static void target_##op(void *unused) { op(pmu_this()); }
 DEFINE_TARGET(cpu_configure)
+DEFINE_TARGET(cpu_mux_configure)
 DEFINE_TARGET(cpu_start)
 DEFINE_TARGET(cpu_stop)
 DEFINE_TARGET(cpu_clear)
@@ -268,6 +320,19 @@ int pmu_configure(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t p
 		snprintf(err, errlen, "%u of the %u CPUs are not online or did not answer",
 			 want - ran, want);
 	return ran;
+}
+
+static void prepare_mux(struct pmu_cpu *pc, const void *arg)
+{
+	memcpy(&pc->mux_cfg, arg, sizeof(pc->mux_cfg));
+}
+
+int pmu_mux_configure(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks)
+{
+	struct pmu_cpu tmp = { .mux_cfg = { .nev = MIN(nev, PMU_MUX_MAX), .slice_ticks = slice_ticks } };
+
+	memcpy(tmp.mux_cfg.evtsel, evtsel, tmp.mux_cfg.nev * sizeof(*evtsel));
+	return run_on_set(set, cpu_mux_configure, target_cpu_mux_configure, prepare_mux, &tmp.mux_cfg);
 }
 
 int pmu_unconfigure(const struct cpuset *set, int ctr)

@@ -17,6 +17,8 @@
 #define PMU_PMI_LIMIT_DEFAULT 100000 /* PMIs per second per thread before throttling */
 #define PMU_PMI_LIMIT_MAX     10000000
 #define PMU_MAX_PERIOD    (1ULL << 40) /* a period is 1 .. 2^40 events */
+#define PMU_MUX_MAX       8            /* events that can take turns on the 2 counters */
+#define PMU_MUX_SLICE_MS_DEFAULT 4     /* perf's default multiplexing interval */
 
 /* BSP, before the APs start: picks the backend (knc on family 0x0B, else model). */
 void pmu_init(void);
@@ -50,16 +52,37 @@ int pmu_unconfigure(const struct cpuset *set, int ctr);
  * counter i; USER_PREF starts at 0. Returns the number of CPUs done.
  */
 int pmu_set_spflt(const struct cpuset *set, uint32_t mask);
+/*
+ * Multiplexing, as perf does it: the `nev` (1..PMU_MUX_MAX) counting events
+ * `evtsel` (EvtSel without EN/INT, from knc_event_parse) take turns on the
+ * two counters of every CPU in `set`, the next one or two every
+ * `slice_ticks` TSC ticks of counting time (a timer on the CPU itself, so
+ * each CPU slices its own time). An L2 event only ever goes on counter 0
+ * (DESIGN §5.1). Replaces both counters' configuration; stops them; counts
+ * start at 0. Readings give each event's count and its time on a counter,
+ * to scale by. Returns the number of CPUs that did it.
+ */
+int pmu_mux_configure(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks);
 /* Start / stop the configured counters of every CPU in `set` at once; clear: counts and samples to 0. */
 int pmu_start(const struct cpuset *set);
 int pmu_stop(const struct cpuset *set);
 int pmu_clear(const struct cpuset *set);
 
+/*
+ * A CPU's counts. Entry i is counter i (nev = 2), or with multiplexing the
+ * i-th event of the list (nev = its length). Times are TSC ticks since the
+ * last clear: `enabled` the counters were started, `running_ticks[i]`
+ * entry i was on a counter (equal to `enabled` without multiplexing).
+ */
 struct pmu_reading {
-	uint32_t evtsel[2];   /* configured event, 0 = counter unused */
-	uint64_t period[2];
-	uint64_t value[2];    /* events (64-bit total) */
-	uint64_t samples[2];  /* overflows that recorded a sample */
+	uint32_t nev;
+	bool mux;
+	uint32_t evtsel[PMU_MUX_MAX];  /* configured event, 0 = counter unused */
+	uint64_t period[PMU_MUX_MAX];
+	uint64_t value[PMU_MUX_MAX];   /* events (64-bit total) */
+	uint64_t samples[PMU_MUX_MAX]; /* overflows that recorded a sample */
+	uint64_t running_ticks[PMU_MUX_MAX];
+	uint64_t enabled_ticks;
 	bool running;
 	uint64_t pmis, throttles, stuck, lost;
 };

@@ -1,6 +1,6 @@
 /*
  * `pmu` shell commands (the PMU service for a person at the console):
- * info, events, set, start, stop, read, clear, regs, samples, limit, selftest.
+ * info, events, set, mux, start, stop, read, clear, regs, samples, limit, selftest.
  * CPU sets are written "0-3,8" or "all" (the default where one is optional).
  */
 #include "pmu/pmu.h"
@@ -15,6 +15,7 @@
 #include "kernel/lib.h"
 #include "kernel/percpu.h"
 #include "kernel/irq.h"
+#include "kernel/tsc.h"
 
 static bool parse_set(const char *s, struct cpuset *set)
 {
@@ -109,6 +110,40 @@ static int pmu_set(int argc, char **argv)
 	return 0;
 }
 
+static int pmu_mux_cmd(int argc, char **argv)
+{
+	struct cpuset set;
+	uint32_t evtsel[PMU_MUX_MAX], nev = 0;
+	uint64_t ms = PMU_MUX_SLICE_MS_DEFAULT;
+	char err[96], list[256];
+
+	if (argc < 4 || argc > 5)
+		return shell_error("pmu", "usage: pmu mux CPUS EVENT,EVENT,... [slice=MS]");
+	if (!parse_set(argv[2], &set))
+		return 1;
+	if (argc == 5 && (strncmp(argv[4], "slice=", 6) != 0 || !parse_u64(argv[4] + 6, 1000, &ms) || ms == 0))
+		return shell_error("pmu", "'%.32s' should be slice=MS with MS from 1 to 1000", argv[4]);
+	strlcpy(list, argv[3], sizeof(list));
+	for (char *ev = list;;) {
+		char *end = ev;
+		while (*end && *end != ',')
+			end++;
+		bool more = *end == ',';
+		*end = 0;
+		if (nev == PMU_MUX_MAX)
+			return shell_error("pmu", "at most %d events take turns", PMU_MUX_MAX);
+		if (!knc_event_parse(ev, &evtsel[nev++], err, sizeof(err)))
+			return shell_error("pmu", "%s", err);
+		if (!more)
+			break;
+		ev = end + 1;
+	}
+	int n = pmu_mux_configure(&set, nev, evtsel, ms * (tsc_hz / 1000));
+	if ((uint32_t)n < cpuset_count(&set))
+		return shell_error("pmu", "%u CPUs are not online or did not answer", cpuset_count(&set) - n);
+	return 0;
+}
+
 static int pmu_ctl(int argc, char **argv, int (*fn)(const struct cpuset *))
 {
 	struct cpuset set;
@@ -144,19 +179,23 @@ static int pmu_read_cmd(int argc, char **argv)
 			kprintf("%3u    -  %-32s %20s %10s  %s\n", c, "-", "-", "-", "not answering");
 			continue;
 		}
-		for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+		for (uint32_t i = 0; i < r.nev; i++) {
 			if (!r.evtsel[i])
 				continue;
 			knc_event_format(r.evtsel[i], name, sizeof(name));
 			if (pmu_counts_event(r.evtsel[i]))
-				kprintf("%3u  %3d  %-32s %20lu", c, i, name, r.value[i]);
+				kprintf("%3u  %3s  %-32s %20lu", c, r.mux ? "mux" : i ? "1" : "0", name, r.value[i]);
 			else
-				kprintf("%3u  %3d  %-32s %20s", c, i, name, "<not counted>");
+				kprintf("%3u  %3s  %-32s %20s", c, r.mux ? "mux" : i ? "1" : "0", name, "<not counted>");
 			if (r.period[i])
 				kprintf(" %10lu", r.samples[i]);
 			else
 				kprintf(" %10s", "-");
-			kprintf("  %s\n", r.running ? "running" : "stopped");
+			kprintf("  %s", r.running ? "running" : "stopped");
+			/* Multiplexed: the share of the counting time this event had a counter (scale by it). */
+			if (r.mux && r.enabled_ticks)
+				kprintf(" (on a counter %lu%% of the time)", r.running_ticks[i] * 100 / r.enabled_ticks);
+			kprintf("\n");
 		}
 		if (r.throttles || r.stuck || r.lost)
 			kprintf("%3u       throttled %lu times, stuck %lu times, %lu samples lost (of %lu PMIs)\n",
@@ -259,7 +298,7 @@ static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 } subcommands[] = {
-	{ "info", pmu_info }, { "events", pmu_events }, { "set", pmu_set },
+	{ "info", pmu_info }, { "events", pmu_events }, { "set", pmu_set }, { "mux", pmu_mux_cmd },
 	{ "start", pmu_start_cmd }, { "stop", pmu_stop_cmd }, { "read", pmu_read_cmd },
 	{ "clear", pmu_clear_cmd }, { "regs", pmu_regs_cmd }, { "samples", pmu_samples_cmd },
 	{ "spflt", pmu_spflt_cmd }, { "limit", pmu_limit_cmd }, { "selftest", pmu_selftest_cmd }, { "bench", pmu_bench_cmd },
@@ -270,13 +309,14 @@ static int cmd_pmu(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(subcommands); i++)
 		if (strcmp(argv[1], subcommands[i].name) == 0)
 			return subcommands[i].fn(argc, argv);
-	return shell_error("pmu", "unknown subcommand '%.32s' (info, events, set, start, stop, read, "
+	return shell_error("pmu", "unknown subcommand '%.32s' (info, events, set, mux, start, stop, read, "
 			   "clear, regs, samples, spflt, limit, selftest, bench)", argv[1]);
 }
 SHELL_COMMAND(pmu, "pmu", "SUBCOMMAND ...", "KNC core PMU; subcommands:\n"
 	      "             info                        backend, exactness, counters, PMI vector\n"
 	      "             events [FILTER]             the libpfm4 knc events\n"
 	      "             set CPUS CTR EVENT|none [period=N]  configure counter 0 or 1\n"
+	      "             mux CPUS EVENT,... [slice=MS]  up to 8 events taking turns (time slices)\n"
 	      "             start|stop|clear|read [CPUS]  control and read (default: all)\n"
 	      "             regs CPU                    raw PMU registers and LVT 0x340\n"
 	      "             samples CPU [N]             the newest N samples\n"

@@ -18,13 +18,13 @@
 #include <pmuos/sample.h>
 
 #define MBOX_MAGIC        0x584f424d554d50ULL /* "PMUMBOX" */
-#define MBOX_VERSION      1
+#define MBOX_VERSION      2
 #define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat at least this often */
 #define MBOX_MIN_SIZE     (1u << 20)
 #define MBOX_REQ_SLOTS    16
 #define MBOX_RESP_SLOTS   16
 #define MBOX_REQ_PAYLOAD  256
-#define MBOX_RESP_PAYLOAD 16384
+#define MBOX_RESP_PAYLOAD (96u << 10) /* a PMU_READ of 8 events on 256 CPUs */
 #define MBOX_CPUSET_WORDS 4      /* 256 CPUs */
 #define MBOX_CONSOLE_SIZE (64u << 10) /* console output ring, bytes */
 #define MBOX_UPLOAD_SIZE  (4u << 20)  /* program image area, bytes */
@@ -80,6 +80,7 @@ enum mbox_opcode {
 	MBOX_OP_RESET_WARM = 11, /* answered, then the card resets (every PMU register to 0) */
 	MBOX_OP_CPU_INIT   = 12, /* uint32_t cpu: INIT-SIPI-SIPI, PMU state kept (000 §1.4.4) */
 	MBOX_OP_SHELL      = 13, /* a shell line (NUL-terminated, < 256 bytes): output on the console ring */
+	MBOX_OP_PMU_MUX    = 14, /* struct mbox_pmu_mux: events taking turns on the counters, on the CPU set */
 };
 
 enum mbox_status {
@@ -127,13 +128,33 @@ struct mbox_pmu_config {
 	uint64_t period;   /* 0: counting; else sample every `period` events, 1..2^40 */
 };
 
+/*
+ * Multiplexing (time slices, as perf does): the first `nev` EvtSel values
+ * take turns on the two counters, the next ones every `slice_us` of the
+ * CPU's counting time. Replaces PMU_CONFIG's configuration; counting only.
+ */
+#define MBOX_MUX_SLICE_MIN_US 100
+#define MBOX_MUX_SLICE_MAX_US 1000000
+struct mbox_pmu_mux {
+	uint32_t nev;       /* 1..8 */
+	uint32_t slice_us;  /* 100..1000000 */
+	uint32_t evtsel[8]; /* EvtSel without EN/INT; the unused ones 0 */
+};
+
+/* MBOX_OP_PMU_READ: one per CPU and counter (or multiplexed event) in use. */
 struct mbox_pmu_count {
-	uint32_t cpu, counter;
+	uint32_t cpu;
+	uint32_t counter;  /* the counter, or with multiplexing the event's index in the list */
 	uint32_t evtsel;
-	uint32_t flags;    /* bit 0: running, bit 1: the backend counts this event */
+	uint32_t flags;    /* MBOX_COUNT_* */
 	uint64_t value;    /* events, 64-bit total */
 	uint64_t samples;
+	uint64_t enabled;  /* TSC ticks the counters ran since the last clear */
+	uint64_t running;  /* TSC ticks this event was on a counter: scale value by enabled / running */
 };
+#define MBOX_COUNT_RUNNING 1u /* the counters are started */
+#define MBOX_COUNT_COUNTED 2u /* the backend counts this event */
+#define MBOX_COUNT_MUX     4u /* a multiplexed event */
 
 /*
  * A CPU's sample ring: the PMI handler appends (head), the host drains

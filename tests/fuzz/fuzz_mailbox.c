@@ -15,6 +15,12 @@ static int configure(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_
 static int control(const struct cpuset *set, uint16_t op) { return cpuset_count(set); }
 static bool counts(uint32_t evtsel) { return evtsel & 1; }
 static int spflt(const struct cpuset *set, uint32_t mask) { return cpuset_count(set); }
+static int mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint32_t slice_us)
+{
+	if (nev < 1 || nev > 8 || !evtsel[nev - 1] || slice_us < 100)
+		abort(); /* the decoder promised checked values */
+	return cpuset_count(set);
+}
 static bool kill_launch(uint32_t launch) { return launch == 1; }
 static void no_reset(void) { abort(); } /* the transport resets, never the decoder */
 static int cpu_init(uint32_t cpu) { return cpu == 2 ? -2 : 0; }
@@ -32,6 +38,13 @@ static int read_cpu(uint32_t cpu, struct pmu_reading *r)
 	r->evtsel[0] = 0x16 + cpu;
 	r->evtsel[1] = cpu & 1 ? 0x2a : 0;
 	r->value[0] = cpu * 1000;
+	r->nev = 2;
+	if (cpu == 2) { /* multiplexed: every slot in use */
+		r->mux = true;
+		r->nev = PMU_MUX_MAX;
+		for (int i = 0; i < PMU_MUX_MAX; i++)
+			r->evtsel[i] = 0x16;
+	}
 	return cpu == 3 ? -1 : 0; /* one CPU that does not answer */
 }
 
@@ -56,7 +69,7 @@ static int status(uint32_t launch, struct mbox_task *out, int max)
 
 static const struct mbox_ops ops = {
 	.ncpus = 4, .info = info, .pmu_configure = configure, .pmu_control = control, .pmu_read = read_cpu,
-	.counts_event = counts, .pmu_spflt = spflt, .run = run, .status = status, .kill = kill_launch,
+	.counts_event = counts, .pmu_spflt = spflt, .pmu_mux = mux, .run = run, .status = status, .kill = kill_launch,
 	.reset = no_reset, .cpu_init = cpu_init, .shell = shell,
 	.upload = upload, .upload_size = sizeof(upload),
 };

@@ -1,0 +1,149 @@
+/*
+ * Multiplexing: more counting events than the two counters, taking turns in
+ * time slices, as perf does. Each CPU cuts its own slices with a timer in
+ * TSC ticks of its counting time, so an event's share of the time is
+ * measured where it counted; readings carry each event's count and time on
+ * a counter, and the host scales by enabled / running time. Everything here
+ * runs on the CPU itself with interrupts off (pmu.c's per-CPU operations
+ * and the slice timer).
+ */
+#include "pmu/internal.h"
+#include "pmu/regs.h"
+#include "kernel/lib.h"
+#include "kernel/tsc.h"
+
+/*
+ * The events of the slice that starts with event `first`: on[0], on[1]
+ * (-1: none); returns how many. An L2 event goes on counter 0 only, so two
+ * L2 events cannot share a slice (DESIGN §5.1).
+ */
+static uint32_t place(const struct pmu_mux *m, uint32_t first, int on[KNC_NUM_COUNTERS])
+{
+	on[0] = first;
+	on[1] = m->nev > 1 ? (int)((first + 1) % m->nev) : -1;
+	if (on[1] >= 0 && knc_event_counter0_only(EVTSEL_CODE(m->evtsel[on[1]]))) {
+		if (knc_event_counter0_only(EVTSEL_CODE(m->evtsel[on[0]])))
+			on[1] = -1;
+		else {
+			int t = on[0];
+			on[0] = on[1];
+			on[1] = t;
+		}
+	}
+	return on[1] >= 0 ? 2 : 1;
+}
+
+/* Whether the events need more than one slice to all get a counter. */
+static bool rotates(const struct pmu_mux *m)
+{
+	int on[KNC_NUM_COUNTERS];
+
+	return place(m, 0, on) < m->nev;
+}
+
+/* Puts the next slice's events on the (stopped) counters, at 0. */
+static void slice_load(struct pmu_cpu *pc)
+{
+	struct pmu_mux *m = &pc->mux;
+
+	m->next = (m->next + place(m, m->next, m->on)) % m->nev;
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
+		pmu_program_counter(pc, i, m->on[i] >= 0 ? m->evtsel[m->on[i]] : 0, 0);
+	m->slice_ran = 0;
+}
+
+/* Adds the current slice's counts and time to its events. */
+static void slice_account(struct pmu_cpu *pc)
+{
+	struct pmu_mux *m = &pc->mux;
+
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+		if (m->on[i] < 0)
+			continue;
+		m->value[m->on[i]] += pmu_counter_events(pc, i);
+		m->running[m->on[i]] += m->slice_ran;
+	}
+}
+
+/* The slice timer: stop, account, next events, go. */
+static void slice_end(struct timer *t)
+{
+	struct pmu_cpu *pc = t->arg;
+
+	if (!pc->running || !pc->mux.nev)
+		return;
+	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
+	uint64_t now = rdtsc();
+	pc->enabled_ticks += now - pc->start_tsc;
+	pc->mux.slice_ran += now - pc->start_tsc;
+	slice_account(pc);
+	slice_load(pc);
+	pmu_counters_go(pc);
+	timer_arm(&pc->mux.timer, pc->start_tsc + pc->mux.slice_ticks, slice_end, pc);
+}
+
+void mux_setup(struct pmu_cpu *pc)
+{
+	struct pmu_mux *m = &pc->mux;
+
+	timer_cancel(&m->timer);
+	m->nev = pc->mux_cfg.nev;
+	memcpy(m->evtsel, pc->mux_cfg.evtsel, sizeof(m->evtsel));
+	m->slice_ticks = MAX(pc->mux_cfg.slice_ticks, 1);
+	m->next = 0;
+	mux_clear(pc);
+	slice_load(pc);
+}
+
+void mux_off(struct pmu_cpu *pc)
+{
+	timer_cancel(&pc->mux.timer);
+	pc->mux.nev = 0;
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
+		pmu_program_counter(pc, i, 0, 0);
+}
+
+void mux_started(struct pmu_cpu *pc)
+{
+	struct pmu_mux *m = &pc->mux;
+
+	if (m->nev && rotates(m))
+		timer_arm(&m->timer, pc->start_tsc + m->slice_ticks - MIN(m->slice_ran, m->slice_ticks),
+			  slice_end, pc);
+}
+
+void mux_stopped(struct pmu_cpu *pc, uint64_t now)
+{
+	if (!pc->mux.nev)
+		return;
+	timer_cancel(&pc->mux.timer);
+	pc->mux.slice_ran += now - pc->start_tsc;
+}
+
+void mux_clear(struct pmu_cpu *pc)
+{
+	struct pmu_mux *m = &pc->mux;
+
+	memset(m->value, 0, sizeof(m->value));
+	memset(m->running, 0, sizeof(m->running));
+	m->slice_ran = 0;
+}
+
+void mux_read(struct pmu_cpu *pc, struct pmu_reading *r, uint64_t live)
+{
+	const struct pmu_mux *m = &pc->mux;
+
+	r->mux = true;
+	r->nev = m->nev;
+	for (uint32_t e = 0; e < m->nev; e++) {
+		r->evtsel[e] = m->evtsel[e];
+		r->value[e] = m->value[e];
+		r->running_ticks[e] = m->running[e];
+	}
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+		if (m->on[i] < 0)
+			continue;
+		r->value[m->on[i]] += pmu_counter_events(pc, i);
+		r->running_ticks[m->on[i]] += m->slice_ran + live;
+	}
+}
