@@ -14,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <perfmon/pfmlib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +261,10 @@ static void drain_console(struct card *c, uint64_t *from)
 	fflush(stdout);
 }
 
+/* A signal that should end the program on the card (Ctrl-C, a closed pipe, kill): */
+static volatile sig_atomic_t stop_signal;
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
 /* Called while a program runs, and once after it ended (record drains samples here). */
 static void (*while_running)(struct card *c, const struct cpuset *set);
 
@@ -294,11 +299,21 @@ static int run_program(struct card *c, const struct cpuset *set, int argc, char 
 	}
 	uint32_t launch;
 	memcpy(&launch, resp.payload, sizeof(launch));
-	int status;
+	/* The program must not outlive us: a signal ends it on the card (and stat still prints). */
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	for (size_t i = 0; i < 4; i++)
+		sigaction((int[]){ SIGINT, SIGTERM, SIGHUP, SIGPIPE }[i], &sa, NULL);
+	int status, killed = 0;
 	for (;;) {
 		drain_console(c, &from);
 		if (while_running)
 			while_running(c, set);
+		if (stop_signal && !killed) {
+			fprintf(stderr, "pmuctl: %s: ending the program on the card\n", strsignal(stop_signal));
+			if ((st = call(c, MBOX_OP_KILL, NULL, &launch, sizeof(launch), &resp)) != MBOX_OK)
+				die_status("kill", st);
+			killed = 1;
+		}
 		st = call(c, MBOX_OP_STATUS, NULL, &launch, sizeof(launch), &resp);
 		if (st != MBOX_OK)
 			die_status("status", st);
@@ -309,7 +324,7 @@ static int run_program(struct card *c, const struct cpuset *set, int argc, char 
 	drain_console(c, &from);
 	if (while_running)
 		while_running(c, set);
-	return status;
+	return stop_signal ? 128 + stop_signal : status;
 }
 
 static void parse_cpus(struct card *c, const char *s, struct cpuset *set)

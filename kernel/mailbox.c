@@ -65,6 +65,7 @@ static void console_to_host(const char *s, size_t n)
  */
 static volatile uint32_t service_cpu;
 static struct spinlock serve_lock;
+static bool poll_due[MAX_CPUS]; /* a task CPU's beat asked for a poll on the way back to Ring 3 */
 
 static void beat(struct timer *t)
 {
@@ -73,7 +74,7 @@ static void beat(struct timer *t)
 	hdr->heartbeat++;
 	hdr->cpus_online = smp_online_count();
 	if (this_cpu()->cpu != 0)
-		mailbox_poll();
+		poll_due[this_cpu()->cpu] = true;
 	/*
 	 * No doorbell in QEMU: an idle card polls every 100 us (its shell loop
 	 * serves on each wake-up); a CPU measuring a task, every 1 ms.
@@ -351,6 +352,18 @@ bool mailbox_poll(void)
 	}
 	spin_unlock(&serve_lock);
 	return served;
+}
+
+void mailbox_poll_due(void)
+{
+	uint32_t me = this_cpu()->cpu;
+
+	if (!poll_due[me])
+		return;
+	poll_due[me] = false;
+	sti();
+	mailbox_poll();
+	cli();
 }
 
 bool mailbox_serving_here(void)

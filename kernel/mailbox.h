@@ -22,6 +22,14 @@ void mailbox_ready(void);
  * calls it while CPU 0 holds the service, the service timer elsewhere.
  */
 bool mailbox_poll(void);
+/*
+ * A task CPU's beat only marks a poll as due; it runs here, on the way back
+ * to Ring 3 with interrupts on, because serving may wait for other CPUs
+ * (cross-CPU calls), and under QEMU -icount a CPU that spins with
+ * interrupts off keeps a halted CPU from ever running. Interrupts off on
+ * entry and on return.
+ */
+void mailbox_poll_due(void);
 /* The calling CPU starts to run a task: it takes the heartbeat and polling over. */
 void mailbox_take_service(void);
 /*

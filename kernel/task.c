@@ -319,6 +319,7 @@ void syscall_dispatch(struct trap_frame *f)
 
 void task_return_to_user(struct trap_frame *f)
 {
+	mailbox_poll_due();
 	if (this_cpu()->task->kill_requested)
 		task_leave(TASK_KILLED, 0);
 	pmu_user_enter();
