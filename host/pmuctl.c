@@ -228,27 +228,27 @@ static uint8_t *read_program(const char *path, uint32_t *len)
 	return buf;
 }
 
-static int all_ended(const struct mbox_response *r, int *status)
+/* Exit status of a launch from STATUS, or -1 while a task still runs. */
+static int launch_status(const struct mbox_response *r)
 {
 	const struct mbox_task *t = (const struct mbox_task *)r->payload;
-	int n = r->len / sizeof(*t);
+	int n = r->len / sizeof(*t), status = 0;
 
-	*status = 0;
 	for (int i = 0; i < n; i++) {
 		if (t[i].state == MBOX_TASK_READY || t[i].state == MBOX_TASK_RUNNING)
-			return 0;
-		if (t[i].state == MBOX_TASK_EXITED && t[i].exit_status && !*status)
-			*status = t[i].exit_status & 0xff;
+			return -1;
+		if (t[i].state == MBOX_TASK_EXITED && t[i].exit_status && !status)
+			status = t[i].exit_status & 0xff;
 		if (t[i].state == MBOX_TASK_FAULTED)
-			*status = 128 + 11;
-		if (t[i].state == MBOX_TASK_KILLED && !*status)
-			*status = 128 + 9;
+			status = 128 + 11;
+		if (t[i].state == MBOX_TASK_KILLED && !status)
+			status = 128 + 9;
 	}
-	return 1;
+	return status;
 }
 
-/* Copies console bytes [*from, head) to stdout. */
-static void drain_console(struct card *c, uint64_t *from)
+/* Copies console bytes [*from, head) to `out`. */
+static void drain_console(struct card *c, uint64_t *from, FILE *out)
 {
 	uint64_t head = __atomic_load_n(&c->hdr->console_head, __ATOMIC_ACQUIRE);
 	const uint8_t *ring = c->base + c->hdr->console_off;
@@ -257,7 +257,76 @@ static void drain_console(struct card *c, uint64_t *from)
 		*from = head - MBOX_CONSOLE_SIZE;
 	for (; *from < head; (*from)++)
 		if (ring[*from % MBOX_CONSOLE_SIZE] != '\r')
-			putchar(ring[*from % MBOX_CONSOLE_SIZE]);
+			putc(ring[*from % MBOX_CONSOLE_SIZE], out);
+	fflush(out);
+}
+
+/* ---- program output: each task's ring, whole lines, "[rank N] " first when there are several ---- */
+
+static struct task_out {
+	uint32_t task, ring, rank, nranks;
+	uint64_t pos;     /* bytes of the ring consumed */
+	char line[512];
+	size_t len;
+	int gone;         /* the ring went to another task before we read it all */
+} outs[MBOX_CPUSET_WORDS * 64];
+static int nouts;
+
+static void out_flush(struct task_out *o)
+{
+	if (!o->len)
+		return;
+	if (o->nranks > 1)
+		printf("[rank %u] ", o->rank);
+	fwrite(o->line, 1, o->len, stdout);
+	o->len = 0;
+}
+
+static void out_drain(struct card *c, struct task_out *o)
+{
+	const struct mbox_output_ring *r = (const struct mbox_output_ring *)(c->base + c->hdr->output_off) + o->ring;
+	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+
+	if (o->gone || __atomic_load_n(&r->task, __ATOMIC_ACQUIRE) != o->task) {
+		if (!o->gone)
+			fprintf(stderr, "pmuctl: rank %u's output ring went to a newer task; its output is lost\n", o->rank);
+		o->gone = 1;
+		return;
+	}
+	if (head - o->pos > MBOX_OUTPUT_SIZE) {
+		fprintf(stderr, "pmuctl: rank %u: %llu bytes of output lost (written faster than read)\n", o->rank,
+			(unsigned long long)(head - o->pos - MBOX_OUTPUT_SIZE));
+		o->pos = head - MBOX_OUTPUT_SIZE;
+	}
+	for (; o->pos < head; o->pos++) {
+		char ch = r->data[o->pos % MBOX_OUTPUT_SIZE];
+		o->line[o->len++] = ch;
+		if (ch == '\n' || o->len == sizeof(o->line))
+			out_flush(o);
+	}
+}
+
+/* Shows what the tasks of a STATUS answer wrote since last time; `last`: also unfinished lines. */
+static void drain_output(struct card *c, const struct mbox_response *r, int last)
+{
+	const struct mbox_task *t = (const struct mbox_task *)r->payload;
+
+	for (size_t i = 0; i < r->len / sizeof(*t); i++) {
+		if (t[i].output_ring >= MBOX_OUTPUT_RINGS)
+			continue;
+		int k = 0;
+		while (k < nouts && outs[k].task != t[i].id)
+			k++;
+		if (k == nouts) {
+			if (nouts == (int)(sizeof(outs) / sizeof(outs[0])))
+				continue;
+			outs[nouts++] = (struct task_out){ .task = t[i].id, .ring = t[i].output_ring, .rank = t[i].rank,
+							   .nranks = r->len / sizeof(*t) };
+		}
+		out_drain(c, &outs[k]);
+		if (last)
+			out_flush(&outs[k]);
+	}
 	fflush(stdout);
 }
 
@@ -294,7 +363,7 @@ static int run_program(struct card *c, const struct cpuset *set, int argc, char 
 	int st = call(c, MBOX_OP_RUN, set, &run, sizeof(run), &resp);
 	card_release(c);
 	if (st != MBOX_OK) {
-		drain_console(c, &from);
+		drain_console(c, &from, stderr); /* the card's reason */
 		die_status("run", st);
 	}
 	uint32_t launch;
@@ -305,7 +374,6 @@ static int run_program(struct card *c, const struct cpuset *set, int argc, char 
 		sigaction((int[]){ SIGINT, SIGTERM, SIGHUP, SIGPIPE }[i], &sa, NULL);
 	int status, killed = 0;
 	for (;;) {
-		drain_console(c, &from);
 		if (while_running)
 			while_running(c, set);
 		if (stop_signal && !killed) {
@@ -317,11 +385,12 @@ static int run_program(struct card *c, const struct cpuset *set, int argc, char 
 		st = call(c, MBOX_OP_STATUS, NULL, &launch, sizeof(launch), &resp);
 		if (st != MBOX_OK)
 			die_status("status", st);
-		if (all_ended(&resp, &status))
+		status = launch_status(&resp);
+		drain_output(c, &resp, status >= 0);
+		if (status >= 0)
 			break;
 		usleep(20000);
 	}
-	drain_console(c, &from);
 	if (while_running)
 		while_running(c, set);
 	return stop_signal ? 128 + stop_signal : status;
@@ -632,7 +701,7 @@ static int cmd_reset(struct card *c, int argc, char **argv)
 		}
 		uint32_t v = cpu;
 		int st = card_call(c, MBOX_OP_CPU_INIT, NULL, &v, sizeof(v), &resp, 10000);
-		drain_console(c, &from);
+		drain_console(c, &from, stdout);
 		if (st != MBOX_OK)
 			die_status(cpu == 0 ? "reset --init 0 (the BSP runs the card; INIT reaches APs)" : "reset --init", st);
 		return 0;
@@ -657,7 +726,7 @@ static int cmd_console(struct card *c)
 			continue;
 		uint64_t from = c->hdr->console_head;
 		int st = call(c, MBOX_OP_SHELL, NULL, line, strlen(line) + 1, &resp);
-		drain_console(c, &from);
+		drain_console(c, &from, stdout);
 		if (st == MBOX_E_AGAIN)
 			fprintf(stderr, "pmuctl: %s\n", mbox_strerror(st));
 		else if (st != MBOX_OK)

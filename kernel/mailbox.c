@@ -28,6 +28,7 @@ static struct mbox_request *req_ring;
 static struct mbox_response *resp_ring;
 static uint8_t *console_ring;
 static struct mbox_sample_ring *sample_rings;
+static struct mbox_output_ring *output_rings;
 
 void mailbox_sample(const struct pmu_sample *s)
 {
@@ -43,6 +44,38 @@ void mailbox_sample(const struct pmu_sample *s)
 	r->slot[h % MBOX_SAMPLE_SLOTS] = *s;
 	smp_mb();
 	WRITE_ONCE(r->head, h + 1);
+}
+
+uint32_t mailbox_output_open(uint32_t task, uint32_t launch, uint32_t rank, uint32_t nranks)
+{
+	static uint32_t next;
+
+	if (!output_rings)
+		return MBOX_NO_RING;
+	uint32_t i = __atomic_fetch_add(&next, 1, __ATOMIC_RELAXED) % MBOX_OUTPUT_RINGS;
+	struct mbox_output_ring *r = &output_rings[i];
+	r->task = 0; /* the host ignores the ring while it changes hands */
+	smp_mb();
+	r->launch = launch;
+	r->rank = rank;
+	r->nranks = nranks;
+	r->head = 0;
+	smp_mb();
+	WRITE_ONCE(r->task, task);
+	return i;
+}
+
+void mailbox_output(uint32_t ring, const char *s, size_t n)
+{
+	if (!output_rings || ring >= MBOX_OUTPUT_RINGS)
+		return;
+	struct mbox_output_ring *r = &output_rings[ring];
+	uint64_t h = r->head;
+
+	for (size_t i = 0; i < n; i++)
+		r->data[(h + i) % MBOX_OUTPUT_SIZE] = s[i];
+	smp_mb();
+	WRITE_ONCE(r->head, h + n);
 }
 
 /* Console output goes to the host as well (`pmuctl console`, program output). */
@@ -141,7 +174,8 @@ void mailbox_init(void)
 	uint32_t req_off = 8192, resp_off = ALIGN_UP(req_off + MBOX_REQ_SLOTS * sizeof(struct mbox_request) + 4096, 4096);
 	uint32_t console_off = ALIGN_UP(resp_off + MBOX_RESP_SLOTS * sizeof(struct mbox_response), 4096);
 	uint32_t upload_off = console_off + MBOX_CONSOLE_SIZE;
-	uint32_t samples_off = upload_off + MBOX_UPLOAD_SIZE;
+	uint32_t output_off = upload_off + MBOX_UPLOAD_SIZE;
+	uint32_t samples_off = output_off + MBOX_OUTPUT_RINGS * sizeof(struct mbox_output_ring);
 	uint64_t need = samples_off + (uint64_t)cpu_count * sizeof(struct mbox_sample_ring);
 	if (size < MBOX_MIN_SIZE || size < need || (size & (size - 1))) {
 		kprintf("mailbox: ivshmem BAR of %lu bytes is not a power of two of at least %lu; not used\n",
@@ -171,6 +205,8 @@ void mailbox_init(void)
 	hdr->console_off = console_off;
 	hdr->upload_off = upload_off;
 	hdr->samples_off = samples_off;
+	hdr->output_off = output_off;
+	output_rings = (struct mbox_output_ring *)(base + output_off);
 	sample_rings = (struct mbox_sample_ring *)(base + samples_off);
 	console_ring = (uint8_t *)(base + console_off);
 	req_ctl = (struct mbox_ring_ctl *)(base + hdr->req_ctl_off);
@@ -255,7 +291,7 @@ static void status_one(const struct task *t, void *arg)
 	if (t->launch != w->launch || w->n == w->max)
 		return;
 	w->out[w->n++] = (struct mbox_task){
-		.id = t->id, .cpu = t->cpu, .rank = t->rank, .exit_status = t->exit_status,
+		.id = t->id, .cpu = t->cpu, .rank = t->rank, .exit_status = t->exit_status, .output_ring = t->out_ring,
 		.state = t->state == TASK_READY ? MBOX_TASK_READY : t->state == TASK_RUNNING ? MBOX_TASK_RUNNING :
 			 t->state == TASK_EXITED ? MBOX_TASK_EXITED : t->state == TASK_KILLED ? MBOX_TASK_KILLED :
 			 MBOX_TASK_FAULTED,

@@ -42,6 +42,13 @@ void mailbox_hand_over(uint32_t cpu);
 void mailbox_return_service(void);
 /* Appends a sample to its CPU's ring in the mailbox (PMI handler; no-op without a mailbox). */
 void mailbox_sample(const struct pmu_sample *s);
+/*
+ * Hands the next output ring (round-robin) to task `task` of launch
+ * `launch`; returns its index, or MBOX_NO_RING without a mailbox.
+ */
+uint32_t mailbox_output_open(uint32_t task, uint32_t launch, uint32_t rank, uint32_t nranks);
+/* Appends n bytes of a task's output to its ring (no-op for MBOX_NO_RING). */
+void mailbox_output(uint32_t ring, const char *s, size_t n);
 /* Whether the calling CPU holds the service now. */
 bool mailbox_serving_here(void);
 

@@ -144,6 +144,7 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 		t->rank = n;
 		t->nranks = nranks;
 		t->waiter_apic = this_cpu()->apic_id;
+		t->out_ring = mailbox_output_open(t->id, first, n, nranks);
 		strlcpy(t->name, argv[0], sizeof(t->name));
 		made[n++] = t;
 	}
@@ -187,25 +188,27 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 }
 
 /* Ends the running task: back to task_run_next on this CPU's own stack. */
-static void __attribute__((noreturn)) task_leave(uint32_t state, int status)
-{
-	struct percpu *p = this_cpu();
-
-	cli();
-	p->task->state = state;
-	p->task->exit_status = status;
-	ctx_restore(p->sched_ctx, 1);
-}
-
 static void flush_output(struct task *t)
 {
 	if (!t->out_len)
 		return;
+	mailbox_output(t->out_ring, t->out, t->out_len);
 	if (t->nranks > 1)
 		kprintf("[rank %u] %.*s", t->rank, (int)t->out_len, t->out);
 	else
 		kprintf("%.*s", (int)t->out_len, t->out);
 	t->out_len = 0;
+}
+
+static void __attribute__((noreturn)) task_leave(uint32_t state, int status)
+{
+	struct percpu *p = this_cpu();
+
+	flush_output(p->task); /* before the state: the host reads the output once it sees the end */
+	cli();
+	p->task->state = state;
+	p->task->exit_status = status;
+	ctx_restore(p->sched_ctx, 1);
 }
 
 bool task_run_next(void)
@@ -243,7 +246,6 @@ bool task_run_next(void)
 		p->task = NULL;
 		/* Before the service goes back: CPU 0 takes it once no task is active. */
 		__atomic_sub_fetch(&active_tasks, 1, __ATOMIC_ACQ_REL);
-		flush_output(t);
 		mailbox_return_service();
 	}
 	task_release(t);
@@ -350,14 +352,20 @@ void task_fault(struct trap_frame *f)
 	};
 	const char *name = f->vector < 32 && names[f->vector] ? names[f->vector] : "exception";
 
-	kprintf("task %u (%s, rank %u) on CPU %u: %s (vector %lu) at RIP %#lx, error code %#lx",
-		t->id, t->name, t->rank, p->cpu, name, f->vector, f->rip, f->error);
+	char msg[256];
+	size_t n = snprintf(msg, sizeof(msg), "task %u (%s, rank %u) on CPU %u: %s (vector %lu) at RIP %#lx, "
+			    "error code %#lx", t->id, t->name, t->rank, p->cpu, name, f->vector, f->rip, f->error);
+	n = MIN(n, sizeof(msg) - 1); /* snprintf returns the untruncated length */
 	if (f->vector == EXC_PF)
-		kprintf(", address %#lx: %s", read_cr2(), pf_cause(f->error));
+		n += snprintf(msg + n, sizeof(msg) - n, ", address %#lx: %s", read_cr2(), pf_cause(f->error));
+	n = MIN(n, sizeof(msg) - 1);
 	if (f->vector == EXC_GP)
-		kprintf(": a privileged instruction or a bad address");
-	kprintf("; task ended\n");
+		n += snprintf(msg + n, sizeof(msg) - n, ": a privileged instruction or a bad address");
+	n = MIN(n, sizeof(msg) - 1);
+	snprintf(msg + n, sizeof(msg) - n, "; task ended\n");
 	flush_output(t);
+	kprintf("%s", msg);
+	mailbox_output(t->out_ring, msg, strnlen(msg, sizeof(msg))); /* the host sees why */
 	task_leave(TASK_FAULTED, (int)f->vector);
 }
 

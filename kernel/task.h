@@ -33,6 +33,7 @@ struct task {
 	volatile bool kill_requested;
 	char out[TASK_OUT_LINE];     /* output line being assembled */
 	size_t out_len;
+	uint32_t out_ring;           /* its output ring in the mailbox (MBOX_NO_RING: none) */
 	uint32_t waiter_apic;        /* gets a VEC_WAKE when the task ends */
 	struct task *next;           /* run queue link */
 };

@@ -29,6 +29,8 @@
 #define MBOX_CONSOLE_SIZE (64u << 10) /* console output ring, bytes */
 #define MBOX_UPLOAD_SIZE  (4u << 20)  /* program image area, bytes */
 #define MBOX_SAMPLE_SLOTS 2048        /* samples per CPU ring */
+#define MBOX_OUTPUT_RINGS 256         /* program output rings, one per task, reused round-robin */
+#define MBOX_OUTPUT_SIZE  (16u << 10) /* bytes per output ring */
 
 enum mbox_state {
 	MBOX_BOOTING = 1, /* the card is starting; requests are not served yet */
@@ -63,7 +65,8 @@ struct mbox_header {
 	volatile uint64_t console_head;  /* bytes written so far; byte n is at console_off + n % size */
 	uint32_t upload_off;             /* MBOX_UPLOAD_SIZE bytes: the host writes a program image here */
 	uint32_t samples_off;            /* cpu_count struct mbox_sample_ring, one per CPU, back to back */
-	uint32_t reserved[10];
+	uint32_t output_off;             /* MBOX_OUTPUT_RINGS struct mbox_output_ring */
+	uint32_t reserved[9];
 };
 
 enum mbox_opcode {
@@ -168,6 +171,19 @@ struct mbox_sample_ring {
 	struct pmu_sample slot[MBOX_SAMPLE_SLOTS];
 };
 
+/*
+ * A task's standard output and error, written by the card as whole lines
+ * (or 256-byte pieces), read by the host without a request. A ring is
+ * handed to a new task round-robin: `task` says whose bytes these are.
+ */
+struct mbox_output_ring {
+	volatile uint32_t task;  /* id of the task writing here; 0: none yet */
+	uint32_t launch, rank, nranks;
+	volatile uint64_t head;  /* bytes written; byte n is at data[n % MBOX_OUTPUT_SIZE] */
+	uint64_t reserved[5];
+	char data[MBOX_OUTPUT_SIZE];
+};
+
 /* MBOX_OP_RUN: the image is the first `image_len` bytes of the upload area. */
 struct mbox_run {
 	uint32_t image_len;
@@ -180,7 +196,8 @@ enum mbox_task_state { MBOX_TASK_READY = 1, MBOX_TASK_RUNNING, MBOX_TASK_EXITED,
 struct mbox_task {
 	uint32_t id, cpu, rank, state; /* state: enum mbox_task_state */
 	int32_t exit_status;           /* exit(status), or the exception vector when faulted */
-	uint32_t reserved;
+	uint32_t output_ring;          /* index of its struct mbox_output_ring; MBOX_NO_RING if none */
 };
+#define MBOX_NO_RING 0xffffffffu
 
 #endif
