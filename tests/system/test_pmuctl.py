@@ -1,6 +1,7 @@
 """The host tool over the card mailbox (issue: mailbox and pmuctl; the parts built so far)."""
 import os
 import re
+import signal
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -59,8 +60,13 @@ def test_clear_errors(card, tmp_path):
     # An L2 event listed second still goes on counter 0; two of them cannot share the counters.
     p = pmuctl(card, "stat", "-e", "INSTRUCTIONS_EXECUTED,L2_READ_MISS", "--", HELLO)
     assert p.returncode == 0 and re.search(r"<not supported>\s+L2_READ_MISS", p.stderr), p.stderr
-    p = pmuctl(card, "stat", "-e", "L2_READ_MISS,SNP_HIT_L2", "--", HELLO)
-    assert p.returncode != 0 and "both L2 events, which count only on counter 0" in p.stderr
+    # Two L2 events cannot share the counters: they take turns (multiplexed), with --spflt they cannot.
+    p = pmuctl(card, "stat", "-x", ",", "-e", "L2_READ_MISS,SNP_HIT_L2", "--", HELLO)
+    assert p.returncode == 0, p.stderr
+    shares = re.findall(r"^<not supported>,,(?:L2_READ_MISS|SNP_HIT_L2),\d+,(\d+\.\d\d)$", p.stdout, re.M)
+    assert len(shares) == 2 and 0 < float(shares[0]) < 100 and abs(sum(map(float, shares)) - 100) < 0.02, p.stdout
+    p = pmuctl(card, "stat", "--spflt", "-e", "L2_READ_MISS,SNP_HIT_L2", "--", HELLO)
+    assert p.returncode == 2 and "--spflt needs the events on the counters" in p.stderr
     p = pmuctl(card, "run", "/bin/true")
     assert p.returncode != 0 and "not a pmuos program" in p.stderr
     big = tmp_path / "big.elf"
@@ -125,6 +131,66 @@ def test_more_events_than_counters_are_multiplexed(card):
         value, _, _, runtime, pcnt = rows[ev]
         # Each event was on a counter for part of the run, and is scaled up from that part.
         assert int(value) > 0 and int(runtime) > 0 and 0 < float(pcnt) < 100, rows[ev]
+
+
+STEADY = os.path.join(BUILD, "user", "steady.elf")
+
+
+def csv_counts(out):
+    """{event: (value, runtime ns, running %)} from `stat -x ,` lines."""
+    rows = [r.split(",") for r in out.splitlines() if r.count(",") == 4]
+    return {r[2]: (int(r[0]), int(r[3]), float(r[4])) for r in rows if r[0].isdigit()}
+
+
+def test_multiplexed_estimates_are_within_5_percent_of_separate_runs(card):
+    pairs = ["INSTRUCTIONS_EXECUTED:u,INSTRUCTIONS_EXECUTED:k", "CPU_CLK_UNHALTED:u,CPU_CLK_UNHALTED:k"]
+    alone = {}
+    for evs in pairs:  # two events: on the counters for the whole run, exact
+        p = pmuctl(card, "stat", "-x", ",", "-e", evs, "--", STEADY, "100000")
+        assert p.returncode == 0, p.stderr
+        alone.update(csv_counts(p.stdout))
+    p = pmuctl(card, "stat", "-x", ",", "-e", ",".join(pairs), "--", STEADY, "100000")
+    assert p.returncode == 0, p.stderr
+    mux = csv_counts(p.stdout)
+    assert len(alone) == len(mux) == 4, p.stdout
+    for ev, (value, runtime, pcnt) in mux.items():
+        assert alone[ev][2] == 100.0 and 40 < pcnt < 60, (ev, alone[ev], mux[ev])
+        assert abs(value - alone[ev][0]) <= 0.05 * alone[ev][0], (ev, value, alone[ev][0])
+
+
+def test_interval_counts_add_up_to_the_total(card):
+    ev = "INSTRUCTIONS_EXECUTED:u"
+    p = pmuctl(card, "stat", "-x", ",", "-e", ev, "--", STEADY, "50000")
+    total = csv_counts(p.stdout)[ev][0]
+    p = pmuctl(card, "stat", "-I", "100", "-x", ",", "-e", ev, "--", STEADY, "50000")
+    assert p.returncode == 0, p.stderr
+    rows = [r.split(",") for r in p.stdout.splitlines() if r.count(",") == 5]
+    times = [float(r[0]) for r in rows]
+    assert len(rows) >= 3 and times == sorted(times), p.stdout
+    # User instructions are exact: every interval's share adds up to the run's total.
+    assert sum(int(r[1]) for r in rows if r[1].isdigit()) == total, (rows, total)
+
+
+def test_run_shows_each_task_output_and_the_fault_report(card):
+    p = pmuctl(card, "run", "-C", "1-3", HELLO)
+    assert p.returncode == 0, p.stderr
+    for rank in range(3):
+        assert f"[rank {rank}] hello from pmuos: rank {rank} of 3 on CPU {rank + 1}" in p.stdout, p.stdout
+    p = pmuctl(card, "run", "-C", "2", os.path.join(BUILD, "user", "fault.elf"), "pf")
+    assert p.returncode == 128 + 11, p.stderr
+    assert re.search(r"task \d+ \(fault\.elf, rank 0\) on CPU 2: #PF page fault", p.stdout), p.stdout
+
+
+def test_a_signal_ends_the_program_on_the_card(card):
+    child = subprocess.Popen([PMUCTL, "--card", card.name, "run", "-C", "3", STEADY, "100000000"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 128 + signal.SIGINT and "ending the program on the card" in err, err
+    # CPU 3 is free again: a new program starts and ends at once.
+    p = pmuctl(card, "run", "-C", "3", HELLO, timeout=30)
+    assert p.returncode == 0 and "on CPU 3" in p.stdout, p.stderr
 
 
 def test_console_runs_shell_lines_through_the_mailbox(card):

@@ -133,9 +133,12 @@ def test_kill_and_ctrl_c_end_a_spinning_task(card):
     assert "exit status 0" in card.cmd("run hello on 2")
 
 
+BUILT_IN = " ".join(sorted(f[:-2] for f in os.listdir(os.path.join(ROOT, "user", "programs")) if f.endswith(".c")))
+
+
 @pytest.mark.parametrize("line,error", [
     ("run", "expected arguments"),
-    ("run nosuch", "error: run: no program 'nosuch'; there are: calib chase fault hello matmul triad"),
+    ("run nosuch", f"error: run: no program 'nosuch'; there are: {BUILT_IN}"),
     ("run hello on 0", "CPU 0 runs the shell"),
     ("run hello on 7", "no CPU 7"),
     ("kill 999", "no running or waiting task 999"),
