@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <perfmon/pfmlib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,8 +64,41 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* ---- progress on stderr for long operations, only when it is a terminal ---- */
+
+static int progress_shown;
+
+/* Replaces the progress line (at most 4 times a second). */
+static void __attribute__((format(printf, 1, 2))) progress(const char *fmt, ...)
+{
+	static double last;
+	static int tty = -1;
+	va_list ap;
+
+	if (tty < 0)
+		tty = isatty(2);
+	if (!tty || now_s() - last < 0.25)
+		return;
+	last = now_s();
+	fprintf(stderr, "\r\033[K");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fflush(stderr);
+	progress_shown = 1;
+}
+
+/* Erases the progress line before other output. */
+static void progress_clear(void)
+{
+	if (progress_shown)
+		fprintf(stderr, "\r\033[K");
+	progress_shown = 0;
+}
+
 static void die_status(const char *what, int st)
 {
+	progress_clear();
 	fprintf(stderr, "pmuctl: %s: %s\n", what, mbox_strerror(st));
 	exit(1);
 }
@@ -276,6 +310,7 @@ static void out_flush(struct task_out *o)
 {
 	if (!o->len)
 		return;
+	progress_clear();
 	if (o->nranks > 1)
 		printf("[rank %u] ", o->rank);
 	fwrite(o->line, 1, o->len, stdout);
@@ -334,6 +369,9 @@ static void drain_output(struct card *c, const struct mbox_response *r, int last
 static volatile sig_atomic_t stop_signal;
 static void on_stop_signal(int sig) { stop_signal = sig; }
 
+/* What the command adds to the progress line (record: samples so far). */
+static char progress_note[64];
+
 /* Called while a program runs, and once after it ended (record drains samples here). */
 static void (*while_running)(struct card *c, const struct cpuset *set);
 
@@ -373,6 +411,7 @@ static int run_program(struct card *c, const struct cpuset *set, int argc, char 
 	for (size_t i = 0; i < 4; i++)
 		sigaction((int[]){ SIGINT, SIGTERM, SIGHUP, SIGPIPE }[i], &sa, NULL);
 	int status, killed = 0;
+	double t0 = now_s();
 	for (;;) {
 		if (while_running)
 			while_running(c, set);
@@ -389,10 +428,13 @@ static int run_program(struct card *c, const struct cpuset *set, int argc, char 
 		drain_output(c, &resp, status >= 0);
 		if (status >= 0)
 			break;
+		progress("pmuctl: %s on %d CPU(s): %.1f s%s%s", run.args, (int)(resp.len / sizeof(struct mbox_task)),
+			 now_s() - t0, progress_note[0] ? ", " : "", progress_note);
 		usleep(20000);
 	}
 	if (while_running)
 		while_running(c, set);
+	progress_clear();
 	return stop_signal ? 128 + stop_signal : status;
 }
 
@@ -568,6 +610,7 @@ static void stat_tick(struct card *c, const struct cpuset *set)
 		return;
 	memcpy(st.then, st.now, sizeof(st.then));
 	stat_read(c, set);
+	progress_clear();
 	if (!st.json && !st.sep && st.last_print == 0)
 		fprintf(stderr, "#           time             counts unit events\n");
 	for (int e = 0; e < st.nev; e++)
@@ -683,11 +726,14 @@ static int cmd_reset(struct card *c, int argc, char **argv)
 		double end = now_s() + 120;
 		while (!(c->hdr->magic == MBOX_MAGIC && c->hdr->state == MBOX_READY && c->hdr->heartbeat < beat)) {
 			if (now_s() > end) {
+				progress_clear();
 				fprintf(stderr, "pmuctl: the card did not come back within 120 s of the reset\n");
 				return 1;
 			}
+			progress("pmuctl: waiting for the card to boot again: %.0f s", now_s() + 120 - end);
 			usleep(10000);
 		}
+		progress_clear();
 		printf("card %s: warm reset done, READY again\n", c->path);
 		return 0;
 	}
@@ -766,6 +812,7 @@ static void drain_samples(struct card *c, const struct cpuset *set)
 		}
 		__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
 	}
+	snprintf(progress_note, sizeof(progress_note), "%llu samples", (unsigned long long)rec_samples);
 }
 
 static int cmd_record(struct card *c, int argc, char **argv)

@@ -6,6 +6,8 @@ import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pexpect
+
 from conftest import BUILD
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
@@ -191,6 +193,15 @@ def test_a_signal_ends_the_program_on_the_card(card):
     # CPU 3 is free again: a new program starts and ends at once.
     p = pmuctl(card, "run", "-C", "3", HELLO, timeout=30)
     assert p.returncode == 0 and "on CPU 3" in p.stdout, p.stderr
+
+
+def test_progress_is_shown_on_a_terminal_only(card):
+    child = pexpect.spawn(PMUCTL, ["--card", card.name, "run", STEADY, "150000"], encoding="utf-8", timeout=120)
+    child.expect(r"\rpmuctl: steady\.elf on 1 CPU\(s\): [\d.]+ s")
+    child.expect_exact("steady: 150000 rounds")
+    child.expect(pexpect.EOF)
+    p = pmuctl(card, "run", STEADY, "150000")
+    assert p.returncode == 0 and "CPU(s)" not in p.stderr, p.stderr
 
 
 def test_console_runs_shell_lines_through_the_mailbox(card):
