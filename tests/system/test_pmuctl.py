@@ -197,7 +197,7 @@ def test_a_signal_ends_the_program_on_the_card(card):
 
 def test_progress_is_shown_on_a_terminal_only(card):
     child = pexpect.spawn(PMUCTL, ["--card", card.name, "run", STEADY, "150000"], encoding="utf-8", timeout=120)
-    child.expect(r"\rpmuctl: steady\.elf on 1 CPU\(s\): [\d.]+ s")
+    child.expect(r"\r\x1b\[Kpmuctl: steady\.elf on 1 CPU\(s\): [\d.]+ s")
     child.expect_exact("steady: 150000 rounds")
     child.expect(pexpect.EOF)
     p = pmuctl(card, "run", STEADY, "150000")
