@@ -86,6 +86,12 @@ def test_event_table_is_libpfm4s(card):
     ("pmu samples 1 5000", "is not a number of samples"),
     ("pmu limit 0", "limit must be 1-10000000"),
     ("pmu frob", "unknown subcommand 'frob'"),
+    ("pmu mux 1 INSTRUCTIONS_EXECUTED,BOGUS", "unknown event 'BOGUS'"),
+    ("pmu mux 1 r500016,INSTRUCTIONS_EXECUTED", "sets EN, INT or reserved bit 19"),
+    ("pmu mux 1 " + ",".join(["INSTRUCTIONS_EXECUTED"] * 9), "at most 8 events take turns"),
+    ("pmu mux 1 INSTRUCTIONS_EXECUTED, slice=4", "missing event name in ''"),
+    ("pmu mux 1 INSTRUCTIONS_EXECUTED slice=0", "should be slice=MS with MS from 1 to 1000"),
+    ("pmu mux 9 INSTRUCTIONS_EXECUTED", "no CPU 9"),
 ])
 def test_bad_input_gets_one_line_error(card, line, error):
     out = card.cmd(line)
@@ -113,6 +119,24 @@ def test_counting_and_not_counted_events(card):
     assert counts(card.cmd("pmu read 1")) == frozen
     card.cmd("pmu clear 1")
     assert counts(card.cmd("pmu read 1"))[(1, 0)][1] == 0
+
+
+def test_mux_takes_turns_on_the_counters(card):
+    card.cmd("pmu mux 1 INSTRUCTIONS_EXECUTED:u,CPU_CLK_UNHALTED:u,INSTRUCTIONS_EXECUTED:u slice=1")
+    card.cmd("pmu start 1")
+    assert "exit status 0" in card.cmd("run steady 20000 on 1", timeout=120)
+    card.cmd("pmu stop 1")
+    out = card.cmd("pmu read 1")
+    rows = re.findall(r"^\s+1\s+mux\s+(\S+)\s+(\d+)\s+-\s+stopped \(on a counter (\d+)% of the time\)$", out,
+                      re.M)
+    assert [r[0] for r in rows] == ["INSTRUCTIONS_EXECUTED:u", "CPU_CLK_UNHALTED:u", "INSTRUCTIONS_EXECUTED:u"], out
+    # Three events, two counters: each had one two thirds of the time, and its count scales to the whole.
+    scaled = [int(v) * 100 // int(pct) for _, v, pct in rows]
+    assert all(60 <= int(pct) <= 72 for _, _, pct in rows), out
+    assert max(scaled) - min(scaled) <= 0.05 * max(scaled), out
+    # Configuring a counter ends multiplexing.
+    card.cmd("pmu set 1 0 INSTRUCTIONS_EXECUTED:u")
+    assert "mux" not in card.cmd("pmu read 1")
 
 
 def test_lvt_0x340_programmed_on_every_cpu(card):
