@@ -1,8 +1,8 @@
 /*
  * The card side of the host mailbox (DESIGN §7; wire format in
- * include/pmuos/mailbox.h). The BSP serves requests from its shell loop, so
- * polling costs only CPU 0 time and idle CPUs stay halted; a 1 ms timer on
- * CPU 0 keeps the heartbeat going.
+ * include/pmuos/mailbox.h). One CPU holds the service (heartbeat and
+ * request polling): CPU 0 from its shell loop while no program runs, else a
+ * CPU running a task, so idle CPUs stay halted and measured counts exact.
  */
 #ifndef KERNEL_MAILBOX_H
 #define KERNEL_MAILBOX_H
