@@ -9,7 +9,7 @@
 # (plus fmt.o and lib.o where that source formats or parses; test_pmi also
 # links the model, pmu/model_core.o, its PMU).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -51,6 +51,7 @@ $(BUILD)/unit/obj/pmu/events.o: UNIT_CFLAGS += -I$(BUILD)/gen
 # that include the real ones and turn the two into functions test_pmi.c
 # defines. -iquote is searched before -I. for "kernel/..." includes.
 $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/tests/unit/test_pmi.o: UNIT_CFLAGS += -iquote tests/unit/shadow
+$(BUILD)/unit/obj/pmu/mux.o $(BUILD)/unit/obj/tests/unit/test_mux.o: UNIT_CFLAGS += -iquote tests/unit/shadow
 
 # ------------------------------------------------------------ binaries
 # test_<module>: its test file plus the kernel source it covers (and what
@@ -68,6 +69,8 @@ $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o $(BUILD)/unit/ob
 # test_pmi: the PMI handler on the software model; its test file has the
 # doubles for the kernel (pmu_ops, pmu_this, this_cpu, rdtsc, kprintf, APIC, IRQ, timers).
 $(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/model_core.o
+# test_mux: multiplexing over two fake counters; its doubles stand in for pmu.c and the timers.
+$(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o
 
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm
