@@ -2,7 +2,8 @@
  * pmuctl: drive a pmuos card from the host through its mailbox (DESIGN §8).
  *   pmuctl [--card NAME|PATH] info
  *   pmuctl events [PATTERN]
- *   pmuctl [--card ...] stat -e EV[,EV] [-C CPUS] [--spflt] [-x SEP | --json] -- PROGRAM.elf [ARGS]
+ *   pmuctl [--card ...] stat -e EV[,EV...] [-C CPUS] [--spflt] [-I MS] [--mux-interval MS]
+ *                            [-x SEP | --json] -- PROGRAM.elf [ARGS]
  *   pmuctl [--card ...] run [-C CPUS] PROGRAM.elf [ARGS]
  *   pmuctl [--card ...] record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]
  *   pmuctl report [-i FILE] [--folded]
@@ -44,9 +45,10 @@ static int usage(void)
 		"usage: pmuctl [--card NAME|PATH] COMMAND ...\n"
 		"  info                                   the card: CPUs, PMU backend, exactness\n"
 		"  events [PATTERN]                       KNC events (libpfm4)\n"
-		"  stat -e EV[,EV...] [-C CPUS] [--spflt] [-x SEP|--json] -- PROGRAM.elf [ARGS]\n"
-		"                                         count events while the program runs (more\n"
-		"                                         than 2: time-sliced and scaled, as perf does)\n"
+		"  stat -e EV[,EV...] [-C CPUS] [--spflt] [-I MS] [--mux-interval MS] [-x SEP|--json]\n"
+		"       -- PROGRAM.elf [ARGS]             count events while the program runs (up to 8:\n"
+		"                                         more than 2 take turns and are scaled, as perf\n"
+		"                                         does); -I: the counts of every MS milliseconds\n"
 		"  run [-C CPUS] PROGRAM.elf [ARGS]       upload, run, show its output, exit with its status\n"
 		"  record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]\n"
 		"                                         sample every PERIOD events into FILE (pmuos.data)\n"
