@@ -6,6 +6,7 @@
  */
 #include "pmu/internal.h"
 #include "apic/apic.h"
+#include "kernel/lib.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 
@@ -19,8 +20,23 @@ static void overflow_due(struct timer *t);
  * fire again, and again). A PMI in Ring 3 comes up to that many events late.
  */
 #define USER_ENTRY_SLACK 512
+#define OVF_HORIZON (1ULL << 32) /* TSC ticks: 4.3 s at 1 GHz */
 
-static void sync(struct pmu_cpu *pc)
+/*
+ * Delivers a PMI if the line rose and keeps the overflow timer no later
+ * than the next wrap; an overflow beyond the horizon (a counting counter,
+ * 2^40 events away) is checked at the horizon.
+ * `lazy` (privilege changes and halts, the hot paths): the timer is only
+ * ever moved earlier, and one that comes too early finds no overflow and
+ * re-arms from there. A privilege change moves the overflow later or out of
+ * sight, so it costs no timer work whatever the counters count. A halted
+ * thread keeps no timer: its wake-up would be counted by whichever thread
+ * runs (under -icount they share one clock).
+ * Otherwise (MSR accesses, the timer itself) the timer is set to the exact
+ * tick or cancelled, so the same access always costs the same instructions
+ * (pmu_count_region, the exactness calibration).
+ */
+static void sync(struct pmu_cpu *pc, bool lazy)
 {
 	struct pmu_model *m = &pc->model;
 
@@ -29,12 +45,16 @@ static void sync(struct pmu_cpu *pc)
 		apic_lvt_pc_raise();
 	}
 	uint64_t left = model_ticks_to_overflow(m);
-	if (left != UINT64_MAX && pc->user_entry)
+	if (left == UINT64_MAX) {
+		if (!lazy || m->halted)
+			timer_cancel(&pc->ovf_timer);
+		return;
+	}
+	if (pc->user_entry)
 		left += USER_ENTRY_SLACK;
-	if (left == UINT64_MAX)
-		timer_cancel(&pc->ovf_timer);
-	else if (!pc->ovf_timer.armed || pc->ovf_timer.deadline != m->last + left)
-		timer_arm(&pc->ovf_timer, m->last + left, overflow_due, pc);
+	uint64_t due = m->last + MIN(left, OVF_HORIZON);
+	if (!pc->ovf_timer.armed || (lazy ? due < pc->ovf_timer.deadline : due != pc->ovf_timer.deadline))
+		timer_arm(&pc->ovf_timer, due, overflow_due, pc);
 }
 
 static void overflow_due(struct timer *t)
@@ -42,7 +62,7 @@ static void overflow_due(struct timer *t)
 	struct pmu_cpu *pc = t->arg;
 
 	model_advance(&pc->model, rdtsc());
-	sync(pc);
+	sync(pc, false);
 }
 
 static int model_op_rdmsr(uint32_t msr, uint64_t *v)
@@ -51,7 +71,7 @@ static int model_op_rdmsr(uint32_t msr, uint64_t *v)
 	struct pmu_cpu *pc = pmu_this();
 	int r = model_rdmsr(&pc->model, rdtsc(), msr, v);
 
-	sync(pc);
+	sync(pc, false);
 	irq_restore(f);
 	return r;
 }
@@ -62,7 +82,7 @@ static int model_op_wrmsr(uint32_t msr, uint64_t v)
 	struct pmu_cpu *pc = pmu_this();
 	int r = model_wrmsr(&pc->model, rdtsc(), msr, v);
 
-	sync(pc);
+	sync(pc, false);
 	irq_restore(f);
 	return r;
 }
@@ -72,7 +92,7 @@ static void model_op_idle_enter(void)
 	struct pmu_cpu *pc = pmu_this();
 
 	model_set_halted(&pc->model, rdtsc(), true);
-	sync(pc);
+	sync(pc, true);
 }
 
 static void model_op_idle_exit(void)
@@ -80,7 +100,7 @@ static void model_op_idle_exit(void)
 	struct pmu_cpu *pc = pmu_this();
 
 	model_set_halted(&pc->model, rdtsc(), false);
-	sync(pc);
+	sync(pc, true);
 }
 
 static void model_op_to_user(void)
@@ -90,7 +110,7 @@ static void model_op_to_user(void)
 	/* Provisional: from_user moves the change to the exact tick. */
 	model_set_cpl(&pc->model, rdtsc(), 3);
 	pc->user_entry = true;
-	sync(pc);
+	sync(pc, true);
 }
 
 static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
@@ -103,7 +123,7 @@ static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
 	model_set_cpl(m, m->last, 0);
 	model_set_cpl(m, first_user, 3);
 	model_set_cpl(m, first_kernel, 0);
-	sync(pc);
+	sync(pc, true);
 }
 
 static void model_op_cpu_online(bool rejoin)
@@ -119,7 +139,7 @@ static void model_op_cpu_online(bool rejoin)
 		model_set_halted(&pc->model, now, false);
 		pc->init_sent_tsc = 0;
 	}
-	sync(pc);
+	sync(pc, true);
 }
 
 const struct pmu_ops pmu_model_ops = {
