@@ -16,9 +16,19 @@ static void overflow_due(struct timer *t);
  * instructions that the model, until from_user, counts as Ring 3. A deadline
  * computed then is pushed back by this much, so a USR counter a few events
  * from overflow cannot fire before the task runs a single instruction (and
- * fire again, and again). A PMI in Ring 3 comes up to that many events late.
+ * fire again, and again).
+ * No fixed slack is enough, though: the one-shot timer tick of a deadline
+ * that falls inside the next kernel entry, before from_user moves the timer,
+ * stays pending with interrupts off and is taken at the IRETQ, before the
+ * task's first instruction; to_user then arms the same short deadline again,
+ * and the task never runs (long recordings hung so, `pmuctl record -c 1000`
+ * at once). So the slack doubles after each Ring-3 stretch that ran no
+ * instruction, up to USER_SLACK_SHIFT_MAX times, and is back to
+ * USER_ENTRY_SLACK after one that did. A PMI in Ring 3 comes up to the slack
+ * in force events late.
  */
 #define USER_ENTRY_SLACK 512
+#define USER_SLACK_SHIFT_MAX 11 /* 2^20 ticks, about 1 ms */
 
 static void sync(struct pmu_cpu *pc)
 {
@@ -30,7 +40,7 @@ static void sync(struct pmu_cpu *pc)
 	}
 	uint64_t left = model_ticks_to_overflow(m);
 	if (left != UINT64_MAX && pc->user_entry)
-		left += USER_ENTRY_SLACK;
+		left += (uint64_t)USER_ENTRY_SLACK << pc->slack_shift;
 	if (left == UINT64_MAX)
 		timer_cancel(&pc->ovf_timer);
 	else if (!pc->ovf_timer.armed || pc->ovf_timer.deadline != m->last + left)
@@ -98,6 +108,10 @@ static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
 	struct pmu_cpu *pc = pmu_this();
 	struct pmu_model *m = &pc->model;
 
+	if (first_kernel > first_user)
+		pc->slack_shift = 0;
+	else if (pc->slack_shift < USER_SLACK_SHIFT_MAX)
+		pc->slack_shift++;
 	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
 	pc->user_entry = false;
 	model_set_cpl(m, m->last, 0);
