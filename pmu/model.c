@@ -3,9 +3,13 @@
  * Each op reads the TSC as `now`; afterwards sync() delivers a PMI if the
  * line rose and arms the thread's overflow timer for the tick at which the
  * next counter wraps (DESIGN §5.2).
+ * A rise noticed on an entry from Ring 3 (a counter wrapped while the task
+ * ran) is delivered at once on the task's frame, where the CPU would take
+ * the PMI: one entry per sample instead of a second one for a self-IPI.
  */
 #include "pmu/internal.h"
 #include "apic/apic.h"
+#include "kernel/task.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 
@@ -30,21 +34,33 @@ static void overflow_due(struct timer *t);
 #define USER_ENTRY_SLACK 512
 #define USER_SLACK_SHIFT_MAX 11 /* 2^20 ticks, about 1 ms */
 
-static void sync(struct pmu_cpu *pc)
+/* `user`: the line's rise, if any, is delivered on the task's frame (see above). */
+static void sync_at(struct pmu_cpu *pc, struct trap_frame *user)
 {
 	struct pmu_model *m = &pc->model;
 
 	if (m->rose) {
-		m->rose = false;
-		apic_lvt_pc_raise();
+		m->rose = false; /* first: the PMI handler's own ops sync too */
+		if (user)
+			apic_lvt_pc_deliver(user);
+		else
+			apic_lvt_pc_raise();
 	}
-	uint64_t left = model_ticks_to_overflow(m);
-	if (left != UINT64_MAX && pc->user_entry)
+	uint64_t left = m->active ? model_ticks_to_overflow(m) : UINT64_MAX;
+	if (left == UINT64_MAX) {
+		if (pc->ovf_timer.armed)
+			timer_cancel(&pc->ovf_timer);
+		return;
+	}
+	if (pc->user_entry)
 		left += (uint64_t)USER_ENTRY_SLACK << pc->slack_shift;
-	if (left == UINT64_MAX)
-		timer_cancel(&pc->ovf_timer);
-	else if (!pc->ovf_timer.armed || pc->ovf_timer.deadline != m->last + left)
+	if (!pc->ovf_timer.armed || pc->ovf_timer.deadline != m->last + left)
 		timer_arm(&pc->ovf_timer, m->last + left, overflow_due, pc);
+}
+
+static void sync(struct pmu_cpu *pc)
+{
+	sync_at(pc, NULL);
 }
 
 static void overflow_due(struct timer *t)
@@ -117,7 +133,7 @@ static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
 	model_set_cpl(m, m->last, 0);
 	model_set_cpl(m, first_user, 3);
 	model_set_cpl(m, first_kernel, 0);
-	sync(pc);
+	sync_at(pc, task_user_frame());
 }
 
 static void model_op_cpu_online(bool rejoin)
