@@ -777,6 +777,34 @@ static void test_throttle_limit_2000(void **state)
 	assert_int_equal(EV(last(WR, GLOBAL)).v, 0);
 }
 
+/*
+ * At the default limit one thread sampled at a little over 100,000 PMIs a
+ * second is never held back (here every 9,700 events of a 1 GHz clock, the
+ * PMIs 9,200 and 10,200 ticks apart in turn), while twice that rate is.
+ */
+static void test_default_limit_passes_100k(void **state)
+{
+	(void)state;
+	configure(0, 9700);
+	start(1);
+	for (int k = 0; k < 3000; k++) {
+		while (!(MRD(STATUS) & 1))
+			advance(1);
+		advance(k & 1 ? 500 : 0); /* skid, carried into the next period */
+		PMI(0x401000, SEL_UCODE64);
+		assert_int_equal(pc.throttles, 0); /* (a held-back counter would never wrap again here) */
+	}
+	assert_int_equal(pc.samples[0], 3000);
+
+	configure(0, 5000);
+	for (int k = 0; k < 300 && !pc.throttles; k++) {
+		while (!(MRD(STATUS) & 1))
+			advance(1);
+		PMI(0x401000, SEL_UCODE64);
+	}
+	assert_int_not_equal(pc.throttles, 0);
+}
+
 /* Counting-only counters are never held back, however fast they wrap. */
 static void test_no_throttle_counting(void **state)
 {
@@ -816,6 +844,7 @@ int main(void)
 		cmocka_unit_test_setup(test_throttle, setup),
 		cmocka_unit_test_setup(test_throttle_limit_2000, setup),
 		cmocka_unit_test_setup(test_no_throttle_counting, setup),
+		cmocka_unit_test_setup(test_default_limit_passes_100k, setup),
 	};
 
 	pmi_init();
