@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include "apic/regs.h"
 
+struct trap_frame; /* kernel/irq.h */
+
 /* Maps the local APIC (physical base from IA32_APIC_BASE) on the BSP. */
 void apic_init_bsp(void);
 /* Enables the calling CPU's local APIC: SVR, LVTs masked, TPR 0. */
@@ -34,6 +36,14 @@ uint32_t apic_lvt_pc_read(void);
  * in hardware) if the entry was masked.
  */
 bool apic_lvt_pc_raise(void);
+/*
+ * The same, when the line rises while the CPU handles an interrupt or
+ * system call whose context f it is about to return to: the PMI is taken
+ * at once on f, which is where the CPU would take the raised vector (f's
+ * instruction boundary), without a second entry. Returns false, as above,
+ * if LVT 0x340 was masked.
+ */
+bool apic_lvt_pc_deliver(struct trap_frame *f);
 
 /*
  * IPIs to one APIC ID. Each waits (bounded, ~1 ms) for the previous send to

@@ -63,12 +63,30 @@ uint32_t apic_lvt_pc_read(void)
 	return apic_read(APIC_LVT_PC);
 }
 
-bool apic_lvt_pc_raise(void)
+/* The delivery's auto-mask (000 §1.4.3.9); the vector, or -1 if the entry was masked. */
+static int lvt_pc_take(void)
 {
 	uint32_t lvt = apic_read(APIC_LVT_PC);
 
 	if (lvt & APIC_LVT_MASKED)
-		return false;
+		return -1;
 	apic_write(APIC_LVT_PC, lvt | APIC_LVT_MASKED);
-	return apic_send_fixed(apic_id(), APIC_LVT_VECTOR(lvt));
+	return APIC_LVT_VECTOR(lvt);
+}
+
+bool apic_lvt_pc_raise(void)
+{
+	int v = lvt_pc_take();
+
+	return v >= 0 && apic_send_fixed(apic_id(), v);
+}
+
+bool apic_lvt_pc_deliver(struct trap_frame *f)
+{
+	int v = lvt_pc_take();
+
+	if (v < 0)
+		return false;
+	irq_invoke(v, f);
+	return true;
 }

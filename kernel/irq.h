@@ -41,6 +41,13 @@ typedef void (*irq_handler)(struct trap_frame *f);
 void idt_load(void);
 /* Installs handler for vector (32..255). Vectors >= 32 get an EOI after the handler. */
 void irq_register(uint8_t vector, irq_handler h);
+/*
+ * Runs vector's handler (32..255) on frame f, as if the CPU took that
+ * interrupt at f's instruction boundary; no EOI (the APIC did not deliver
+ * it). For interrupts the kernel raises in software while it handles
+ * another one that f is the context of (pmu/model.c's PMI).
+ */
+void irq_invoke(uint8_t vector, struct trap_frame *f);
 /* Routes ISA IRQ `irq` (0..15) through the IOAPIC to the calling CPU. */
 void irq_route_isa(unsigned irq, irq_handler h);
 

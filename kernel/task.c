@@ -232,7 +232,7 @@ bool task_run_next(void)
 		mailbox_take_service();
 		write_cr3(t->as);
 		if (ctx_save(p->sched_ctx) == 0) {
-			struct trap_frame *fr = (struct trap_frame *)(p->tstack_top - sizeof(*fr));
+			struct trap_frame *fr = task_user_frame();
 			memset(fr, 0, sizeof(*fr));
 			fr->rip = t->entry;
 			fr->cs = SEL_UCODE;
@@ -317,6 +317,11 @@ void syscall_dispatch(struct trap_frame *f)
 	}
 	cli();
 	task_return_to_user(f);
+}
+
+struct trap_frame *task_user_frame(void)
+{
+	return (struct trap_frame *)(this_cpu()->tstack_top - sizeof(struct trap_frame));
 }
 
 void task_return_to_user(struct trap_frame *f)

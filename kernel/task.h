@@ -67,5 +67,12 @@ bool task_run_next(void);
 void task_fault(struct trap_frame *f) __attribute__((noreturn));
 /* trap.c: the CPU is about to return to Ring 3 (a kill request ends the task here). */
 void task_return_to_user(struct trap_frame *f);
+/*
+ * The Ring-3 context of the calling CPU's task: every entry from Ring 3 (and
+ * a task's first entry into it) keeps it at the top of the task stack
+ * (kernel/isr.S, kernel/user.S). Meaningful from an entry from Ring 3 until
+ * the return.
+ */
+struct trap_frame *task_user_frame(void);
 
 #endif

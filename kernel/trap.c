@@ -77,6 +77,14 @@ void irq_register(uint8_t vector, irq_handler h)
 	irq_handlers[vector] = h;
 }
 
+void irq_invoke(uint8_t vector, struct trap_frame *f)
+{
+	if (irq_handlers[vector])
+		irq_handlers[vector](f);
+	else
+		unhandled_irqs++;
+}
+
 void exc_register(uint8_t vector, exc_handler h)
 {
 	if (vector < 32)
@@ -159,10 +167,7 @@ void trap_dispatch(struct trap_frame *f)
 		fault_report(f);
 	}
 	idle_woken();
-	if (irq_handlers[v])
-		irq_handlers[v](f);
-	else
-		unhandled_irqs++;
+	irq_invoke(v, f);
 	if (v != VEC_SPURIOUS)
 		apic_eoi();
 	if (user)

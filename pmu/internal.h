@@ -65,6 +65,7 @@ struct pmu_cpu {
 	struct pmu_model model;
 	struct timer ovf_timer;
 	bool user_entry;        /* between to_user and from_user: Ring 3 is provisional */
+	uint8_t slack_shift;    /* a Ring-3 deadline's slack is USER_ENTRY_SLACK << this (model.c) */
 	volatile uint64_t init_sent_tsc; /* written by the CPU that sends INIT */
 };
 

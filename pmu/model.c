@@ -3,10 +3,13 @@
  * Each op reads the TSC as `now`; afterwards sync() delivers a PMI if the
  * line rose and arms the thread's overflow timer for the tick at which the
  * next counter wraps (DESIGN §5.2).
+ * A rise noticed on an entry from Ring 3 (a counter wrapped while the task
+ * ran) is delivered at once on the task's frame, where the CPU would take
+ * the PMI: one entry per sample instead of a second one for a self-IPI.
  */
 #include "pmu/internal.h"
 #include "apic/apic.h"
-#include "kernel/lib.h"
+#include "kernel/task.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
 
@@ -17,44 +20,75 @@ static void overflow_due(struct timer *t);
  * instructions that the model, until from_user, counts as Ring 3. A deadline
  * computed then is pushed back by this much, so a USR counter a few events
  * from overflow cannot fire before the task runs a single instruction (and
- * fire again, and again). A PMI in Ring 3 comes up to that many events late.
+ * fire again, and again).
+ * No fixed slack is enough, though: the one-shot timer tick of a deadline
+ * that falls inside the next kernel entry, before from_user moves the timer,
+ * stays pending with interrupts off and is taken at the IRETQ, before the
+ * task's first instruction; to_user then arms the same short deadline again,
+ * and the task never runs (long recordings hung so, `pmuctl record -c 1000`
+ * at once). So the slack doubles after each Ring-3 stretch that ran no
+ * instruction, up to USER_SLACK_SHIFT_MAX times, and is back to
+ * USER_ENTRY_SLACK after one that did. A PMI in Ring 3 comes up to the slack
+ * in force events late.
  */
 #define USER_ENTRY_SLACK 512
-#define OVF_HORIZON (1ULL << 32) /* TSC ticks: 4.3 s at 1 GHz */
+#define USER_SLACK_SHIFT_MAX 11 /* 2^20 ticks, about 1 ms */
+#define OVF_HORIZON (1ULL << 32)  /* TSC ticks: 4.3 s at 1 GHz */
 
 /*
- * Delivers a PMI if the line rose and keeps the overflow timer no later
- * than the next wrap; an overflow beyond the horizon (a counting counter,
- * 2^40 events away) is checked at the horizon.
- * `lazy` (privilege changes and halts, the hot paths): the timer is only
- * ever moved earlier, and one that comes too early finds no overflow and
- * re-arms from there. A privilege change moves the overflow later or out of
- * sight, so it costs no timer work whatever the counters count. A halted
- * thread keeps no timer: its wake-up would be counted by whichever thread
- * runs (under -icount they share one clock).
+ * Delivers a PMI if the line rose (`user`: on the task's frame, see above)
+ * and keeps the overflow timer no later than the next wrap. An overflow
+ * beyond the horizon (a counting counter, 2^40 events away) is checked at
+ * the horizon instead.
+ * `lazy` (privilege changes and halts, the hot paths): a timer due no later
+ * than needed is left alone, whether nothing will overflow now or only a
+ * counting counter will; one that comes early finds no overflow and re-arms.
+ * So a privilege change costs no timer work while only counting counters
+ * run, and kernel counts do not depend on the configuration (multiplexing's
+ * slice timer included). A halted thread keeps no timer: its wake-up would
+ * be counted by whichever thread runs (under -icount they share one clock).
  * Otherwise (MSR accesses, the timer itself) the timer is set to the exact
  * tick or cancelled, so the same access always costs the same instructions
  * (pmu_count_region, the exactness calibration).
  */
-static void sync(struct pmu_cpu *pc, bool lazy)
+static void sync_at(struct pmu_cpu *pc, struct trap_frame *user, bool lazy)
 {
 	struct pmu_model *m = &pc->model;
 
 	if (m->rose) {
-		m->rose = false;
-		apic_lvt_pc_raise();
+		m->rose = false; /* first: the PMI handler's own ops sync too */
+		if (user)
+			apic_lvt_pc_deliver(user);
+		else
+			apic_lvt_pc_raise();
 	}
-	uint64_t left = model_ticks_to_overflow(m);
+	uint64_t left = m->active ? model_ticks_to_overflow(m) : UINT64_MAX;
 	if (left == UINT64_MAX) {
-		if (!lazy || m->halted)
+		if (pc->ovf_timer.armed && (!lazy || m->halted))
 			timer_cancel(&pc->ovf_timer);
 		return;
 	}
 	if (pc->user_entry)
-		left += USER_ENTRY_SLACK;
-	uint64_t due = m->last + MIN(left, OVF_HORIZON);
-	if (!pc->ovf_timer.armed || (lazy ? due < pc->ovf_timer.deadline : due != pc->ovf_timer.deadline))
-		timer_arm(&pc->ovf_timer, due, overflow_due, pc);
+		left += (uint64_t)USER_ENTRY_SLACK << pc->slack_shift;
+	if (left >= OVF_HORIZON) {
+		if (lazy && pc->ovf_timer.armed && pc->ovf_timer.deadline <= m->last + OVF_HORIZON)
+			return;
+		left = OVF_HORIZON;
+	}
+	if (!pc->ovf_timer.armed || pc->ovf_timer.deadline != m->last + left)
+		timer_arm(&pc->ovf_timer, m->last + left, overflow_due, pc);
+}
+
+/* After an MSR access or the timer: exact (see sync_at). */
+static void sync(struct pmu_cpu *pc)
+{
+	sync_at(pc, NULL, false);
+}
+
+/* After a privilege change or a halt: lazy (see sync_at). */
+static void sync_lazy(struct pmu_cpu *pc)
+{
+	sync_at(pc, NULL, true);
 }
 
 static void overflow_due(struct timer *t)
@@ -62,7 +96,7 @@ static void overflow_due(struct timer *t)
 	struct pmu_cpu *pc = t->arg;
 
 	model_advance(&pc->model, rdtsc());
-	sync(pc, false);
+	sync(pc);
 }
 
 static int model_op_rdmsr(uint32_t msr, uint64_t *v)
@@ -71,7 +105,7 @@ static int model_op_rdmsr(uint32_t msr, uint64_t *v)
 	struct pmu_cpu *pc = pmu_this();
 	int r = model_rdmsr(&pc->model, rdtsc(), msr, v);
 
-	sync(pc, false);
+	sync(pc);
 	irq_restore(f);
 	return r;
 }
@@ -82,7 +116,7 @@ static int model_op_wrmsr(uint32_t msr, uint64_t v)
 	struct pmu_cpu *pc = pmu_this();
 	int r = model_wrmsr(&pc->model, rdtsc(), msr, v);
 
-	sync(pc, false);
+	sync(pc);
 	irq_restore(f);
 	return r;
 }
@@ -92,7 +126,7 @@ static void model_op_idle_enter(void)
 	struct pmu_cpu *pc = pmu_this();
 
 	model_set_halted(&pc->model, rdtsc(), true);
-	sync(pc, true);
+	sync_lazy(pc);
 }
 
 static void model_op_idle_exit(void)
@@ -100,7 +134,7 @@ static void model_op_idle_exit(void)
 	struct pmu_cpu *pc = pmu_this();
 
 	model_set_halted(&pc->model, rdtsc(), false);
-	sync(pc, true);
+	sync_lazy(pc);
 }
 
 static void model_op_to_user(void)
@@ -110,7 +144,7 @@ static void model_op_to_user(void)
 	/* Provisional: from_user moves the change to the exact tick. */
 	model_set_cpl(&pc->model, rdtsc(), 3);
 	pc->user_entry = true;
-	sync(pc, true);
+	sync_lazy(pc);
 }
 
 static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
@@ -118,12 +152,16 @@ static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
 	struct pmu_cpu *pc = pmu_this();
 	struct pmu_model *m = &pc->model;
 
+	if (first_kernel > first_user)
+		pc->slack_shift = 0;
+	else if (pc->slack_shift < USER_SLACK_SHIFT_MAX)
+		pc->slack_shift++;
 	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
 	pc->user_entry = false;
 	model_set_cpl(m, m->last, 0);
 	model_set_cpl(m, first_user, 3);
 	model_set_cpl(m, first_kernel, 0);
-	sync(pc, true);
+	sync_at(pc, task_user_frame(), true);
 }
 
 static void model_op_cpu_online(bool rejoin)
@@ -139,7 +177,7 @@ static void model_op_cpu_online(bool rejoin)
 		model_set_halted(&pc->model, now, false);
 		pc->init_sent_tsc = 0;
 	}
-	sync(pc, true);
+	sync(pc);
 }
 
 const struct pmu_ops pmu_model_ops = {

@@ -32,9 +32,11 @@ struct pmu_model {
 	uint32_t global_ctrl; /* GLOBAL_CTRL */
 	bool line;            /* level of the PMI line */
 	bool rose;            /* the line went 0 -> 1 since the glue last looked */
-	bool cond[2];         /* per-counter condition at `last` (edge detect) */
+	uint8_t cond;         /* bit i: counter i's condition at `last` (edge detect) */
 	uint8_t cpl;          /* privilege level of the code running now (0..3) */
 	bool halted;
+	/* Bit i: counter i counts now; at CPL 0 and CPL 1-3 in the current state. Kept by every change. */
+	uint8_t active, active_at[2];
 	uint64_t last;        /* tick up to which the counters are accounted */
 };
 

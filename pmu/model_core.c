@@ -14,14 +14,14 @@ void model_reset(struct pmu_model *m, uint64_t now)
 	*m = (struct pmu_model){ .last = now };
 }
 
-/* Counter i accumulates events at the current privilege level and state. */
-static bool active(const struct pmu_model *m, int i)
+/* Counter i accumulates events in the current state, at CPL 0 or (`user`) at CPL 1-3. */
+static bool counts_at(const struct pmu_model *m, int i, bool user)
 {
 	uint32_t e = m->evtsel[i];
 
 	if (!(e & EVTSEL_EN) || !(m->global_ctrl & GLOBAL_CTR(i)) || m->halted)
 		return false;
-	if (!(e & (m->cpl == 0 ? EVTSEL_OS : EVTSEL_USR)))
+	if (!(e & (user ? EVTSEL_USR : EVTSEL_OS)))
 		return false;
 	if ((m->spflt & SPFLT_EN(i)) && !(m->spflt & SPFLT_USER_PREF))
 		return false;
@@ -56,17 +56,23 @@ void model_advance(struct pmu_model *m, uint64_t now)
 	if (now <= m->last)
 		return;
 	uint64_t ticks = now - m->last;
+	uint32_t status = m->status;
 
+	m->last = now;
+	if (!m->active)
+		return; /* and every edge condition is false (select_active) */
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+		if (!(m->active & GLOBAL_CTR(i)))
+			continue;
 		uint32_t e = m->evtsel[i];
-		bool cond = active(m, i) && tick_condition(e);
+		bool cond = tick_condition(e);
 		uint64_t inc = 0;
 
 		if (e & EVTSEL_EDGE)
-			inc = cond && !m->cond[i];
+			inc = cond && !(m->cond & GLOBAL_CTR(i));
 		else if (cond)
 			inc = ticks;
-		m->cond[i] = cond;
+		m->cond = cond ? m->cond | GLOBAL_CTR(i) : m->cond & ~GLOBAL_CTR(i);
 		if (inc == 0)
 			continue;
 		uint64_t v = m->ctr[i] + inc;
@@ -74,16 +80,31 @@ void model_advance(struct pmu_model *m, uint64_t now)
 			m->status |= GLOBAL_CTR(i); /* sticky, with or without INT (000 §1.4.3.5) */
 		m->ctr[i] = v & KNC_CTR_MASK;
 	}
-	m->last = now;
-	update_line(m);
+	if (m->status != status)
+		update_line(m);
 }
 
-/* After a state change, edge detection starts from the new condition. */
-static void restart_edges(struct pmu_model *m)
+/*
+ * Which counters count from now on (advance and ticks_to_overflow look only
+ * at those); edge detection starts afresh for the others.
+ */
+static void select_active(struct pmu_model *m)
 {
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
-		if (!active(m, i))
-			m->cond[i] = false;
+	m->active = m->active_at[m->cpl != 0];
+	m->cond &= m->active;
+}
+
+/* After a change of anything but the CPL: the counters that count at each privilege level. */
+static void state_changed(struct pmu_model *m)
+{
+	m->active_at[0] = m->active_at[1] = 0;
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+		if (counts_at(m, i, false))
+			m->active_at[0] |= GLOBAL_CTR(i);
+		if (counts_at(m, i, true))
+			m->active_at[1] |= GLOBAL_CTR(i);
+	}
+	select_active(m);
 }
 
 int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
@@ -95,12 +116,13 @@ int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 		if (v & ~KNC_CTR_MASK)
 			return -1;
 		m->ctr[msr - MSR_KNC_PERFCTR0] = v;
-		break;
+		return 0; /* a count: what counts and the line stay as they are */
 	case MSR_KNC_EVNTSEL0:
 	case MSR_KNC_EVNTSEL1:
 		if (v > 0xffffffffULL || (v & EVTSEL_RESERVED))
 			return -1;
 		m->evtsel[msr - MSR_KNC_EVNTSEL0] = v;
+		update_line(m); /* EvtSel.INT gates the line */
 		break;
 	case MSR_KNC_SPFLT_CTRL:
 		if (v & ~SPFLT_VALID)
@@ -111,7 +133,8 @@ int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 		if (v & ~(uint64_t)GLOBAL_VALID)
 			return -1;
 		m->status &= ~(uint32_t)v;
-		break;
+		update_line(m);
+		return 0;
 	case MSR_KNC_GLOBAL_CTRL:
 		if (v & ~(uint64_t)GLOBAL_VALID)
 			return -1;
@@ -120,8 +143,7 @@ int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 	default: /* GLOBAL_STATUS is read-only; anything else is not the PMU's */
 		return -1;
 	}
-	restart_edges(m);
-	update_line(m);
+	state_changed(m);
 	return 0;
 }
 
@@ -165,30 +187,32 @@ void model_spflt(struct pmu_model *m, uint64_t now, uint64_t operand)
 		m->spflt |= SPFLT_USER_PREF;
 	else
 		m->spflt &= ~SPFLT_USER_PREF;
-	restart_edges(m);
+	state_changed(m);
 }
 
 void model_set_cpl(struct pmu_model *m, uint64_t now, uint8_t cpl)
 {
 	model_advance(m, now);
 	m->cpl = cpl;
-	restart_edges(m);
+	select_active(m);
 }
 
 void model_set_halted(struct pmu_model *m, uint64_t now, bool halted)
 {
 	model_advance(m, now);
 	m->halted = halted;
-	restart_edges(m);
+	state_changed(m);
 }
 
 uint64_t model_ticks_to_overflow(const struct pmu_model *m)
 {
 	uint64_t best = UINT64_MAX;
 
+	if (!m->active)
+		return best;
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
 		uint32_t e = m->evtsel[i];
-		if (!active(m, i) || (e & EVTSEL_EDGE) || !tick_condition(e))
+		if (!(m->active & GLOBAL_CTR(i)) || (e & EVTSEL_EDGE) || !tick_condition(e))
 			continue;
 		uint64_t left = KNC_CTR_MASK + 1 - m->ctr[i];
 		if (left < best)

@@ -4,7 +4,8 @@
  * (DESIGN §5.4):
  *   1. stop the counters (GLOBAL_CTRL = 0) so no new overflow can arrive;
  *   2. read GLOBAL_STATUS; for each set bit account the wrap, record a
- *      sample if the counter samples and reload its period;
+ *      sample if the counter samples and reload its period (less the events
+ *      it counted since the wrap: see reload());
  *   3. clear exactly those bits through GLOBAL_OVF_CTRL, re-read and repeat
  *      while any is set (bounded: a stuck PMU is reported and left stopped);
  *   4. unmask LVT 0x340, then restore GLOBAL_CTRL; trap_dispatch sends EOI.
@@ -34,7 +35,8 @@ static volatile uint32_t pmi_limit = PMU_PMI_LIMIT_DEFAULT;
 void pmu_set_pmi_limit(uint32_t per_second) { pmi_limit = per_second; }
 uint32_t pmu_pmi_limit(void) { return pmi_limit; }
 
-static void record(struct pmu_cpu *pc, struct trap_frame *f, uint32_t mask)
+/* Returns the sample, which holds both counters as the handler stopped them. */
+static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f, uint32_t mask)
 {
 	struct pmu_sample *s = &pc->ring[pc->ring_head];
 
@@ -51,6 +53,21 @@ static void record(struct pmu_cpu *pc, struct trap_frame *f, uint32_t mask)
 		pc->ring_count++;
 	else
 		pc->lost++; /* the oldest sample was overwritten */
+	return s;
+}
+
+/*
+ * What a sampling counter is reloaded with so that it wraps again `period`
+ * events after its last wrap: the events it counted since then (`past`, the
+ * PMI's skid) count towards the next period, as perf carries them. Samples
+ * stay exactly `period` events apart, and the driver's totals (samples x
+ * period + what the counter has counted since its reload) stay exact. A
+ * counter that reads `period` or more did not just wrap, or missed a whole
+ * period: it starts a full one.
+ */
+static uint64_t reload(uint64_t period, uint64_t past)
+{
+	return KNC_CTR_MASK + 1 - period + (past < period ? past : 0);
 }
 
 void pmi_unthrottle(struct pmu_cpu *pc)
@@ -139,10 +156,10 @@ static void pmi_handler(struct trap_frame *f)
 			}
 		}
 		if (sampled) {
-			record(pc, f, status);
+			const struct pmu_sample *s = record(pc, f, status);
 			for (int i = 0; i < KNC_NUM_COUNTERS; i++)
 				if (sampled & GLOBAL_CTR(i))
-					pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), KNC_CTR_MASK + 1 - pc->period[i]);
+					pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), reload(pc->period[i], s->ctr[i]));
 		}
 		pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, status);             /* 3 */
 	}

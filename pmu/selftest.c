@@ -4,9 +4,9 @@
  *  1. INSTRUCTIONS_EXECUTED:k over regions of K = 1, 100 and 10^6
  *     instructions counts exactly K (a region's count minus the empty
  *     region's), where the backend's counts are exact;
- *  2. sampling with period P: each PMI comes after exactly P more events
- *     (checked against counter 1 counting the same event) and its RIP lies
- *     in the loop;
+ *  2. sampling with period P: the j-th PMI comes after the counter wrapped
+ *     at exactly the j-th multiple of P events (checked against counter 1
+ *     counting the same event) and its RIP lies in the loop;
  *  3. both counters overflowing in the same instruction and in consecutive
  *     ones, 10,000 times: no PMI lost (000 §1.4.3.9).
  * It uses and then clears CPU 0's counters.
@@ -83,10 +83,10 @@ static void sampling(void)
 
 	snprintf(line, sizeof(line), "period %u over 10^6 instructions: %lu samples", SAMPLE_PERIOD, n);
 	check(n >= 9 && n <= 11 && lost == 0, line);
-	uint64_t skid_sum = 0, bad_rip = 0, bad_period = 0;
+	uint64_t bad_rip = 0, bad_period = 0;
 	for (size_t j = 0; j < n; j++) {
-		skid_sum += s[j].ctr[0]; /* counter 0 after its wrap: events since then */
-		if (s[j].ctr[1] - skid_sum != (j + 1) * SAMPLE_PERIOD)
+		/* Counter 0 wrapped at every P-th event and has counted ctr[0] since (the reload keeps them). */
+		if (s[j].ctr[1] - s[j].ctr[0] != (j + 1) * SAMPLE_PERIOD)
 			bad_period++;
 		if (s[j].rip < (uint64_t)pmu_region_1m || s[j].rip >= (uint64_t)pmu_region_1m_end)
 			bad_rip++;

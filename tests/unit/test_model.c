@@ -285,6 +285,35 @@ static void test_spflt_gating(void **state)
 	READS(&m, 800, PERFCTR1, 700);
 }
 
+/*
+ * Ring changes interleaved with every other state change (SPFLT, GLOBAL_CTRL,
+ * HLT), some made in ring 3 and some in ring 0: each counter counts exactly
+ * its ticks, whichever ring a change happened in (the model keeps what
+ * counts at each ring across a change of the other).
+ */
+static void test_ring_and_state_changes(void **state)
+{
+	(void)state;
+	struct pmu_model m;
+
+	model_reset(&m, 0);
+	WR(&m, 0, EVNTSEL0, CLK | USR | EN);
+	WR(&m, 0, EVNTSEL1, CLK | OS | EN);
+	WR(&m, 0, GLOBAL, 3);
+	WR(&m, 0, SPFLT, 1);        /* counter 0 gated, USER_PREF 0 */
+	model_set_cpl(&m, 100, 3);  /* 0..100 ring 0: counter 1 */
+	model_spflt(&m, 150, 1);    /* 100..150 ring 3, gated: nothing */
+	model_set_cpl(&m, 200, 0);  /* 150..200 ring 3: counter 0 */
+	WR(&m, 250, GLOBAL, 2);     /* 200..250 ring 0: counter 1 */
+	model_set_cpl(&m, 300, 3);  /* 250..300 ring 0: counter 1 */
+	WR(&m, 350, GLOBAL, 3);     /* 300..350 ring 3, counter 0 disabled: nothing */
+	model_set_halted(&m, 400, true); /* 350..400 ring 3: counter 0 */
+	model_set_cpl(&m, 450, 0);  /* halted from 400 on: nothing */
+	model_set_halted(&m, 500, false);
+	READS(&m, 600, PERFCTR0, 50 + 50);             /* 500..600 ring 0: counter 1 */
+	READS(&m, 600, PERFCTR1, 100 + 50 + 50 + 100);
+}
+
 /* Halted ticks are not counted (CPU_CLK_UNHALTED, and no instruction executes). */
 static void test_halted_not_counted(void **state)
 {
@@ -759,6 +788,7 @@ int main(void)
 		cmocka_unit_test(test_rdpmc),
 		cmocka_unit_test(test_advance_backwards),
 		cmocka_unit_test(test_write_while_counting),
+		cmocka_unit_test(test_ring_and_state_changes),
 	};
 
 	alarm(60); /* a hang is a failure too */

@@ -379,7 +379,10 @@ static void test_counting_overflow(void **state)
 	assert_int_equal(count(PRINT, ANY), 0);
 }
 
-/* A sampling counter's overflow: one sample of the interrupted context, then the period reloaded. */
+/*
+ * A sampling counter's overflow: one sample of the interrupted context, then
+ * the period reloaded, less the events counted since the wrap.
+ */
 static void test_sampling_overflow(void **state)
 {
 	int mailbox_before = mailbox_samples;
@@ -416,19 +419,57 @@ static void test_sampling_overflow(void **state)
 	assert_int_equal(s->ctr[0], 6);
 	assert_int_equal(s->ctr[1], 777 + period + 6);
 
-	/* the sample read each counter once; reload 2^40 - period into counter 0 only, after that read, before the restore */
+	/*
+	 * the sample read each counter once; reload counter 0 only, after that
+	 * read, before the restore, with 2^40 - period + the 6 events since its wrap
+	 */
 	assert_int_equal(count(RD, PERFCTR0), 1);
 	assert_int_equal(count(RD, PERFCTR1), 1);
 	assert_int_equal(count(WR, PERFCTR0), 1);
 	assert_int_equal(count(WR, PERFCTR1), 0);
 	int reload = nth(WR, PERFCTR0, 0);
-	assert_int_equal(EV(reload).v, TWO40 - period);
+	assert_int_equal(EV(reload).v, TWO40 - period + 6);
 	assert_true(nth(RD, PERFCTR0, 0) < reload);
 	assert_true(reload < last(WR, GLOBAL));
 	assert_int_equal(count(WR, OVF_CTRL), 1);
 	assert_int_equal(EV(nth(WR, OVF_CTRL, 0)).v, 1);
 	/* the counter runs again from the reload value */
-	assert_int_equal(MRD(PERFCTR0), TWO40 - period + (now - EV(last(WR, GLOBAL)).now));
+	assert_int_equal(MRD(PERFCTR0), TWO40 - period + 6 + (now - EV(last(WR, GLOBAL)).now));
+}
+
+/*
+ * The events a sampling counter counts between its wrap and the handler (the
+ * skid) belong to the next period: it wraps again exactly `period` events
+ * after the last wrap, so the n-th sample's reference count (counter 1,
+ * counting the same events from 0) is n x period plus that sample's own skid.
+ * A counter found at `period` or more did not just wrap: a full period.
+ */
+static void test_skid_carried(void **state)
+{
+	(void)state;
+	const uint64_t period = 1000;
+
+	pmu_set_pmi_limit(PMU_PMI_LIMIT_MAX);
+	configure(0, period);
+	configure(1, 0);
+	start(3);
+	for (uint64_t n = 1; n <= 5; n++) {
+		while (!(MRD(STATUS) & 1))
+			advance(1);
+		advance(17 * n); /* a skid that differs from PMI to PMI */
+		PMI(0x401000, SEL_UCODE64);
+		const struct pmu_sample *s = &ring[n - 1];
+		assert_int_equal(s->ctr[1] - s->ctr[0], n * period);
+		assert_int_equal(EV(nth(WR, PERFCTR0, 0)).v, TWO40 - period + s->ctr[0]);
+	}
+	assert_int_equal(pc.samples[0], 5);
+
+	/* not wrapped: the status bit alone, the counter at `period` (a stuck or stale bit) */
+	wrap_in(0, TWO40 - period);
+	pc.model.status |= 1;
+	PMI(0x401000, SEL_UCODE64);
+	assert_int_equal(ring[5].ctr[0], period + 1);
+	assert_int_equal(EV(nth(WR, PERFCTR0, 0)).v, TWO40 - period);
 }
 
 /* Both counters overflowed at once: one clear of exactly bits 0 and 1, one sample, both reloaded. */
@@ -455,8 +496,8 @@ static void test_both_overflow(void **state)
 	assert_int_equal(ring[0].ctr[1], 3);
 	assert_int_equal(count(WR, PERFCTR0), 1);
 	assert_int_equal(count(WR, PERFCTR1), 1);
-	assert_int_equal(EV(nth(WR, PERFCTR0, 0)).v, TWO40 - 1000);
-	assert_int_equal(EV(nth(WR, PERFCTR1, 0)).v, TWO40 - 3000);
+	assert_int_equal(EV(nth(WR, PERFCTR0, 0)).v, TWO40 - 1000 + 3);
+	assert_int_equal(EV(nth(WR, PERFCTR1, 0)).v, TWO40 - 3000 + 3);
 	assert_int_equal(MRD(STATUS), 0);
 }
 
@@ -517,6 +558,7 @@ static void test_rapid_second_overflow(void **state)
 	assert_int_equal(count(WR, PERFCTR1), 1);
 	assert_true(nth(WR, PERFCTR0, 0) < c0);
 	assert_true(r1 < nth(WR, PERFCTR1, 0) && nth(WR, PERFCTR1, 0) < c1);
+	/* counter 1 did not wrap (only its status bit came): a full period, nothing carried */
 	assert_int_equal(EV(nth(WR, PERFCTR1, 0)).v, TWO40 - 500);
 	/* one PMI, restored and unmasked after the last, clean read */
 	assert_int_equal(pc.pmis, 1);
@@ -735,6 +777,34 @@ static void test_throttle_limit_2000(void **state)
 	assert_int_equal(EV(last(WR, GLOBAL)).v, 0);
 }
 
+/*
+ * At the default limit one thread sampled at a little over 100,000 PMIs a
+ * second is never held back (here every 9,700 events of a 1 GHz clock, the
+ * PMIs 9,200 and 10,200 ticks apart in turn), while twice that rate is.
+ */
+static void test_default_limit_passes_100k(void **state)
+{
+	(void)state;
+	configure(0, 9700);
+	start(1);
+	for (int k = 0; k < 3000; k++) {
+		while (!(MRD(STATUS) & 1))
+			advance(1);
+		advance(k & 1 ? 500 : 0); /* skid, carried into the next period */
+		PMI(0x401000, SEL_UCODE64);
+		assert_int_equal(pc.throttles, 0); /* (a held-back counter would never wrap again here) */
+	}
+	assert_int_equal(pc.samples[0], 3000);
+
+	configure(0, 5000);
+	for (int k = 0; k < 300 && !pc.throttles; k++) {
+		while (!(MRD(STATUS) & 1))
+			advance(1);
+		PMI(0x401000, SEL_UCODE64);
+	}
+	assert_int_not_equal(pc.throttles, 0);
+}
+
 /* Counting-only counters are never held back, however fast they wrap. */
 static void test_no_throttle_counting(void **state)
 {
@@ -764,6 +834,7 @@ int main(void)
 		cmocka_unit_test_setup(test_stop_first, setup),
 		cmocka_unit_test_setup(test_counting_overflow, setup),
 		cmocka_unit_test_setup(test_sampling_overflow, setup),
+		cmocka_unit_test_setup(test_skid_carried, setup),
 		cmocka_unit_test_setup(test_both_overflow, setup),
 		cmocka_unit_test_setup(test_mixed_overflow, setup),
 		cmocka_unit_test_setup(test_rapid_second_overflow, setup),
@@ -773,6 +844,7 @@ int main(void)
 		cmocka_unit_test_setup(test_throttle, setup),
 		cmocka_unit_test_setup(test_throttle_limit_2000, setup),
 		cmocka_unit_test_setup(test_no_throttle_counting, setup),
+		cmocka_unit_test_setup(test_default_limit_passes_100k, setup),
 	};
 
 	pmi_init();
