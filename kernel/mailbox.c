@@ -279,7 +279,6 @@ static int run(const uint8_t *image, uint32_t len, int argc, char **argv, const 
 }
 
 struct status_walk {
-	uint32_t launch;
 	struct mbox_task *out;
 	int n, max;
 };
@@ -288,7 +287,7 @@ static void status_one(const struct task *t, void *arg)
 {
 	struct status_walk *w = arg;
 
-	if (t->launch != w->launch || w->n == w->max)
+	if (w->n == w->max)
 		return;
 	w->out[w->n++] = (struct mbox_task){
 		.id = t->id, .cpu = t->cpu, .rank = t->rank, .exit_status = t->exit_status, .output_ring = t->out_ring,
@@ -300,26 +299,19 @@ static void status_one(const struct task *t, void *arg)
 
 static int status(uint32_t launch, struct mbox_task *out, int max)
 {
-	struct status_walk w = { launch, out, 0, max };
+	struct status_walk w = { out, 0, max };
 
-	task_for_each(status_one, &w);
-	return w.n ? w.n : -1;
+	return task_for_launch(launch, status_one, &w) ? w.n : -1;
 }
 
 static void kill_one(const struct task *t, void *arg)
 {
-	if (t->launch == *(uint32_t *)arg)
-		task_kill(t->id);
+	task_kill(t->id);
 }
 
 static bool kill_launch(uint32_t launch)
 {
-	struct mbox_task one;
-
-	if (status(launch, &one, 1) < 0)
-		return false;
-	task_for_each(kill_one, &launch);
-	return true;
+	return task_for_launch(launch, kill_one, NULL) > 0;
 }
 
 static void reset(void)

@@ -431,6 +431,22 @@ bool task_wait_launch(int id, bool (*interrupted)(void))
 	return true;
 }
 
+int task_for_launch(uint32_t launch, void (*fn)(const struct task *t, void *arg), void *arg)
+{
+	const struct task *by_rank[MAX_CPUS] = { 0 };
+	int n = 0;
+
+	for (int i = 0; i < MAX_TASKS; i++)
+		if (tasks[i].state != TASK_FREE && tasks[i].launch == launch && tasks[i].rank < MAX_CPUS) {
+			by_rank[tasks[i].rank] = &tasks[i];
+			n++;
+		}
+	for (uint32_t r = 0; r < MAX_CPUS; r++)
+		if (by_rank[r])
+			fn(by_rank[r], arg);
+	return n;
+}
+
 void task_for_each(void (*fn)(const struct task *t, void *arg), void *arg)
 {
 	uint32_t last = 0;

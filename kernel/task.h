@@ -54,7 +54,13 @@ bool task_wait_launch(int id, bool (*interrupted)(void));
 bool any_task_active(void);
 /* Asks task `id` to end; false if there is no such running task. */
 bool task_kill(uint32_t id);
-/* Calls fn for every task slot in use, oldest first. */
+/*
+ * Calls fn for every task of launch `launch` (ids from the launch id on), in
+ * rank order; returns how many. One pass over the task table: the mailbox
+ * asks this of a measured CPU every few milliseconds.
+ */
+int task_for_launch(uint32_t launch, void (*fn)(const struct task *t, void *arg), void *arg);
+/* Calls fn for every task slot in use, oldest first (O(slots^2): for the shell). */
 void task_for_each(void (*fn)(const struct task *t, void *arg), void *arg);
 const char *task_state_name(uint32_t state);
 
