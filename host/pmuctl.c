@@ -409,9 +409,10 @@ static int run_program(struct card *c, const struct cpuset *set, int argc, char 
 	uint32_t launch;
 	memcpy(&launch, resp.payload, sizeof(launch));
 	/* The program must not outlive us: a signal ends it on the card (and stat still prints). */
+	static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
 	struct sigaction sa = { .sa_handler = on_stop_signal };
-	for (size_t i = 0; i < 4; i++)
-		sigaction((int[]){ SIGINT, SIGTERM, SIGHUP, SIGPIPE }[i], &sa, NULL);
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		sigaction(stop_signals[i], &sa, NULL);
 	int status, killed = 0;
 	double t0 = now_s();
 	for (;;) {

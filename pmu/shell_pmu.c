@@ -182,11 +182,12 @@ static int pmu_read_cmd(int argc, char **argv)
 		for (uint32_t i = 0; i < r.nev; i++) {
 			if (!r.evtsel[i])
 				continue;
+			const char *ctr = r.mux ? "mux" : i ? "1" : "0";
 			knc_event_format(r.evtsel[i], name, sizeof(name));
 			if (pmu_counts_event(r.evtsel[i]))
-				kprintf("%3u  %3s  %-32s %20lu", c, r.mux ? "mux" : i ? "1" : "0", name, r.value[i]);
+				kprintf("%3u  %3s  %-32s %20lu", c, ctr, name, r.value[i]);
 			else
-				kprintf("%3u  %3s  %-32s %20s", c, r.mux ? "mux" : i ? "1" : "0", name, "<not counted>");
+				kprintf("%3u  %3s  %-32s %20s", c, ctr, name, "<not counted>");
 			if (r.period[i])
 				kprintf(" %10lu", r.samples[i]);
 			else
