@@ -109,11 +109,14 @@ def test_counting_and_not_counted_events(card):
     assert rows[(1, 1)][0] == "CPU_CLK_UNHALTED"
     assert all(rows[(c, 0)][1] > 0 for c in (0, 1, 2))
     # Idle CPUs are halted and count only the IPI that reads them: each read of
-    # an idle thread adds the same number of kernel instructions.
-    a = counts(card.cmd("pmu read 2"))[(2, 0)][1]
-    b = counts(card.cmd("pmu read 2"))[(2, 0)][1]
-    c = counts(card.cmd("pmu read 2"))[(2, 0)][1]
-    assert b - a == c - b > 0
+    # an idle thread adds the same number of kernel instructions. Now and then
+    # QEMU switches vCPUs (one -icount clock) while the reader has a few
+    # instructions left before it halts, and the woken thread counts them too:
+    # so most, not all, of five successive reads must add the same.
+    reads = [counts(card.cmd("pmu read 2"))[(2, 0)][1] for _ in range(6)]
+    steps = [b - a for a, b in zip(reads, reads[1:])]
+    common = max(set(steps), key=steps.count)
+    assert common > 0 and steps.count(common) >= 4, steps
     card.cmd("pmu stop")
     frozen = counts(card.cmd("pmu read 1"))
     assert counts(card.cmd("pmu read 1")) == frozen
