@@ -8,7 +8,8 @@ $(BUILD)/bench/null.mb: bench/null_kernel.S bench/null.ld
 	@mkdir -p $(dir $@)
 	$(CC) -m32 -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-T,bench/null.ld $< -o $@
 
-bench: deps $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl
+bench: deps
+	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl
 	$(PYTHON) bench/boot.py
 	$(PYTHON) bench/pmi.py
 	$(PYTHON) bench/tasks.py

@@ -4,5 +4,8 @@
 include tests/unit.mk
 include tests/fuzz.mk
 
-test: deps all fuzz
+# The build runs in a second make, started after `deps`: whatever that make
+# reads at parse time (file lists, system paths) sees the installed packages.
+test: deps
+	@$(MAKE) --no-print-directory all fuzz
 	$(PYTHON) tests/run.py $(TESTS)

@@ -4,7 +4,9 @@
 # which are built with pmuos-cc and embedded in the kernel image.
 # Included by the top-level Makefile (BUILD, CC come from there).
 
-NEWLIB_TAR    := $(firstword $(wildcard /usr/src/newlib/newlib-*.tar.*))
+# Debian's newlib-source tarball is looked up when newlib is built, not when
+# make reads this file: on a fresh machine `deps` installs it after parsing.
+NEWLIB_TARS   := /usr/src/newlib/newlib-*.tar.*
 NEWLIB_DIR    := $(BUILD)/newlib
 NEWLIB_PREFIX := $(abspath $(NEWLIB_DIR)/install)
 NEWLIB_LIBC   := $(NEWLIB_PREFIX)/x86_64-elf/lib/libc.a
@@ -20,10 +22,10 @@ USER_ELFS     := $(patsubst %,$(BUILD)/user/%.elf,$(USER_PROGRAMS))
 # out of reach of the small code model's 32-bit absolute addresses.
 NEWLIB_CFLAGS = -O2 -g -ffreestanding -fno-stack-protector -fpie
 $(NEWLIB_LIBC):
-	@test -n "$(NEWLIB_TAR)" || { echo "newlib-source is not installed (make deps)"; exit 1; }
+	@set -- $(NEWLIB_TARS); test -f "$$1" || { echo "newlib-source is not installed (make deps)"; exit 1; }
 	rm -rf $(NEWLIB_DIR)/src $(NEWLIB_DIR)/obj
 	mkdir -p $(NEWLIB_DIR)/src $(NEWLIB_DIR)/obj
-	tar -C $(NEWLIB_DIR)/src --strip-components=1 -xf $(NEWLIB_TAR)
+	set -- $(NEWLIB_TARS); tar -C $(NEWLIB_DIR)/src --strip-components=1 -xf "$$1"
 	cd $(NEWLIB_DIR)/obj && ../src/configure --target=x86_64-elf --prefix=$(NEWLIB_PREFIX) \
 		--disable-multilib --disable-newlib-supplied-syscalls --disable-nls \
 		CC_FOR_TARGET=$(CC) AR_FOR_TARGET=ar AS_FOR_TARGET=as LD_FOR_TARGET=ld \
