@@ -12,7 +12,7 @@
 #include "kernel/trapframe.h"
 
 	.text
-	.globl isr_stub_table, trap_exit
+	.globl isr_stub_table, trap_exit, user_iretq
 
 /* Vectors for which the CPU pushes an error code (SDM Vol. 3A, 6.13). */
 #define HAS_ERROR(v) ((v) == 8 || ((v) >= 10 && (v) <= 14) || (v) == 17 || (v) == 21 || (v) == 29 || (v) == 30)
@@ -37,8 +37,16 @@ isr_stub_base:                          /* stub v at isr_stub_base + 16 * v */
  */
 trap_common:
 	testb $3, 24(%rsp)              /* CS of the interrupted context */
-	jz 1f
+	jnz 3f
+	/*
+	 * From Ring 0 with the user's GS only if the IRETQ back to Ring 3
+	 * faulted after its SWAPGS: back to the kernel's (trap.c ends the task).
+	 */
+	cmpq $user_iretq, 16(%rsp)
+	jne 1f
 	swapgs
+	jmp 1f
+3:	swapgs
 	movq %rax, %gs:PCPU_SCRATCH0
 	movq %rdx, %gs:PCPU_SCRATCH1
 	rdtsc
@@ -71,6 +79,7 @@ trap_exit:                              /* RSP = a struct trap_frame to return t
 	movq %gs:PCPU_SCRATCH1, %rdx
 	swapgs
 	addq $16, %rsp                  /* vector, error code */
+user_iretq:
 	iretq
 2:	addq $16, %rsp
 	iretq

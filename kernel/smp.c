@@ -3,6 +3,7 @@
 #include "kernel/percpu.h"
 #include "kernel/acpi.h"
 #include "kernel/console.h"
+#include "kernel/fpu.h"
 #include "kernel/irq.h"
 #include "kernel/lib.h"
 #include "kernel/paging.h"
@@ -135,18 +136,6 @@ bool smp_cpu_answering(uint32_t cpu)
 	       rdtsc() - c->posted_tsc < SMP_CALL_TIMEOUT_US * (tsc_hz / 1000000);
 }
 
-/*
- * Ring-3 programs may use x87 and SSE (QEMU's CPU has them; the kernel never
- * does, DESIGN §3). CR0.EM off, MP on; CR4.OSFXSR and OSXMMEXCPT where CPUID
- * reports SSE (a KNC core has none). The x87 unit is in its reset state.
- */
-static void user_fpu_enable(void)
-{
-	write_cr0((read_cr0() & ~(1ULL << 2)) | (1ULL << 1));
-	if (cpuid(1, 0).edx & (1u << 25))
-		write_cr4(read_cr4() | (1ULL << 9) | (1ULL << 10));
-}
-
 void cpu_setup_local(struct percpu *p, bool rejoin)
 {
 	percpu_install(p);
@@ -154,7 +143,7 @@ void cpu_setup_local(struct percpu *p, bool rejoin)
 	idt_load();
 	write_cr3(kernel_cr3);
 	write_cr4(read_cr4() | CR4_PCE);
-	user_fpu_enable();
+	fpu_cpu_init();
 	apic_enable_local();
 	apic_timer_init_local();
 	pmu_cpu_online(rejoin);

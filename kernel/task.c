@@ -3,6 +3,7 @@
 #include "kernel/console.h"
 #include "kernel/elf.h"
 #include "kernel/fmt.h"
+#include "kernel/fpu.h"
 #include "kernel/gdt.h"
 #include "kernel/idle.h"
 #include "kernel/lib.h"
@@ -25,7 +26,19 @@
 #define MSR_LSTAR 0xc0000082
 #define MSR_FMASK 0xc0000084
 #define EFER_SCE  1
-#define RFLAGS_IF 0x200
+#define RFLAGS_TF (1u << 8)
+#define RFLAGS_IF (1u << 9)
+#define RFLAGS_DF (1u << 10)
+#define RFLAGS_NT (1u << 14)
+#define RFLAGS_AC (1u << 18)
+/*
+ * Flags SYSCALL clears on entry (IA32_FMASK, SDM Vol. 3A 5.8.8): IF (the
+ * entry runs with interrupts off), TF (no single-step in the kernel), DF
+ * (the C ABI), AC, and NT: the way back to Ring 3 is an IRETQ, and IRETQ
+ * with NT set faults (#GP, SDM Vol. 2A IRET) after the exit's SWAPGS.
+ * Interrupt and trap gates clear TF and NT themselves (SDM Vol. 3A 6.12.1.3).
+ */
+#define SYSCALL_FMASK (RFLAGS_IF | RFLAGS_TF | RFLAGS_DF | RFLAGS_NT | RFLAGS_AC)
 /* Kernel instructions before the SYSCALL entry's RDTSC (kernel/user.S). */
 #define SYSCALL_ENTRY_INSNS 25
 #define WRITE_MAX 65536 /* bytes one write() takes */
@@ -53,7 +66,7 @@ void task_cpu_init(void)
 	/* SYSCALL loads CS from STAR[47:32], SS = that + 8 (the GDT of kernel/gdt.h). */
 	wrmsr(MSR_STAR, (uint64_t)SEL_KCODE << 32 | (uint64_t)(SEL_UCODE32 & ~3) << 48);
 	wrmsr(MSR_LSTAR, (uint64_t)syscall_entry);
-	wrmsr(MSR_FMASK, RFLAGS_IF | (1 << 10) | (1 << 8) | (1 << 18)); /* IF, DF, TF, AC */
+	wrmsr(MSR_FMASK, SYSCALL_FMASK);
 }
 
 /* An unused slot, else the oldest ended task's. */
@@ -239,6 +252,7 @@ bool task_run_next(void)
 			fr->rflags = RFLAGS_IF;
 			fr->rsp = t->initial_rsp;
 			fr->ss = SEL_UDATA;
+			fpu_reset_user(); /* nothing of the previous task's x87/SSE state */
 			pmu_user_enter();
 			user_start(fr);
 		}

@@ -22,6 +22,7 @@ struct idt_gate {
 } __attribute__((packed));
 
 extern const uint64_t isr_stub_table[256];
+extern const char user_iretq[];
 extern char __kernel_start[], __kernel_end[];
 
 static struct idt_gate idt[256];
@@ -149,10 +150,34 @@ static uint64_t entry_insns(uint64_t v)
 	return (err ? 7 : 8) + (v == EXC_UD || v == EXC_GP);
 }
 
+/*
+ * The IRETQ back to Ring 3 faulted (kernel/isr.S has put the kernel's GS
+ * back): the task's return state is bad. It ends with a report that shows
+ * the user frame IRETQ was given (on the stack right above this fault's);
+ * nothing of it ran in Ring 3.
+ */
+static void __attribute__((noreturn)) user_return_faulted(struct trap_frame *f)
+{
+	const uint64_t *iret = (const uint64_t *)f->rsp; /* RIP, CS, RFLAGS, RSP, SS */
+	struct trap_frame uf = *f;
+	struct percpu *p = this_cpu();
+
+	pmu_user_exit(p->exit_tsc, p->exit_tsc);
+	uf.rip = iret[0];
+	uf.cs = iret[1];
+	uf.rflags = iret[2];
+	uf.rsp = iret[3];
+	uf.ss = iret[4];
+	task_fault(&uf);
+}
+
 void trap_dispatch(struct trap_frame *f)
 {
 	uint64_t v = f->vector;
 	bool user = f->cs & 3;
+
+	if (!user && f->rip == (uint64_t)user_iretq && this_cpu()->task)
+		user_return_faulted(f);
 
 	if (user)
 		pmu_user_exit(this_cpu()->entry_tsc - entry_insns(v), this_cpu()->exit_tsc);
