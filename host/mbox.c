@@ -212,7 +212,7 @@ const char *mbox_strerror(int status)
 	case MBOX_E_RANGE: return "value out of range";
 	case MBOX_E_PROGRAM: return "not a pmuos program (the card's console says why)";
 	case MBOX_E_LAUNCH: return "no such launch";
-	case MBOX_E_AGAIN: return "card busy: a program is running";
+	case MBOX_E_AGAIN: return "card busy: a shell line from the host is still running";
 	case CARD_TIMEOUT: return "no answer from the card (timeout)";
 	default: return "unknown status";
 	}

@@ -775,11 +775,30 @@ static int cmd_console(struct card *c)
 			continue;
 		uint64_t from = c->hdr->console_head;
 		int st = call(c, MBOX_OP_SHELL, NULL, line, strlen(line) + 1, &resp);
-		drain_console(c, &from, stdout);
-		if (st == MBOX_E_AGAIN)
+		if (st == MBOX_E_AGAIN) {
 			fprintf(stderr, "pmuctl: %s\n", mbox_strerror(st));
-		else if (st != MBOX_OK)
+			continue;
+		}
+		if (st != MBOX_OK)
 			die_status("console", st);
+		/*
+		 * The card runs the line on CPU 0 and says when it has finished
+		 * (header.shell_done); Ctrl-C meanwhile interrupts it there.
+		 */
+		uint32_t seq = resp.seq;
+		struct sigaction sa = { .sa_handler = on_stop_signal }, old;
+		sigaction(SIGINT, &sa, &old);
+		while (__atomic_load_n(&c->hdr->shell_done, __ATOMIC_ACQUIRE) != seq) {
+			drain_console(c, &from, stdout);
+			if (stop_signal == SIGINT) {
+				stop_signal = 0;
+				if ((st = call(c, MBOX_OP_SHELL_INTR, NULL, NULL, 0, &resp)) != MBOX_OK)
+					die_status("console: Ctrl-C", st);
+			}
+			usleep(1000);
+		}
+		sigaction(SIGINT, &old, NULL);
+		drain_console(c, &from, stdout);
 	}
 }
 

@@ -81,6 +81,11 @@ void console_enable_rx_irq(void)
 	outb(COM1 + UART_IER, 0x01); /* received-data-available interrupt */
 }
 
+bool console_has_input(void)
+{
+	return READ_ONCE(rx.tail) != READ_ONCE(rx.head);
+}
+
 int console_getc(void)
 {
 	if (READ_ONCE(rx.tail) == READ_ONCE(rx.head))

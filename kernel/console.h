@@ -16,6 +16,8 @@ void console_enable_rx_irq(void);
 void console_write(const char *s, size_t n);
 /* Next received byte (0..255), or -1 if none is waiting. */
 int console_getc(void);
+/* Whether an input byte is waiting (console_getc would return it). */
+bool console_has_input(void);
 /*
  * If a Ctrl-C (0x03) is waiting, drops the input up to and including it and
  * returns true; otherwise leaves the input alone (it is the shell's).

@@ -2,6 +2,9 @@
 #ifndef KERNEL_IDLE_H
 #define KERNEL_IDLE_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 /*
  * Call with interrupts off, after checking there is nothing to do: tells the
  * PMU the thread halts, then STI; HLT. Returns after an interrupt was
@@ -10,5 +13,31 @@
 void idle_wait(void);
 /* trap_dispatch: the CPU was woken from idle_wait() by this interrupt. */
 void idle_woken(void);
+
+/*
+ * Waits, halted between interrupts, until done(arg) is true (checked with
+ * interrupts off, so a wake-up between the check and the HLT is not lost).
+ * Before each halt it runs the idle work (below) with interrupts on. Call
+ * with interrupts on; returns with them on.
+ */
+void idle_until(bool (*done)(void *arg), void *arg);
+/*
+ * As idle_until, but for at most `us` microseconds, halted between checks
+ * made at least every 100 us (a per-CPU timer). Returns done(arg). A CPU
+ * that busy-waited instead would, under QEMU -icount, keep the CPU it waits
+ * for from running (the round-robin scheduler runs the spinning vCPU for
+ * its whole slice). With interrupts off it can only spin, and does.
+ */
+bool idle_until_us(bool (*done)(void *arg), void *arg, uint64_t us);
+/* Halts for `us` microseconds (spins if interrupts are off). */
+void idle_sleep_us(uint64_t us);
+
+/*
+ * Work a waiting CPU does before it halts: the mailbox registers its
+ * service here, so every wait on the CPU that holds the service serves the
+ * host (a shell command that sleeps does not stop the mailbox). fn returns
+ * true while it found something to do.
+ */
+void idle_set_work(bool (*fn)(void));
 
 #endif

@@ -16,26 +16,37 @@
 #include "pmu/pmu.h"
 #include "apic/apic.h"
 #include "kernel/irq.h"
+#include "kernel/idle.h"
 
 #define IVSHMEM_VENDOR 0x1af4
 #define IVSHMEM_DEVICE 0x1110
 #define IVSHMEM_BAR    2 /* the shared memory */
 #define IDLE_POLL_US   100
 
+/*
+ * The card's own view of the mailbox. The layout is decided here once and
+ * never read back from shared memory, and the indices the card produces
+ * (request tail, response head, sample, output and console heads) are kept
+ * here and only published: whatever a host writes into the mailbox, the card
+ * reads and writes only inside it (issue 9).
+ */
 static struct mbox_header *hdr;
 static struct mbox_ring_ctl *req_ctl, *resp_ctl;
 static struct mbox_request *req_ring;
 static struct mbox_response *resp_ring;
-static uint8_t *console_ring;
+static uint8_t *console_ring, *upload;
 static struct mbox_sample_ring *sample_rings;
 static struct mbox_output_ring *output_rings;
+static uint32_t req_tail, resp_head;
+static uint32_t sample_head[MAX_CPUS];
+static uint64_t output_head[MBOX_OUTPUT_RINGS], console_head;
 
 void mailbox_sample(const struct pmu_sample *s)
 {
 	if (!sample_rings)
 		return;
 	struct mbox_sample_ring *r = &sample_rings[s->cpu];
-	uint32_t h = r->head;
+	uint32_t h = sample_head[s->cpu];
 
 	if (h - READ_ONCE(r->tail) >= MBOX_SAMPLE_SLOTS) {
 		r->lost++;
@@ -43,6 +54,7 @@ void mailbox_sample(const struct pmu_sample *s)
 	}
 	r->slot[h % MBOX_SAMPLE_SLOTS] = *s;
 	smp_mb();
+	sample_head[s->cpu] = h + 1;
 	WRITE_ONCE(r->head, h + 1);
 }
 
@@ -59,6 +71,7 @@ uint32_t mailbox_output_open(uint32_t task, uint32_t launch, uint32_t rank, uint
 	r->launch = launch;
 	r->rank = rank;
 	r->nranks = nranks;
+	output_head[i] = 0;
 	r->head = 0;
 	smp_mb();
 	WRITE_ONCE(r->task, task);
@@ -70,34 +83,47 @@ void mailbox_output(uint32_t ring, const char *s, size_t n)
 	if (!output_rings || ring >= MBOX_OUTPUT_RINGS)
 		return;
 	struct mbox_output_ring *r = &output_rings[ring];
-	uint64_t h = r->head;
+	uint64_t h = output_head[ring];
 
 	for (size_t i = 0; i < n; i++)
 		r->data[(h + i) % MBOX_OUTPUT_SIZE] = s[i];
 	smp_mb();
+	output_head[ring] = h + n;
 	WRITE_ONCE(r->head, h + n);
 }
 
-/* Console output goes to the host as well (`pmuctl console`, program output). */
+/* Console output goes to the host as well (`pmuctl console`, program output); under the console lock. */
 static void console_to_host(const char *s, size_t n)
 {
-	uint64_t h = hdr->console_head;
-
 	for (size_t i = 0; i < n; i++)
-		console_ring[(h + i) % MBOX_CONSOLE_SIZE] = s[i];
+		console_ring[(console_head + i) % MBOX_CONSOLE_SIZE] = s[i];
+	console_head += n;
 	smp_mb();
-	hdr->console_head = h + n;
+	hdr->console_head = console_head;
 }
 
 /*
  * The mailbox service (heartbeat and request polling) runs on one CPU at a
- * time: CPU 0 while nothing runs, else a CPU running a task, in Ring 0. Under
- * QEMU -icount the TSC counts every vCPU's instructions, so work on an idle
- * CPU would show up in a measured thread's counts; on the measured CPU it is
- * kernel time, which USR counts leave out (DESIGN §5.2, §7).
+ * time, in Ring 0: CPU 0 while no CPU runs a task, else a CPU that runs
+ * one. Under QEMU -icount the TSC counts every vCPU's instructions, so work
+ * on an idle CPU would show up in a measured thread's counts; on the
+ * measured CPU it is kernel time, which USR counts leave out (DESIGN §5.2,
+ * §7). The rules that keep exactly one CPU serving, and never a CPU that
+ * cannot (issue 9):
+ *  - a CPU that starts a task takes the service; when its last queued task
+ *    ends it passes the service to another CPU running a task, else to CPU 0;
+ *  - CPU 0 hands it to the CPU of a launch it starts (so it stops waking
+ *    while the tasks are measured); a CPU running a task that serves a RUN
+ *    keeps it;
+ *  - CPU 0 takes it back when no task is active, and passes it on when it
+ *    holds it while a task runs (after an INIT, below);
+ *  - a request to INIT the serving CPU itself is not consumed there: the
+ *    service goes to CPU 0, which serves it; a CPU about to be INITed or
+ *    stopped by a kernel exception gives the service up first.
  */
 static volatile uint32_t service_cpu;
 static struct spinlock serve_lock;
+static bool mailbox_idle_work(void);
 static bool poll_due[MAX_CPUS]; /* a task CPU's beat asked for a poll on the way back to Ring 3 */
 
 static void beat(struct timer *t)
@@ -136,17 +162,36 @@ void mailbox_take_service(void)
 	irq_restore(f);
 }
 
-void mailbox_hand_over(uint32_t cpu)
-{
-	if (!hdr || service_cpu != this_cpu()->cpu)
-		return;
-	timer_cancel(beat_timer());
-	service_cpu = cpu; /* it arms its timer when its task starts */
-}
-
 static void take_service(void *unused)
 {
 	mailbox_take_service();
+}
+
+/* Gives the calling CPU's service to `to` (0: CPU 0, woken to take it). */
+static void give_service(uint32_t to)
+{
+	uint64_t f = irq_save();
+	timer_cancel(beat_timer());
+	service_cpu = to;
+	irq_restore(f);
+	if (to == 0)
+		apic_send_fixed(cpu_table[0]->apic_id, VEC_WAKE);
+}
+
+/* A CPU other than the caller that runs a task and takes the service (by a cross-CPU call); 0 if none. */
+static uint32_t pass_to_task_cpu(void)
+{
+	for (uint32_t c = 1; c < cpu_count; c++)
+		if (cpu_table[c] != this_cpu() && READ_ONCE(cpu_table[c]->task) &&
+		    smp_call_try(c, take_service, NULL) == 0)
+			return c;
+	return 0;
+}
+
+void mailbox_hand_over(uint32_t cpu)
+{
+	if (hdr && service_cpu == 0 && this_cpu()->cpu == 0)
+		give_service(cpu); /* it arms its timer when its task starts */
 }
 
 void mailbox_return_service(void)
@@ -154,12 +199,22 @@ void mailbox_return_service(void)
 	if (!hdr || service_cpu != this_cpu()->cpu || this_cpu()->cpu == 0)
 		return;
 	timer_cancel(beat_timer());
-	/* To a CPU still running a task, else back to CPU 0 (its shell loop takes it). */
-	for (uint32_t c = 1; c < cpu_count; c++)
-		if (cpu_table[c]->task && smp_call_try(c, take_service, NULL) == 0)
-			return;
-	service_cpu = 0;
-	apic_send_fixed(cpu_table[0]->apic_id, VEC_WAKE);
+	uint32_t to = pass_to_task_cpu();
+	if (to == 0)
+		give_service(0);
+}
+
+/* smp.c: `cpu` is about to be INITed or has stopped for good: it must not hold the service. */
+static void cpu_leaving(uint32_t cpu)
+{
+	if (!hdr || service_cpu != cpu)
+		return;
+	if (this_cpu()->cpu == cpu) {
+		service_cpu = 0; /* a CPU stopped by a kernel exception: no timer of its own runs again */
+		apic_send_fixed(cpu_table[0]->apic_id, VEC_WAKE);
+	} else {
+		mailbox_take_service(); /* the CPU sending the INIT serves meanwhile */
+	}
 }
 
 void mailbox_init(void)
@@ -206,14 +261,17 @@ void mailbox_init(void)
 	hdr->upload_off = upload_off;
 	hdr->samples_off = samples_off;
 	hdr->output_off = output_off;
+	upload = (uint8_t *)(base + upload_off);
 	output_rings = (struct mbox_output_ring *)(base + output_off);
 	sample_rings = (struct mbox_sample_ring *)(base + samples_off);
 	console_ring = (uint8_t *)(base + console_off);
-	req_ctl = (struct mbox_ring_ctl *)(base + hdr->req_ctl_off);
-	resp_ctl = (struct mbox_ring_ctl *)(base + hdr->resp_ctl_off);
+	req_ctl = (struct mbox_ring_ctl *)(base + req_off - 64);
+	resp_ctl = (struct mbox_ring_ctl *)(base + resp_off - 64);
 	req_ring = (struct mbox_request *)(base + req_off);
 	resp_ring = (struct mbox_response *)(base + resp_off);
 	console_tee(console_to_host);
+	smp_on_leaving(cpu_leaving);
+	idle_set_work(mailbox_idle_work);
 	mailbox_take_service();
 	kprintf("mailbox: %lu KiB of ivshmem at %#lx\n", size >> 10, base);
 }
@@ -229,7 +287,7 @@ static void info(struct mbox_info *out)
 	out->cpu_count = cpu_count;
 	out->cpus_online = smp_online_count();
 	out->tsc_hz = tsc_hz;
-	out->capabilities = hdr->capabilities;
+	out->capabilities = pmu_counts_exact() ? MBOX_CAP_EXACT : 0;
 	strlcpy(out->backend, pmu_backend_name(), sizeof(out->backend));
 	strlcpy(out->kernel_version, PMUOS_VERSION, sizeof(out->kernel_version));
 }
@@ -325,14 +383,20 @@ static int cpu_init(uint32_t cpu)
 	return smp_reinit_cpu(cpu);
 }
 
-/* Shell lines run on CPU 0 in its shell loop, and only while no program runs. */
-static int shell(char *line)
+/*
+ * A shell line from the host runs on CPU 0 like a typed one, outside the
+ * service lock (shell_submit): the answer says it was taken, and
+ * header.shell_done gets its seq when it has finished, so a line that
+ * sleeps or waits for a program blocks no other request (issue 9).
+ */
+static void shell_done(uint32_t seq)
 {
-	if (this_cpu()->cpu != 0 || any_task_active())
-		return -1;
-	kprintf("(host) %s\n", line);
-	shell_exec(line);
-	return 0;
+	WRITE_ONCE(hdr->shell_done, seq);
+}
+
+static int shell(char *line, uint32_t seq)
+{
+	return shell_submit(line, shell_done, seq) ? 0 : -1;
 }
 
 static const struct mbox_ops kernel_ops = {
@@ -349,8 +413,24 @@ static const struct mbox_ops kernel_ops = {
 	.reset = reset,
 	.cpu_init = cpu_init,
 	.shell = shell,
+	.shell_intr = shell_interrupt,
 	.upload_size = MBOX_UPLOAD_SIZE,
 };
+
+/*
+ * Whether `req` must be served by CPU 0: an INIT of the serving AP itself
+ * (it cannot INIT itself and come back). An INIT of CPU 0 is refused by the
+ * decoder wherever it is served.
+ */
+static bool serve_elsewhere(const struct mbox_request *req)
+{
+	uint32_t cpu;
+
+	if (req->opcode != MBOX_OP_CPU_INIT || req->len != sizeof(cpu))
+		return false;
+	memcpy(&cpu, req->payload, sizeof(cpu));
+	return cpu != 0 && cpu == this_cpu()->cpu;
+}
 
 bool mailbox_poll(void)
 {
@@ -362,20 +442,36 @@ bool mailbox_poll(void)
 		return false;
 	ops = kernel_ops;
 	ops.ncpus = cpu_count;
-	ops.upload = (const uint8_t *)hdr + hdr->upload_off;
-	/* One response slot per request: serve only while the host has room for the answer. */
-	while (READ_ONCE(req_ctl->tail) != READ_ONCE(req_ctl->head) &&
-	       READ_ONCE(resp_ctl->head) - READ_ONCE(resp_ctl->tail) < MBOX_RESP_SLOTS) {
-		uint32_t t = req_ctl->tail;
-		memcpy(&req, &req_ring[t % MBOX_REQ_SLOTS], sizeof(req));
+	ops.upload = upload;
+	/* At most a ring's worth per poll: a host cannot keep the card here. */
+	for (int n = 0; n < MBOX_REQ_SLOTS; n++) {
+		uint32_t head = READ_ONCE(req_ctl->head);
+		if (head == req_tail)
+			break;
+		if (head - req_tail > MBOX_REQ_SLOTS) {
+			kprintf("mailbox: request ring head %u is %u slots past the card's %u; skipped\n", head,
+				head - req_tail, req_tail);
+			req_tail = head;
+			WRITE_ONCE(req_ctl->tail, req_tail);
+			break;
+		}
+		/* One response slot per request: serve only while the host has room for the answer. */
+		if (resp_head - READ_ONCE(resp_ctl->tail) >= MBOX_RESP_SLOTS)
+			break;
+		memcpy(&req, &req_ring[req_tail % MBOX_REQ_SLOTS], sizeof(req));
 		smp_mb();
-		WRITE_ONCE(req_ctl->tail, t + 1);
-		uint32_t h = resp_ctl->head;
-		mbox_serve(&req, &resp_ring[h % MBOX_RESP_SLOTS], &ops);
+		if (serve_elsewhere(&req)) {
+			give_service(0);
+			break;
+		}
+		WRITE_ONCE(req_ctl->tail, ++req_tail);
+		struct mbox_response *resp = &resp_ring[resp_head % MBOX_RESP_SLOTS];
+		mbox_serve(&req, resp, &ops);
+		bool reset = mbox_wants_reset(&req, resp);
 		smp_mb();
-		WRITE_ONCE(resp_ctl->head, h + 1);
+		WRITE_ONCE(resp_ctl->head, ++resp_head);
 		served = true;
-		if (mbox_wants_reset(&req, &resp_ring[h % MBOX_RESP_SLOTS]))
+		if (reset)
 			ops.reset(); /* the answer is out first */
 	}
 	spin_unlock(&serve_lock);
@@ -397,4 +493,21 @@ void mailbox_poll_due(void)
 bool mailbox_serving_here(void)
 {
 	return hdr && service_cpu == this_cpu()->cpu;
+}
+
+/*
+ * Idle work (kernel/idle.h) of every waiting CPU. CPU 0 takes the service
+ * back when no task is active and passes it on when it holds it while a
+ * task runs; whichever CPU holds it serves.
+ */
+static bool mailbox_idle_work(void)
+{
+	if (!hdr)
+		return false;
+	if (this_cpu()->cpu == 0 && (service_cpu == 0 || !any_task_active())) {
+		mailbox_take_service(); /* arms CPU 0's heartbeat if it was given the service */
+		if (any_task_active() && pass_to_task_cpu())
+			timer_cancel(beat_timer());
+	}
+	return mailbox_serving_here() && mailbox_poll();
 }

@@ -1,8 +1,9 @@
 /*
  * The card side of the host mailbox (DESIGN §7; wire format in
  * include/pmuos/mailbox.h). One CPU holds the service (heartbeat and
- * request polling): CPU 0 from its shell loop while no program runs, else a
- * CPU running a task, so idle CPUs stay halted and measured counts exact.
+ * request polling): CPU 0 in its waits while no program runs, else a CPU
+ * running a task, so idle CPUs stay halted and measured counts exact. The
+ * rules that move it are in kernel/mailbox.c.
  */
 #ifndef KERNEL_MAILBOX_H
 #define KERNEL_MAILBOX_H
@@ -33,12 +34,16 @@ void mailbox_poll_due(void);
 /* The calling CPU starts to run a task: it takes the heartbeat and polling over. */
 void mailbox_take_service(void);
 /*
- * A launch is about to start tasks on `cpu`: if the calling CPU holds the
- * service it stops its own timer now, so it does not wake again while the
- * tasks are measured.
+ * A launch is about to start tasks on `cpu`: if CPU 0 holds the service and
+ * calls this, it hands the service over and stops its own timer now, so it
+ * does not wake again while the tasks are measured. A CPU running a task
+ * keeps serving (it may launch onto itself or another busy CPU).
  */
 void mailbox_hand_over(uint32_t cpu);
-/* Its task ended: the service goes back to CPU 0 (if this CPU holds it). */
+/*
+ * Its last queued task ended: if this CPU holds the service, it goes to
+ * another CPU running a task, else back to CPU 0.
+ */
 void mailbox_return_service(void);
 /* Appends a sample to its CPU's ring in the mailbox (PMI handler; no-op without a mailbox). */
 void mailbox_sample(const struct pmu_sample *s);
@@ -72,8 +77,15 @@ struct mbox_ops {
 	void (*reset)(void);
 	/* INIT-SIPI-SIPI one AP: 0, or -1 if it cannot be (the BSP, a CPU starting), -2 if it did not come back. */
 	int (*cpu_init)(uint32_t cpu);
-	/* Runs a shell line: 0, or -1 if the card cannot now (MBOX_E_AGAIN). */
-	int (*shell)(char *line);
+	/*
+	 * Queues a shell line for CPU 0 (it runs outside the service, like a
+	 * typed line) and returns at once: 0, or -1 if a host line is still
+	 * queued or running (MBOX_E_AGAIN). header.shell_done gets `seq` when
+	 * the line has finished.
+	 */
+	int (*shell)(char *line, uint32_t seq);
+	/* Ctrl-C for the host's shell line: cancels it if queued, interrupts it if running. */
+	void (*shell_intr)(void);
 	const uint8_t *upload;  /* the upload area (shared with the host) */
 	uint32_t upload_size;
 };

@@ -275,9 +275,17 @@ void mbox_serve(const struct mbox_request *req, struct mbox_response *resp, cons
 			return;
 		}
 		memcpy(line, req->payload, req->len);
-		fail(resp, ops->shell(line) == 0 ? MBOX_OK : MBOX_E_AGAIN);
+		fail(resp, ops->shell(line, req->seq) == 0 ? MBOX_OK : MBOX_E_AGAIN);
 		return;
 	}
+	case MBOX_OP_SHELL_INTR:
+		if (req->len) {
+			fail(resp, MBOX_E_PAYLOAD);
+			return;
+		}
+		ops->shell_intr();
+		fail(resp, MBOX_OK);
+		return;
 	default:
 		fail(resp, MBOX_E_OPCODE);
 		return;

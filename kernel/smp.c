@@ -211,6 +211,28 @@ void smp_bsp_setup(void)
 	}
 }
 
+static bool cpu_online(void *p)
+{
+	return ((struct percpu *)p)->state == CPU_ONLINE;
+}
+
+static void (*leaving_fns[4])(uint32_t cpu);
+
+void smp_on_leaving(void (*fn)(uint32_t cpu))
+{
+	for (size_t i = 0; i < ARRAY_SIZE(leaving_fns); i++)
+		if (!leaving_fns[i]) {
+			leaving_fns[i] = fn;
+			return;
+		}
+}
+
+void smp_cpu_leaving(uint32_t cpu)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(leaving_fns) && leaving_fns[i]; i++)
+		leaving_fns[i](cpu);
+}
+
 void ap_main(uint32_t apic)
 {
 	struct percpu *p = cpu_by_apic[apic];
@@ -219,8 +241,10 @@ void ap_main(uint32_t apic)
 	p->idle = false;
 	p->call.pending = 0; /* a call it was stuck in is abandoned */
 	cpu_setup_local(p, rejoin);
-	if (rejoin)
+	if (rejoin) {
 		pmu_report_state("back after INIT; PMU state kept as found:");
+		task_cpu_rejoined();
+	}
 	p->online_tsc = rdtsc();
 	smp_mb();
 	p->state = CPU_ONLINE;
@@ -233,26 +257,25 @@ void ap_main(uint32_t apic)
 
 int smp_reinit_cpu(uint32_t cpu)
 {
-	if (cpu == 0 || cpu >= cpu_count || cpu_table[cpu]->state == CPU_STARTING)
+	if (cpu == 0 || cpu >= cpu_count || cpu_table[cpu]->state == CPU_STARTING || cpu_table[cpu] == this_cpu())
 		return -1;
 	struct percpu *p = cpu_table[cpu];
 
+	smp_cpu_leaving(cpu);
 	p->rejoined = true;
 	p->state = CPU_STARTING;
 	pmu_cpu_init_sent(cpu);
 	smp_mb();
 	apic_send_init(p->apic_id);
-	delay_us(INIT_DELAY_US);
+	idle_sleep_us(INIT_DELAY_US);
 	apic_send_sipi(p->apic_id, TRAMPOLINE_BASE >> 12);
-	delay_us(SIPI_DELAY_US);
+	idle_sleep_us(SIPI_DELAY_US);
 	if (p->state == CPU_STARTING)
 		apic_send_sipi(p->apic_id, TRAMPOLINE_BASE >> 12);
-	uint64_t end = tsc_deadline_us(CHECKIN_TIMEOUT_US);
-	while (p->state != CPU_ONLINE && rdtsc() < end)
-		cpu_relax();
-	if (p->state == CPU_ONLINE)
+	if (idle_until_us(cpu_online, p, CHECKIN_TIMEOUT_US))
 		return 0;
 	p->state = CPU_FAILED;
+	task_cpu_lost(cpu);
 	return -2;
 }
 

@@ -41,10 +41,20 @@ bool smp_cpu_answering(uint32_t cpu);
 /*
  * Re-enters AP `cpu` through INIT-SIPI-SIPI, e.g. to recover a hung thread.
  * INIT leaves its PMU registers as they were (000 §1.4.4): the AP reports
- * them when it is back. Returns 0, -1 for the BSP or a CPU that is starting,
- * -2 if it did not come back.
+ * them when it is back, and ends the task INIT cut off. Returns 0, -1 for
+ * the BSP, the calling CPU or a CPU that is starting, -2 if it did not come
+ * back (its tasks are ended then).
  */
 int smp_reinit_cpu(uint32_t cpu);
+
+/*
+ * Registers fn(cpu), called on the caller's CPU before `cpu` is INITed, and
+ * on `cpu` itself when a kernel exception stops it for good (the mailbox
+ * moves its service away). Up to 4.
+ */
+void smp_on_leaving(void (*fn)(uint32_t cpu));
+/* Calls the functions registered with smp_on_leaving. */
+void smp_cpu_leaving(uint32_t cpu);
 
 /*
  * Per-CPU set-up shared by the BSP and the APs: GDT/TSS, IDT, CR3, CR4,

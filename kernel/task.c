@@ -69,20 +69,6 @@ void task_cpu_init(void)
 	wrmsr(MSR_FMASK, SYSCALL_FMASK);
 }
 
-/* An unused slot, else the oldest ended task's. */
-static struct task *task_alloc(void)
-{
-	struct task *best = NULL;
-
-	for (int i = 0; i < MAX_TASKS; i++) {
-		struct task *t = &tasks[i];
-		if (t->state == TASK_FREE)
-			return t;
-		if (t->state >= TASK_EXITED && (!best || t->id < best->id))
-			best = t;
-	}
-	return best;
-}
 
 /* Builds argc, argv[] and the strings below USER_STACK_TOP; returns the initial RSP. */
 static uint64_t push_args(uint64_t as, int argc, char **argv)
@@ -108,11 +94,14 @@ static uint64_t push_args(uint64_t as, int argc, char **argv)
 	return sp;
 }
 
+/* Frees the task's address space; safe to repeat (the pointer is cleared first). */
 static void task_release(struct task *t)
 {
-	if (t->as)
-		vm_destroy(t->as);
+	uint64_t as = t->as;
+
 	t->as = 0;
+	if (as)
+		vm_destroy(as);
 }
 
 int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const struct cpuset *set,
@@ -143,14 +132,14 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 	for (uint32_t c = 0; c < cpu_count; c++) {
 		if (!cpuset_has(set, c))
 			continue;
-		struct task *t = task_alloc();
+		struct task *t = task_slot_pick(tasks, MAX_TASKS);
 		if (!t) {
 			snprintf(err, errlen, "too many tasks (at most %d at once)", MAX_TASKS);
 			break;
 		}
-		task_release(t);
 		memset(t, 0, sizeof(*t));
 		t->state = TASK_READY; /* reserves the slot */
+		t->held = true;
 		t->id = next_id++;
 		t->launch = first;
 		t->cpu = c;
@@ -177,6 +166,8 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 			t->initial_rsp = push_args(t->as, argc, argv);
 	}
 	if (ok) {
+		for (uint32_t i = 0; i < n; i++)
+			made[i]->active = true;
 		__atomic_add_fetch(&active_tasks, n, __ATOMIC_ACQ_REL);
 		mailbox_hand_over(made[0]->cpu);
 	}
@@ -185,6 +176,7 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 		if (!ok) {
 			task_release(t);
 			t->state = TASK_FREE;
+			t->held = false;
 			continue;
 		}
 		struct percpu *p = cpu_table[t->cpu];
@@ -224,6 +216,25 @@ static void __attribute__((noreturn)) task_leave(uint32_t state, int status)
 	ctx_restore(p->sched_ctx, 1);
 }
 
+/*
+ * The rest of a task's end, on the CPU it ran on (or, for a CPU that will
+ * never run again, on the CPU that found it so). Each step is safe to
+ * repeat, since an INIT can cut it short and the CPU does it again when it
+ * rejoins; the slot may be reused only after the last step (task_slot_pick).
+ */
+static void task_finish(struct percpu *p, struct task *t)
+{
+	if (__atomic_exchange_n(&t->active, false, __ATOMIC_ACQ_REL))
+		__atomic_sub_fetch(&active_tasks, 1, __ATOMIC_ACQ_REL);
+	if (p == this_cpu() && !READ_ONCE(p->runq))
+		mailbox_return_service(); /* after the count: CPU 0 takes it once no task is active */
+	task_release(t);
+	WRITE_ONCE(p->task, NULL);
+	smp_mb();
+	WRITE_ONCE(t->held, false);
+	apic_send_fixed(t->waiter_apic, VEC_WAKE);
+}
+
 bool task_run_next(void)
 {
 	struct percpu *p = this_cpu();
@@ -236,12 +247,11 @@ bool task_run_next(void)
 	if (!t)
 		return false;
 
+	p->task = t;
 	if (t->kill_requested) {
 		t->state = TASK_KILLED;
-		__atomic_sub_fetch(&active_tasks, 1, __ATOMIC_ACQ_REL);
 	} else {
 		t->state = TASK_RUNNING;
-		p->task = t;
 		mailbox_take_service();
 		write_cr3(t->as);
 		if (ctx_save(p->sched_ctx) == 0) {
@@ -257,15 +267,83 @@ bool task_run_next(void)
 			user_start(fr);
 		}
 		write_cr3(kernel_cr3);
-		p->task = NULL;
-		/* Before the service goes back: CPU 0 takes it once no task is active. */
-		__atomic_sub_fetch(&active_tasks, 1, __ATOMIC_ACQ_REL);
-		mailbox_return_service();
 	}
-	task_release(t);
-	smp_mb();
-	apic_send_fixed(t->waiter_apic, VEC_WAKE);
+	task_finish(p, t);
 	return true;
+}
+
+/*
+ * Ends task t of CPU p, which will not run it any further (INIT, or a kernel
+ * exception stopped the CPU): the state and a report first, so the host
+ * learns why, then the rest.
+ */
+static void task_end_lost(struct percpu *p, struct task *t, uint32_t state, const char *why)
+{
+	char msg[160];
+
+	if (t->state == TASK_READY || t->state == TASK_RUNNING) {
+		flush_output(t);
+		snprintf(msg, sizeof(msg), "task %u (%s, rank %u) on CPU %u: %s; task ended\n", t->id, t->name,
+			 t->rank, p->cpu, why);
+		kprintf("%s", msg);
+		mailbox_output(t->out_ring, msg, strnlen(msg, sizeof(msg)));
+		t->exit_status = state == TASK_FAULTED ? -1 : 0;
+		t->state = state;
+	}
+	task_finish(p, t);
+}
+
+/*
+ * Ends every task queued on CPU p (it will never run them). A CPU stopped by
+ * a kernel exception may have held the queue's lock: then the queue is left
+ * as it is rather than waited for.
+ */
+static void task_end_queue(struct percpu *p, const char *why)
+{
+	for (;;) {
+		uint64_t f = irq_save();
+		if (!spin_trylock(&p->runq_lock)) {
+			irq_restore(f);
+			return;
+		}
+		struct task *t = p->runq;
+		if (t)
+			p->runq = t->next;
+		spin_unlock_irq(&p->runq_lock, f);
+		if (!t)
+			return;
+		task_end_lost(p, t, TASK_KILLED, why);
+	}
+}
+
+void task_cpu_rejoined(void)
+{
+	struct percpu *p = this_cpu();
+	struct task *t = READ_ONCE(p->task);
+
+	if (t)
+		task_end_lost(p, t, TASK_KILLED, "ended by INIT of its CPU");
+}
+
+void task_cpu_stopped(void)
+{
+	struct percpu *p = this_cpu();
+	struct task *t = READ_ONCE(p->task);
+
+	write_cr3(kernel_cr3);
+	if (t)
+		task_end_lost(p, t, TASK_FAULTED, "its CPU stopped on a kernel exception");
+	task_end_queue(p, "its CPU stopped on a kernel exception");
+}
+
+void task_cpu_lost(uint32_t cpu)
+{
+	struct percpu *p = cpu_table[cpu];
+	struct task *t = READ_ONCE(p->task);
+
+	if (t)
+		task_end_lost(p, t, TASK_KILLED, "ended: its CPU did not come back after INIT");
+	task_end_queue(p, "its CPU did not come back after INIT");
 }
 
 /* ---- system calls ---- */
@@ -419,30 +497,49 @@ bool any_task_active(void)
 	return READ_ONCE(active_tasks) != 0;
 }
 
+struct launch_wait {
+	int id;
+	bool (*interrupted)(void);
+	bool intr;
+	volatile bool timed_out;
+};
+
+static bool launch_over(void *arg)
+{
+	struct launch_wait *w = arg;
+
+	if (launch_done(w->id) || w->timed_out)
+		return true;
+	if (w->interrupted && w->interrupted()) /* consumed here: remember it */
+		w->intr = true;
+	return w->intr;
+}
+
+static void kill_timeout(struct timer *t)
+{
+	((struct launch_wait *)t->arg)->timed_out = true;
+}
+
 bool task_wait_launch(int id, bool (*interrupted)(void))
 {
-	while (!launch_done(id)) {
-		if (interrupted()) {
-			for (int i = 0; i < MAX_TASKS; i++)
-				if (tasks[i].launch == (uint32_t)id)
-					task_kill(tasks[i].id);
-			uint64_t end = tsc_deadline_us(KILL_WAIT_US);
-			while (!launch_done(id) && rdtsc() < end)
-				delay_us(1000);
-			if (!launch_done(id))
-				kprintf("launch %d: some tasks did not end within 1 s of the kill\n", id);
-			return false;
-		}
-		/*
-		 * Halted until a task ends (VEC_WAKE) or input arrives (the UART
-		 * interrupt): no periodic wake-up on this CPU disturbs the counts.
-		 */
-		cli();
-		if (!launch_done(id) && !interrupted())
-			idle_wait();
-		sti();
-	}
-	return true;
+	/* Halted until a task ends (VEC_WAKE) or input arrives: no periodic wake-up disturbs the counts. */
+	struct launch_wait w = { .id = id, .interrupted = interrupted };
+
+	idle_until(launch_over, &w);
+	if (!w.intr)
+		return true;
+	for (int i = 0; i < MAX_TASKS; i++)
+		if (tasks[i].launch == (uint32_t)id)
+			task_kill(tasks[i].id);
+	struct timer t = { 0 };
+	w.interrupted = NULL;
+	w.intr = false;
+	timer_arm(&t, tsc_deadline_us(KILL_WAIT_US), kill_timeout, &w);
+	idle_until(launch_over, &w);
+	timer_cancel(&t);
+	if (!launch_done(id))
+		kprintf("launch %d: some tasks did not end within 1 s of the kill\n", id);
+	return false;
 }
 
 int task_for_launch(uint32_t launch, void (*fn)(const struct task *t, void *arg), void *arg)

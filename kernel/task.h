@@ -31,6 +31,8 @@ struct task {
 	uint64_t brk;                /* end of the heap, user address */
 	uint64_t brk_base;           /* end of the program's segments */
 	volatile bool kill_requested;
+	volatile bool active;        /* counted among the active tasks (launched, not yet finished) */
+	volatile bool held;          /* its CPU has not let go of it yet: the slot is not reusable */
 	char out[TASK_OUT_LINE];     /* output line being assembled */
 	size_t out_len;
 	uint32_t out_ring;           /* its output ring in the mailbox (MBOX_NO_RING: none) */
@@ -63,6 +65,24 @@ int task_for_launch(uint32_t launch, void (*fn)(const struct task *t, void *arg)
 /* Calls fn for every task slot in use, oldest first (O(slots^2): for the shell). */
 void task_for_each(void (*fn)(const struct task *t, void *arg), void *arg);
 const char *task_state_name(uint32_t state);
+
+/*
+ * The slot a launch may take from tab[0..n): a free one, else the oldest
+ * ended task whose CPU has let go of it (not held), else NULL. Pure
+ * (kernel/task_slot.c, host-tested): a slot whose CPU is still finishing
+ * its task must not be handed out, or that CPU frees the new task's pages.
+ */
+struct task *task_slot_pick(struct task *tab, size_t n);
+
+/*
+ * Ends the task the calling CPU ran when an INIT cut it off (it is killed,
+ * with a report); ap_main calls it when the CPU rejoins.
+ */
+void task_cpu_rejoined(void);
+/* The calling CPU stops for good (kernel exception): ends its task and queued tasks, with a report. */
+void task_cpu_stopped(void);
+/* `cpu` did not come back after INIT: ends its task and queued tasks (called by the CPU that sent it). */
+void task_cpu_lost(uint32_t cpu);
 
 /* Per-CPU set-up for Ring 3: SYSCALL MSRs. */
 void task_cpu_init(void);

@@ -8,6 +8,7 @@
 #include "kernel/console.h"
 #include "kernel/gdt.h"
 #include "kernel/idle.h"
+#include "kernel/smp.h"
 #include "kernel/task.h"
 #include "pmu/pmu.h"
 #include "kernel/lib.h"
@@ -131,6 +132,8 @@ static void __attribute__((noreturn)) fault_report(struct trap_frame *f)
 
 	p->fault_vector = f->vector;
 	p->state = CPU_FAULTED;
+	smp_cpu_leaving(p->cpu);
+	task_cpu_stopped();
 	for (;;) {
 		cli();
 		hlt();

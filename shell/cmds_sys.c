@@ -98,6 +98,12 @@ static void sleep_done(struct timer *t)
 	*(volatile int *)t->arg = 1;
 }
 
+/* The timer fired, or Ctrl-C: console_take_ctrl_c only reads the ring, interrupts off is fine. */
+static bool sleep_over(void *arg)
+{
+	return *(volatile int *)arg || (*(volatile int *)arg = shell_interrupted() ? 2 : 0);
+}
+
 static int cmd_sleep(int argc, char **argv)
 {
 	uint64_t ms;
@@ -107,15 +113,14 @@ static int cmd_sleep(int argc, char **argv)
 	if (!parse_u64(argv[1], 3600000, &ms))
 		return shell_error("sleep", "'%.32s' is not a number of milliseconds (0-3600000)", argv[1]);
 	timer_arm(&t, rdtsc() + ms * (tsc_hz / 1000), sleep_done, (void *)&done);
-	while (!done) {
-		cli();
-		if (!done)
-			idle_wait();
-		sti();
+	idle_until(sleep_over, (void *)&done);
+	if (done == 2) {
+		timer_cancel(&t);
+		kprintf("^C: sleep interrupted\n");
 	}
 	return 0;
 }
-SHELL_COMMAND(sleep, "sleep", "MS", "wait MS milliseconds on the timer queue", 1, 1, cmd_sleep);
+SHELL_COMMAND(sleep, "sleep", "MS", "wait MS milliseconds on the timer queue; Ctrl-C ends it", 1, 1, cmd_sleep);
 
 static int cmd_reboot(int argc, char **argv)
 {

@@ -50,7 +50,7 @@ static int cmd_run(int argc, char **argv)
 	int id = task_launch(p->start, p->end - p->start, argc - 1, argv + 1, &set, err, sizeof(err));
 	if (id < 0)
 		return shell_error("run", "%s", err);
-	if (!task_wait_launch(id, console_take_ctrl_c))
+	if (!task_wait_launch(id, shell_interrupted))
 		kprintf("^C: launch %d killed\n", id);
 	uint32_t launch = id;
 	task_for_each(report, &launch);

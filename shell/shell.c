@@ -5,7 +5,8 @@
 #include "kernel/boot.h"
 #include "kernel/console.h"
 #include "kernel/idle.h"
-#include "kernel/mailbox.h"
+#include "kernel/sync.h"
+#include "apic/apic.h"
 #include "kernel/task.h"
 #include "kernel/lib.h"
 #include "kernel/percpu.h"
@@ -85,21 +86,99 @@ static void echo_out(const char *s, size_t n, void *ctx)
 	console_write(s, n);
 }
 
-/* Next input byte; serves the mailbox and halts between interrupts while there is none. */
-static uint8_t getc_wait(void)
+/*
+ * A line from the host (shell_submit), run by the shell loop like a typed
+ * one: outside the mailbox service, so it may wait as long as it likes.
+ */
+static struct {
+	char line[LINE_CAP];
+	void (*done)(uint32_t tag);
+	uint32_t tag;
+	volatile bool queued;   /* from shell_submit until it has finished or was cancelled */
+	volatile bool running;
+	volatile bool intr;     /* Ctrl-C from the host for the running line */
+} host;
+static struct spinlock host_lock;
+
+bool shell_submit(const char *line, void (*done)(uint32_t tag), uint32_t tag)
+{
+	uint64_t f = spin_lock_irq(&host_lock);
+	bool ok = !host.queued;
+
+	if (ok) {
+		strlcpy(host.line, line, sizeof(host.line));
+		host.done = done;
+		host.tag = tag;
+		host.intr = false;
+		host.queued = true;
+	}
+	spin_unlock_irq(&host_lock, f);
+	if (ok && this_cpu()->cpu != 0)
+		apic_send_fixed(cpu_table[0]->apic_id, VEC_WAKE);
+	return ok;
+}
+
+/* Ends the host's line (finished or cancelled) and tells the submitter. */
+static void host_line_end(void)
+{
+	uint64_t f = spin_lock_irq(&host_lock);
+	void (*done)(uint32_t) = host.done;
+	uint32_t tag = host.tag;
+
+	host.queued = host.running = host.intr = false;
+	spin_unlock_irq(&host_lock, f);
+	done(tag);
+}
+
+void shell_interrupt(void)
+{
+	uint64_t f = spin_lock_irq(&host_lock);
+	bool cancel = host.queued && !host.running;
+
+	if (host.running)
+		host.intr = true;
+	spin_unlock_irq(&host_lock, f);
+	if (cancel)
+		host_line_end();
+}
+
+bool shell_interrupted(void)
+{
+	if (READ_ONCE(host.intr)) {
+		host.intr = false;
+		return true;
+	}
+	return console_take_ctrl_c();
+}
+
+static void run_host_line(void)
+{
+	char line[LINE_CAP];
+
+	host.running = true;
+	strlcpy(line, host.line, sizeof(line));
+	kprintf("(host) %s\n", line);
+	shell_exec(line);
+	host_line_end();
+}
+
+static bool input_ready(void *unused)
+{
+	return console_has_input() || host.queued;
+}
+
+#define HOST_LINE (-1)
+
+/* Next input byte, or HOST_LINE; halts between interrupts (serving the mailbox) while there is none. */
+static int next_input(void)
 {
 	for (;;) {
-		if (!any_task_active())
-			mailbox_take_service(); /* (again) CPU 0's, now that no task runs */
-		while (mailbox_serving_here() && mailbox_poll())
-			;
-		cli();
 		int c = console_getc();
-		if (c >= 0) {
-			sti();
+		if (c >= 0)
 			return c;
-		}
-		idle_wait();
+		if (host.queued)
+			return HOST_LINE;
+		idle_until(input_ready, NULL);
 	}
 }
 
@@ -111,9 +190,17 @@ void shell_run(void)
 		kprintf(SHELL_PROMPT);
 		if (!prompt_tsc)
 			prompt_tsc = rdtsc();
-		enum line_result r;
-		while ((r = line_feed(&editor, getc_wait())) == LINE_MORE)
-			;
+		enum line_result r = LINE_MORE;
+		while (r == LINE_MORE) {
+			int c = next_input();
+			if (c != HOST_LINE) {
+				r = line_feed(&editor, c);
+				continue;
+			}
+			run_host_line();
+			if (editor.len) /* back to what was being typed */
+				kprintf(SHELL_PROMPT "%.*s", (int)editor.len, editor.buf);
+		}
 		if (r != LINE_DONE)
 			continue;
 		if (editor.overflow)

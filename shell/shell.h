@@ -30,6 +30,21 @@ void shell_run(void) __attribute__((noreturn));
 /* Runs one line as if typed (no echo). Returns the command's result, -1 if unknown. */
 int shell_exec(char *line);
 
+/*
+ * Queues a line from the host for the shell loop on CPU 0, which runs it
+ * like a typed line between serial lines (so it may wait: no lock is held
+ * for it). Returns false if the previous host line has not finished.
+ * done(tag) is called when it has finished or was cancelled.
+ */
+bool shell_submit(const char *line, void (*done)(uint32_t tag), uint32_t tag);
+/* Ctrl-C for the host's line: cancels it if it has not started, else interrupts it. */
+void shell_interrupt(void);
+/*
+ * Whether the command running now should stop: Ctrl-C typed at the serial
+ * console, or sent by the host for its line. Consumes it.
+ */
+bool shell_interrupted(void);
+
 /* Prints "error: CMD: message" on its own line; returns 1 for `return shell_error(...)`. */
 int shell_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Parses a CPU number in 0..cpu_count-1, printing an error naming the bad input. */

@@ -7,5 +7,11 @@ include tests/fuzz.mk
 # The build runs in a second make, started after `deps`: whatever that make
 # reads at parse time (file lists, system paths) sees the installed packages.
 test: deps
-	@$(MAKE) --no-print-directory all fuzz
+	@$(MAKE) --no-print-directory all fuzz $(BUILD)/gen/mbox_layout.json
 	$(PYTHON) tests/run.py $(TESTS)
+
+# The mailbox layout for the system tests' own client (tests/system/mbox.py).
+$(BUILD)/gen/mbox_layout.json: tests/system/tools/mbox_layout.c include/pmuos/mailbox.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -Wall -Iinclude $< -o $(BUILD)/gen/mbox_layout
+	$(BUILD)/gen/mbox_layout > $@.tmp && mv $@.tmp $@

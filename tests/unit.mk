@@ -9,7 +9,7 @@
 # (plus fmt.o and lib.o where that source formats or parses; test_pmi also
 # links the model, pmu/model_core.o, its PMU).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -71,6 +71,7 @@ $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o $(BUILD)/unit/ob
 $(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/model_core.o
 # test_mux: multiplexing over two fake counters; its doubles stand in for pmu.c and the timers.
 $(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o
+$(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
 
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm

@@ -18,7 +18,7 @@
 #include <pmuos/sample.h>
 
 #define MBOX_MAGIC        0x584f424d554d50ULL /* "PMUMBOX" */
-#define MBOX_VERSION      2
+#define MBOX_VERSION      3
 #define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat at least this often */
 #define MBOX_MIN_SIZE     (1u << 20)
 #define MBOX_REQ_SLOTS    16
@@ -66,7 +66,8 @@ struct mbox_header {
 	uint32_t upload_off;             /* MBOX_UPLOAD_SIZE bytes: the host writes a program image here */
 	uint32_t samples_off;            /* cpu_count struct mbox_sample_ring, one per CPU, back to back */
 	uint32_t output_off;             /* MBOX_OUTPUT_RINGS struct mbox_output_ring */
-	uint32_t reserved[9];
+	volatile uint32_t shell_done;    /* seq of the last MBOX_OP_SHELL line that has finished */
+	uint32_t reserved[8];
 };
 
 enum mbox_opcode {
@@ -82,8 +83,10 @@ enum mbox_opcode {
 	MBOX_OP_KILL       = 10, /* uint32_t launch id: end its tasks */
 	MBOX_OP_RESET_WARM = 11, /* answered, then the card resets (every PMU register to 0) */
 	MBOX_OP_CPU_INIT   = 12, /* uint32_t cpu: INIT-SIPI-SIPI, PMU state kept (000 §1.4.4) */
-	MBOX_OP_SHELL      = 13, /* a shell line (NUL-terminated, < 256 bytes): output on the console ring */
+	MBOX_OP_SHELL      = 13, /* a shell line (NUL-terminated, < 256 bytes) for CPU 0: answered when
+				    queued; output on the console ring; header.shell_done = seq when done */
 	MBOX_OP_PMU_MUX    = 14, /* struct mbox_pmu_mux: events taking turns on the counters, on the CPU set */
+	MBOX_OP_SHELL_INTR = 15, /* Ctrl-C for the host's shell line: cancelled if queued, interrupted if running */
 };
 
 enum mbox_status {
@@ -96,7 +99,7 @@ enum mbox_status {
 	MBOX_E_RANGE     = -6, /* a value out of range (counter number, period) */
 	MBOX_E_PROGRAM   = -7, /* the image is not a pmuos program (the console says why) */
 	MBOX_E_LAUNCH    = -8, /* no such launch */
-	MBOX_E_AGAIN     = -9, /* not now: a program is running (shell lines run when the card is idle) */
+	MBOX_E_AGAIN     = -9, /* not now: a shell line from the host is still queued or running */
 };
 
 struct mbox_request {

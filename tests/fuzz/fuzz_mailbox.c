@@ -25,7 +25,8 @@ static bool kill_launch(uint32_t launch) { return launch == 1; }
 static void no_reset(void) { abort(); } /* the transport resets, never the decoder */
 static int cpu_init(uint32_t cpu) { return cpu == 2 ? -2 : 0; }
 
-static int shell(char *line)
+static void shell_intr(void) {}
+static int shell(char *line, uint32_t seq)
 {
 	if (line[strlen(line)] != 0) /* NUL-terminated inside its buffer, or ASan stops us */
 		abort();
@@ -70,7 +71,7 @@ static int status(uint32_t launch, struct mbox_task *out, int max)
 static const struct mbox_ops ops = {
 	.ncpus = 4, .info = info, .pmu_configure = configure, .pmu_control = control, .pmu_read = read_cpu,
 	.counts_event = counts, .pmu_spflt = spflt, .pmu_mux = mux, .run = run, .status = status, .kill = kill_launch,
-	.reset = no_reset, .cpu_init = cpu_init, .shell = shell,
+	.reset = no_reset, .cpu_init = cpu_init, .shell = shell, .shell_intr = shell_intr,
 	.upload = upload, .upload_size = sizeof(upload),
 };
 

@@ -1,0 +1,181 @@
+"""Races and a hostile host (issue 9): requests that arrive while CPUs run
+tasks, INIT of busy CPUs, several pmuctl processes at once, processes killed
+mid-way, and a host that writes nonsense into the mailbox. Each case ends
+with every process answered (a result or a named error) and the card
+healthy (`pmuctl info` answers at once)."""
+import os
+import re
+import signal
+import struct
+import subprocess
+import time
+
+import pytest
+
+from conftest import BUILD, cpu_rows
+from mbox import Mailbox
+
+PMUCTL = os.path.join(BUILD, "pmuctl")
+USER = os.path.join(BUILD, "user")
+
+
+def pmuctl(card, *args, timeout=120):
+    return subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def pmuctl_bg(card, *args):
+    return subprocess.Popen([PMUCTL, "--card", card.name, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def elf(name):
+    return os.path.join(USER, f"{name}.elf")
+
+
+def answers(card, online=None):
+    """The card answers a host request within 2 s and says how many CPUs are online."""
+    t = time.time()
+    p = pmuctl(card, "info", timeout=30)
+    assert p.returncode == 0, p.stderr
+    assert time.time() - t < 2.5, f"info took {time.time() - t:.1f} s"
+    m = re.search(r"^cpus\s+(\d+) \((\d+) online\)$", p.stdout, re.M)
+    if online is not None:
+        assert int(m[2]) == online, p.stdout
+    return p
+
+
+def running(card, cpu, timeout=30):
+    """Waits until `cpu` runs a task (the shell's task table says so)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if re.search(rf"^\s*\d+\s+\S+\s+{cpu}\s+\d+\s+running", card.cmd("tasks"), re.M):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"no task running on CPU {cpu}")
+
+
+@pytest.mark.parametrize("target", [1, 2])
+def test_run_on_a_cpu_that_runs_a_task_waits_its_turn(card, target):
+    # Tasks run on CPUs 1 and 2; the CPU that started last (2) serves the
+    # mailbox. A RUN for a busy CPU, served there, must leave the service
+    # with a CPU that serves: it used to be handed to the busy CPU (1) with
+    # no heartbeat, or (2) cancel the server's own heartbeat, and every
+    # pmuctl then said "no answer".
+    first = [pmuctl_bg(card, "run", "-C", str(c), elf("steady"), "300000") for c in (1, 2)]
+    for c in (1, 2):
+        running(card, c)
+    second = pmuctl(card, "run", "-C", str(target), elf("hello"), "x")
+    assert second.returncode == 0, second.stderr
+    assert f"hello from pmuos: rank 0 of 1 on CPU {target} x" in second.stdout
+    for p in first:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        assert "steady: 300000 rounds" in out
+    answers(card, online=4)
+
+
+def test_init_of_a_cpu_that_runs_a_task_from_the_host(card):
+    # CPU 1 runs the task and serves the mailbox: the INIT request is served
+    # there, and used to INIT the serving CPU itself, holding the service.
+    spin = pmuctl_bg(card, "run", "-C", "1", elf("fault"), "spin")
+    running(card, 1)
+    p = pmuctl(card, "reset", "--init", "1", timeout=60)
+    assert p.returncode == 0, p.stderr
+    out, err = spin.communicate(timeout=60)
+    assert spin.returncode == 128 + 9, (out, err)  # the task was killed by the INIT
+    answers(card, online=4)
+    assert "ended by INIT" in card.sync()
+    # The CPU runs tasks again.
+    p = pmuctl(card, "run", "-C", "1", elf("hello"))
+    assert p.returncode == 0 and "on CPU 1" in p.stdout, p.stderr
+
+
+def test_init_of_a_cpu_that_runs_a_task_from_the_shell(card):
+    spin = pmuctl_bg(card, "run", "-C", "2", elf("fault"), "spin")
+    running(card, 2)
+    out = card.cmd("cpu init 2", timeout=60)
+    assert "CPU 2 is back online" in out, out
+    spin.communicate(timeout=60)
+    assert spin.returncode == 128 + 9
+    answers(card, online=4)
+    assert cpu_rows(card.cmd("cpus"))[2][3] == "online"
+
+
+def test_hostile_layout_fields_are_not_followed(card):
+    # The card keeps its own copy of the layout: an upload offset the host
+    # writes afterwards must not make it read outside the mailbox.
+    mb = Mailbox(card.name)
+    try:
+        good = mb.get("upload_off")
+        mb.put("upload_off", 0xfffff000)
+        run = struct.pack("<II", 4096, 1) + b"hello\0".ljust(192, b"\0")
+        r = mb.call(mb.C["MBOX_OP_RUN"], cpus=[1], payload=run)
+        assert r is not None, "no answer: the card followed the host's offset"
+        assert r[0] == mb.C["MBOX_E_PROGRAM"]  # the (empty) upload area is no program
+        mb.put("upload_off", good)
+        # Ring indices far apart: the card skips the garbage and serves on.
+        mb.set_index("req", "head", mb.index("req", "head") + 100000)
+        time.sleep(0.5)
+        r = mb.call(mb.C["MBOX_OP_INFO"])
+        assert r is not None and r[0] == mb.C["MBOX_OK"]
+    finally:
+        mb.close()
+    answers(card, online=4)
+    assert cpu_rows(card.cmd("cpus"))[0][3] == "online"
+
+
+def test_a_long_shell_line_from_the_host_blocks_nothing(card):
+    # It used to run inside the mailbox service: `sleep` blocked every request.
+    con = subprocess.Popen([PMUCTL, "--card", card.name, "console"], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    con.stdin.write("sleep 600000\n")
+    con.stdin.flush()
+    card.child.expect_exact("(host) sleep 600000", timeout=30)
+    answers(card, online=4)
+    p = pmuctl(card, "run", "-C", "1", elf("hello"), "meanwhile")
+    assert p.returncode == 0 and "meanwhile" in p.stdout, p.stderr
+    # One host line at a time: a second console is told so and runs nothing.
+    p = subprocess.run([PMUCTL, "--card", card.name, "console"], input="echo second\n",
+                       capture_output=True, text=True, timeout=30)
+    assert "a shell line from the host is still running" in p.stderr and "second" not in p.stdout
+    con.send_signal(signal.SIGINT)  # Ctrl-C reaches the line on the card
+    card.child.expect_exact("^C: sleep interrupted", timeout=30)
+    out, err = con.communicate(input="echo after\n", timeout=30)
+    assert con.returncode == 0, err
+    assert "^C: sleep interrupted" in out and "after" in out, out
+    answers(card, online=4)
+
+
+def test_many_pmuctl_at_once_on_overlapping_and_disjoint_cpus(card, tmp_path):
+    jobs = [
+        ("run", "-C", "1", elf("hello"), "a"),
+        ("run", "-C", "1-2", elf("hello"), "b"),
+        ("run", "-C", "2-3", elf("steady"), "20000"),
+        ("stat", "-e", "INSTRUCTIONS_EXECUTED:u", "-C", "3", "--", elf("steady"), "20000"),
+        ("record", "-e", "INSTRUCTIONS_EXECUTED:u", "-c", "100000", "-C", "1", "-o",
+         str(tmp_path / "rec.data"), "--", elf("steady"), "20000"),
+        ("run", "-C", "1-3", elf("hello"), "c"),
+        ("info",),
+        ("console",),
+    ]
+    procs = [subprocess.Popen([PMUCTL, "--card", card.name, *j], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for j in jobs]
+    for j, p in zip(jobs, procs):
+        out, err = p.communicate(input="echo console-line\n" if j[0] == "console" else "", timeout=300)
+        assert p.returncode == 0, (j, err)
+        assert "no answer" not in err
+    answers(card, online=4)
+
+
+def test_kill9_of_pmuctl_mid_record_leaves_the_card_serving(card, tmp_path):
+    rec = pmuctl_bg(card, "record", "-e", "INSTRUCTIONS_EXECUTED:u", "-c", "10000", "-C", "1", "-o",
+                    str(tmp_path / "rec.data"), "--", elf("steady"), "100000")
+    running(card, 1)
+    rec.send_signal(signal.SIGKILL)
+    rec.wait(timeout=30)
+    answers(card, online=4)
+    # The orphaned program still ends, and the CPU takes the next one.
+    p = pmuctl(card, "run", "-C", "1", elf("hello"), "next")
+    assert p.returncode == 0 and "next" in p.stdout, p.stderr
+    answers(card, online=4)
