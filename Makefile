@@ -36,6 +36,9 @@ KCFLAGS += -ffreestanding -nostdlib
 KCFLAGS += -mno-red-zone
 # KNC has no SSE/AVX/x87 (DESIGN §3): the compiler may use general registers only.
 KCFLAGS += -mgeneral-regs-only
+# Nor the multi-byte NOP (0F 1F) the assembler pads aligned code with (it came
+# with the P6; KNC's core is P54C-derived): no alignment padding in code.
+KCFLAGS += -falign-functions=1 -falign-jumps=1 -falign-loops=1 -falign-labels=1
 # Linked at its physical load address in the low 2 GiB: no PIC, small code model.
 KCFLAGS += -fno-pic -fno-pie -mcmodel=small
 # No canary runtime, no unwind tables; keep frame pointers for fault backtraces.
@@ -54,9 +57,13 @@ KOBJ := $(patsubst %,$(BUILD)/k/%.o,$(KSRC))
 all: kernel esp unit user host
 kernel: $(BUILD)/kernel.elf $(BUILD)/kernel.mb
 
-$(BUILD)/k/%.c.o: %.c
+# Nor CMOV, which GCC emits in 64-bit code whatever it is told: C goes
+# through assembly, where scripts/nocmov.py turns each CMOV into a branch.
+$(BUILD)/k/%.c.o: %.c scripts/nocmov.py
 	@mkdir -p $(dir $@)
-	$(CC) $(KCFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(KCFLAGS) -MMD -MP -MT $@ -S $< -o $(@:.o=.s)
+	$(PYTHON) scripts/nocmov.py < $(@:.o=.s) > $(@:.o=.nocmov.s)
+	$(CC) $(KCFLAGS) -c $(@:.o=.nocmov.s) -o $@
 
 $(BUILD)/k/%.S.o: %.S
 	@mkdir -p $(dir $@)

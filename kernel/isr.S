@@ -17,11 +17,12 @@
 /* Vectors for which the CPU pushes an error code (SDM Vol. 3A, 6.13). */
 #define HAS_ERROR(v) ((v) == 8 || ((v) >= 10 && (v) <= 14) || (v) == 17 || (v) == 21 || (v) == 29 || (v) == 30)
 
-	.balign 16
+	/* Padding after each stub's JMP is never executed: INT3, not the multi-byte NOP KNC lacks. */
+	.balign 16, 0xcc
 isr_stub_base:                          /* stub v at isr_stub_base + 16 * v */
 	.set v, 0
 	.rept 256
-	.balign 16
+	.balign 16, 0xcc
 	.if !HAS_ERROR(v)
 	pushq $0
 	.endif
