@@ -13,7 +13,7 @@ int cmd_info(struct card *c)
 {
 	int st = call(c, MBOX_OP_INFO, NULL, NULL, 0, &resp);
 	if (st != MBOX_OK)
-		die_status("info", st);
+		die_status(c, "info", st);
 	struct mbox_info *i = (struct mbox_info *)resp.payload;
 	printf("card       %s\n", c->path);
 	printf("kernel     pmuos %.16s\n", i->kernel_version);
@@ -41,7 +41,7 @@ int cmd_ping(struct card *c, int n)
 		int st = call(c, MBOX_OP_INFO, NULL, NULL, 0, &resp);
 		t[i] = (now_s() - t0) * 1e6;
 		if (st != MBOX_OK)
-			die_status("info", st);
+			die_status(c, "info", st);
 	}
 	qsort(t, n, sizeof(*t), by_double);
 	printf("info round trips: %d, median %.1f us, p99 %.1f us\n", n, t[n / 2], t[(n * 99) / 100]);
@@ -57,7 +57,7 @@ int cmd_reset(struct card *c, int argc, char **argv)
 		uint64_t beat = c->hdr->heartbeat;
 		int st = call(c, MBOX_OP_RESET_WARM, NULL, NULL, 0, &resp);
 		if (st != MBOX_OK)
-			die_status("reset", st);
+			die_status(c, "reset", st);
 		/* The card boots again and lays the mailbox out anew: heartbeat from 0, then READY. */
 		double end = now_s() + 120;
 		while (!(c->hdr->magic == MBOX_MAGIC && c->hdr->state == MBOX_READY && c->hdr->heartbeat < beat)) {
@@ -76,16 +76,16 @@ int cmd_reset(struct card *c, int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--init") == 0) {
 		char *end;
 		unsigned long cpu = strtoul(argv[2], &end, 0);
-		if (*end || cpu >= c->hdr->cpu_count) {
+		if (*end || cpu >= c->cpu_count) {
 			fprintf(stderr, "pmuctl: --init %s: not a CPU of this card (0-%u)\n", argv[2],
-				c->hdr->cpu_count - 1);
+				c->cpu_count - 1);
 			return 2;
 		}
 		uint32_t v = cpu;
 		int st = card_call(c, MBOX_OP_CPU_INIT, NULL, &v, sizeof(v), &resp, 10000);
 		console_drain(c, &from, stdout);
 		if (st != MBOX_OK)
-			die_status(cpu == 0 ? "reset --init 0 (the BSP runs the card; INIT reaches APs)" : "reset --init", st);
+			die_status(c, cpu == 0 ? "reset --init 0 (the BSP runs the card; INIT reaches APs)" : "reset --init", st);
 		return 0;
 	}
 	return usage();

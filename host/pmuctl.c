@@ -47,10 +47,10 @@ int usage(void)
 	return 2;
 }
 
-void die_status(const char *what, int st)
+void die_status(const struct card *c, const char *what, int st)
 {
 	progress_clear();
-	fprintf(stderr, "pmuctl: %s: %s\n", what, mbox_strerror(st));
+	fprintf(stderr, "pmuctl: %s: %s\n", what, card_strerror(c, st));
 	exit(1);
 }
 
@@ -63,7 +63,7 @@ void parse_cpus(struct card *c, const char *s, struct cpuset *set)
 {
 	char err[96];
 
-	if (!k_cpuset_parse(s, c->hdr->cpu_count, set, err, sizeof(err))) {
+	if (!k_cpuset_parse(s, c->cpu_count, set, err, sizeof(err))) {
 		fprintf(stderr, "pmuctl: -C %s: %s\n", s, err);
 		exit(2);
 	}

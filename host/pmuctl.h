@@ -16,7 +16,7 @@ extern struct mbox_response resp;   /* the last answer (96 KiB: not on the stack
 int usage(void);
 
 /* pmuctl.c: "pmuctl: WHAT: <the status named>" on stderr, then exit(1). */
-void die_status(const char *what, int st) __attribute__((noreturn));
+void die_status(const struct card *c, const char *what, int st) __attribute__((noreturn));
 
 /* pmuctl.c: card_call with pmuctl's timeout (CALL_MS) and an optional CPU set. */
 int call(struct card *c, uint16_t op, const struct cpuset *set, const void *p, uint32_t len,

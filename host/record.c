@@ -17,7 +17,9 @@ static uint64_t rec_samples, rec_lost;
 
 static void drain_samples(struct card *c, const struct cpuset *set)
 {
-	rec_samples += samples_drain(c, set, rec_out);
+	int st = samples_drain(c, set, rec_out, &rec_samples);
+	if (st != 0)
+		die_status(c, "record", st);
 	snprintf(progress_note, sizeof(progress_note), "%llu samples", (unsigned long long)rec_samples);
 }
 
@@ -67,24 +69,24 @@ int cmd_record(struct card *c, int argc, char **argv)
 	if (st == MBOX_OK)
 		st = call(c, MBOX_OP_PMU_CLEAR, &set, NULL, 0, &resp);
 	if (st != MBOX_OK)
-		die_status("record", st);
+		die_status(c, "record", st);
 	uint64_t lost0 = 0;
-	for (uint32_t cpu = 0; cpu < c->hdr->cpu_count; cpu++)
-		if (set.bits[cpu / 64] >> (cpu % 64) & 1) {
-			sample_ring(c, cpu)->tail = sample_ring(c, cpu)->head; /* older samples are not ours */
-			lost0 += sample_ring(c, cpu)->lost;
+	for (uint32_t cpu = 0; cpu < c->cpu_count; cpu++)
+		if (cpuset_has(&set, cpu)) {
+			c->samples[cpu].tail = c->samples[cpu].head; /* older samples are not ours */
+			lost0 += c->samples[cpu].lost;
 		}
 	if ((st = call(c, MBOX_OP_PMU_START, &set, NULL, 0, &resp)) != MBOX_OK)
-		die_status("start", st);
+		die_status(c, "start", st);
 	while_running = drain_samples;
 	double t0 = now_s();
 	int status = run_program(c, &set, argc - optind, argv + optind);
 	call(c, MBOX_OP_PMU_STOP, &set, NULL, 0, &resp);
 	drain_samples(c, &set);
 	double wall = now_s() - t0;
-	for (uint32_t cpu = 0; cpu < c->hdr->cpu_count; cpu++)
-		if (set.bits[cpu / 64] >> (cpu % 64) & 1)
-			rec_lost += sample_ring(c, cpu)->lost;
+	for (uint32_t cpu = 0; cpu < c->cpu_count; cpu++)
+		if (cpuset_has(&set, cpu))
+			rec_lost += c->samples[cpu].lost;
 	h.nsamples = rec_samples;
 	h.lost = rec_lost - lost0;
 	fseek(rec_out, 0, SEEK_SET);

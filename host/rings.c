@@ -5,13 +5,16 @@
 void console_drain(struct card *c, uint64_t *from, FILE *out)
 {
 	uint64_t head = __atomic_load_n(&c->hdr->console_head, __ATOMIC_ACQUIRE);
-	const uint8_t *ring = c->base + c->hdr->console_off;
 
+	if (head < *from)
+		*from = head;
 	if (head - *from > MBOX_CONSOLE_SIZE)
 		*from = head - MBOX_CONSOLE_SIZE;
-	for (; *from < head; (*from)++)
-		if (ring[*from % MBOX_CONSOLE_SIZE] != '\r')
-			putc(ring[*from % MBOX_CONSOLE_SIZE], out);
+	for (; *from < head; (*from)++) {
+		uint8_t ch = c->console[*from % MBOX_CONSOLE_SIZE];
+		if (ch != '\r')
+			putc(ch, out);
+	}
 	fflush(out);
 }
 
@@ -28,10 +31,10 @@ static void out_flush(struct task_out *o, FILE *out)
 
 static void out_drain(struct card *c, struct task_out *o, FILE *out)
 {
-	const struct mbox_output_ring *r = (const struct mbox_output_ring *)(c->base + c->hdr->output_off) + o->ring;
+	const struct mbox_output_ring *r = &c->outputs[o->ring];
 	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 
-	if (o->gone || __atomic_load_n(&r->task, __ATOMIC_ACQUIRE) != o->task) {
+	if (o->gone || __atomic_load_n(&r->task, __ATOMIC_ACQUIRE) != o->task || head < o->pos) {
 		if (!o->gone)
 			fprintf(stderr, "pmuctl: rank %u's output ring went to a newer task; its output is lost\n", o->rank);
 		o->gone = 1;
@@ -53,8 +56,9 @@ static void out_drain(struct card *c, struct task_out *o, FILE *out)
 void outputs_drain(struct card *c, struct outputs *o, const struct mbox_response *r, int last, FILE *out)
 {
 	const struct mbox_task *t = (const struct mbox_task *)r->payload;
+	size_t n = r->len / sizeof(*t);
 
-	for (size_t i = 0; i < r->len / sizeof(*t); i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (t[i].output_ring >= MBOX_OUTPUT_RINGS)
 			continue;
 		int k = 0;
@@ -64,7 +68,7 @@ void outputs_drain(struct card *c, struct outputs *o, const struct mbox_response
 			if (o->n == (int)(sizeof(o->t) / sizeof(o->t[0])))
 				continue;
 			o->t[o->n++] = (struct task_out){ .task = t[i].id, .ring = t[i].output_ring, .rank = t[i].rank,
-							  .nranks = r->len / sizeof(*t) };
+							  .nranks = n };
 		}
 		out_drain(c, &o->t[k], out);
 		if (last)
@@ -76,9 +80,10 @@ void outputs_drain(struct card *c, struct outputs *o, const struct mbox_response
 int launch_status(const struct mbox_response *r)
 {
 	const struct mbox_task *t = (const struct mbox_task *)r->payload;
-	int n = r->len / sizeof(*t), status = 0;
+	size_t n = r->len / sizeof(*t);
+	int status = 0;
 
-	for (int i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (t[i].state == MBOX_TASK_READY || t[i].state == MBOX_TASK_RUNNING)
 			return -1;
 		if (t[i].state == MBOX_TASK_EXITED && t[i].exit_status && !status)
@@ -91,25 +96,26 @@ int launch_status(const struct mbox_response *r)
 	return status;
 }
 
-struct mbox_sample_ring *sample_ring(struct card *c, uint32_t cpu)
+int samples_drain(struct card *c, const struct cpuset *set, FILE *out, uint64_t *n)
 {
-	return (struct mbox_sample_ring *)(c->base + c->hdr->samples_off) + cpu;
-}
+	int st = card_alive(c); /* a restarted card's rings start again from 0 */
 
-uint64_t samples_drain(struct card *c, const struct cpuset *set, FILE *out)
-{
-	uint64_t n = 0;
-
-	for (uint32_t cpu = 0; cpu < c->hdr->cpu_count; cpu++) {
-		if (!(set->bits[cpu / 64] >> (cpu % 64) & 1))
+	for (uint32_t cpu = 0; cpu < c->cpu_count && st == 0; cpu++) {
+		if (!cpuset_has(set, cpu))
 			continue;
-		struct mbox_sample_ring *r = sample_ring(c, cpu);
-		uint32_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-		for (uint32_t t = r->tail; t != head; t++) {
-			fwrite(&r->slot[t % MBOX_SAMPLE_SLOTS], sizeof(struct pmu_sample), 1, out);
-			n++;
+		struct mbox_sample_ring *r = &c->samples[cpu];
+		uint32_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), tail = r->tail;
+		if (head - tail > MBOX_SAMPLE_SLOTS) {
+			snprintf(c->err, sizeof(c->err), "the card broke the mailbox protocol: CPU %u's sample ring "
+				 "head %u is %u from its tail %u (it holds %u)", cpu, head, head - tail, tail,
+				 MBOX_SAMPLE_SLOTS);
+			return CARD_PROTOCOL;
+		}
+		for (; tail != head; tail++) { /* at most the ring's slots */
+			fwrite(&r->slot[tail % MBOX_SAMPLE_SLOTS], sizeof(struct pmu_sample), 1, out);
+			++*n;
 		}
 		__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
 	}
-	return n;
+	return st;
 }

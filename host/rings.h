@@ -10,7 +10,11 @@
 #include "host/mbox.h"
 #include "kernel/cpuset.h"
 
-/* Copies console bytes [*from, head) to `out` (without '\r') and advances *from. */
+/*
+ * Copies console bytes [*from, head) to `out` (without '\r') and advances
+ * *from: the last MBOX_CONSOLE_SIZE bytes at most (older ones are
+ * overwritten); none if the head went back (the card restarted).
+ */
 void console_drain(struct card *c, uint64_t *from, FILE *out);
 
 /* A task's output as pmuctl reads it: whole lines, "[rank N] " first when there are several. */
@@ -28,18 +32,23 @@ struct outputs {
 };
 
 /*
- * Writes to `out` what the tasks of a STATUS answer `r` wrote since last
- * time; `last`: also their unfinished lines.
+ * Writes to `out` what the tasks of a STATUS answer `r` (checked by
+ * card_call: whole struct mbox_task) wrote since last time, at most
+ * MBOX_OUTPUT_SIZE bytes per task; `last`: also their unfinished lines.
+ * Tasks beyond the first CPUSET_MAX, or with no ring, are skipped.
  */
 void outputs_drain(struct card *c, struct outputs *o, const struct mbox_response *r, int last, FILE *out);
 
 /* Exit status of a launch from its STATUS answer: 0-255, 128 + signal, or -1 while a task still runs. */
 int launch_status(const struct mbox_response *r);
 
-/* CPU `cpu`'s sample ring (cpu < the card's CPU count). */
-struct mbox_sample_ring *sample_ring(struct card *c, uint32_t cpu);
-
-/* Writes the samples of the CPUs of `set` to `out` (struct pmu_sample each) and empties their rings; returns how many. */
-uint64_t samples_drain(struct card *c, const struct cpuset *set, FILE *out);
+/*
+ * Writes the samples of the CPUs of `set` (below c->cpu_count) to `out`
+ * (struct pmu_sample each), at most MBOX_SAMPLE_SLOTS per ring, empties
+ * their rings and adds their number to *n. Returns 0, or a CARD_* status
+ * (c->err says why) if the card restarted or a ring's head is further
+ * from its tail than the ring holds.
+ */
+int samples_drain(struct card *c, const struct cpuset *set, FILE *out, uint64_t *n);
 
 #endif

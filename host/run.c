@@ -67,12 +67,12 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 	run.argc = argc;
 	uint64_t from = c->hdr->console_head;
 	card_hold(c);
-	memcpy(c->base + c->hdr->upload_off, img, len);
+	memcpy(c->upload, img, len);
 	int st = call(c, MBOX_OP_RUN, set, &run, sizeof(run), &resp);
 	card_release(c);
 	if (st != MBOX_OK) {
 		console_drain(c, &from, stderr); /* the card's reason */
-		die_status("run", st);
+		die_status(c, "run", st);
 	}
 	uint32_t launch;
 	memcpy(&launch, resp.payload, sizeof(launch));
@@ -89,12 +89,12 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 		if (stop_signal && !killed) {
 			fprintf(stderr, "pmuctl: %s: ending the program on the card\n", strsignal(stop_signal));
 			if ((st = call(c, MBOX_OP_KILL, NULL, &launch, sizeof(launch), &resp)) != MBOX_OK)
-				die_status("kill", st);
+				die_status(c, "kill", st);
 			killed = 1;
 		}
 		st = call(c, MBOX_OP_STATUS, NULL, &launch, sizeof(launch), &resp);
 		if (st != MBOX_OK)
-			die_status("status", st);
+			die_status(c, "status", st);
 		status = launch_status(&resp);
 		outputs_drain(c, &outs, &resp, status >= 0, stdout);
 		if (status >= 0)
@@ -146,8 +146,8 @@ int cmd_console(struct card *c)
 		int st = call(c, MBOX_OP_SHELL, NULL, line, strlen(line) + 1, &resp);
 		console_drain(c, &from, stdout);
 		if (st == MBOX_E_AGAIN)
-			fprintf(stderr, "pmuctl: %s\n", mbox_strerror(st));
+			fprintf(stderr, "pmuctl: %s\n", card_strerror(c, st));
 		else if (st != MBOX_OK)
-			die_status("console", st);
+			die_status(c, "console", st);
 	}
 }

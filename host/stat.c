@@ -37,13 +37,13 @@ static void stat_configure(struct card *c, const struct cpuset *set, int mux_ms)
 		struct mbox_pmu_mux m = { .nev = st.nev, .slice_us = mux_ms * 1000 };
 		memcpy(m.evtsel, st.sel, st.nev * sizeof(st.sel[0]));
 		if ((rc = call(c, MBOX_OP_PMU_MUX, set, &m, sizeof(m), &resp)) != MBOX_OK)
-			die_status("configure", rc);
+			die_status(c, "configure", rc);
 		return;
 	}
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
 		struct mbox_pmu_config cfg = { .counter = i, .evtsel = st.on[i] >= 0 ? st.sel[st.on[i]] : 0 };
 		if ((rc = call(c, MBOX_OP_PMU_CONFIG, set, &cfg, sizeof(cfg), &resp)) != MBOX_OK)
-			die_status("configure", rc);
+			die_status(c, "configure", rc);
 	}
 }
 
@@ -52,7 +52,7 @@ static void stat_read(struct card *c, const struct cpuset *set)
 {
 	int rc = call(c, MBOX_OP_PMU_READ, set, NULL, 0, &resp);
 	if (rc != MBOX_OK)
-		die_status("read", rc);
+		die_status(c, "read", rc);
 	const struct mbox_pmu_count *r = (const struct mbox_pmu_count *)resp.payload;
 	for (size_t k = 0; k < resp.len / sizeof(*r); k++) {
 		int ev = r[k].flags & MBOX_COUNT_MUX ? (int)r[k].counter : st.on[r[k].counter & 1];
@@ -133,7 +133,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	}
 	parse_cpus(c, cpus, &set);
 	st.set = &set;
-	st.fmt.tsc_hz = c->hdr->tsc_hz ? c->hdr->tsc_hz : 1000000000;
+	st.fmt.tsc_hz = c->seen.tsc_hz ? c->seen.tsc_hz : 1000000000;
 	stat_configure(c, &set, mux_ms);
 	if (spflt && st.mux) {
 		fprintf(stderr, "pmuctl: --spflt needs the events on the counters for the whole run: give at most %d "
@@ -150,7 +150,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	if (rc == MBOX_OK)
 		rc = call(c, MBOX_OP_PMU_START, &set, NULL, 0, &resp);
 	if (rc != MBOX_OK)
-		die_status("start", rc);
+		die_status(c, "start", rc);
 	st.start = now_s();
 	st.next_print = st.start + st.interval_ms / 1000.0;
 	if (st.interval_ms)
@@ -158,7 +158,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	int status = run_program(c, &set, argc - optind, argv + optind);
 	while_running = NULL;
 	if ((rc = call(c, MBOX_OP_PMU_STOP, &set, NULL, 0, &resp)) != MBOX_OK)
-		die_status("stop", rc);
+		die_status(c, "stop", rc);
 	double elapsed = now_s() - st.start;
 	if (st.interval_ms) { /* the last, partial interval */
 		st.next_print = 0;
