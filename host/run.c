@@ -127,23 +127,63 @@ int cmd_run(struct card *c, int argc, char **argv)
 	return run_program(c, &set, argc - optind, argv + optind);
 }
 
+/* The card's shell takes a NUL-terminated line of fewer than MBOX_REQ_PAYLOAD (256) bytes. */
+#define SHELL_LINE_MAX (MBOX_REQ_PAYLOAD - 1)
+
+/*
+ * Reads one line of `in`, up to its '\n', into buf (max + 1 bytes, NUL-
+ * terminated): the characters before the first '\r' or '\n', the rest of
+ * the line dropped. Returns its length (more than max: only max kept), or
+ * -1 at the end of the input; *nul is set if it holds a NUL byte.
+ */
+static long read_line(FILE *in, char *buf, size_t max, int *nul)
+{
+	size_t n = 0;
+	int ch, cut = 0;
+
+	*nul = 0;
+	while ((ch = getc(in)) != EOF && ch != '\n') {
+		cut |= ch == '\r';
+		if (cut)
+			continue;
+		*nul |= ch == 0;
+		if (n < max)
+			buf[n] = ch;
+		n++;
+	}
+	if (ch == EOF && n == 0 && !cut)
+		return -1;
+	buf[n < max ? n : max] = 0;
+	return n;
+}
+
 int cmd_console(struct card *c)
 {
-	char line[256];
-	int tty = isatty(0);
+	char line[SHELL_LINE_MAX + 1];
+	int tty = isatty(0), refused = 0, nul;
+	long n;
 
 	for (;;) {
 		if (tty) {
 			printf("pmuos(%s)> ", card_name);
 			fflush(stdout);
 		}
-		if (!fgets(line, sizeof(line), stdin))
-			return 0;
-		line[strcspn(line, "\r\n")] = 0;
+		if ((n = read_line(stdin, line, SHELL_LINE_MAX, &nul)) < 0)
+			return refused;
+		if (n > SHELL_LINE_MAX || nul) {
+			/* Nothing of it runs: a piece of a line could be another command. */
+			if (nul)
+				fprintf(stderr, "pmuctl: console: a line with a NUL byte is refused\n");
+			else
+				fprintf(stderr, "pmuctl: console: a line of %ld characters is refused: the card's shell "
+					"takes lines of at most %d characters\n", n, SHELL_LINE_MAX);
+			refused = 1;
+			continue;
+		}
 		if (!line[0])
 			continue;
 		uint64_t from = c->hdr->console_head;
-		int st = call(c, MBOX_OP_SHELL, NULL, line, strlen(line) + 1, &resp);
+		int st = call(c, MBOX_OP_SHELL, NULL, line, n + 1, &resp);
 		console_drain(c, &from, stdout);
 		if (st == MBOX_E_AGAIN)
 			fprintf(stderr, "pmuctl: %s\n", card_strerror(c, st));
