@@ -262,7 +262,8 @@ static int lock(struct card *c, uint64_t end)
 						__ATOMIC_RELAXED))
 			break;
 		if (card_time->now_ms() > end)
-			return CARD_TIMEOUT;
+			return fail(c, CARD_LOCKED, "the card's mailbox is in use: host process %u holds its lock "
+				    "and did not let go in time", held);
 		card_time->nap();
 	}
 	c->locked = 1;
@@ -275,10 +276,12 @@ static void unlock(struct card *c)
 	c->locked = 0;
 }
 
-void card_hold(struct card *c)
+int card_hold(struct card *c)
 {
-	if (lock(c, card_time->now_ms() + 5000) == 0)
-		c->hold = 1;
+	int st = lock(c, card_time->now_ms() + 5000);
+
+	c->hold = st == 0;
+	return st;
 }
 
 void card_release(struct card *c)

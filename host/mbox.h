@@ -18,6 +18,7 @@
 #define CARD_RESET    -101 /* the card rebooted or reset, or its header was overwritten */
 #define CARD_PANIC    -102 /* the card's state went to PANIC */
 #define CARD_PROTOCOL -103 /* the card broke the mailbox protocol (an index or a length out of range) */
+#define CARD_LOCKED   -104 /* another host process kept the mailbox lock too long */
 
 struct card {
 	const char *path;
@@ -85,8 +86,13 @@ int card_alive(struct card *c);
 int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET_WORDS],
 	      const void *payload, uint32_t len, struct mbox_response *resp, int timeout_ms);
 
-/* Keeps the host lock across several calls (e.g. writing the upload area, then RUN). */
-void card_hold(struct card *c);
+/*
+ * Takes the host lock and keeps it across several calls (e.g. writing the
+ * upload area, then RUN) until card_release. Waits up to 5 s for another
+ * holder; returns 0, or CARD_LOCKED (c->err names the holder) and nothing
+ * is held.
+ */
+int card_hold(struct card *c);
 void card_release(struct card *c);
 
 /* A status named: the card's (enum mbox_status) or a CARD_* one with its details. */

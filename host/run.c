@@ -66,9 +66,11 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 	}
 	run.argc = argc;
 	uint64_t from = c->hdr->console_head;
-	card_hold(c);
+	int st = card_hold(c); /* the upload area is the lock holder's */
+	if (st != 0)
+		die_status(c, "run", st);
 	memcpy(c->upload, img, len);
-	int st = call(c, MBOX_OP_RUN, set, &run, sizeof(run), &resp);
+	st = call(c, MBOX_OP_RUN, set, &run, sizeof(run), &resp);
 	card_release(c);
 	if (st != MBOX_OK) {
 		console_drain(c, &from, stderr); /* the card's reason */
