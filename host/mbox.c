@@ -204,18 +204,6 @@ int card_check(struct card *c)
 	return 0;
 }
 
-void card_close(struct card *c)
-{
-	if (c->locked)
-		__atomic_store_n(&c->hdr->host_lock, 0, __ATOMIC_RELEASE);
-	if (c->base)
-		munmap(c->base, c->size);
-	c->base = NULL;
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
-}
-
 int card_alive(struct card *c)
 {
 	const struct mbox_header *h = c->hdr, *s = &c->seen;
@@ -245,34 +233,48 @@ int card_alive(struct card *c)
 	return 0;
 }
 
-/* The host lock: our pid in header.host_lock; a lock whose holder is gone is taken over. */
+/*
+ * The host lock (include/pmuos/mailbox.h): an open-file-description lock on
+ * the whole mailbox file. The OS drops it when the holder's file is closed,
+ * however the holder ends, and it names no PID: PID reuse and PID
+ * namespaces do not matter. It works on any file pmuctl maps (tmpfs in
+ * /dev/shm, sysfs PCI resource files). header.host_lock gets our pid for
+ * other processes' messages only.
+ */
 static int lock(struct card *c, uint64_t end)
 {
-	uint32_t me = getpid();
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET }; /* l_len 0: to the end and beyond */
+	uint64_t start = card_time->now_ms();
 
 	if (c->locked)
 		return 0;
-	for (;;) {
-		uint32_t held = 0;
-		if (__atomic_compare_exchange_n(&c->hdr->host_lock, &held, me, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			break;
-		if (held && kill(held, 0) != 0 && errno == ESRCH &&
-		    __atomic_compare_exchange_n(&c->hdr->host_lock, &held, me, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			break;
-		if (card_time->now_ms() > end)
-			return fail(c, CARD_LOCKED, "the card's mailbox is in use: host process %u holds its lock "
-				    "and did not let go in time", held);
+	while (fcntl(c->fd, F_OFD_SETLK, &fl) != 0) {
+		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
+			return fail(c, CARD_LOCKED, "cannot lock %s: %s", c->path, strerror(errno));
+		if (card_time->now_ms() > end) {
+			uint32_t holder = __atomic_load_n(&c->hdr->host_lock, __ATOMIC_ACQUIRE);
+			if (holder)
+				return fail(c, CARD_LOCKED, "the card's mailbox is in use: process %u (as it noted in the "
+					    "mailbox) has held its lock for more than %.1f s", holder,
+					    (card_time->now_ms() - start) / 1000.0);
+			return fail(c, CARD_LOCKED, "the card's mailbox is in use: another process has held its lock "
+				    "for more than %.1f s", (card_time->now_ms() - start) / 1000.0);
+		}
 		card_time->nap();
 	}
 	c->locked = 1;
+	__atomic_store_n(&c->hdr->host_lock, (uint32_t)getpid(), __ATOMIC_RELEASE);
 	return 0;
 }
 
 static void unlock(struct card *c)
 {
+	struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+
+	if (!c->locked)
+		return;
 	__atomic_store_n(&c->hdr->host_lock, 0, __ATOMIC_RELEASE);
+	fcntl(c->fd, F_OFD_SETLK, &fl);
 	c->locked = 0;
 }
 
@@ -288,6 +290,18 @@ void card_release(struct card *c)
 {
 	c->hold = 0;
 	unlock(c);
+}
+
+void card_close(struct card *c)
+{
+	if (c->base) {
+		unlock(c);
+		munmap(c->base, c->size);
+	}
+	c->base = NULL;
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
 }
 
 static const char *op_name(uint16_t op)
@@ -355,8 +369,13 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 	/* Answers nobody collected (an earlier caller gave up): skip them. */
 	uint32_t tail = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);
-	/* The request ring's head is ours (the host's) to advance: read once. */
+	/* The request ring's head is ours (the host's) to advance: read once. Our answer is response `head`. */
 	uint32_t head = c->req_ctl->head, used;
+	if ((int32_t)(tail - head) > 0) {
+		st = fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: %u answers for %u requests",
+			  tail, head);
+		goto out;
+	}
 	while ((used = head - __atomic_load_n(&c->req_ctl->tail, __ATOMIC_ACQUIRE)) >= MBOX_REQ_SLOTS) {
 		if (used > MBOX_REQ_SLOTS) {
 			st = fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: the request ring's tail is "
@@ -371,7 +390,11 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 		}
 		card_time->nap();
 	}
-	uint32_t seq = ++c->seq + ((uint32_t)getpid() << 16);
+	/* Numbered from the mailbox under the lock: no other process's request has this number. */
+	uint32_t seq = c->hdr->host_seq + 1;
+	if (seq == 0)
+		seq = 1; /* never a zeroed slot's */
+	c->hdr->host_seq = seq;
 	struct mbox_request *r = &c->reqs[head % MBOX_REQ_SLOTS];
 	memset(r, 0, offsetof(struct mbox_request, payload));
 	r->seq = seq;
@@ -391,9 +414,13 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 			goto out;
 		}
 		int mine = 0;
-		for (; ready && !mine; ready--, tail++) { /* at most the ring's slots */
+		for (; ready && !mine; ready--, tail++) { /* at most the ring's slots; earlier ones are others' */
 			const struct mbox_response *a = &c->resps[tail % MBOX_RESP_SLOTS];
-			if ((mine = a->seq == seq))
+			uint32_t got = a->seq;
+			if ((mine = tail == head) && got != seq)
+				st = fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: answer %u carries "
+					  "sequence number %u, request %u had %u", tail, got, head, seq);
+			else if (mine)
 				st = take_answer(c, opcode, a, resp);
 		}
 		__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);

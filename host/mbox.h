@@ -37,8 +37,7 @@ struct card {
 	struct mbox_sample_ring *samples;         /* cpu_count */
 	const struct mbox_output_ring *outputs;   /* MBOX_OUTPUT_RINGS */
 	uint64_t last_beat;           /* the highest heartbeat seen: one going back is a reboot */
-	uint32_t seq;
-	int locked, hold;
+	int locked, hold;             /* the host lock is ours; for more than one call */
 	char err[256];                /* what a CARD_* status was about */
 };
 
@@ -76,8 +75,11 @@ void card_close(struct card *c);
 int card_alive(struct card *c);
 
 /*
- * One request/response round trip: takes the host lock, sends, waits up to
- * `timeout_ms` for the answer. Returns the response status (enum
+ * One request/response round trip: takes the host lock (an OFD lock on the
+ * mailbox file, include/pmuos/mailbox.h; CARD_LOCKED naming the holder if
+ * it is not free within `timeout_ms`), sends, waits up to `timeout_ms` for
+ * the answer: the response at our request's ring position, with our
+ * sequence number. Returns the response status (enum
  * mbox_status, MBOX_E_AGAIN..MBOX_OK) or a CARD_* status; *resp gets the
  * answer, whose length is checked against what the opcode answers (an
  * INFO answer is one struct mbox_info, STATUS one or more struct
