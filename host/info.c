@@ -31,12 +31,22 @@ static int by_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* `pmuctl ping N`: N INFO round trips; prints the median and 99th percentile in microseconds. */
-int cmd_ping(struct card *c, int n)
+/* `pmuctl ping [N]`: N INFO round trips (PING_MAX at most); prints the median and 99th percentile in microseconds. */
+int cmd_ping(struct card *c, const char *arg)
 {
-	double *t = calloc(n, sizeof(*t));
+	char *end;
+	long n = arg ? strtol(arg, &end, 10) : PING_DEFAULT;
 
-	for (int i = 0; i < n; i++) {
+	if (arg && (*end || end == arg || n < 1 || n > PING_MAX)) {
+		fprintf(stderr, "pmuctl: ping %s: N is 1 to %d round trips\n", arg, PING_MAX);
+		return 2;
+	}
+	double *t = calloc(n, sizeof(*t));
+	if (!t) {
+		fprintf(stderr, "pmuctl: ping: no memory for %ld round trip times\n", n);
+		return 1;
+	}
+	for (long i = 0; i < n; i++) {
 		double t0 = now_s();
 		int st = call(c, MBOX_OP_INFO, NULL, NULL, 0, &resp);
 		t[i] = (now_s() - t0) * 1e6;
@@ -44,7 +54,7 @@ int cmd_ping(struct card *c, int n)
 			die_status(c, "info", st);
 	}
 	qsort(t, n, sizeof(*t), by_double);
-	printf("info round trips: %d, median %.1f us, p99 %.1f us\n", n, t[n / 2], t[(n * 99) / 100]);
+	printf("info round trips: %ld, median %.1f us, p99 %.1f us\n", n, t[n / 2], t[(n * 99) / 100]);
 	free(t);
 	return 0;
 }

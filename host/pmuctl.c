@@ -41,7 +41,8 @@ int usage(void)
 		"  record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]\n"
 		"                                         sample every PERIOD events into FILE (pmuos.data)\n"
 		"  report [-i FILE] [--folded]            hottest functions of a recording\n"
-		"  ping [N]                               N info round trips: median and p99 latency\n"
+		"  ping [N]                               N info round trips (1 to 1000000, default 100):\n"
+		"                                         median and p99 latency\n"
 		"  reset --warm | --init CPU              warm reset (PMU registers to 0) or INIT one AP (kept)\n"
 		"  console                                the card's shell, a line at a time, through the mailbox\n");
 	return 2;
@@ -93,7 +94,7 @@ int main(int argc, char **argv)
 	if (card_open(&c, card_name) != 0)
 		return 1;
 	int r = !strcmp(cmd, "info")   ? cmd_info(&c)
-		: !strcmp(cmd, "ping")   ? cmd_ping(&c, i + 1 < argc ? atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 100 : 100)
+		: !strcmp(cmd, "ping")   ? cmd_ping(&c, i + 1 < argc ? argv[i + 1] : NULL)
 		: !strcmp(cmd, "stat")   ? cmd_stat(&c, argc - i, argv + i)
 		: !strcmp(cmd, "record") ? cmd_record(&c, argc - i, argv + i)
 		: !strcmp(cmd, "reset")  ? cmd_reset(&c, argc - i, argv + i)

@@ -8,6 +8,8 @@
 
 #define CALL_MS 5000  /* how long pmuctl waits for an answer, ms */
 #define MAX_EVENTS 8  /* stat: more than the 2 counters are time-sliced (multiplexed) */
+#define PING_DEFAULT 100
+#define PING_MAX 1000000 /* round trips: 8 MB of times */
 
 extern const char *card_name;       /* --card NAME|PATH */
 extern struct mbox_response resp;   /* the last answer (96 KiB: not on the stack) */
@@ -40,7 +42,7 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 /* The commands: each returns pmuctl's exit status. */
 int cmd_events(const char *pattern);
 int cmd_info(struct card *c);
-int cmd_ping(struct card *c, int n);
+int cmd_ping(struct card *c, const char *n);
 int cmd_reset(struct card *c, int argc, char **argv);
 int cmd_run(struct card *c, int argc, char **argv);
 int cmd_console(struct card *c);

@@ -28,13 +28,18 @@ int cmd_record(struct card *c, int argc, char **argv)
 	const char *ev = NULL, *cpus = "1", *file = "pmuos.data";
 	uint64_t period = 0;
 	struct cpuset set;
+	char *end;
 	int o;
 
 	optind = 1;
 	while ((o = getopt(argc, argv, "+e:c:C:o:")) != -1) {
 		switch (o) {
 		case 'e': ev = optarg; break;
-		case 'c': period = strtoull(optarg, NULL, 0); break;
+		case 'c':
+			period = strtoull(optarg, &end, 0);
+			if (*end || optarg[0] == '-')
+				period = 0; /* refused below */
+			break;
 		case 'C': cpus = optarg; break;
 		case 'o': file = optarg; break;
 		default: return usage();

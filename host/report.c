@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,69 @@ static int by_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The program's function symbols (elfutils libelf), sorted by address. */
+/* "pmuctl: report: PATH: WHY" and exit(1): the program file is not an ELF file pmuctl can read symbols from. */
+static void __attribute__((noreturn, format(printf, 2, 3))) bad_elf(const char *path, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "pmuctl: report: %s: ", path);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* Adds symbol table `scn` (header `sh`) of `e`'s function symbols to *syms. Every field used is checked. */
+static void add_symtab(const char *path, Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct sym **syms, size_t *n,
+		       size_t *cap)
+{
+	size_t ndx = elf_ndxscn(scn), entsize = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+	GElf_Shdr strsh;
+	Elf_Scn *strscn = elf_getscn(e, sh->sh_link);
+
+	if (sh->sh_entsize != entsize)
+		bad_elf(path, "symbol table (section %zu) has %llu-byte entries, not %zu-byte ones", ndx,
+			(unsigned long long)sh->sh_entsize, entsize);
+	if (sh->sh_size % entsize)
+		bad_elf(path, "symbol table (section %zu) of %llu bytes is not whole %zu-byte entries", ndx,
+			(unsigned long long)sh->sh_size, entsize);
+	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
+		bad_elf(path, "symbol table (section %zu) names its strings in section %u, not a string table", ndx,
+			sh->sh_link);
+	Elf_Data *d = elf_getdata(scn, NULL);
+	if (!d)
+		bad_elf(path, "symbol table (section %zu): %s", ndx, elf_errmsg(-1));
+	for (size_t i = 0; i < sh->sh_size / entsize; i++) {
+		GElf_Sym s;
+		if (!gelf_getsym(d, i, &s))
+			bad_elf(path, "symbol %zu of section %zu: %s", i, ndx, elf_errmsg(-1));
+		if (GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_size)
+			continue;
+		const char *name = elf_strptr(e, sh->sh_link, s.st_name);
+		if (!name)
+			bad_elf(path, "symbol %zu of section %zu: its name (offset %u) is not in string table %u", i, ndx,
+				s.st_name, sh->sh_link);
+		if (s.st_value + s.st_size < s.st_value)
+			bad_elf(path, "function %s: %llu bytes at %#llx pass the end of the address space", name,
+				(unsigned long long)s.st_size, (unsigned long long)s.st_value);
+		if (*n == *cap) {
+			*cap = *cap ? 2 * *cap : 256;
+			if (!(*syms = realloc(*syms, *cap * sizeof(**syms))))
+				bad_elf(path, "out of memory for %zu symbols", *cap);
+		}
+		char *copy = strdup(name);
+		if (!copy)
+			bad_elf(path, "out of memory for symbol names");
+		(*syms)[(*n)++] = (struct sym){ s.st_value, s.st_value + s.st_size, copy };
+	}
+}
+
+/*
+ * The program's function symbols (elfutils libelf), sorted by address. A
+ * file that cannot be opened gives none (and a warning); one that is not
+ * an ELF file, or a malformed one, is an error naming what is wrong.
+ */
 static struct sym *load_symbols(const char *path, size_t *n)
 {
 	struct sym *syms = NULL;
@@ -32,30 +95,34 @@ static struct sym *load_symbols(const char *path, size_t *n)
 	int fd = open(path, O_RDONLY);
 
 	*n = 0;
-	elf_version(EV_CURRENT);
-	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
-	for (Elf_Scn *scn = NULL; e && (scn = elf_nextscn(e, scn));) {
-		GElf_Shdr sh;
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		Elf_Data *d = elf_getdata(scn, NULL);
-		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			if (!gelf_getsym(d, i, &s) || GELF_ST_TYPE(s.st_info) != STT_FUNC || !s.st_size)
-				continue;
-			if (*n == cap)
-				syms = realloc(syms, (cap = cap ? 2 * cap : 256) * sizeof(*syms));
-			syms[(*n)++] = (struct sym){ s.st_value, s.st_value + s.st_size,
-						     strdup(elf_strptr(e, sh.sh_link, s.st_name)) };
-		}
+	if (fd < 0) {
+		fprintf(stderr, "pmuctl: no symbols from %s: %s\n", path, strerror(errno));
+		return NULL;
 	}
-	if (!e)
-		fprintf(stderr, "pmuctl: no symbols from %s: %s\n", path, fd < 0 ? strerror(errno) : elf_errmsg(-1));
-	if (e)
-		elf_end(e);
-	if (fd >= 0)
-		close(fd);
-	qsort(syms, *n, sizeof(*syms), by_start);
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	GElf_Ehdr eh;
+	size_t nscn;
+	if (!e || elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh))
+		bad_elf(path, "not an ELF file%s%s", e ? "" : ": ", e ? "" : elf_errmsg(-1));
+	/* libelf reads a section header table that is not in the file as none. */
+	if (elf_getshdrnum(e, &nscn) != 0 || (eh.e_shoff && !nscn))
+		bad_elf(path, "its section headers (at %#llx) are not in the file", (unsigned long long)eh.e_shoff);
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh))
+			bad_elf(path, "section %zu: %s", elf_ndxscn(scn), elf_errmsg(-1));
+		if (sh.sh_type == SHT_SYMTAB)
+			add_symtab(path, e, scn, &sh, &syms, n, &cap);
+	}
+	if (elf_errno())
+		bad_elf(path, "its sections: %s", elf_errmsg(-1));
+	if (!cap)
+		fprintf(stderr, "pmuctl: %s has no function symbols: samples show as [unknown]\n", path);
+	elf_end(e);
+	close(fd);
+	if (*n)
+		qsort(syms, *n, sizeof(*syms), by_start);
 	return syms;
 }
 
@@ -106,6 +173,8 @@ int cmd_report(int argc, char **argv)
 	struct rec_header h;
 	if (!f || fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, REC_MAGIC, 8) || h.version != 1) {
 		fprintf(stderr, "pmuctl: %s is not a pmuctl recording\n", file);
+		if (f)
+			fclose(f);
 		return 1;
 	}
 	h.program[sizeof(h.program) - 1] = h.event[sizeof(h.event) - 1] = 0;
@@ -121,7 +190,10 @@ int cmd_report(int argc, char **argv)
 		while (i < nhits && strcmp(hits[i].name, name))
 			i++;
 		if (i == nhits) {
-			hits = realloc(hits, ++nhits * sizeof(*hits));
+			if (!(hits = realloc(hits, ++nhits * sizeof(*hits)))) {
+				fprintf(stderr, "pmuctl: report: out of memory for %zu symbols\n", nhits);
+				return 1;
+			}
 			hits[i] = (struct hit){ name, 0 };
 		}
 		hits[i].count++;

@@ -2,6 +2,7 @@
 import os
 import re
 import signal
+import struct
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -225,3 +226,43 @@ def test_reset_init_keeps_and_warm_clears_the_pmu(card):
     assert p.returncode == 0 and "READY again" in p.stdout, p.stderr
     card.wait_prompt(60)
     assert regs1(card.cmd("pmu regs 2")) == 0
+
+
+def hostile_elf(tmp_path, name, change):
+    """A copy of matmul.elf with change(bytes, symtab section header offset) applied, and a recording of two
+    user-mode samples that names it."""
+    b = bytearray(open(os.path.join(BUILD, "user", "matmul.elf"), "rb").read())
+    shoff, shnum = struct.unpack_from("<Q", b, 0x28)[0], struct.unpack_from("<H", b, 0x3c)[0]
+    symtab = next(shoff + 64 * i for i in range(shnum) if struct.unpack_from("<I", b, shoff + 64 * i + 4)[0] == 2)
+    change(b, symtab)
+    elf = tmp_path / f"{name}.elf"
+    elf.write_bytes(b)
+    head = b"PMUOSREC" + struct.pack("<IIQQQ", 1, 0, 2, 0, 1000) + str(elf).encode().ljust(256, b"\0") + \
+        b"INSTRUCTIONS_EXECUTED:u".ljust(64, b"\0")
+    samples = b"".join(struct.pack("<QQQQIBBH", 0, 0x401000 + i, 0, 0, 1, 3, 0, 0) for i in range(2))
+    data = tmp_path / f"{name}.data"
+    data.write_bytes(head + samples)
+    return data
+
+
+def first_function_symbol(b, symtab):
+    off, size = struct.unpack_from("<QQ", b, symtab + 24)
+    return next(off + 24 * i for i in range(size // 24)
+                if b[off + 24 * i + 4] & 0xf == 2 and struct.unpack_from("<Q", b, off + 24 * i + 16)[0])
+
+
+def test_report_names_what_is_wrong_with_a_hostile_elf(tmp_path):
+    cases = {
+        # sh_entsize 0 divided the symbol count by zero
+        "entsize0": (lambda b, s: struct.pack_into("<Q", b, s + 56, 0), "has 0-byte entries, not 24-byte ones"),
+        # a name outside the string table made elf_strptr return NULL, then strdup(NULL)
+        "badname": (lambda b, s: struct.pack_into("<I", b, first_function_symbol(b, s), 0xfffffff0),
+                    "is not in string table"),
+        "badlink": (lambda b, s: struct.pack_into("<I", b, s + 40, 0), "names its strings in section 0"),
+        "badoffset": (lambda b, s: struct.pack_into("<Q", b, s + 24, 1 << 50), "invalid section header"),
+        "notelf": (lambda b, s: b.__setitem__(slice(0, 4), b"\0ELF"), "not an ELF file"),
+    }
+    for name, (change, why) in cases.items():
+        data = hostile_elf(tmp_path, name, change)
+        p = subprocess.run([PMUCTL, "report", "-i", str(data)], capture_output=True, text=True, timeout=30)
+        assert p.returncode == 1 and f"{name}.elf: " in p.stderr and why in p.stderr, (name, p.returncode, p.stderr)
