@@ -133,7 +133,7 @@ static const char *bad_layout(const struct mbox_header *h, uint64_t size, char *
 		}
 		for (int j = 0; j < i; j++)
 			if (a[i].off < a[j].off + a[j].len && a[j].off < a[i].off + a[i].len) {
-				snprintf(why, n, "the %s overlaps the %s", a[i].name, a[j].name);
+				snprintf(why, n, "the %s and the %s overlap", a[j].name, a[i].name);
 				return why;
 			}
 	}

@@ -1,5 +1,8 @@
 /* Reading what the card writes without a request; see host/rings.h. */
 #include "host/rings.h"
+
+#include <string.h>
+
 #include "host/progress.h"
 
 void console_drain(struct card *c, uint64_t *from, FILE *out)
@@ -10,10 +13,16 @@ void console_drain(struct card *c, uint64_t *from, FILE *out)
 		*from = head;
 	if (head - *from > MBOX_CONSOLE_SIZE)
 		*from = head - MBOX_CONSOLE_SIZE;
-	for (; *from < head; (*from)++) {
-		uint8_t ch = c->console[*from % MBOX_CONSOLE_SIZE];
-		if (ch != '\r')
-			putc(ch, out);
+	while (*from < head) { /* runs of bytes up to a '\r' or the ring's end */
+		uint64_t off = *from % MBOX_CONSOLE_SIZE, n = head - *from;
+		const uint8_t *p = c->console + off;
+		if (n > MBOX_CONSOLE_SIZE - off)
+			n = MBOX_CONSOLE_SIZE - off;
+		const uint8_t *cr = memchr(p, '\r', n);
+		if (cr)
+			n = cr - p;
+		fwrite(p, 1, n, out);
+		*from += n + (cr != NULL);
 	}
 	fflush(out);
 }
