@@ -125,10 +125,12 @@ static const char *bad_layout(const struct mbox_header *h, uint64_t size, char *
 		return why;
 	}
 	for (int i = 0; i < na; i++) {
-		/* 8-byte aligned: the rings' 64-bit fields are read and written whole. */
-		if (a[i].off % 8 || a[i].off < sizeof(*h) || a[i].off + a[i].len > size) {
-			snprintf(why, n, "the %s (%llu bytes at %#llx) is not 8-byte aligned between the header and the end",
-				 a[i].name, (unsigned long long)a[i].len, (unsigned long long)a[i].off);
+		const char *wrong = a[i].off % 8 ? "is not 8-byte aligned" /* 64-bit fields are read whole */
+				    : a[i].off < sizeof(*h) ? "is inside the header"
+				    : a[i].off + a[i].len > size ? "passes the end" : NULL;
+		if (wrong) {
+			snprintf(why, n, "the %s (%llu bytes at %#llx) %s", a[i].name, (unsigned long long)a[i].len,
+				 (unsigned long long)a[i].off, wrong);
 			return why;
 		}
 		for (int j = 0; j < i; j++)
@@ -343,16 +345,32 @@ static int answer_ok(struct card *c, uint16_t op, const struct mbox_response *r)
 	return 0;
 }
 
-/* Copies the answer at `a` into *resp, once, and checks the copy. */
-static int take_answer(struct card *c, uint16_t op, const struct mbox_response *a, struct mbox_response *resp)
+/* Copies the answer at `a` (the one at our request's position) into *resp, once, and checks the copy. */
+static int take_answer(struct card *c, uint16_t op, uint32_t seq, const struct mbox_response *a,
+		       struct mbox_response *resp)
 {
 	memcpy(resp, a, offsetof(struct mbox_response, payload));
+	if (resp->seq != seq)
+		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s carries sequence "
+			    "number %u, not the request's %u", op_name(op), resp->seq, seq);
 	if (resp->len > MBOX_RESP_PAYLOAD)
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s is %u bytes "
 			    "(a response holds %u)", op_name(op), resp->len, MBOX_RESP_PAYLOAD);
 	memcpy(resp->payload, a->payload, resp->len);
 	int st = answer_ok(c, op, resp);
 	return st ? st : resp->status;
+}
+
+/* Between two looks at the rings: 0 after a nap, or why to stop waiting (a card that changed, the time is up). */
+static int wait_a_little(struct card *c, uint64_t end)
+{
+	int st = card_alive(c);
+
+	if (st == 0 && card_time->now_ms() > end)
+		st = CARD_TIMEOUT;
+	if (st == 0)
+		card_time->nap();
+	return st;
 }
 
 int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET_WORDS],
@@ -382,13 +400,8 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 				  "%u slots from its head (it holds %u)", used, MBOX_REQ_SLOTS);
 			goto out;
 		}
-		if ((st = card_alive(c)) != 0)
+		if ((st = wait_a_little(c, end)) != 0)
 			goto out;
-		if (card_time->now_ms() > end) {
-			st = CARD_TIMEOUT;
-			goto out;
-		}
-		card_time->nap();
 	}
 	/* Numbered from the mailbox under the lock: no other process's request has this number. */
 	uint32_t seq = c->hdr->host_seq + 1;
@@ -414,25 +427,12 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 			goto out;
 		}
 		int mine = 0;
-		for (; ready && !mine; ready--, tail++) { /* at most the ring's slots; earlier ones are others' */
-			const struct mbox_response *a = &c->resps[tail % MBOX_RESP_SLOTS];
-			uint32_t got = a->seq;
-			if ((mine = tail == head) && got != seq)
-				st = fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: answer %u carries "
-					  "sequence number %u, request %u had %u", tail, got, head, seq);
-			else if (mine)
-				st = take_answer(c, opcode, a, resp);
-		}
+		for (; ready && !mine; ready--, tail++) /* at most the ring's slots; earlier ones are others' */
+			if ((mine = tail == head))
+				st = take_answer(c, opcode, seq, &c->resps[tail % MBOX_RESP_SLOTS], resp);
 		__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);
-		if (mine)
+		if (mine || (st = wait_a_little(c, end)) != 0)
 			goto out;
-		if ((st = card_alive(c)) != 0)
-			goto out;
-		if (card_time->now_ms() > end) {
-			st = CARD_TIMEOUT;
-			goto out;
-		}
-		card_time->nap();
 	}
 out:
 	if (!c->hold)
