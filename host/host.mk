@@ -12,18 +12,23 @@ HOST_RENAME  = -Dvsnprintf=k_vsnprintf -Dsnprintf=k_snprintf -Dmemcpy=k_memcpy -
 	       -Dstrcmp=k_strcmp -Dstrncmp=k_strncmp -Dstrlcpy=k_strlcpy -Dcpuset_parse=k_cpuset_parse \
 	       -Dcpuset_count=k_cpuset_count -Dparse_u64=k_parse_u64
 HOST_SHARED  = kernel/cpuset.c kernel/fmt.c kernel/lib.c
-HOST_OBJS    = $(BUILD)/host/pmuctl.o $(BUILD)/host/mbox.o $(patsubst %.c,$(BUILD)/host/shared/%.o,$(HOST_SHARED))
+# One file per group of commands (pmuctl.c: the command line and what they share).
+HOST_SRC     = $(wildcard host/*.c)
+HOST_OBJS    = $(patsubst %.c,$(BUILD)/%.o,$(HOST_SRC)) $(patsubst %.c,$(BUILD)/host/shared/%.o,$(HOST_SHARED))
 
-$(BUILD)/host/%.o: host/%.c include/pmuos/mailbox.h host/mbox.h
+# -MMD -MP: each object is rebuilt when a header it includes changes.
+$(BUILD)/host/%.o: host/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -c $< -o $@
+	$(CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/host/shared/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) $(HOST_RENAME) -c $< -o $@
+	$(CC) $(HOST_CFLAGS) $(HOST_RENAME) -MMD -MP -c $< -o $@
 
 $(BUILD)/pmuctl: $(HOST_OBJS)
 	$(CC) $^ -o $@ -lpfm -lelf
+
+-include $(HOST_OBJS:.o=.d)
 
 host: $(BUILD)/pmuctl
 .PHONY: host

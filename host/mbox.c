@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,19 +14,43 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CARD_TIMEOUT -100
+#include "kernel/cpuset.h"
 
-static uint64_t now_ms(void)
+static uint64_t real_now_ms(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
 }
 
-static void nap(void)
+static void real_nap(void)
 {
 	struct timespec ts = { 0, 200000 }; /* 0.2 ms */
 	nanosleep(&ts, NULL);
+}
+
+static const struct card_time real_time = { real_now_ms, real_nap };
+const struct card_time *card_time = &real_time;
+
+/* Sets c->err and returns `status`. */
+static int __attribute__((format(printf, 3, 4))) fail(struct card *c, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->err, sizeof(c->err), fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+/* The file shrank under the mapping (truncated, or the card's file replaced): a named error, not a crash. */
+static char sigbus_msg[384];
+static void on_sigbus(int sig)
+{
+	(void)sig;
+	if (write(2, sigbus_msg, strlen(sigbus_msg)) < 0)
+		_exit(1);
+	_exit(1);
 }
 
 int card_open(struct card *c, const char *name)
@@ -33,107 +59,233 @@ int card_open(struct card *c, const char *name)
 	struct stat st;
 
 	memset(c, 0, sizeof(*c));
+	c->fd = -1;
 	if (strchr(name, '/'))
 		snprintf(path, sizeof(path), "%s", name);
 	else
 		snprintf(path, sizeof(path), "/dev/shm/pmuos-%s", name);
 	c->path = path;
-	int fd = open(path, O_RDWR);
-	if (fd < 0) {
+	c->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (c->fd < 0) {
 		fprintf(stderr, "pmuctl: no card at %s: %s (is the card running? make run CARD=%s)\n", path,
 			strerror(errno), name);
 		return -1;
 	}
-	if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(struct mbox_header)) {
+	if (fstat(c->fd, &st) != 0 || (size_t)st.st_size < sizeof(struct mbox_header)) {
 		fprintf(stderr, "pmuctl: %s is too small to be a card mailbox\n", path);
-		close(fd);
+		card_close(c);
 		return -1;
 	}
 	c->size = st.st_size;
-	c->base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
+	c->base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
 	if (c->base == MAP_FAILED) {
+		c->base = NULL;
 		fprintf(stderr, "pmuctl: cannot map %s: %s\n", path, strerror(errno));
+		card_close(c);
 		return -1;
 	}
-	c->hdr = (struct mbox_header *)c->base;
-	struct mbox_header *h = c->hdr;
-	if (h->magic != MBOX_MAGIC || h->version != MBOX_VERSION) {
-		fprintf(stderr, "pmuctl: %s is not a pmuos mailbox of version %d (the card may still be booting)\n",
-			path, MBOX_VERSION);
+	snprintf(sigbus_msg, sizeof(sigbus_msg),
+		 "pmuctl: %s shrank under pmuctl (SIGBUS): the card's mailbox file was truncated or replaced\n", path);
+	struct sigaction sa = { .sa_handler = on_sigbus };
+	sigaction(SIGBUS, &sa, NULL);
+	if (card_check(c) != 0) {
+		card_close(c);
 		return -1;
-	}
-	uint64_t end_req = (uint64_t)h->req_off + MBOX_REQ_SLOTS * sizeof(struct mbox_request);
-	uint64_t end_resp = (uint64_t)h->resp_off + MBOX_RESP_SLOTS * sizeof(struct mbox_response);
-	if (h->size != c->size || end_req > c->size || end_resp > c->size ||
-	    h->req_ctl_off + sizeof(struct mbox_ring_ctl) > c->size ||
-	    h->resp_ctl_off + sizeof(struct mbox_ring_ctl) > c->size ||
-	    (uint64_t)h->upload_off + MBOX_UPLOAD_SIZE > c->size ||
-	    (uint64_t)h->console_off + MBOX_CONSOLE_SIZE > c->size ||
-	    (uint64_t)h->samples_off + (uint64_t)h->cpu_count * sizeof(struct mbox_sample_ring) > c->size) {
-		fprintf(stderr, "pmuctl: %s: the mailbox layout does not fit in its %zu bytes\n", path, c->size);
-		return -1;
-	}
-	if (h->state != MBOX_READY) {
-		fprintf(stderr, "pmuctl: card %s is not READY (state %u: %s)\n", path, h->state,
-			h->state == MBOX_BOOTING ? "booting" : h->state == MBOX_PANIC ? "panic" : "unknown");
-		return -1;
-	}
-	uint64_t beat = h->heartbeat, end = now_ms() + 1000;
-	while (h->heartbeat == beat) {
-		if (now_ms() > end) {
-			fprintf(stderr, "pmuctl: card %s: heartbeat stale (no change in 1 s): the card has stopped\n",
-				path);
-			return -1;
-		}
-		nap();
 	}
 	return 0;
 }
 
-void card_close(struct card *c)
+/* The areas of a layout, as a header gives them. */
+struct area {
+	const char *name;
+	uint64_t off, len;
+};
+
+static int layout(const struct mbox_header *h, struct area a[8])
 {
-	if (c->locked)
-		__atomic_store_n(&c->hdr->host_lock, 0, __ATOMIC_RELEASE);
-	if (c->base && c->base != MAP_FAILED)
-		munmap(c->base, c->size);
-	c->base = NULL;
+	a[0] = (struct area){ "request ring control", h->req_ctl_off, sizeof(struct mbox_ring_ctl) };
+	a[1] = (struct area){ "request ring", h->req_off, MBOX_REQ_SLOTS * sizeof(struct mbox_request) };
+	a[2] = (struct area){ "response ring control", h->resp_ctl_off, sizeof(struct mbox_ring_ctl) };
+	a[3] = (struct area){ "response ring", h->resp_off, MBOX_RESP_SLOTS * sizeof(struct mbox_response) };
+	a[4] = (struct area){ "console ring", h->console_off, MBOX_CONSOLE_SIZE };
+	a[5] = (struct area){ "upload area", h->upload_off, MBOX_UPLOAD_SIZE };
+	a[6] = (struct area){ "sample rings", h->samples_off, (uint64_t)h->cpu_count * sizeof(struct mbox_sample_ring) };
+	a[7] = (struct area){ "output rings", h->output_off, MBOX_OUTPUT_RINGS * sizeof(struct mbox_output_ring) };
+	return 8;
 }
 
-/* The host lock: our pid in header.host_lock; a lock whose holder is gone is taken over. */
+/* Where the layout `h` goes wrong in a mailbox of `size` bytes, or NULL. */
+static const char *bad_layout(const struct mbox_header *h, uint64_t size, char *why, size_t n)
+{
+	struct area a[8];
+	int na = layout(h, a);
+
+	if (h->cpu_count == 0 || h->cpu_count > CPUSET_MAX) {
+		snprintf(why, n, "a CPU count of %u (1 to %u)", h->cpu_count, CPUSET_MAX);
+		return why;
+	}
+	for (int i = 0; i < na; i++) {
+		const char *wrong = a[i].off % 8 ? "is not 8-byte aligned" /* 64-bit fields are read whole */
+				    : a[i].off < sizeof(*h) ? "is inside the header"
+				    : a[i].off + a[i].len > size ? "passes the end" : NULL;
+		if (wrong) {
+			snprintf(why, n, "the %s (%llu bytes at %#llx) %s", a[i].name, (unsigned long long)a[i].len,
+				 (unsigned long long)a[i].off, wrong);
+			return why;
+		}
+		for (int j = 0; j < i; j++)
+			if (a[i].off < a[j].off + a[j].len && a[j].off < a[i].off + a[i].len) {
+				snprintf(why, n, "the %s and the %s overlap", a[j].name, a[i].name);
+				return why;
+			}
+	}
+	return NULL;
+}
+
+static const char *state_name(uint32_t state)
+{
+	return state == MBOX_BOOTING ? "booting" : state == MBOX_PANIC ? "panic" : state == MBOX_READY ? "READY"
+											   : "unknown";
+}
+
+int card_check(struct card *c)
+{
+	char why[160];
+
+	c->hdr = (struct mbox_header *)c->base;
+	if (c->size < sizeof(struct mbox_header)) {
+		fprintf(stderr, "pmuctl: %s is too small to be a card mailbox\n", c->path);
+		return -1;
+	}
+	/* One copy: what is checked is what is used, whatever the card writes meanwhile. */
+	c->seen = *c->hdr;
+	const struct mbox_header *h = &c->seen;
+	if (h->magic != MBOX_MAGIC || h->version != MBOX_VERSION) {
+		fprintf(stderr, "pmuctl: %s is not a pmuos mailbox of version %d (the card may still be booting)\n",
+			c->path, MBOX_VERSION);
+		return -1;
+	}
+	if (h->size != c->size) {
+		fprintf(stderr, "pmuctl: %s: the mailbox layout does not fit in its %zu bytes: its header says %llu\n",
+			c->path, c->size, (unsigned long long)h->size);
+		return -1;
+	}
+	if (bad_layout(h, c->size, why, sizeof(why))) {
+		fprintf(stderr, "pmuctl: %s: the mailbox layout does not fit in its %zu bytes: %s\n", c->path, c->size,
+			why);
+		return -1;
+	}
+	if (h->state != MBOX_READY) {
+		fprintf(stderr, "pmuctl: card %s is not READY (state %u: %s)\n", c->path, h->state,
+			state_name(h->state));
+		return -1;
+	}
+	c->cpu_count = h->cpu_count;
+	c->req_ctl = (struct mbox_ring_ctl *)(c->base + h->req_ctl_off);
+	c->resp_ctl = (struct mbox_ring_ctl *)(c->base + h->resp_ctl_off);
+	c->reqs = (struct mbox_request *)(c->base + h->req_off);
+	c->resps = (struct mbox_response *)(c->base + h->resp_off);
+	c->console = c->base + h->console_off;
+	c->upload = c->base + h->upload_off;
+	c->samples = (struct mbox_sample_ring *)(c->base + h->samples_off);
+	c->outputs = (const struct mbox_output_ring *)(c->base + h->output_off);
+	uint64_t beat = c->hdr->heartbeat, end = card_time->now_ms() + 1000;
+	while (c->hdr->heartbeat == beat) {
+		if (card_time->now_ms() > end) {
+			fprintf(stderr, "pmuctl: card %s: heartbeat stale (no change in 1 s): the card has stopped\n",
+				c->path);
+			return -1;
+		}
+		card_time->nap();
+	}
+	c->last_beat = c->hdr->heartbeat;
+	if (card_alive(c) != 0) {
+		fprintf(stderr, "pmuctl: card %s: %s\n", c->path, c->err);
+		return -1;
+	}
+	return 0;
+}
+
+int card_alive(struct card *c)
+{
+	const struct mbox_header *h = c->hdr, *s = &c->seen;
+	uint32_t state = h->state;
+	uint64_t beat = h->heartbeat;
+	struct area now[8], then[8];
+	const char *what = h->magic != s->magic ? "magic" : h->version != s->version ? "version"
+			   : h->size != s->size ? "size" : h->cpu_count != s->cpu_count ? "CPU count" : NULL;
+
+	layout(h, now);
+	layout(s, then);
+	for (int i = 0; i < 8 && !what; i++)
+		if (now[i].off != then[i].off)
+			what = now[i].name;
+	if (what)
+		return fail(c, CARD_RESET, "the card rebooted/reset while pmuctl was waiting: its mailbox header "
+			    "changed (%s), or something wrote over it", what);
+	if (state == MBOX_PANIC)
+		return fail(c, CARD_PANIC, "the card panicked while pmuctl was waiting (mailbox state PANIC)");
+	if (state != MBOX_READY)
+		return fail(c, CARD_RESET, "the card rebooted/reset while pmuctl was waiting (mailbox state %u: %s)",
+			    state, state_name(state));
+	if (beat < c->last_beat)
+		return fail(c, CARD_RESET, "the card rebooted/reset while pmuctl was waiting (its heartbeat went "
+			    "back from %llu to %llu)", (unsigned long long)c->last_beat, (unsigned long long)beat);
+	c->last_beat = beat;
+	return 0;
+}
+
+/*
+ * The host lock (include/pmuos/mailbox.h): an open-file-description lock on
+ * the whole mailbox file. The OS drops it when the holder's file is closed,
+ * however the holder ends, and it names no PID: PID reuse and PID
+ * namespaces do not matter. It works on any file pmuctl maps (tmpfs in
+ * /dev/shm, sysfs PCI resource files). header.host_lock gets our pid for
+ * other processes' messages only.
+ */
 static int lock(struct card *c, uint64_t end)
 {
-	uint32_t me = getpid();
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET }; /* l_len 0: to the end and beyond */
+	uint64_t start = card_time->now_ms();
 
 	if (c->locked)
 		return 0;
-	for (;;) {
-		uint32_t held = 0;
-		if (__atomic_compare_exchange_n(&c->hdr->host_lock, &held, me, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			break;
-		if (held && kill(held, 0) != 0 && errno == ESRCH &&
-		    __atomic_compare_exchange_n(&c->hdr->host_lock, &held, me, 0, __ATOMIC_ACQUIRE,
-						__ATOMIC_RELAXED))
-			break;
-		if (now_ms() > end)
-			return -1;
-		nap();
+	while (fcntl(c->fd, F_OFD_SETLK, &fl) != 0) {
+		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
+			return fail(c, CARD_LOCKED, "cannot lock %s: %s", c->path, strerror(errno));
+		if (card_time->now_ms() > end) {
+			uint32_t holder = __atomic_load_n(&c->hdr->host_lock, __ATOMIC_ACQUIRE);
+			if (holder)
+				return fail(c, CARD_LOCKED, "the card's mailbox is in use: process %u (as it noted in the "
+					    "mailbox) has held its lock for more than %.1f s", holder,
+					    (card_time->now_ms() - start) / 1000.0);
+			return fail(c, CARD_LOCKED, "the card's mailbox is in use: another process has held its lock "
+				    "for more than %.1f s", (card_time->now_ms() - start) / 1000.0);
+		}
+		card_time->nap();
 	}
 	c->locked = 1;
+	__atomic_store_n(&c->hdr->host_lock, (uint32_t)getpid(), __ATOMIC_RELEASE);
 	return 0;
 }
 
 static void unlock(struct card *c)
 {
+	struct flock fl = { .l_type = F_UNLCK, .l_whence = SEEK_SET };
+
+	if (!c->locked)
+		return;
 	__atomic_store_n(&c->hdr->host_lock, 0, __ATOMIC_RELEASE);
+	fcntl(c->fd, F_OFD_SETLK, &fl);
 	c->locked = 0;
 }
 
-void card_hold(struct card *c)
+int card_hold(struct card *c)
 {
-	if (lock(c, now_ms() + 5000) == 0)
-		c->hold = 1;
+	int st = lock(c, card_time->now_ms() + 5000);
+
+	c->hold = st == 0;
+	return st;
 }
 
 void card_release(struct card *c)
@@ -142,31 +294,122 @@ void card_release(struct card *c)
 	unlock(c);
 }
 
+void card_close(struct card *c)
+{
+	if (c->base) {
+		unlock(c);
+		munmap(c->base, c->size);
+	}
+	c->base = NULL;
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+static const char *op_name(uint16_t op)
+{
+	static const char *const names[] = {
+		[MBOX_OP_INFO] = "INFO", [MBOX_OP_PMU_CONFIG] = "PMU_CONFIG", [MBOX_OP_PMU_START] = "PMU_START",
+		[MBOX_OP_PMU_STOP] = "PMU_STOP", [MBOX_OP_PMU_CLEAR] = "PMU_CLEAR", [MBOX_OP_PMU_READ] = "PMU_READ",
+		[MBOX_OP_PMU_SPFLT] = "PMU_SPFLT", [MBOX_OP_RUN] = "RUN", [MBOX_OP_STATUS] = "STATUS",
+		[MBOX_OP_KILL] = "KILL", [MBOX_OP_RESET_WARM] = "RESET_WARM", [MBOX_OP_CPU_INIT] = "CPU_INIT",
+		[MBOX_OP_SHELL] = "SHELL", [MBOX_OP_PMU_MUX] = "PMU_MUX", [MBOX_OP_SHELL_INTR] = "SHELL_INTR",
+	};
+	return op < sizeof(names) / sizeof(names[0]) && names[op] ? names[op] : "?";
+}
+
+/*
+ * Checks a copied answer: a known status and the payload its opcode has
+ * (kernel/mailbox_proto.c). An error answer carries nothing pmuctl reads,
+ * except PMU_READ's (the CPUs that did answer).
+ */
+static int answer_ok(struct card *c, uint16_t op, const struct mbox_response *r)
+{
+	uint32_t n = r->len;
+	int ok;
+
+	if (r->status > MBOX_OK || r->status < MBOX_E_AGAIN)
+		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s has an unknown "
+			    "status %d", op_name(op), r->status);
+	if (op == MBOX_OP_PMU_READ)
+		ok = n % sizeof(struct mbox_pmu_count) == 0;
+	else if (r->status != MBOX_OK)
+		ok = 1;
+	else if (op == MBOX_OP_STATUS)
+		ok = n && n % sizeof(struct mbox_task) == 0; /* a launch has one task or more */
+	else
+		ok = n == (op == MBOX_OP_INFO ? sizeof(struct mbox_info) : op == MBOX_OP_RUN ? sizeof(uint32_t) : 0);
+	if (!ok)
+		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s (status %d) "
+			    "has %u payload bytes, which no such answer has", op_name(op), r->status, n);
+	return 0;
+}
+
+/* Copies the answer at `a` (the one at our request's position) into *resp, once, and checks the copy. */
+static int take_answer(struct card *c, uint16_t op, uint32_t seq, const struct mbox_response *a,
+		       struct mbox_response *resp)
+{
+	memcpy(resp, a, offsetof(struct mbox_response, payload));
+	if (resp->seq != seq)
+		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s carries sequence "
+			    "number %u, not the request's %u", op_name(op), resp->seq, seq);
+	if (resp->len > MBOX_RESP_PAYLOAD)
+		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s is %u bytes "
+			    "(a response holds %u)", op_name(op), resp->len, MBOX_RESP_PAYLOAD);
+	memcpy(resp->payload, a->payload, resp->len);
+	int st = answer_ok(c, op, resp);
+	return st ? st : resp->status;
+}
+
+/* Between two looks at the rings: 0 after a nap, or why to stop waiting (a card that changed, the time is up). */
+static int wait_a_little(struct card *c, uint64_t end)
+{
+	int st = card_alive(c);
+
+	if (st == 0 && card_time->now_ms() > end)
+		st = CARD_TIMEOUT;
+	if (st == 0)
+		card_time->nap();
+	return st;
+}
+
 int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET_WORDS],
 	      const void *payload, uint32_t len, struct mbox_response *resp, int timeout_ms)
 {
-	struct mbox_header *h = c->hdr;
-	struct mbox_ring_ctl *reqc = (void *)(c->base + h->req_ctl_off);
-	struct mbox_ring_ctl *respc = (void *)(c->base + h->resp_ctl_off);
-	struct mbox_request *reqs = (void *)(c->base + h->req_off);
-	struct mbox_response *resps = (void *)(c->base + h->resp_off);
-	uint64_t end = now_ms() + timeout_ms;
+	uint64_t end = card_time->now_ms() + timeout_ms;
+	int st;
 
-	if (len > MBOX_REQ_PAYLOAD || lock(c, end) != 0)
-		return CARD_TIMEOUT;
+	if (len > MBOX_REQ_PAYLOAD)
+		return fail(c, CARD_PROTOCOL, "a request of %u bytes: the mailbox takes %u at most", len,
+			    MBOX_REQ_PAYLOAD);
+	if ((st = card_alive(c)) != 0 || (st = lock(c, end)) != 0)
+		return st;
 	/* Answers nobody collected (an earlier caller gave up): skip them. */
-	__atomic_store_n(&respc->tail, __atomic_load_n(&respc->head, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
-	while (reqc->head - __atomic_load_n(&reqc->tail, __ATOMIC_ACQUIRE) >= MBOX_REQ_SLOTS) {
-		if (now_ms() > end) {
-			if (!c->hold)
-				unlock(c);
-			return CARD_TIMEOUT;
-		}
-		nap();
+	uint32_t tail = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);
+	/* The request ring's head is ours (the host's) to advance: read once. Our answer is response `head`. */
+	uint32_t head = c->req_ctl->head, used;
+	if ((int32_t)(tail - head) > 0) {
+		st = fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: %u answers for %u requests",
+			  tail, head);
+		goto out;
 	}
-	uint32_t seq = ++c->seq + ((uint32_t)getpid() << 16);
-	struct mbox_request *r = &reqs[reqc->head % MBOX_REQ_SLOTS];
-	memset(r, 0, sizeof(*r) - sizeof(r->payload));
+	while ((used = head - __atomic_load_n(&c->req_ctl->tail, __ATOMIC_ACQUIRE)) >= MBOX_REQ_SLOTS) {
+		if (used > MBOX_REQ_SLOTS) {
+			st = fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: the request ring's tail is "
+				  "%u slots from its head (it holds %u)", used, MBOX_REQ_SLOTS);
+			goto out;
+		}
+		if ((st = wait_a_little(c, end)) != 0)
+			goto out;
+	}
+	/* Numbered from the mailbox under the lock: no other process's request has this number. */
+	uint32_t seq = c->hdr->host_seq + 1;
+	if (seq == 0)
+		seq = 1; /* never a zeroed slot's */
+	c->hdr->host_seq = seq;
+	struct mbox_request *r = &c->reqs[head % MBOX_REQ_SLOTS];
+	memset(r, 0, offsetof(struct mbox_request, payload));
 	r->seq = seq;
 	r->opcode = opcode;
 	if (cpuset)
@@ -174,33 +417,30 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 	r->len = len;
 	if (len)
 		memcpy(r->payload, payload, len);
-	__atomic_store_n(&reqc->head, reqc->head + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->req_ctl->head, head + 1, __ATOMIC_RELEASE);
 
-	int status = CARD_TIMEOUT;
-	while (now_ms() <= end) {
-		if (__atomic_load_n(&respc->head, __ATOMIC_ACQUIRE) != respc->tail) {
-			struct mbox_response *a = &resps[respc->tail % MBOX_RESP_SLOTS];
-			uint32_t n = a->len <= MBOX_RESP_PAYLOAD ? a->len : MBOX_RESP_PAYLOAD;
-			int mine = a->seq == seq;
-			if (mine) {
-				memcpy(resp, a, sizeof(*a) - sizeof(a->payload));
-				resp->len = n;
-				memcpy(resp->payload, a->payload, n);
-				status = resp->status;
-			}
-			__atomic_store_n(&respc->tail, respc->tail + 1, __ATOMIC_RELEASE);
-			if (mine)
-				break;
-			continue;
+	for (;;) {
+		uint32_t ready = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE) - tail;
+		if (ready > MBOX_RESP_SLOTS) {
+			st = fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: the response ring's head is "
+				  "%u slots from its tail (it holds %u)", ready, MBOX_RESP_SLOTS);
+			goto out;
 		}
-		nap();
+		int mine = 0;
+		for (; ready && !mine; ready--, tail++) /* at most the ring's slots; earlier ones are others' */
+			if ((mine = tail == head))
+				st = take_answer(c, opcode, seq, &c->resps[tail % MBOX_RESP_SLOTS], resp);
+		__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);
+		if (mine || (st = wait_a_little(c, end)) != 0)
+			goto out;
 	}
+out:
 	if (!c->hold)
 		unlock(c);
-	return status;
+	return st;
 }
 
-const char *mbox_strerror(int status)
+static const char *mbox_strerror(int status)
 {
 	switch (status) {
 	case MBOX_OK: return "ok";
@@ -216,4 +456,9 @@ const char *mbox_strerror(int status)
 	case CARD_TIMEOUT: return "no answer from the card (timeout)";
 	default: return "unknown status";
 	}
+}
+
+const char *card_strerror(const struct card *c, int status)
+{
+	return status <= CARD_RESET ? c->err : mbox_strerror(status);
 }

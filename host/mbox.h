@@ -1,4 +1,11 @@
-/* Host side of the card mailbox (include/pmuos/mailbox.h): attach, check, call. */
+/*
+ * Host side of the card mailbox (include/pmuos/mailbox.h): attach, check,
+ * call. The card is not trusted: a rebooting or hostile card, or a stray
+ * write to the mailbox file, gives a named error, never an access outside
+ * the mapping. Every value pmuctl reads from the mailbox is either copied
+ * once after validation (the layout, below) or bounded where it is used
+ * (ring heads and tails, answer lengths, task counts).
+ */
 #ifndef HOST_MBOX_H
 #define HOST_MBOX_H
 
@@ -6,37 +13,91 @@
 #include <stdint.h>
 #include <pmuos/mailbox.h>
 
+/* Host-side statuses beside enum mbox_status; c->err names the details of all but the timeout. */
+#define CARD_TIMEOUT  -100 /* no answer in time */
+#define CARD_RESET    -101 /* the card rebooted or reset, or its header was overwritten */
+#define CARD_PANIC    -102 /* the card's state went to PANIC */
+#define CARD_PROTOCOL -103 /* the card broke the mailbox protocol (an index or a length out of range) */
+#define CARD_LOCKED   -104 /* another host process kept the mailbox lock too long */
+
 struct card {
 	const char *path;
-	uint8_t *base;
+	int fd;                       /* the mailbox file, open while mapped; -1 if none */
+	uint8_t *base;                /* the mapping, `size` bytes */
 	size_t size;
-	struct mbox_header *hdr;
-	uint32_t seq;
-	int locked, hold;
+	struct mbox_header *hdr;      /* the live header: heartbeat, state, console head */
+	/* Copied from the header once and validated by card_check; the card's layout. */
+	struct mbox_header seen;
+	uint32_t cpu_count;           /* 1..CPUSET_MAX */
+	struct mbox_ring_ctl *req_ctl, *resp_ctl;
+	struct mbox_request *reqs;    /* MBOX_REQ_SLOTS */
+	struct mbox_response *resps;  /* MBOX_RESP_SLOTS */
+	const uint8_t *console;       /* MBOX_CONSOLE_SIZE bytes */
+	uint8_t *upload;              /* MBOX_UPLOAD_SIZE bytes */
+	struct mbox_sample_ring *samples;         /* cpu_count */
+	const struct mbox_output_ring *outputs;   /* MBOX_OUTPUT_RINGS */
+	uint64_t last_beat;           /* the highest heartbeat seen: one going back is a reboot */
+	int locked, hold;             /* the host lock is ours; for more than one call */
+	char err[256];                /* what a CARD_* status was about */
 };
 
 /*
+ * The clock (ms) and the pause between two looks at the mailbox (0.2 ms):
+ * the real ones by default; a test puts a fake card behind them.
+ */
+struct card_time {
+	uint64_t (*now_ms)(void);
+	void (*nap)(void);
+};
+extern const struct card_time *card_time;
+
+/*
  * Maps the mailbox of card `name` (/dev/shm/pmuos-NAME) or at a path (one
- * with a '/'), checks magic, version and layout, that the card is READY and
- * that its heartbeat moves (waits up to 1 s). Returns 0, or -1 with a
- * message on stderr naming the problem.
+ * with a '/') and checks it (card_check). Returns 0, or -1 with a message
+ * on stderr naming the problem.
  */
 int card_open(struct card *c, const char *name);
+
+/*
+ * Checks the mapping c->base (c->size bytes, c->path for messages): magic,
+ * version, size, a layout whose every area fits the mapping, aligned and
+ * apart, 1 to 256 CPUs, state READY, a heartbeat that moves (waits up to
+ * 1 s). Copies the layout into *c. Returns 0, or -1 with a message on stderr.
+ */
+int card_check(struct card *c);
+
 void card_close(struct card *c);
 
 /*
- * One request/response round trip: takes the host lock (shared by every
- * host process; a dead holder's lock is taken over), sends, waits up to
- * `timeout_ms` for the answer. Returns the response status (enum
- * mbox_status, >= -8) or -100 on a timeout; *resp gets the answer.
+ * 0 while the card is the one card_check saw: same header, READY, heartbeat
+ * not going back. Else CARD_RESET or CARD_PANIC, with c->err saying what changed.
+ */
+int card_alive(struct card *c);
+
+/*
+ * One request/response round trip: takes the host lock (an OFD lock on the
+ * mailbox file, include/pmuos/mailbox.h; CARD_LOCKED naming the holder if
+ * it is not free within `timeout_ms`), sends, waits up to `timeout_ms` for
+ * the answer: the response at our request's ring position, with our
+ * sequence number. Returns the response status (enum
+ * mbox_status, MBOX_E_AGAIN..MBOX_OK) or a CARD_* status; *resp gets the
+ * answer, whose length is checked against what the opcode answers (an
+ * INFO answer is one struct mbox_info, STATUS one or more struct
+ * mbox_task, ...).
  */
 int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET_WORDS],
 	      const void *payload, uint32_t len, struct mbox_response *resp, int timeout_ms);
 
-/* Keeps the host lock across several calls (e.g. writing the upload area, then RUN). */
-void card_hold(struct card *c);
+/*
+ * Takes the host lock and keeps it across several calls (e.g. writing the
+ * upload area, then RUN) until card_release. Waits up to 5 s for another
+ * holder; returns 0, or CARD_LOCKED (c->err names the holder) and nothing
+ * is held.
+ */
+int card_hold(struct card *c);
 void card_release(struct card *c);
 
-const char *mbox_strerror(int status);
+/* A status named: the card's (enum mbox_status) or a CARD_* one with its details. */
+const char *card_strerror(const struct card *c, int status);
 
 #endif

@@ -449,10 +449,13 @@ bool mailbox_poll(void)
 		if (head == req_tail)
 			break;
 		if (head - req_tail > MBOX_REQ_SLOTS) {
+			/* Not a ring state; skipped unanswered, response n still answering request n. */
 			kprintf("mailbox: request ring head %u is %u slots past the card's %u; skipped\n", head,
 				head - req_tail, req_tail);
+			resp_head += head - req_tail;
 			req_tail = head;
 			WRITE_ONCE(req_ctl->tail, req_tail);
+			WRITE_ONCE(resp_ctl->head, resp_head);
 			break;
 		}
 		/* One response slot per request: serve only while the host has room for the answer. */

@@ -1,5 +1,5 @@
-# Host-side unit tests (cmocka) for the kernel's pure modules. Included by the
-# top Makefile, which defines BUILD and CC (the host gcc).
+# Host-side unit tests (cmocka) for the kernel's pure modules and pmuctl's.
+# Included by the top Makefile, which defines BUILD and CC (the host gcc).
 #
 #   make unit                 build $(UNIT_BINS)
 #   build/unit/test_fmt       run one; CMOCKA_MESSAGE_OUTPUT=TAP for TAP output
@@ -7,9 +7,10 @@
 # Each binary links one kernel source, compiled for the host into
 # $(BUILD)/unit/obj/<path>.o, with its test in tests/unit/test_<module>.c
 # (plus fmt.o and lib.o where that source formats or parses; test_pmi also
-# links the model, pmu/model_core.o, its PMU).
+# links the model, pmu/model_core.o, its PMU). test_stat_fmt links pmuctl's
+# pure stat output, host/stat_fmt.o (a host program: libc as it is).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -72,6 +73,8 @@ $(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/mod
 # test_mux: multiplexing over two fake counters; its doubles stand in for pmu.c and the timers.
 $(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o
 $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
+# test_stat_fmt: pmuctl stat's scaling and its table, -x and --json output.
+$(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o
 
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm
@@ -88,4 +91,4 @@ unit: $(UNIT_BINS)
 
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
-	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi)
+	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi host/stat_fmt)

@@ -8,8 +8,20 @@
  * response ring (card -> host), at the offsets the header gives. Each ring
  * has a control block {head, tail}: the producer writes slots and then
  * advances head, the consumer reads and then advances tail; both count
- * slots modulo 2^32 and index slot (count % slots). All fields are
+ * slots modulo 2^32 and index slot (count % slots). The card answers every
+ * request, in order: response n answers request n (both counted from 0
+ * when the card lays the mailbox out). A request head more than a ring's
+ * slots ahead of the card's tail is no ring state: the card skips those
+ * requests unanswered and moves the response head on with them. The card
+ * keeps its own copy of the layout and of the indices it produces; what a
+ * host writes elsewhere in the header is not read back. All fields are
  * little-endian fixed-width integers.
+ *
+ * Host processes take turns on the rings under the host lock: an
+ * open-file-description lock (fcntl F_OFD_SETLK) on the whole mailbox file,
+ * which the OS drops when its holder ends, whatever its PID or PID
+ * namespace. The holder numbers its requests from host_seq, so sequence
+ * numbers are unique across processes.
  */
 #ifndef PMUOS_MAILBOX_H
 #define PMUOS_MAILBOX_H
@@ -60,14 +72,15 @@ struct mbox_header {
 	char kernel_version[16];
 	uint32_t req_ctl_off, req_off;   /* struct mbox_ring_ctl, then MBOX_REQ_SLOTS requests */
 	uint32_t resp_ctl_off, resp_off; /* struct mbox_ring_ctl, then MBOX_RESP_SLOTS responses */
-	volatile uint32_t host_lock;     /* 0 free, else the pid of the host process using the rings */
+	volatile uint32_t host_lock;     /* pid of the lock holder (in its PID namespace), 0 if none: for messages only */
 	uint32_t console_off;            /* MBOX_CONSOLE_SIZE bytes: everything the card's console prints */
 	volatile uint64_t console_head;  /* bytes written so far; byte n is at console_off + n % size */
 	uint32_t upload_off;             /* MBOX_UPLOAD_SIZE bytes: the host writes a program image here */
 	uint32_t samples_off;            /* cpu_count struct mbox_sample_ring, one per CPU, back to back */
 	uint32_t output_off;             /* MBOX_OUTPUT_RINGS struct mbox_output_ring */
 	volatile uint32_t shell_done;    /* seq of the last MBOX_OP_SHELL line that has finished */
-	uint32_t reserved[8];
+	volatile uint32_t host_seq;      /* last request seq a host used; advanced by the lock holder, not read by the card */
+	uint32_t reserved[7];
 };
 
 enum mbox_opcode {

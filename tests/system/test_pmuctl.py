@@ -2,11 +2,14 @@
 import os
 import re
 import signal
+import struct
 import subprocess
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pexpect
+import pytest
 
 from conftest import BUILD
 
@@ -225,3 +228,176 @@ def test_reset_init_keeps_and_warm_clears_the_pmu(card):
     assert p.returncode == 0 and "READY again" in p.stdout, p.stderr
     card.wait_prompt(60)
     assert regs1(card.cmd("pmu regs 2")) == 0
+
+
+def hostile_elf(tmp_path, name, change):
+    """A copy of matmul.elf with change(bytes, symtab section header offset) applied, and a recording of two
+    user-mode samples that names it."""
+    b = bytearray(open(os.path.join(BUILD, "user", "matmul.elf"), "rb").read())
+    shoff, shnum = struct.unpack_from("<Q", b, 0x28)[0], struct.unpack_from("<H", b, 0x3c)[0]
+    symtab = next(shoff + 64 * i for i in range(shnum) if struct.unpack_from("<I", b, shoff + 64 * i + 4)[0] == 2)
+    change(b, symtab)
+    elf = tmp_path / f"{name}.elf"
+    elf.write_bytes(b)
+    head = b"PMUOSREC" + struct.pack("<IIQQQ", 1, 0, 2, 0, 1000) + str(elf).encode().ljust(256, b"\0") + \
+        b"INSTRUCTIONS_EXECUTED:u".ljust(64, b"\0")
+    samples = b"".join(struct.pack("<QQQQIBBH", 0, 0x401000 + i, 0, 0, 1, 3, 0, 0) for i in range(2))
+    data = tmp_path / f"{name}.data"
+    data.write_bytes(head + samples)
+    return data
+
+
+def first_function_symbol(b, symtab):
+    off, size = struct.unpack_from("<QQ", b, symtab + 24)
+    return next(off + 24 * i for i in range(size // 24)
+                if b[off + 24 * i + 4] & 0xf == 2 and struct.unpack_from("<Q", b, off + 24 * i + 16)[0])
+
+
+def test_report_names_what_is_wrong_with_a_hostile_elf(tmp_path):
+    cases = {
+        # sh_entsize 0 divided the symbol count by zero
+        "entsize0": (lambda b, s: struct.pack_into("<Q", b, s + 56, 0), "has 0-byte entries, not 24-byte ones"),
+        # a name outside the string table made elf_strptr return NULL, then strdup(NULL)
+        "badname": (lambda b, s: struct.pack_into("<I", b, first_function_symbol(b, s), 0xfffffff0),
+                    "is not in string table"),
+        "badlink": (lambda b, s: struct.pack_into("<I", b, s + 40, 0), "names its strings in section 0"),
+        "badoffset": (lambda b, s: struct.pack_into("<Q", b, s + 24, 1 << 50), "invalid section header"),
+        "notelf": (lambda b, s: b.__setitem__(slice(0, 4), b"\0ELF"), "not an ELF file"),
+    }
+    for name, (change, why) in cases.items():
+        data = hostile_elf(tmp_path, name, change)
+        p = subprocess.run([PMUCTL, "report", "-i", str(data)], capture_output=True, text=True, timeout=30)
+        assert p.returncode == 1 and f"{name}.elf: " in p.stderr and why in p.stderr, (name, p.returncode, p.stderr)
+
+
+# struct mbox_header (include/pmuos/mailbox.h): offsets of the fields the tests below read or overwrite.
+MAGIC, STATE, HEARTBEAT, HOST_LOCK = 0, 12, 16, 104
+
+
+def mailbox(card):
+    return f"/dev/shm/pmuos-{card.name}"
+
+
+def header_field(card, off, fmt="<I", value=None):
+    """Reads the header field at `off`, or writes `value` there (as a stray writer would)."""
+    with open(mailbox(card), "r+b") as f:
+        f.seek(off)
+        if value is None:
+            return struct.unpack(fmt, f.read(struct.calcsize(fmt)))[0]
+        f.write(struct.pack(fmt, value))
+
+
+def console_waiting_for_the_card(card, ms):
+    """A `pmuctl console` waiting for its line, which keeps CPU 0 busy for `ms` ms of card time, to finish
+    (it watches the header meanwhile; the line runs outside the host lock)."""
+    p = subprocess.Popen([PMUCTL, "--card", card.name, "console"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    p.stdin.write(f"sleep {ms}\n")
+    p.stdin.flush()
+    card.child.expect_exact(f"(host) sleep {ms}", timeout=30)
+    return p
+
+
+def stopped_lock_holder(card):
+    """A pmuctl stopped (SIGSTOP) while it holds the host lock: one of `ping`'s many round trips."""
+    p = subprocess.Popen([PMUCTL, "--card", card.name, "ping", "1000000"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    end = time.monotonic() + 30
+    while time.monotonic() < end and p.poll() is None:
+        time.sleep(0.003)
+        os.kill(p.pid, signal.SIGSTOP)
+        # The holder notes its pid after taking the lock and clears it before letting go.
+        if header_field(card, HOST_LOCK) == p.pid:
+            return p
+        os.kill(p.pid, signal.SIGCONT)
+    raise AssertionError("pmuctl ping was never caught holding the host lock")
+
+
+def test_console_refuses_a_line_longer_than_the_shell_takes(card):
+    # 300 characters: the first 255 and the rest were once sent as two commands.
+    line = ("echo HEAD-RAN " + "x" * 255)[:255] + ("echo TAIL-RAN " + "y" * 45)[:45]
+    assert len(line) == 300
+    p = subprocess.run([PMUCTL, "--card", card.name, "console"], input=line + "\necho after\n",
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1 and "a line of 300 characters is refused" in p.stderr and "at most 255" in p.stderr, \
+        p.stderr
+    assert "HEAD-RAN" not in p.stdout and "TAIL-RAN" not in p.stdout and "\nafter\n" in p.stdout, p.stdout
+    shown = card.sync()
+    assert "(host) echo after" in shown and "HEAD-RAN" not in shown and "TAIL-RAN" not in shown
+
+
+def test_a_killed_lock_holder_does_not_block_the_next_pmuctl(card):
+    holder = stopped_lock_holder(card)
+    os.kill(holder.pid, signal.SIGKILL)
+    # Not reaped yet: its PID still exists (a zombie), as a reused PID would.
+    t0 = time.monotonic()
+    p = pmuctl(card, "info", timeout=60)
+    elapsed = time.monotonic() - t0
+    holder.wait()
+    assert p.returncode == 0 and re.search(r"^cpus\s+4 \(4 online\)$", p.stdout, re.M), p.stderr
+    assert elapsed < 3, elapsed
+
+
+def in_own_pid_namespace(*args):
+    """pmuctl as PID 1 of a PID namespace of its own (as in a container sharing /dev/shm)."""
+    ns = ["unshare", "--user", "--map-root-user", "--pid", "--fork"]
+    if subprocess.run(ns + ["true"], capture_output=True).returncode != 0:
+        pytest.skip("no PID namespaces here (unshare --user --pid)")
+    return ns + [PMUCTL, *args]
+
+
+def test_two_pmuctl_get_only_their_own_answers(card):
+    # Both are PID 1 of their PID namespaces. The first gives up waiting for a stopped card; the second's
+    # request comes after the first one's, which the card answers first when it goes on: not its answer.
+    qemu = card.child.proc.pid  # scripts/qemu.sh execs QEMU
+    stop = threading.Event()
+
+    def beat():  # the stopped card's heartbeat goes on, so that the first pmuctl opens it
+        while not stop.is_set():
+            header_field(card, HEARTBEAT, "<Q", header_field(card, HEARTBEAT, "<Q") + 1)
+            time.sleep(0.001)
+
+    os.kill(qemu, signal.SIGSTOP)
+    beating = threading.Thread(target=beat)
+    beating.start()
+    try:
+        first = subprocess.run(in_own_pid_namespace("--card", card.name, "console"), input="sleep 1000\n",
+                               capture_output=True, text=True, timeout=60)
+    finally:
+        stop.set()
+        beating.join()
+        os.kill(qemu, signal.SIGCONT)
+    assert first.returncode == 1 and "no answer from the card (timeout)" in first.stderr, first.stderr
+    # The card now sleeps 1 s on the first one's line, then answers it, then this one.
+    second = subprocess.run(in_own_pid_namespace("--card", card.name, "info"), capture_output=True, text=True,
+                            timeout=60)
+    assert second.returncode == 0 and re.search(r"^cpus\s+4 \(4 online\)$", second.stdout, re.M), \
+        (second.stdout, second.stderr)
+    assert re.search(r"^backend\s+model$", second.stdout, re.M), second.stdout
+
+
+@pytest.mark.parametrize("field, fmt, value, restore, why", [
+    (STATE, "<I", 1, True, "rebooted/reset while pmuctl was waiting (mailbox state 1: booting)"),
+    (MAGIC, "<Q", 0x1234, True, "rebooted/reset while pmuctl was waiting: its mailbox header changed (magic)"),
+    (HEARTBEAT, "<Q", 0, False, "rebooted/reset while pmuctl was waiting (its heartbeat went back"),
+])
+def test_a_header_changed_under_a_waiting_pmuctl_is_named(card, field, fmt, value, restore, why):
+    waiting = console_waiting_for_the_card(card, 1500)
+    old = header_field(card, field, fmt)
+    t0 = time.monotonic()
+    header_field(card, field, fmt, value)
+    out, err = waiting.communicate(timeout=30)
+    # Named at once, not when the card answers (1.5 s of card time later, or more).
+    assert waiting.returncode == 1 and why in err and time.monotonic() - t0 < 1.5, err
+    if restore:
+        header_field(card, field, fmt, old)
+    p = pmuctl(card, "info", timeout=60)
+    assert p.returncode == 0, p.stderr
+
+
+def test_ping_takes_1_to_1000000_round_trips(card):
+    for n in ("0", "-1", "1000001", "99999999999999999999", "3x"):
+        p = pmuctl(card, "ping", n)
+        assert p.returncode == 2 and f"ping {n}: N is 1 to 1000000 round trips" in p.stderr, (n, p.stderr)
+    p = pmuctl(card, "ping", "3")
+    assert p.returncode == 0 and "info round trips: 3," in p.stdout, p.stderr

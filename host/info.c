@@ -1,0 +1,102 @@
+/* pmuctl info, ping and reset: the card itself. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host/pmuctl.h"
+#include "host/progress.h"
+#include "host/rings.h"
+
+int cmd_info(struct card *c)
+{
+	int st = call(c, MBOX_OP_INFO, NULL, NULL, 0, &resp);
+	if (st != MBOX_OK)
+		die_status(c, "info", st);
+	struct mbox_info *i = (struct mbox_info *)resp.payload;
+	printf("card       %s\n", c->path);
+	printf("kernel     pmuos %.16s\n", i->kernel_version);
+	printf("cpus       %u (%u online)\n", i->cpu_count, i->cpus_online);
+	printf("tsc        %.3f MHz\n", i->tsc_hz / 1e6);
+	printf("backend    %.16s\n", i->backend);
+	printf("exact      %s\n", i->capabilities & MBOX_CAP_EXACT ? "yes" : "no");
+	printf("heartbeat  %llu\n", (unsigned long long)c->hdr->heartbeat);
+	return 0;
+}
+
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* `pmuctl ping [N]`: N INFO round trips (PING_MAX at most); prints the median and 99th percentile in microseconds. */
+int cmd_ping(struct card *c, const char *arg)
+{
+	char *end;
+	long n = arg ? strtol(arg, &end, 10) : PING_DEFAULT;
+
+	if (arg && (*end || end == arg || n < 1 || n > PING_MAX)) {
+		fprintf(stderr, "pmuctl: ping %s: N is 1 to %d round trips\n", arg, PING_MAX);
+		return 2;
+	}
+	double *t = calloc(n, sizeof(*t));
+	if (!t) {
+		fprintf(stderr, "pmuctl: ping: no memory for %ld round trip times\n", n);
+		return 1;
+	}
+	for (long i = 0; i < n; i++) {
+		double t0 = now_s();
+		int st = call(c, MBOX_OP_INFO, NULL, NULL, 0, &resp);
+		t[i] = (now_s() - t0) * 1e6;
+		if (st != MBOX_OK)
+			die_status(c, "info", st);
+	}
+	qsort(t, n, sizeof(*t), by_double);
+	printf("info round trips: %ld, median %.1f us, p99 %.1f us\n", n, t[n / 2], t[(n * 99) / 100]);
+	free(t);
+	return 0;
+}
+
+int cmd_reset(struct card *c, int argc, char **argv)
+{
+	uint64_t from = c->hdr->console_head;
+
+	if (argc == 2 && strcmp(argv[1], "--warm") == 0) {
+		uint64_t beat = c->hdr->heartbeat;
+		int st = call(c, MBOX_OP_RESET_WARM, NULL, NULL, 0, &resp);
+		if (st != MBOX_OK)
+			die_status(c, "reset", st);
+		/* The card boots again and lays the mailbox out anew: heartbeat from 0, then READY. */
+		double end = now_s() + 120;
+		while (!(c->hdr->magic == MBOX_MAGIC && c->hdr->state == MBOX_READY && c->hdr->heartbeat < beat)) {
+			if (now_s() > end) {
+				progress_clear();
+				fprintf(stderr, "pmuctl: the card did not come back within 120 s of the reset\n");
+				return 1;
+			}
+			progress("pmuctl: waiting for the card to boot again: %.0f s", now_s() + 120 - end);
+			usleep(10000);
+		}
+		progress_clear();
+		printf("card %s: warm reset done, READY again\n", c->path);
+		return 0;
+	}
+	if (argc == 3 && strcmp(argv[1], "--init") == 0) {
+		char *end;
+		unsigned long cpu = strtoul(argv[2], &end, 0);
+		if (*end || cpu >= c->cpu_count) {
+			fprintf(stderr, "pmuctl: --init %s: not a CPU of this card (0-%u)\n", argv[2],
+				c->cpu_count - 1);
+			return 2;
+		}
+		uint32_t v = cpu;
+		int st = card_call(c, MBOX_OP_CPU_INIT, NULL, &v, sizeof(v), &resp, 10000);
+		console_drain(c, &from, stdout);
+		if (st != MBOX_OK)
+			die_status(c, cpu == 0 ? "reset --init 0 (the BSP runs the card; INIT reaches APs)" : "reset --init", st);
+		return 0;
+	}
+	return usage();
+}

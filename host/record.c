@@ -1,0 +1,103 @@
+/* pmuctl record: samples from the card's per-CPU rings into a file. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/pmuctl.h"
+#include "host/progress.h"
+#include "host/record.h"
+#include "host/rings.h"
+#include "pmu/regs.h"
+
+static FILE *rec_out;
+static uint64_t rec_samples, rec_lost;
+
+static void drain_samples(struct card *c, const struct cpuset *set)
+{
+	int st = samples_drain(c, set, rec_out, &rec_samples);
+	if (st != 0)
+		die_status(c, "record", st);
+	snprintf(progress_note, sizeof(progress_note), "%llu samples", (unsigned long long)rec_samples);
+}
+
+int cmd_record(struct card *c, int argc, char **argv)
+{
+	const char *ev = NULL, *cpus = "1", *file = "pmuos.data";
+	uint64_t period = 0;
+	struct cpuset set;
+	char *end;
+	int o;
+
+	optind = 1;
+	while ((o = getopt(argc, argv, "+e:c:C:o:")) != -1) {
+		switch (o) {
+		case 'e': ev = optarg; break;
+		case 'c':
+			period = strtoull(optarg, &end, 0);
+			if (*end || optarg[0] == '-')
+				period = 0; /* refused below */
+			break;
+		case 'C': cpus = optarg; break;
+		case 'o': file = optarg; break;
+		default: return usage();
+		}
+	}
+	if (!ev || optind >= argc)
+		return usage();
+	if (period == 0 || period > (1ULL << KNC_CTR_BITS)) {
+		fprintf(stderr, "pmuctl: -c PERIOD must be 1 to 2^40 events\n");
+		return 2;
+	}
+	pfm_setup();
+	uint32_t sel = encode(ev);
+	parse_cpus(c, cpus, &set);
+	if (!(rec_out = fopen(file, "wb"))) {
+		fprintf(stderr, "pmuctl: cannot write %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	struct rec_header h = { .version = 1, .period = period };
+	memcpy(h.magic, REC_MAGIC, 8);
+	snprintf(h.program, sizeof(h.program), "%s", argv[optind]);
+	snprintf(h.event, sizeof(h.event), "%s", ev);
+	fwrite(&h, sizeof(h), 1, rec_out);
+
+	struct mbox_pmu_config cfg0 = { .counter = 0, .evtsel = sel, .period = period }, cfg1 = { .counter = 1 };
+	uint32_t mask = 0;
+	int st = call(c, MBOX_OP_PMU_CONFIG, &set, &cfg0, sizeof(cfg0), &resp);
+	if (st == MBOX_OK)
+		st = call(c, MBOX_OP_PMU_CONFIG, &set, &cfg1, sizeof(cfg1), &resp);
+	if (st == MBOX_OK)
+		st = call(c, MBOX_OP_PMU_SPFLT, &set, &mask, sizeof(mask), &resp);
+	if (st == MBOX_OK)
+		st = call(c, MBOX_OP_PMU_CLEAR, &set, NULL, 0, &resp);
+	if (st != MBOX_OK)
+		die_status(c, "record", st);
+	uint64_t lost0 = 0;
+	for (uint32_t cpu = 0; cpu < c->cpu_count; cpu++)
+		if (cpuset_has(&set, cpu)) {
+			c->samples[cpu].tail = c->samples[cpu].head; /* older samples are not ours */
+			lost0 += c->samples[cpu].lost;
+		}
+	if ((st = call(c, MBOX_OP_PMU_START, &set, NULL, 0, &resp)) != MBOX_OK)
+		die_status(c, "start", st);
+	while_running = drain_samples;
+	double t0 = now_s();
+	int status = run_program(c, &set, argc - optind, argv + optind);
+	call(c, MBOX_OP_PMU_STOP, &set, NULL, 0, &resp);
+	drain_samples(c, &set);
+	double wall = now_s() - t0;
+	for (uint32_t cpu = 0; cpu < c->cpu_count; cpu++)
+		if (cpuset_has(&set, cpu))
+			rec_lost += c->samples[cpu].lost;
+	h.nsamples = rec_samples;
+	h.lost = rec_lost - lost0;
+	fseek(rec_out, 0, SEEK_SET);
+	fwrite(&h, sizeof(h), 1, rec_out);
+	fclose(rec_out);
+	fprintf(stderr, "[ pmuctl record: %llu samples, %llu lost, written to %s in %.3f s of wall time ]\n",
+		(unsigned long long)h.nsamples, (unsigned long long)h.lost, file, wall);
+	return status;
+}

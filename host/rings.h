@@ -1,0 +1,54 @@
+/*
+ * What the card writes into the mailbox without being asked: its console
+ * ring, each task's output ring and the per-CPU sample rings; and a
+ * launch's state from a STATUS answer (include/pmuos/mailbox.h).
+ */
+#ifndef HOST_RINGS_H
+#define HOST_RINGS_H
+
+#include <stdio.h>
+#include "host/mbox.h"
+#include "kernel/cpuset.h"
+
+/*
+ * Copies console bytes [*from, head) to `out` (without '\r') and advances
+ * *from: the last MBOX_CONSOLE_SIZE bytes at most (older ones are
+ * overwritten); none if the head went back (the card restarted).
+ */
+void console_drain(struct card *c, uint64_t *from, FILE *out);
+
+/* A task's output as pmuctl reads it: whole lines, "[rank N] " first when there are several. */
+struct task_out {
+	uint32_t task, ring, rank, nranks;
+	uint64_t pos;     /* bytes of the ring consumed */
+	char line[512];
+	size_t len;
+	int gone;         /* the ring went to another task before we read it all */
+};
+
+struct outputs {
+	struct task_out t[MBOX_CPUSET_WORDS * 64];
+	int n;
+};
+
+/*
+ * Writes to `out` what the tasks of a STATUS answer `r` (checked by
+ * card_call: whole struct mbox_task) wrote since last time, at most
+ * MBOX_OUTPUT_SIZE bytes per task; `last`: also their unfinished lines.
+ * Tasks beyond the first CPUSET_MAX, or with no ring, are skipped.
+ */
+void outputs_drain(struct card *c, struct outputs *o, const struct mbox_response *r, int last, FILE *out);
+
+/* Exit status of a launch from its STATUS answer: 0-255, 128 + signal, or -1 while a task still runs. */
+int launch_status(const struct mbox_response *r);
+
+/*
+ * Writes the samples of the CPUs of `set` (below c->cpu_count) to `out`
+ * (struct pmu_sample each), at most MBOX_SAMPLE_SLOTS per ring, empties
+ * their rings and adds their number to *n. Returns 0, or a CARD_* status
+ * (c->err says why) if the card restarted or a ring's head is further
+ * from its tail than the ring holds.
+ */
+int samples_drain(struct card *c, const struct cpuset *set, FILE *out, uint64_t *n);
+
+#endif

@@ -1,0 +1,216 @@
+/* pmuctl run and console: programs and shell lines on the card. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host/pmuctl.h"
+#include "host/progress.h"
+#include "host/rings.h"
+
+char progress_note[64];
+void (*while_running)(struct card *c, const struct cpuset *set);
+
+/* The program file, checked to be an x86-64 ELF executable that fits the upload area; exits if not. */
+static uint8_t *read_program(const char *path, uint32_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	static uint8_t buf[MBOX_UPLOAD_SIZE + 1];
+
+	if (!f) {
+		fprintf(stderr, "pmuctl: cannot open %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	size_t n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	if (n > MBOX_UPLOAD_SIZE) {
+		fprintf(stderr, "pmuctl: %s is too large: the card takes programs up to %u bytes\n", path,
+			MBOX_UPLOAD_SIZE);
+		exit(1);
+	}
+	/* ELF64, little-endian, x86-64 executable: the card checks the rest. */
+	if (n < 64 || memcmp(buf, "\177ELF", 4) || buf[4] != 2 || buf[5] != 1 || buf[16] != 2 || buf[18] != 62) {
+		fprintf(stderr, "pmuctl: %s is not a pmuos program (build it with build/bin/pmuos-cc)\n", path);
+		exit(1);
+	}
+	*len = n;
+	return buf;
+}
+
+/* A signal that should end the program on the card (Ctrl-C, a closed pipe, kill): */
+static volatile sig_atomic_t stop_signal;
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
+{
+	static struct outputs outs;
+	uint32_t len;
+	uint8_t *img = read_program(argv[0], &len);
+	struct mbox_run run = { .image_len = len };
+	size_t off = 0;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = i == 0 ? (strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0]) : argv[i];
+		size_t n = strlen(a) + 1;
+		if (argc > 16 || off + n > sizeof(run.args)) {
+			fprintf(stderr, "pmuctl: too many or too long arguments (16 and %zu bytes at most)\n",
+				sizeof(run.args));
+			exit(2);
+		}
+		memcpy(run.args + off, a, n);
+		off += n;
+	}
+	run.argc = argc;
+	uint64_t from = c->hdr->console_head;
+	int st = card_hold(c); /* the upload area is the lock holder's */
+	if (st != 0)
+		die_status(c, "run", st);
+	memcpy(c->upload, img, len);
+	st = call(c, MBOX_OP_RUN, set, &run, sizeof(run), &resp);
+	card_release(c);
+	if (st != MBOX_OK) {
+		console_drain(c, &from, stderr); /* the card's reason */
+		die_status(c, "run", st);
+	}
+	uint32_t launch;
+	memcpy(&launch, resp.payload, sizeof(launch));
+	/* The program must not outlive us: a signal ends it on the card (and stat still prints). */
+	static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		sigaction(stop_signals[i], &sa, NULL);
+	int status, killed = 0;
+	double t0 = now_s();
+	for (;;) {
+		if (while_running)
+			while_running(c, set);
+		if (stop_signal && !killed) {
+			fprintf(stderr, "pmuctl: %s: ending the program on the card\n", strsignal(stop_signal));
+			if ((st = call(c, MBOX_OP_KILL, NULL, &launch, sizeof(launch), &resp)) != MBOX_OK)
+				die_status(c, "kill", st);
+			killed = 1;
+		}
+		st = call(c, MBOX_OP_STATUS, NULL, &launch, sizeof(launch), &resp);
+		if (st != MBOX_OK)
+			die_status(c, "status", st);
+		status = launch_status(&resp);
+		outputs_drain(c, &outs, &resp, status >= 0, stdout);
+		if (status >= 0)
+			break;
+		progress("pmuctl: %s on %d CPU(s): %.1f s%s%s", run.args, (int)(resp.len / sizeof(struct mbox_task)),
+			 now_s() - t0, progress_note[0] ? ", " : "", progress_note);
+		usleep(20000);
+	}
+	if (while_running)
+		while_running(c, set);
+	progress_clear();
+	return stop_signal ? 128 + stop_signal : status;
+}
+
+int cmd_run(struct card *c, int argc, char **argv)
+{
+	struct cpuset set;
+	const char *cpus = "1";
+	int o;
+
+	optind = 1;
+	while ((o = getopt(argc, argv, "+C:")) != -1) {
+		if (o != 'C')
+			return usage();
+		cpus = optarg;
+	}
+	if (optind >= argc)
+		return usage();
+	parse_cpus(c, cpus, &set);
+	return run_program(c, &set, argc - optind, argv + optind);
+}
+
+/* The card's shell takes a NUL-terminated line of fewer than MBOX_REQ_PAYLOAD (256) bytes. */
+#define SHELL_LINE_MAX (MBOX_REQ_PAYLOAD - 1)
+
+/*
+ * Reads one line of `in`, up to its '\n', into buf (max + 1 bytes, NUL-
+ * terminated): the characters before the first '\r' or '\n', the rest of
+ * the line dropped. Returns its length (more than max: only max kept), or
+ * -1 at the end of the input; *nul is set if it holds a NUL byte.
+ */
+static long read_line(FILE *in, char *buf, size_t max, int *nul)
+{
+	size_t n = 0;
+	int ch, cut = 0;
+
+	*nul = 0;
+	while ((ch = getc(in)) != EOF && ch != '\n') {
+		cut |= ch == '\r';
+		if (cut)
+			continue;
+		*nul |= ch == 0;
+		if (n < max)
+			buf[n] = ch;
+		n++;
+	}
+	if (ch == EOF && n == 0 && !cut)
+		return -1;
+	buf[n < max ? n : max] = 0;
+	return n;
+}
+
+int cmd_console(struct card *c)
+{
+	char line[SHELL_LINE_MAX + 1];
+	int tty = isatty(0), refused = 0, nul;
+	long n;
+
+	for (;;) {
+		if (tty) {
+			printf("pmuos(%s)> ", card_name);
+			fflush(stdout);
+		}
+		if ((n = read_line(stdin, line, SHELL_LINE_MAX, &nul)) < 0)
+			return refused;
+		if (n > SHELL_LINE_MAX || nul) {
+			/* Nothing of it runs: a piece of a line could be another command. */
+			if (nul)
+				fprintf(stderr, "pmuctl: console: a line with a NUL byte is refused\n");
+			else
+				fprintf(stderr, "pmuctl: console: a line of %ld characters is refused: the card's shell "
+					"takes lines of at most %d characters\n", n, SHELL_LINE_MAX);
+			refused = 1;
+			continue;
+		}
+		if (!line[0])
+			continue;
+		uint64_t from = c->hdr->console_head;
+		int st = call(c, MBOX_OP_SHELL, NULL, line, n + 1, &resp);
+		if (st == MBOX_E_AGAIN) {
+			fprintf(stderr, "pmuctl: %s\n", card_strerror(c, st));
+			continue;
+		}
+		if (st != MBOX_OK)
+			die_status(c, "console", st);
+		/*
+		 * The card runs the line on CPU 0 and says when it has finished
+		 * (header.shell_done); Ctrl-C meanwhile interrupts it there.
+		 */
+		uint32_t seq = resp.seq;
+		struct sigaction sa = { .sa_handler = on_stop_signal }, old;
+		sigaction(SIGINT, &sa, &old);
+		while (__atomic_load_n(&c->hdr->shell_done, __ATOMIC_ACQUIRE) != seq) {
+			console_drain(c, &from, stdout);
+			if (stop_signal == SIGINT) {
+				stop_signal = 0;
+				if ((st = call(c, MBOX_OP_SHELL_INTR, NULL, NULL, 0, &resp)) != MBOX_OK)
+					die_status(c, "console: Ctrl-C", st);
+			}
+			if ((st = card_alive(c)) != 0)
+				die_status(c, "console", st);
+			usleep(1000);
+		}
+		sigaction(SIGINT, &old, NULL);
+		console_drain(c, &from, stdout);
+	}
+}

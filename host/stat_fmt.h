@@ -1,0 +1,57 @@
+/*
+ * `pmuctl stat` output, pure (no card, no globals): perf's scaling of
+ * multiplexed counts and its three formats, the table (stderr), -x SEP and
+ * --json (stdout). Unit-tested on the host (tests/unit/test_stat_fmt.c).
+ */
+#ifndef HOST_STAT_FMT_H
+#define HOST_STAT_FMT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "kernel/cpuset.h"
+
+/* One event on one CPU: its count (events) and two times in TSC ticks. */
+struct stat_count {
+	uint64_t value;   /* events counted while on a counter */
+	uint64_t enabled; /* ticks the counters ran */
+	uint64_t running; /* ticks this event was on a counter (< enabled when multiplexed) */
+};
+
+struct stat_format {
+	const char *sep;  /* -x SEP: perf's CSV columns on `out`; NULL: no CSV */
+	int json;         /* --json: one object per event and CPU on `out` */
+	uint64_t tsc_hz;  /* TSC ticks per second (> 0), for run times in ns */
+	FILE *out;        /* -x and --json (stdout) */
+	FILE *table;      /* the table, when neither -x nor --json (stderr) */
+};
+
+/* perf's estimate: value * enabled / running, unrounded; 0 when the event never ran (running 0). */
+double stat_scale(const struct stat_count *c);
+
+/* Percent of the counting time the event was on a counter: 100 * running / enabled; 100 when enabled is 0. */
+double stat_pcnt(const struct stat_count *c);
+
+/* v in decimal with a comma every three digits ("1,234,567"); out holds at least 27 bytes. */
+void group_digits(uint64_t v, char *out);
+
+/*
+ * One event's line(s): its counts since `then` (NULL: since the start), summed
+ * over the CPUs of `set` and scaled; with --json one object per CPU instead.
+ * now[cpu] and then[cpu] are indexed by CPU number (CPUSET_MAX entries).
+ * `counted`: 0 if the card's backend does not count this event ("<not
+ * supported>"); an event that never ran shows "<not counted>". t >= 0 starts
+ * each line with the interval's time in seconds (-I); t < 0: no time column.
+ */
+void stat_print(const struct stat_format *f, const char *name, int counted, const struct cpuset *set,
+		const struct stat_count *now, const struct stat_count *then, double t);
+
+/* The table's heading before the totals (nothing with -x or --json). */
+void stat_print_head(const struct stat_format *f, const char *program, const char *cpus);
+
+/* The table's column heading before the first -I interval (nothing with -x or --json). */
+void stat_print_interval_head(const struct stat_format *f);
+
+/* The table's wall time line after the totals, `elapsed` seconds (nothing with -x or --json). */
+void stat_print_tail(const struct stat_format *f, double elapsed);
+
+#endif
