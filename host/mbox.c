@@ -223,6 +223,9 @@ int card_alive(struct card *c)
 	if (what)
 		return fail(c, CARD_RESET, "the card rebooted/reset while pmuctl was waiting: its mailbox header "
 			    "changed (%s), or something wrote over it", what);
+	if (h->boot_count != s->boot_count)
+		return fail(c, CARD_RESET, "the card rebooted/reset while pmuctl was waiting (boot %u, then boot %u)",
+			    s->boot_count, h->boot_count);
 	if (state == MBOX_PANIC)
 		return fail(c, CARD_PANIC, "the card panicked while pmuctl was waiting (mailbox state PANIC)");
 	if (state != MBOX_READY)
@@ -396,8 +399,9 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 	}
 	while ((used = head - __atomic_load_n(&c->req_ctl->tail, __ATOMIC_ACQUIRE)) >= MBOX_REQ_SLOTS) {
 		if (used > MBOX_REQ_SLOTS) {
-			st = fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: the request ring's tail is "
-				  "%u slots from its head (it holds %u)", used, MBOX_REQ_SLOTS);
+			if ((st = card_alive(c)) == 0) /* a restarted card's rings start again from 0 */
+				st = fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: the request "
+					  "ring's tail is %u slots from its head (it holds %u)", used, MBOX_REQ_SLOTS);
 			goto out;
 		}
 		if ((st = wait_a_little(c, end)) != 0)
@@ -422,8 +426,9 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 	for (;;) {
 		uint32_t ready = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE) - tail;
 		if (ready > MBOX_RESP_SLOTS) {
-			st = fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: the response ring's head is "
-				  "%u slots from its tail (it holds %u)", ready, MBOX_RESP_SLOTS);
+			if ((st = card_alive(c)) == 0)
+				st = fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: the response "
+					  "ring's head is %u slots from its tail (it holds %u)", ready, MBOX_RESP_SLOTS);
 			goto out;
 		}
 		int mine = 0;

@@ -175,7 +175,7 @@ static void give_service(uint32_t to)
 	service_cpu = to;
 	irq_restore(f);
 	if (to == 0)
-		apic_send_fixed(cpu_table[0]->apic_id, VEC_WAKE);
+		smp_wake_apic(cpu_table[0]->apic_id);
 }
 
 /* A CPU other than the caller that runs a task and takes the service (by a cross-CPU call); 0 if none. */
@@ -211,7 +211,7 @@ static void cpu_leaving(uint32_t cpu)
 		return;
 	if (this_cpu()->cpu == cpu) {
 		service_cpu = 0; /* a CPU stopped by a kernel exception: no timer of its own runs again */
-		apic_send_fixed(cpu_table[0]->apic_id, VEC_WAKE);
+		smp_wake_apic(cpu_table[0]->apic_id);
 	} else {
 		mailbox_take_service(); /* the CPU sending the INIT serves meanwhile */
 	}
@@ -242,7 +242,9 @@ void mailbox_init(void)
 		return;
 	}
 	hdr = (struct mbox_header *)base;
+	uint32_t boots = hdr->magic == MBOX_MAGIC ? hdr->boot_count : 0; /* a warm reset keeps the memory */
 	memset(hdr, 0, need);
+	hdr->boot_count = boots + 1;
 	hdr->magic = MBOX_MAGIC;
 	hdr->version = MBOX_VERSION;
 	hdr->state = MBOX_BOOTING;
@@ -490,6 +492,7 @@ void mailbox_poll_due(void)
 	poll_due[me] = false;
 	sti();
 	mailbox_poll();
+	smp_yield_to_woken();
 	cli();
 }
 

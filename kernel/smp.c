@@ -53,10 +53,28 @@ static void call_irq(struct trap_frame *f)
 	smp_mb();
 	WRITE_ONCE(c->pending, 0);
 	/* The caller halts while it waits (a spinning CPU would be counted). */
-	apic_send_fixed(caller, VEC_WAKE);
+	smp_wake_apic(caller);
 }
 
 static void wake_irq(struct trap_frame *f) {}
+
+#define YIELD_US 10
+
+void smp_wake_apic(uint32_t apic)
+{
+	this_cpu()->woke_others = true;
+	apic_send_fixed(apic, VEC_WAKE);
+}
+
+void smp_yield_to_woken(void)
+{
+	struct percpu *p = this_cpu();
+
+	if (!p->woke_others || !irqs_enabled())
+		return;
+	p->woke_others = false;
+	idle_sleep_us(YIELD_US);
+}
 static void wake_timeout(struct timer *t) {}
 
 /* Posts fn(arg) to p's call slot and sends the IPI; false if the slot is taken. */

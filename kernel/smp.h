@@ -48,6 +48,22 @@ bool smp_cpu_answering(uint32_t cpu);
 int smp_reinit_cpu(uint32_t cpu);
 
 /*
+ * Sends VEC_WAKE to the CPU with APIC ID `apic` (a halted CPU goes on) and
+ * notes that the calling CPU woke another, for smp_yield_to_woken.
+ */
+void smp_wake_apic(uint32_t apic);
+/*
+ * Under QEMU -icount one thread runs every vCPU in turn, and a CPU that
+ * woke a halted one and then runs on in Ring 3 can keep it from running
+ * for seconds (measured: a task spinning on CPU 1 that served a RUN for
+ * CPU 2). A CPU about to return to Ring 3 calls this: if it woke another
+ * CPU since the last call, it halts once, for at most 10 us of its own
+ * kernel time, so the woken CPU runs. Interrupts must be on; does nothing
+ * otherwise.
+ */
+void smp_yield_to_woken(void);
+
+/*
  * Registers fn(cpu), called on the caller's CPU before `cpu` is INITed, and
  * on `cpu` itself when a kernel exception stops it for good (the mailbox
  * moves its service away). Up to 4.

@@ -187,7 +187,7 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 		t->next = NULL;
 		*pp = t;
 		spin_unlock_irq(&p->runq_lock, g);
-		apic_send_fixed(p->apic_id, VEC_WAKE);
+		smp_wake_apic(p->apic_id);
 	}
 	return ok ? (int)first : -1;
 }
@@ -232,7 +232,7 @@ static void task_finish(struct percpu *p, struct task *t)
 	WRITE_ONCE(p->task, NULL);
 	smp_mb();
 	WRITE_ONCE(t->held, false);
-	apic_send_fixed(t->waiter_apic, VEC_WAKE);
+	smp_wake_apic(t->waiter_apic);
 }
 
 bool task_run_next(void)
@@ -477,17 +477,17 @@ bool task_kill(uint32_t id)
 		t->kill_requested = true;
 		smp_mb();
 		/* The IPI brings a running task into the kernel, where it ends. */
-		apic_send_fixed(cpu_table[t->cpu]->apic_id, VEC_WAKE);
+		smp_wake_apic(cpu_table[t->cpu]->apic_id);
 		return true;
 	}
 	return false;
 }
 
+/* Every task of the launch ended and its CPU let go of it (its memory is back). */
 static bool launch_done(int id)
 {
 	for (int i = 0; i < MAX_TASKS; i++)
-		if (tasks[i].launch == (uint32_t)id &&
-		    (tasks[i].state == TASK_READY || tasks[i].state == TASK_RUNNING))
+		if (tasks[i].launch == (uint32_t)id && READ_ONCE(tasks[i].held))
 			return false;
 	return true;
 }

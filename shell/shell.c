@@ -5,8 +5,8 @@
 #include "kernel/boot.h"
 #include "kernel/console.h"
 #include "kernel/idle.h"
+#include "kernel/smp.h"
 #include "kernel/sync.h"
-#include "apic/apic.h"
 #include "kernel/task.h"
 #include "kernel/lib.h"
 #include "kernel/percpu.h"
@@ -114,7 +114,7 @@ bool shell_submit(const char *line, void (*done)(uint32_t tag), uint32_t tag)
 	}
 	spin_unlock_irq(&host_lock, f);
 	if (ok && this_cpu()->cpu != 0)
-		apic_send_fixed(cpu_table[0]->apic_id, VEC_WAKE);
+		smp_wake_apic(cpu_table[0]->apic_id);
 	return ok;
 }
 

@@ -80,7 +80,8 @@ struct mbox_header {
 	uint32_t output_off;             /* MBOX_OUTPUT_RINGS struct mbox_output_ring */
 	volatile uint32_t shell_done;    /* seq of the last MBOX_OP_SHELL line that has finished */
 	volatile uint32_t host_seq;      /* last request seq a host used; advanced by the lock holder, not read by the card */
-	uint32_t reserved[7];
+	uint32_t boot_count;             /* 1 + the count in the mailbox the card found at boot (1 if none): a host sees a reset */
+	uint32_t reserved[6];
 };
 
 enum mbox_opcode {

@@ -179,3 +179,29 @@ def test_kill9_of_pmuctl_mid_record_leaves_the_card_serving(card, tmp_path):
     p = pmuctl(card, "run", "-C", "1", elf("hello"), "next")
     assert p.returncode == 0 and "next" in p.stdout, p.stderr
     answers(card, online=4)
+
+
+def test_a_program_spinning_on_the_serving_cpu_does_not_stop_the_mailbox(card):
+    # CPU 1 runs the only task, so it serves the mailbox, from Ring 0 between
+    # the task's instructions: requests are answered, other CPUs take work.
+    spin = pmuctl_bg(card, "run", "-C", "1", elf("fault"), "spin")
+    running(card, 1)
+    for _ in range(3):
+        answers(card, online=4)
+    p = pmuctl(card, "stat", "-e", "INSTRUCTIONS_EXECUTED:u", "-C", "2", "--", elf("hello"))
+    assert p.returncode == 0 and "INSTRUCTIONS_EXECUTED:u" in p.stderr, p.stderr
+    spin.send_signal(signal.SIGINT)  # pmuctl ends its program on the card
+    spin.communicate(timeout=60)
+    assert spin.returncode == 128 + signal.SIGINT
+    answers(card, online=4)
+
+
+def test_a_card_reset_under_a_running_pmuctl_is_named(card):
+    steady = pmuctl_bg(card, "run", "-C", "1", elf("steady"), "1000000")
+    running(card, 1)
+    p = pmuctl(card, "reset", "--warm", timeout=180)
+    assert p.returncode == 0 and "READY again" in p.stdout, p.stderr
+    out, err = steady.communicate(timeout=60)
+    assert steady.returncode != 0 and "rebooted/reset while pmuctl was waiting" in err, err
+    card.wait_prompt(60)
+    answers(card, online=4)
