@@ -47,7 +47,8 @@ FUZZ_TOTAL_S = 300
 
 def run_fuzz():
     """Each fuzz target: 10^6 inputs from a fixed seed, starting from its seed
-    corpus (tests/fuzz/corpus/<target>/, when it exists); one test each."""
+    corpus (tests/fuzz/corpus/<target>/ and $(BUILD)/fuzz-seeds/<target>/,
+    when they exist); one test each."""
     passed = failed = 0
     fuzz_dir = os.path.join(BUILD, "fuzz")
     bins = sorted(f for f in os.listdir(fuzz_dir) if os.path.isfile(os.path.join(fuzz_dir, f))
@@ -59,7 +60,8 @@ def run_fuzz():
         work = os.path.join(BUILD, "fuzz-run", b)
         shutil.rmtree(work, ignore_errors=True)
         os.makedirs(os.path.join(work, "new"))
-        corpora = [d for d in [os.path.join(ROOT, "tests", "fuzz", "corpus", b)] if os.path.isdir(d)]
+        corpora = [d for d in (os.path.join(ROOT, "tests", "fuzz", "corpus", b), os.path.join(BUILD, "fuzz-seeds", b))
+                   if os.path.isdir(d)]
         cmd = [os.path.join(fuzz_dir, b), f"-runs={FUZZ_RUNS}", "-seed=1", f"-timeout={FUZZ_INPUT_S}",
                f"-max_total_time={FUZZ_TOTAL_S}", f"-artifact_prefix={work}/", os.path.join(work, "new")] + corpora
         try:
