@@ -4,8 +4,9 @@ small pmuos programs laid out as pmuos-cc's link script lays them out (text
 R+X at USER_TEXT, rodata R, data+bss R+W, PT_GNU_STACK), and the shapes the
 loader must handle (segments sharing a page, bss across page-table
 boundaries, unaligned segments, notes, 16 segments, a segment ending at the
-stack, the page budget running out). Each input is the fuzz target's 2-byte
-header (the page budget, little-endian) and the image.
+stack, the card's pages or the task's limit running out). Each input is the
+fuzz target's 6-byte header (free pages, the limit in pages, the heap growth
+in KiB) and the image.
 
     elf_seeds.py OUTDIR"""
 import os
@@ -23,6 +24,8 @@ STACK_BOTTOM = C["USER_STACK_TOP"] - C["USER_STACK_SIZE"]
 PT_LOAD, PT_NOTE, PT_PHDR, PT_GNU_STACK = 1, 4, 6, 0x6474E551
 R, W, X = 4, 2, 1
 BUDGET = 1000  # pages (of at most 1023): room for every seed's segments, the 1 MiB stack and their tables
+LIMIT = 1000   # pages
+HEAP = 64      # KiB
 
 
 def image(entry, phdrs):
@@ -42,34 +45,40 @@ def image(entry, phdrs):
 
 def seeds():
     # pmuos-cc's layout: text, rodata and data+bss on pages of their own.
-    yield "program", BUDGET, image(TEXT + 0x10, [
+    yield "program", (BUDGET, LIMIT, HEAP), image(TEXT + 0x10, [
         (PT_LOAD, R | X, 0x200, TEXT, 0x180, 0x180),
         (PT_LOAD, R, 0x380, TEXT + 0x1000, 0x40, 0x40),
         (PT_LOAD, R | W, 0x3c0, TEXT + 0x2000, 0x30, 0x5000),
         (PT_GNU_STACK, R | W, 0, 0, 0, 0)])
-    # The same with too few pages for the stack: the load fails half-way.
-    yield "program-out-of-pages", 270, image(TEXT + 0x10, [
+    # A smaller one with too few pages, then too low a limit, for the stack:
+    # 1 + 8 pages, the PML4, PDPT, PD and page table, the stack's 256 pages and its PD and table.
+    small = image(TEXT + 0x10, [
         (PT_LOAD, R | X, 0x200, TEXT, 0x180, 0x180),
         (PT_LOAD, R | W, 0x380, TEXT + 0x1000, 0x30, 0x8000)])
+    yield "small-out-of-pages", (270, LIMIT, HEAP), small
+    yield "small-over-limit", (BUDGET, 270, HEAP), small
+    # Its heap running into the limit, then out of pages.
+    yield "small-heap-over-limit", (BUDGET, 300, 200), small
+    yield "small-heap-out-of-pages", (300, LIMIT, 200), small
     # Text and data on one page (a link without page alignment): their rights add up.
-    yield "shared-page", BUDGET, image(TEXT, [
+    yield "shared-page", (BUDGET, LIMIT, HEAP), image(TEXT, [
         (PT_LOAD, R | X, 0x100, TEXT, 0x80, 0x80),
         (PT_LOAD, R | W, 0x180, TEXT + 0x80, 0x40, 0x3000)])
     # Unaligned addresses and offsets; bss across a page table's 2 MiB boundary.
-    yield "bss-across-tables", BUDGET, image(TEXT + 0x1ff123, [
+    yield "bss-across-tables", (BUDGET, LIMIT, HEAP), image(TEXT + 0x1ff123, [
         (PT_LOAD, R | X, 0x123, TEXT + 0x1ff123, 0x99, 0x99),
         (PT_LOAD, R | W, 0x1c0, TEXT + 0x1fffc0, 0x50, 0x4000)])
     # Notes and a PT_PHDR among the segments; the entry in the second PT_LOAD.
-    yield "notes", BUDGET, image(TEXT + 0x1004, [
+    yield "notes", (BUDGET, LIMIT, HEAP), image(TEXT + 0x1004, [
         (PT_PHDR, R, 64, TEXT + 64, 4 * 56, 4 * 56),
         (PT_LOAD, R, 0, TEXT, 0x200, 0x200),
         (PT_NOTE, R, 0x200, TEXT + 0x200, 0x20, 0x20),
         (PT_LOAD, R | X, 0x220, TEXT + 0x1000, 0x60, 0x60)])
     # The most segments a program may have.
-    yield "sixteen", BUDGET, image(TEXT, [
+    yield "sixteen", (BUDGET, LIMIT, HEAP), image(TEXT, [
         (PT_LOAD, (R | X) if i == 0 else (R | W), 0x400 + 0x10 * i, TEXT + 0x3000 * i, 0x10, 0x1800) for i in range(16)])
     # A data segment ending at the bottom of the stack area, far from the text.
-    yield "top", BUDGET, image(TEXT, [
+    yield "top", (BUDGET, LIMIT, HEAP), image(TEXT, [
         (PT_LOAD, R | X, 0x100, TEXT, 0x20, 0x20),
         (PT_LOAD, R | W, 0x120, STACK_BOTTOM - 0x3000, 0x20, 0x3000)])
 
@@ -77,9 +86,9 @@ def seeds():
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for name, budget, img in seeds():
+    for name, header, img in seeds():
         with open(os.path.join(out, name), "wb") as f:
-            f.write(struct.pack("<H", budget) + img)
+            f.write(struct.pack("<3H", *header) + img)
 
 
 if __name__ == "__main__":

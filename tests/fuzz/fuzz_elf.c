@@ -1,16 +1,21 @@
 /*
  * libFuzzer target for the program loader: kernel/elf_check.c checks the
- * image, kernel/elf.c maps it (vm_map, vm_copy_to in kernel/vm.c) with the
- * stack, as task_launch does, then vm_destroy frees the address space. The
- * pages come from the page-allocator double (tests/unit/page_double.h).
+ * image, kernel/elf.c builds the address space as task_launch has it build
+ * one (vm_create, vm_map and vm_copy_to in kernel/vm.c: segments, stack), a
+ * heap grows as sys_sbrk grows it, and vm_destroy frees it all. The pages come
+ * from the page-allocator double (tests/unit/page_double.h).
  *
- * Input: a 2-byte header, the page budget (little-endian, mod 1024: up to
- * 4 MiB of host memory, room for the 1 MiB stack and 3 MiB of segments), then
- * the image. Checked for every input: no crash,
- * hang or sanitizer report; a refused image gets a message; an accepted one
- * is described within the user region; a load that succeeds puts every
- * segment's bytes, zeroes and rights where they belong; a load that fails
- * only because the budget ran out; and vm_destroy gives back every page.
+ * Input: a 6-byte header, then the image. The header holds three
+ * little-endian 16-bit numbers: the pages the card has free (mod 1024: up to
+ * 4 MiB of host memory, room for the 1 MiB stack and 3 MiB more), the task's
+ * limit in pages (mod 1024), and the heap growth in KiB. Checked for every
+ * input: no crash, hang or sanitizer report; a refused image gets a message;
+ * an accepted one is described within the user region; a load that succeeds
+ * puts every segment's bytes, zeroes and rights where they belong, and holds
+ * no more than the limit; a load that fails leaves no page allocated; the
+ * heap grows by exactly its cost, or is refused for the limit or for want of
+ * pages and changes nothing; the address space's count of its pages is the
+ * allocator's; and vm_destroy gives back every page.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +25,8 @@
 #include "tests/unit/page_double.h"
 #include <pmuos/syscall.h>
 
-#define HEADER 2
-#define BUDGET_MAX 1024 /* <= PAGE_DOUBLE_MAX */
+#define HEADER 6
+#define PAGES_MAX 1024 /* budget and limit: <= PAGE_DOUBLE_MAX */
 #define STACK_BOTTOM (USER_STACK_TOP - USER_STACK_SIZE)
 
 #define check(cond) do { if (!(cond)) abort(); } while (0)
@@ -78,6 +83,30 @@ static void check_segment(uint64_t as, const uint8_t *img, const struct elf_segm
 	}
 }
 
+/* sbrk's vm_map from the initial break: exactly its cost, or nothing at all. */
+static void grow_heap(uint64_t as, uint64_t brk, uint64_t len)
+{
+	uint64_t in_use = page_double_in_use(), cost = vm_map_cost(as, brk, len);
+
+	switch (vm_map(as, brk, len, VM_WRITE)) {
+	case VM_OK:
+		check(page_double_in_use() == in_use + cost / PAGE_SIZE);
+		check(vm_user_range_ok(as, brk, len, true));
+		break;
+	case VM_ELIMIT:
+		check(vm_size(as) + cost > vm_limit(as) && page_double_in_use() == in_use);
+		break;
+	case VM_ENOMEM:
+		check(cost / PAGE_SIZE > page_double_left() && page_double_in_use() == in_use);
+		break;
+	default: /* the heap lies below the stack: inside the user region */
+		abort();
+	}
+	check(vm_size(as) == page_double_in_use() * PAGE_SIZE && vm_size(as) <= vm_limit(as));
+}
+
+static uint64_t rd16(const uint8_t *p) { return p[0] | p[1] << 8; }
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct elf_image im;
@@ -85,7 +114,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < HEADER)
 		return 0;
-	uint64_t budget = (data[0] | data[1] << 8) % BUDGET_MAX;
+	uint64_t budget = rd16(data) % PAGES_MAX, limit = rd16(data + 2) % PAGES_MAX * PAGE_SIZE;
+	uint64_t heap = rd16(data + 4) * 1024;
 	const uint8_t *img = data + HEADER; /* ends where libFuzzer's buffer ends: ASan guards it */
 	size_t len = size - HEADER;
 
@@ -97,20 +127,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_description(&im, len);
 
 	page_double_reset(budget);
-	uint64_t as = vm_create();
+	uint64_t as = elf_load(img, &im, limit, err, sizeof(err));
 	if (!as) {
-		check(budget == 0 && page_double_in_use() == 0);
+		check(err[0] && memchr(err, 0, sizeof(err)) && page_double_in_use() == 0);
 		return 0;
 	}
-	bool ok = elf_load(img, &im, as) && vm_map(as, STACK_BOTTOM, USER_STACK_SIZE, VM_WRITE);
-	if (ok) {
-		for (unsigned i = 0; i < im.nseg; i++)
-			if (!shares_pages(&im, i))
-				check_segment(as, img, &im.seg[i]);
-		check(vm_user_range_ok(as, STACK_BOTTOM, USER_STACK_SIZE, true));
-	} else {
-		check(page_double_left() == 0); /* the only reason a checked program does not load */
-	}
+	check(vm_limit(as) == limit && vm_size(as) == page_double_in_use() * PAGE_SIZE && vm_size(as) <= limit);
+	for (unsigned i = 0; i < im.nseg; i++)
+		if (!shares_pages(&im, i))
+			check_segment(as, img, &im.seg[i]);
+	check(vm_user_range_ok(as, STACK_BOTTOM, USER_STACK_SIZE, true));
+	uint64_t brk = (im.end + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+	if (brk + heap <= STACK_BOTTOM - PAGE_SIZE) /* sys_sbrk keeps a guard page below the stack */
+		grow_heap(as, brk, heap);
 	vm_destroy(as);
 	check(page_double_in_use() == 0);
 	return 0;

@@ -39,8 +39,16 @@ void page_double_reset(uint64_t budget)
 	in_use = 0;
 }
 
+void page_double_allow(uint64_t pages)
+{
+	if (pages > nfree)
+		abort();
+	left = pages;
+}
+
 uint64_t page_double_in_use(void) { return in_use; }
 uint64_t page_double_left(void) { return left; }
+uint64_t pmm_free_bytes(void) { return left * PAGE_SIZE; }
 
 /* vm.c takes one page at a time. */
 void *page_alloc(uint64_t count)

@@ -2,7 +2,8 @@
  * Page-allocator double for kernel/vm.c on the host (unit tests and fuzz
  * targets): page_alloc/page_free (kernel/pmm.h) hand out 4 KiB-aligned, zeroed
  * host memory one page at a time, at most a budget of pages (up to
- * PAGE_DOUBLE_MAX), and count the pages in use;
+ * PAGE_DOUBLE_MAX), and count the pages in use; pmm_free_bytes is what is
+ * left of the budget;
  * kernel_cr3 (kernel/paging.h) is a kernel PML4 whose slot 0 the address
  * spaces share. Host pointers fit the PTE address field (bits 12-51), so
  * vm.c's tables hold them as it holds identity-mapped physical addresses.
@@ -23,6 +24,8 @@
  * page_alloc returns NULL rather than have more than `budget` in use.
  */
 void page_double_reset(uint64_t budget);
+/* From now on page_alloc hands out `pages` more (plus what page_free gives back), then NULL. */
+void page_double_allow(uint64_t pages);
 /* Pages allocated and not yet freed. */
 uint64_t page_double_in_use(void);
 /* Pages page_alloc may still hand out. */
