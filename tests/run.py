@@ -42,7 +42,7 @@ FUZZ_RUNS = 1000000
 # libFuzzer reports a hang), a whole run FUZZ_TOTAL_S (else it stops short of
 # FUZZ_RUNS, which fails), and the process gets a minute more before it is killed.
 FUZZ_INPUT_S = 10
-FUZZ_TOTAL_S = 300
+FUZZ_TOTAL_S = 600
 
 
 def run_fuzz():

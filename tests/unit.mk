@@ -9,7 +9,7 @@
 # (plus fmt.o and lib.o where that source formats or parses; test_pmi also
 # links the model, pmu/model_core.o, its PMU).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux vm
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux vm parse
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -28,7 +28,7 @@ UNIT_LDLIBS  = -lcmocka
 
 # Kernel definitions that clash with the host C library are renamed when the
 # kernel file is compiled for the host; the tests call the k_ names. Files not
-# listed here (line.c, acpi_parse.c, pmm.c, vm.c) call memcpy & co. from libc.
+# listed here (line.c, parse.c, acpi_parse.c, pmm.c, vm.c) call memcpy & co. from libc.
 UNIT_RENAME_FMT = -Dvsnprintf=k_vsnprintf -Dsnprintf=k_snprintf
 UNIT_RENAME_LIB = -Dmemcpy=k_memcpy -Dmemmove=k_memmove -Dmemset=k_memset \
 		  -Dmemcmp=k_memcmp -Dstrlen=k_strlen -Dstrnlen=k_strnlen \
@@ -58,6 +58,7 @@ $(BUILD)/unit/obj/pmu/mux.o $(BUILD)/unit/obj/tests/unit/test_mux.o: UNIT_CFLAGS
 # that source calls: fmt.o, lib.o).
 $(BUILD)/unit/test_fmt:    $(BUILD)/unit/obj/kernel/fmt.o
 $(BUILD)/unit/test_line:   $(BUILD)/unit/obj/shell/line.o
+$(BUILD)/unit/test_parse:  $(BUILD)/unit/obj/shell/parse.o
 $(BUILD)/unit/test_timerq: $(BUILD)/unit/obj/kernel/timerq.o
 $(BUILD)/unit/test_pmm:    $(BUILD)/unit/obj/kernel/pmm.o
 $(BUILD)/unit/test_acpi:   $(BUILD)/unit/obj/kernel/acpi_parse.o
@@ -89,4 +90,4 @@ unit: $(UNIT_BINS)
 
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
-	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi kernel/vm tests/unit/page_double)
+	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi kernel/vm tests/unit/page_double shell/parse)
