@@ -9,18 +9,17 @@
 /* Maps [va, va+len) for `what` ("segment 2", "the stack"); false with the reason in err. */
 static bool map(uint64_t as, uint64_t va, uint64_t len, int flags, const char *what, char *err, size_t errlen)
 {
-	uint64_t kib = (ALIGN_UP(va + len, PAGE_SIZE) - ALIGN_DOWN(va, PAGE_SIZE)) >> 10;
-
 	switch (vm_map(as, va, len, flags)) {
 	case VM_OK:
 		return true;
 	case VM_ELIMIT:
-		snprintf(err, errlen, "%s (%lu KiB) takes the task to %lu KiB; its limit is %lu KiB", what, kib,
+		snprintf(err, errlen, "%s (%lu KiB) takes the task to %lu KiB; its limit is %lu KiB", what,
+			 (uint64_t)(ALIGN_UP(va + len, PAGE_SIZE) - ALIGN_DOWN(va, PAGE_SIZE)) >> 10,
 			 (vm_size(as) + vm_map_cost(as, va, len)) >> 10, vm_limit(as) >> 10);
 		return false;
 	default: /* VM_ENOMEM: elf_check kept every segment inside the user region */
-		snprintf(err, errlen, "out of card memory for %s (%lu KiB; %lu KiB free)", what, kib,
-			 pmm_free_bytes() >> 10);
+		snprintf(err, errlen, "out of card memory: %s needs %lu KiB, %lu KiB free", what,
+			 vm_map_cost(as, va, len) >> 10, pmm_free_bytes() >> 10);
 		return false;
 	}
 }
