@@ -14,7 +14,8 @@
 
 struct elf_segment {
 	uint64_t vaddr, memsz, offset, filesz;
-	int flags; /* VM_WRITE | VM_EXEC (kernel/vm.h) */
+	int flags;     /* VM_WRITE | VM_EXEC (kernel/vm.h) */
+	unsigned phdr; /* its program header's index, as messages and readelf -l number it */
 };
 
 struct elf_image {
@@ -30,7 +31,14 @@ struct elf_image {
  * reason in err.
  */
 bool elf_check(const uint8_t *img, size_t len, struct elf_image *out, char *err, size_t errlen);
-/* Maps and fills the checked segments into address space `as`; false when out of memory. */
-bool elf_load(const uint8_t *img, const struct elf_image *im, uint64_t as);
+/*
+ * Builds a task's address space from a checked image: every segment (its file
+ * bytes, then zeroes, with its rights) and the USER_STACK_SIZE stack below
+ * USER_STACK_TOP, holding at most `limit` bytes (vm_create). Returns the
+ * address space, or 0 with the reason in err (out of card memory, or over the
+ * limit: which part, its size, what the task would hold and the limit, in
+ * KiB); nothing stays allocated then.
+ */
+uint64_t elf_load(const uint8_t *img, const struct elf_image *im, uint64_t limit, char *err, size_t errlen);
 
 #endif

@@ -71,6 +71,7 @@ bool elf_check(const uint8_t *img, size_t len, struct elf_image *out, char *err,
 		s->offset = off;
 		s->filesz = filesz;
 		s->flags = (fl & PF_W ? VM_WRITE : 0) | (fl & PF_X ? VM_EXEC : 0);
+		s->phdr = i;
 		out->end = MAX(out->end, va + memsz);
 	}
 	if (out->nseg == 0)

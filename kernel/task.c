@@ -155,11 +155,8 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 	bool ok = n == nranks;
 	for (uint32_t i = 0; ok && i < n; i++) {
 		struct task *t = made[i];
-		t->as = vm_create();
-		ok = t->as && elf_load(img, &im, t->as) &&
-		     vm_map(t->as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE, VM_WRITE);
-		if (!ok)
-			snprintf(err, errlen, "out of memory loading '%s' for CPU %u", t->name, t->cpu);
+		t->as = elf_load(img, &im, pmm_usable_bytes() / TASK_MEM_SHARE, err, errlen);
+		ok = t->as != 0;
 		t->brk = t->brk_base = ALIGN_UP(im.end, PAGE_SIZE);
 		t->entry = im.entry;
 		if (ok)
@@ -372,7 +369,7 @@ static int64_t sys_sbrk(struct task *t, int64_t incr)
 	if (new < t->brk_base || new > USER_STACK_TOP - USER_STACK_SIZE - PAGE_SIZE ||
 	    (incr > 0 && new < old))
 		return -PMUOS_ENOMEM;
-	if (new > old && !vm_map(t->as, old, new - old, VM_WRITE))
+	if (new > old && vm_map(t->as, old, new - old, VM_WRITE) != VM_OK) /* out of memory, or over the task's limit */
 		return -PMUOS_ENOMEM;
 	t->brk = new;
 	return old;

@@ -16,6 +16,17 @@
 #define TASK_MAX_ARGS 16
 #define TASK_NAME 32
 #define TASK_OUT_LINE 256
+/*
+ * A task may hold at most 1/TASK_MEM_SHARE of the card's usable RAM
+ * (pmm_usable_bytes()): its pages, their page tables and its PML4 (kernel/vm.h),
+ * counted for the program's segments, its stack and what sbrk adds. sbrk
+ * answers ENOMEM past it; a program whose segments and stack need more is
+ * refused at launch with both sizes. A quarter keeps one runaway task from
+ * taking the memory the kernel and the other tasks need, and still lets the
+ * three APs of a 4-CPU card with 512 MiB (make run's default) each run a task
+ * of ~127 MiB at once; on a KNC card with 8 GiB a task may have 2 GiB.
+ */
+#define TASK_MEM_SHARE 4
 
 enum task_state { TASK_FREE, TASK_READY, TASK_RUNNING, TASK_EXITED, TASK_KILLED, TASK_FAULTED };
 

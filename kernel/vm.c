@@ -5,9 +5,24 @@
 #include "kernel/pmm.h"
 #include <pmuos/syscall.h>
 
-#define IDX(va, level) (((va) >> (12 + 9 * (level))) & 511)
+/* Bytes one entry maps at each level: 4 KiB (page table), 2 MiB, 1 GiB, 512 GiB (PML4). */
+#define SHIFT(level) (12 + 9 * (level))
+#define IDX(va, level) (((va) >> SHIFT(level)) & 511)
 
-uint64_t vm_create(void)
+/*
+ * An address space's accounting lives in its own PML4, in slots no address
+ * space maps (slot 0 is the kernel's, slot 1 the user region): the processor
+ * ignores bits 63:1 of an entry whose P bit (bit 0) is clear (Intel SDM
+ * Vol. 3A §4.5, Figure 4-11), so the counts are kept there shifted left by
+ * one. Nothing else is needed per task, and the PML4 address stays the handle.
+ */
+#define SLOT_PAGES 2 /* pages held: the PML4, page tables, user pages */
+#define SLOT_LIMIT 3 /* most pages it may hold */
+
+static uint64_t get(uint64_t as, int slot) { return ((uint64_t *)as)[slot] >> 1; }
+static void set(uint64_t as, int slot, uint64_t v) { ((uint64_t *)as)[slot] = v << 1; }
+
+uint64_t vm_create(uint64_t limit)
 {
 	uint64_t *pml4 = page_alloc(1);
 
@@ -15,39 +30,126 @@ uint64_t vm_create(void)
 		return 0;
 	/* Slot 0: the kernel identity map, supervisor-only, shared. */
 	pml4[0] = ((uint64_t *)kernel_cr3)[0];
+	set((uint64_t)pml4, SLOT_PAGES, 1);
+	set((uint64_t)pml4, SLOT_LIMIT, limit / PAGE_SIZE);
 	return (uint64_t)pml4;
 }
 
-/* The page-table entry for va at level 0 (4 KiB), creating tables on the way. */
-static uint64_t *walk(uint64_t as, uint64_t va, bool create)
+uint64_t vm_size(uint64_t as) { return get(as, SLOT_PAGES) * PAGE_SIZE; }
+uint64_t vm_limit(uint64_t as) { return get(as, SLOT_LIMIT) * PAGE_SIZE; }
+
+/* A page set aside by vm_map: pages are chained through their first word. */
+static void *take(uint64_t **spare)
+{
+	uint64_t *p = *spare;
+
+	*spare = (uint64_t *)p[0];
+	p[0] = 0; /* zeroed, as page_alloc gave it */
+	return p;
+}
+
+static void give_back(uint64_t *spare)
+{
+	while (spare) {
+		uint64_t *next = (uint64_t *)spare[0];
+		page_free(spare, 1);
+		spare = next;
+	}
+}
+
+/*
+ * The page-table entry for va at level 0 (4 KiB), or NULL when a table on
+ * the way is missing; with `spare`, missing tables are made from its pages.
+ */
+static uint64_t *walk(uint64_t as, uint64_t va, uint64_t **spare)
 {
 	uint64_t *t = (uint64_t *)as;
 
 	for (int level = 3; level > 0; level--) {
 		uint64_t *e = &t[IDX(va, level)];
 		if (!(*e & PTE_P)) {
-			if (!create)
+			if (!spare)
 				return NULL;
-			uint64_t *n = page_alloc(1);
-			if (!n)
-				return NULL;
-			*e = (uint64_t)n | PTE_P | PTE_W | PTE_U;
+			*e = (uint64_t)take(spare) | PTE_P | PTE_W | PTE_U;
 		}
 		t = (uint64_t *)(*e & PTE_ADDR);
 	}
 	return &t[IDX(va, 0)];
 }
 
-bool vm_map(uint64_t as, uint64_t va, uint64_t len, int flags)
+/* How many 2^shift-byte blocks [a, end) meets (a < end). */
+static uint64_t blocks(uint64_t a, uint64_t end, int shift)
 {
-	uint64_t start = ALIGN_DOWN(va, PAGE_SIZE), end = ALIGN_UP(va + len, PAGE_SIZE);
+	return ((end - 1) >> shift) - (a >> shift) + 1;
+}
 
-	if (va < USER_BASE || end > USER_END || end < start)
-		return false;
+/*
+ * Pages mapping [start, end) (page-aligned, in the user region) adds: pages
+ * not yet mapped and the tables they need. Where a table is missing, the
+ * whole stretch it would map is new and counted at once, so the cost of this
+ * walk is bounded by the tables that exist, not by the length asked for.
+ */
+static uint64_t cost(uint64_t as, uint64_t start, uint64_t end)
+{
+	uint64_t n = 0;
+
+	for (uint64_t a = start; a < end;) {
+		uint64_t *t = (uint64_t *)as;
+		int level = 3;
+		while (level > 0 && (t[IDX(a, level)] & PTE_P)) {
+			t = (uint64_t *)(t[IDX(a, level)] & PTE_ADDR);
+			level--;
+		}
+		if (level == 0) {
+			n += !(t[IDX(a, 0)] & PTE_P);
+			a += PAGE_SIZE;
+			continue;
+		}
+		/* No entry for a at `level`: new tables below it, and new pages, up to the end of what it maps. */
+		uint64_t stop = MIN(end, ALIGN_DOWN(a, 1ULL << SHIFT(level)) + (1ULL << SHIFT(level)));
+		for (int l = 1; l <= level; l++)
+			n += blocks(a, stop, SHIFT(l));
+		n += (stop - a) / PAGE_SIZE;
+		a = stop;
+	}
+	return n;
+}
+
+static bool in_user_region(uint64_t va, uint64_t len)
+{
+	return va >= USER_BASE && va < USER_END && len <= USER_END - va;
+}
+
+uint64_t vm_map_cost(uint64_t as, uint64_t va, uint64_t len)
+{
+	if (!in_user_region(va, len) || len == 0)
+		return 0;
+	return cost(as, ALIGN_DOWN(va, PAGE_SIZE), ALIGN_UP(va + len, PAGE_SIZE)) * PAGE_SIZE;
+}
+
+int vm_map(uint64_t as, uint64_t va, uint64_t len, int flags)
+{
+	if (!in_user_region(va, len))
+		return VM_ERANGE;
+	if (len == 0)
+		return VM_OK;
+	uint64_t start = ALIGN_DOWN(va, PAGE_SIZE), end = ALIGN_UP(va + len, PAGE_SIZE);
+	uint64_t need = cost(as, start, end), held = get(as, SLOT_PAGES);
+	if (held + need > get(as, SLOT_LIMIT))
+		return VM_ELIMIT;
+	/* Every page this call needs is taken first, so that running out changes nothing. */
+	uint64_t *spare = NULL;
+	for (uint64_t i = 0; i < need; i++) {
+		uint64_t *p = page_alloc(1);
+		if (!p) {
+			give_back(spare);
+			return VM_ENOMEM;
+		}
+		p[0] = (uint64_t)spare;
+		spare = p;
+	}
 	for (uint64_t a = start; a < end; a += PAGE_SIZE) {
-		uint64_t *pte = walk(as, a, true);
-		if (!pte)
-			return false;
+		uint64_t *pte = walk(as, a, &spare);
 		if (*pte & PTE_P) {
 			/* Two segments sharing a page: the union of their rights. */
 			if (flags & VM_WRITE)
@@ -56,20 +158,18 @@ bool vm_map(uint64_t as, uint64_t va, uint64_t len, int flags)
 				*pte &= ~PTE_NX;
 			continue;
 		}
-		void *page = page_alloc(1);
-		if (!page)
-			return false;
-		*pte = (uint64_t)page | PTE_P | PTE_U | (flags & VM_WRITE ? PTE_W : 0) |
+		*pte = (uint64_t)take(&spare) | PTE_P | PTE_U | (flags & VM_WRITE ? PTE_W : 0) |
 		       (flags & VM_EXEC ? 0 : PTE_NX);
 	}
-	return true;
+	set(as, SLOT_PAGES, held + need);
+	return VM_OK;
 }
 
 void *vm_translate(uint64_t as, uint64_t va)
 {
 	if (va < USER_BASE || va >= USER_END)
 		return NULL;
-	uint64_t *pte = walk(as, va, false);
+	uint64_t *pte = walk(as, va, NULL);
 	if (!pte || !(*pte & PTE_P))
 		return NULL;
 	return (void *)((*pte & PTE_ADDR) + (va & (PAGE_SIZE - 1)));
@@ -80,7 +180,7 @@ bool vm_user_range_ok(uint64_t as, uint64_t va, uint64_t len, bool write)
 	if (va < USER_BASE || va + len > USER_END || va + len < va)
 		return false;
 	for (uint64_t a = ALIGN_DOWN(va, PAGE_SIZE); a < va + len; a += PAGE_SIZE) {
-		uint64_t *pte = walk(as, a, false);
+		uint64_t *pte = walk(as, a, NULL);
 		if (!pte || !(*pte & PTE_P) || (write && !(*pte & PTE_W)))
 			return false;
 	}

@@ -2,6 +2,8 @@
  * Ring-3 address spaces: each task has its own PML4. Slot 0 (the kernel's
  * identity map, supervisor-only) is shared; slot 1 (USER_BASE..USER_END,
  * include/pmuos/syscall.h) holds the task's pages, mapped with 4 KiB pages.
+ * Each address space counts the memory it holds (its PML4, page tables and
+ * user pages) and holds no more than the limit it was created with.
  */
 #ifndef KERNEL_VM_H
 #define KERNEL_VM_H
@@ -13,16 +15,38 @@
 #define VM_WRITE 1
 #define VM_EXEC  2
 
-/* A new address space (physical address of its PML4), or 0 when out of memory. */
-uint64_t vm_create(void);
+/* vm_map's results. */
+enum vm_status {
+	VM_OK,
+	VM_ERANGE, /* not inside the user region */
+	VM_ENOMEM, /* the card has too few free pages */
+	VM_ELIMIT, /* the address space would hold more than its limit */
+};
+
+/*
+ * A new address space that may hold at most `limit` bytes (rounded down to
+ * 4 KiB pages), its PML4 included. Returns the physical address of its PML4
+ * (CR3), or 0 when out of memory.
+ */
+uint64_t vm_create(uint64_t limit);
 /* Frees every user page and page table of `as`, then the PML4. */
 void vm_destroy(uint64_t as);
+/* Bytes `as` holds (PML4, page tables, user pages), and its limit (bytes, a multiple of 4 KiB). */
+uint64_t vm_size(uint64_t as);
+uint64_t vm_limit(uint64_t as);
 /*
- * Maps zeroed pages over [va, va+len) in the user region (page-aligned
- * outward); pages already mapped are kept. Returns false when out of memory
- * or outside the user region.
+ * Maps zeroed pages over every page [va, va+len) touches in the user region;
+ * pages already mapped are kept, with the union of their rights and `flags`.
+ * All or nothing: returns VM_OK, or VM_ERANGE, VM_ENOMEM or VM_ELIMIT with
+ * the address space as it was (nothing of this call left mapped or taken).
+ * len 0 maps nothing.
  */
-bool vm_map(uint64_t as, uint64_t va, uint64_t len, int flags);
+int vm_map(uint64_t as, uint64_t va, uint64_t len, int flags);
+/*
+ * Bytes vm_map(as, va, len, ...) would add: pages not yet mapped and the
+ * page tables they need; 0 outside the user region.
+ */
+uint64_t vm_map_cost(uint64_t as, uint64_t va, uint64_t len);
 /* Kernel pointer to the byte at user address va, or NULL if unmapped. */
 void *vm_translate(uint64_t as, uint64_t va);
 /* Whether [va, va+len) is mapped user memory (writable if `write`). */

@@ -1,4 +1,4 @@
-/* Serial shell loop, argument splitting and command dispatch; see shell/shell.h. */
+/* Serial shell loop and command dispatch (the line's parsing is shell/parse.c); see shell/shell.h. */
 #include <stdarg.h>
 #include "shell/shell.h"
 #include "shell/line.h"
@@ -44,41 +44,29 @@ bool shell_parse_cpu(const char *cmd, const char *s, uint32_t *cpu)
 	return true;
 }
 
-static const struct shell_cmd *find(const char *name)
-{
-	for (const struct shell_cmd *c = __shell_cmds_start; c < __shell_cmds_end; c++)
-		if (strcmp(c->name, name) == 0)
-			return c;
-	return NULL;
-}
-
 int shell_exec(char *line)
 {
 	char *argv[SHELL_MAX_ARGS + 1];
-	int argc = 0;
+	const struct shell_cmd *c;
+	int argc;
+	enum shell_parse_result r = shell_parse(line, __shell_cmds_start, __shell_cmds_end, argv, &argc, &c);
 
-	for (char *p = line; *p;) {
-		while (*p == ' ' || *p == '\t')
-			*p++ = 0;
-		if (!*p)
-			break;
-		if (argc == SHELL_MAX_ARGS + 1)
-			return shell_error(argv[0], "too many arguments (at most %d)", SHELL_MAX_ARGS);
-		argv[argc++] = p;
-		while (*p && *p != ' ' && *p != '\t')
-			p++;
-	}
-	if (argc == 0)
+	switch (r) {
+	case SHELL_RUN:
+		return c->fn(argc, argv);
+	case SHELL_EMPTY:
 		return 0;
-	const struct shell_cmd *c = find(argv[0]);
-	if (!c) {
+	case SHELL_TOO_MANY_WORDS:
+		return shell_error(argv[0], "too many arguments (at most %d)", SHELL_MAX_ARGS);
+	case SHELL_UNKNOWN:
 		kprintf("error: unknown command '%.40s' (type 'help' for the list)\n", argv[0]);
 		return -1;
+	case SHELL_TOO_FEW_ARGS:
+	case SHELL_TOO_MANY_ARGS:
+		break;
 	}
-	if (argc - 1 < c->min_args || argc - 1 > c->max_args)
-		return shell_error(c->name, "expected %s%s%s", c->usage[0] ? "arguments: " : "no arguments",
-				   c->usage, argc - 1 < c->min_args ? "" : " (too many given)");
-	return c->fn(argc, argv);
+	return shell_error(c->name, "expected %s%s%s", c->usage[0] ? "arguments: " : "no arguments", c->usage,
+			   r == SHELL_TOO_MANY_ARGS ? " (too many given)" : "");
 }
 
 static void echo_out(const char *s, size_t n, void *ctx)
@@ -215,7 +203,7 @@ static int cmd_help(int argc, char **argv)
 {
 	const struct shell_cmd *only = NULL;
 
-	if (argc == 2 && !(only = find(argv[1])))
+	if (argc == 2 && !(only = shell_find(__shell_cmds_start, __shell_cmds_end, argv[1])))
 		return shell_error("help", "unknown command '%.40s'", argv[1]);
 	/* Alphabetical, whatever the link order. */
 	const char *last = "";

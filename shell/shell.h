@@ -25,6 +25,28 @@ struct shell_cmd {
 	static const struct shell_cmd shell_cmd_##id                             \
 		__attribute__((used, section(".shell_cmds"), aligned(8))) = { __VA_ARGS__ }
 
+/*
+ * The pure part of running a line (shell/parse.c, fuzzed on the host): splits
+ * `line` in place into words separated by spaces and tabs (argv[0] is the
+ * command; at most SHELL_MAX_ARGS arguments), looks the command up in the
+ * table [first, end) and checks its argument count. *argc and argv are set
+ * for every result but SHELL_EMPTY (with SHELL_TOO_MANY_WORDS, argv holds the
+ * first SHELL_MAX_ARGS + 1 words); *cmd is set for SHELL_RUN and the two
+ * argument-count results.
+ */
+enum shell_parse_result {
+	SHELL_RUN,            /* call (*cmd)->fn(*argc, argv) */
+	SHELL_EMPTY,          /* no word: nothing to do */
+	SHELL_TOO_MANY_WORDS, /* more than SHELL_MAX_ARGS arguments */
+	SHELL_UNKNOWN,        /* no command argv[0] */
+	SHELL_TOO_FEW_ARGS,   /* fewer than (*cmd)->min_args */
+	SHELL_TOO_MANY_ARGS,  /* more than (*cmd)->max_args */
+};
+enum shell_parse_result shell_parse(char *line, const struct shell_cmd *first, const struct shell_cmd *end,
+				    char *argv[SHELL_MAX_ARGS + 1], int *argc, const struct shell_cmd **cmd);
+/* The command called `name` in the table [first, end), or NULL. */
+const struct shell_cmd *shell_find(const struct shell_cmd *first, const struct shell_cmd *end, const char *name);
+
 /* The BSP's shell loop. Does not return. */
 void shell_run(void) __attribute__((noreturn));
 /* Runs one line as if typed (no echo). Returns the command's result, -1 if unknown. */

@@ -1,30 +1,81 @@
-# Fuzz targets (libFuzzer, clang from Debian): the card's mailbox request
-# decoder, built for the host, and pmuctl's reading of a (hostile) card.
-# `make test` runs each for 10^6 inputs from a fixed seed; run one longer by
-# hand, e.g. build/fuzz/fuzz_mailbox -max_total_time=600. Seed inputs, where
-# a target has them: tests/fuzz/corpus/<target>/ (libFuzzer adds the new
-# inputs it finds to the first directory it is given: give it a scratch
-# one first, e.g. build/fuzz/fuzz_pmuctl -runs=1000000 /tmp/new tests/fuzz/corpus/fuzz_pmuctl).
+# Fuzz targets (libFuzzer, clang from Debian), built for the host: the card's
+# mailbox request decoder (fuzz_mailbox), the program loader (fuzz_elf), the
+# shell's line editor and parsers (fuzz_shell), and pmuctl's reading of a
+# hostile card (fuzz_pmuctl). `make test` (tests/run.py) runs each for 10^6
+# inputs from a fixed seed (-runs=1000000 -seed=1), starting from its seed
+# corpus: tests/fuzz/corpus/<target>/ (committed: hand-made seeds and every
+# input that once found a bug) and $(BUILD)/fuzz-seeds/<target>/ (generated
+# below), when they exist. libFuzzer counts the seeds among the 10^6 runs.
+# Time bounds, so that no target can hang a run: one input may take 10 s
+# (-timeout: a longer one is reported as a hang), a target 600 s in all
+# (-max_total_time: stopping short of 10^6 inputs fails the test), and the
+# process is killed at 660 s. The slowest target takes about 3 minutes on a
+# busy 2-core machine: the bound is a guard against hangs, not a benchmark.
+# New inputs and crash files go to $(BUILD)/fuzz-run/<target>/, never into
+# the tree. By hand (libFuzzer adds
+# what it finds to the first directory: give it an empty one):
+#   build/fuzz/fuzz_mailbox -runs=1000000 -seed=1 NEW_DIR tests/fuzz/corpus/fuzz_mailbox
+#   build/fuzz/fuzz_mailbox -max_total_time=600 NEW_DIR tests/fuzz/corpus/fuzz_mailbox
 
 FUZZ_CC     = clang
-# libFuzzer's driver, and sanitizers that turn a bad access into a crash.
-FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+# Sanitizers that turn a bad access into a crash, in every object.
+FUZZ_CFLAGS = -g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
+# Headers by path from the top, as in the kernel build.
 FUZZ_CFLAGS += -I. -Iinclude
-# Kernel files built for the host with k_ names, as in the unit tests.
-FUZZ_RENAME = $(HOST_RENAME)
-FUZZ_SRC    = kernel/mailbox_proto.c kernel/cpuset.c kernel/fmt.c kernel/lib.c
-FUZZ_BINS   = $(BUILD)/fuzz/fuzz_mailbox $(BUILD)/fuzz/fuzz_pmuctl
-# pmuctl's mailbox client and ring readers: host code, libc as it is.
-FUZZ_HOST_SRC = host/mbox.c host/rings.c host/progress.c
-FUZZ_HOST_HDR = host/mbox.h host/rings.h host/progress.h include/pmuos/mailbox.h kernel/cpuset.h
+# libFuzzer: its driver (main) at link time, and in the kernel objects the
+# coverage and comparison tracing it steers by. A target's own checks and
+# doubles are left out: they are not under test, and tracing their loops
+# would cost most of each run.
+FUZZ_COV    = -fsanitize=fuzzer
+# Each target links its own file, the kernel files it covers and test
+# doubles, compiled one by one into $(BUILD)/fuzz/obj/ (-MMD: header
+# dependencies). Kernel files get k_ names for what clashes with the C
+# library, as in the unit tests (HOST_RENAME, host/host.mk), and link fmt.c
+# and lib.c for vsnprintf, memcpy & co.; test files keep the C library's
+# names, and call the kernel's cpuset_* and parse_u64 by their k_ names.
+FUZZ_OBJ    = $(BUILD)/fuzz/obj
+FUZZ_LIB    = $(FUZZ_OBJ)/kernel/fmt.o $(FUZZ_OBJ)/kernel/lib.o
+FUZZ_BINS   = $(BUILD)/fuzz/fuzz_mailbox $(BUILD)/fuzz/fuzz_elf $(BUILD)/fuzz/fuzz_shell \
+	      $(BUILD)/fuzz/fuzz_pmuctl
+FUZZ_DEFS   = $(HOST_RENAME)
+$(FUZZ_OBJ)/tests/%.o: FUZZ_DEFS = $(filter -Dcpuset_% -Dparse_u64=%,$(HOST_RENAME))
+$(FUZZ_OBJ)/tests/%.o: FUZZ_COV =
+# pmu/events.c includes the event table generated from libpfm4 (top Makefile).
+$(FUZZ_OBJ)/pmu/events.o: $(BUILD)/gen/knc_events.h
+$(FUZZ_OBJ)/pmu/events.o: FUZZ_CFLAGS += -I$(BUILD)/gen
 
-$(BUILD)/fuzz/fuzz_mailbox: tests/fuzz/fuzz_mailbox.c $(FUZZ_SRC) include/pmuos/mailbox.h kernel/mailbox.h
+$(BUILD)/fuzz/fuzz_mailbox: $(FUZZ_OBJ)/tests/fuzz/fuzz_mailbox.o $(FUZZ_OBJ)/kernel/mailbox_proto.o \
+	$(FUZZ_OBJ)/kernel/cpuset.o
+# The loader, on the page-allocator double of the unit tests.
+$(BUILD)/fuzz/fuzz_elf: $(FUZZ_OBJ)/tests/fuzz/fuzz_elf.o $(FUZZ_OBJ)/tests/unit/page_double.o \
+	$(FUZZ_OBJ)/kernel/elf_check.o $(FUZZ_OBJ)/kernel/elf.o $(FUZZ_OBJ)/kernel/vm.o
+# The shell's input side: line editor, line parser, the commands' argument parsers.
+$(BUILD)/fuzz/fuzz_shell: $(FUZZ_OBJ)/tests/fuzz/fuzz_shell.o $(FUZZ_OBJ)/shell/line.o $(FUZZ_OBJ)/shell/parse.o \
+	$(FUZZ_OBJ)/kernel/cpuset.o $(FUZZ_OBJ)/pmu/events.o
+# pmuctl's mailbox client and ring readers: host code, the C library's names.
+$(BUILD)/fuzz/fuzz_pmuctl: $(FUZZ_OBJ)/tests/fuzz/fuzz_pmuctl.o $(FUZZ_OBJ)/host/mbox.o $(FUZZ_OBJ)/host/rings.o \
+	$(FUZZ_OBJ)/host/progress.o
+$(FUZZ_OBJ)/host/%.o $(FUZZ_OBJ)/tests/fuzz/fuzz_pmuctl.o: FUZZ_DEFS =
+
+$(FUZZ_BINS): $(BUILD)/fuzz/%: $(FUZZ_LIB)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $^ -o $@
+
+$(FUZZ_OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_RENAME) tests/fuzz/fuzz_mailbox.c $(FUZZ_SRC) -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_COV) $(FUZZ_DEFS) -MMD -MP -c $< -o $@
 
-$(BUILD)/fuzz/fuzz_pmuctl: tests/fuzz/fuzz_pmuctl.c $(FUZZ_HOST_SRC) $(FUZZ_HOST_HDR)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) tests/fuzz/fuzz_pmuctl.c $(FUZZ_HOST_SRC) -o $@
+-include $(shell find $(FUZZ_OBJ) -name '*.d' 2>/dev/null)
 
-fuzz: $(FUZZ_BINS)
+# fuzz_elf's seeds are written by tests/fuzz/elf_seeds.py at build time
+# rather than committed: small images in pmuos-cc's layout and the shapes the
+# loader must handle, a few hundred bytes each. Images of the newlib programs
+# (58 KB stripped) would have the fuzzer spend its mutations on code bytes the
+# loader only copies.
+FUZZ_SEEDS = $(BUILD)/fuzz-seeds/fuzz_elf.stamp
+$(BUILD)/fuzz-seeds/fuzz_elf.stamp: tests/fuzz/elf_seeds.py include/pmuos/syscall.h
+	rm -rf $(BUILD)/fuzz-seeds/fuzz_elf
+	$(PYTHON) $< $(BUILD)/fuzz-seeds/fuzz_elf
+	touch $@
+
+fuzz: $(FUZZ_BINS) $(FUZZ_SEEDS)
 .PHONY: fuzz

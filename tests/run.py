@@ -4,6 +4,7 @@ targets (libFuzzer, a fixed number of inputs) and the system tests (pytest). Pri
 "N passed, N failed"; exits non-zero if anything failed or nothing ran."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -34,17 +35,47 @@ def run_unit():
     return passed, failed
 
 
+# libFuzzer counts every input it runs, the seed corpus (and one empty input
+# before it) included, so 10^6 runs are 10^6 inputs whatever the corpus holds.
+FUZZ_RUNS = 1000000
+# Time bounds (tests/fuzz.mk): one input may take FUZZ_INPUT_S seconds (else
+# libFuzzer reports a hang), a whole run FUZZ_TOTAL_S (else it stops short of
+# FUZZ_RUNS, which fails), and the process gets a minute more before it is killed.
+FUZZ_INPUT_S = 10
+FUZZ_TOTAL_S = 600
+
+
 def run_fuzz():
-    """Each fuzz target: 10^6 inputs from a fixed seed; one test each."""
+    """Each fuzz target: 10^6 inputs from a fixed seed, starting from its seed
+    corpus (tests/fuzz/corpus/<target>/ and $(BUILD)/fuzz-seeds/<target>/,
+    when they exist); one test each."""
     passed = failed = 0
     fuzz_dir = os.path.join(BUILD, "fuzz")
-    for b in sorted(os.listdir(fuzz_dir)) if os.path.isdir(fuzz_dir) else []:
-        p = subprocess.run([os.path.join(fuzz_dir, b), "-runs=1000000", "-seed=1"], capture_output=True,
-                           text=True, timeout=600)
-        ok = p.returncode == 0 and "Done 1000000 runs" in p.stderr
-        print(f"fuzz {b}: {'passed' if ok else 'FAILED'} (10^6 inputs)")
+    bins = sorted(f for f in os.listdir(fuzz_dir) if os.path.isfile(os.path.join(fuzz_dir, f))
+                  and os.access(os.path.join(fuzz_dir, f), os.X_OK)) if os.path.isdir(fuzz_dir) else []
+    for b in bins:
+        # libFuzzer adds the inputs it finds to its first corpus directory and
+        # writes crash inputs to the artifact prefix: both go to a fresh
+        # directory under BUILD, never into the tree, and each run starts the same.
+        work = os.path.join(BUILD, "fuzz-run", b)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(os.path.join(work, "new"))
+        corpora = [d for d in (os.path.join(ROOT, "tests", "fuzz", "corpus", b), os.path.join(BUILD, "fuzz-seeds", b))
+                   if os.path.isdir(d)]
+        cmd = [os.path.join(fuzz_dir, b), f"-runs={FUZZ_RUNS}", "-seed=1", f"-timeout={FUZZ_INPUT_S}",
+               f"-max_total_time={FUZZ_TOTAL_S}", f"-artifact_prefix={work}/", os.path.join(work, "new")] + corpora
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=FUZZ_TOTAL_S + 60)
+            done = re.search(r"^Done (\d+) runs", p.stderr, re.M)
+            ok = p.returncode == 0 and done is not None and int(done[1]) >= FUZZ_RUNS
+            log = p.stderr
+        except subprocess.TimeoutExpired as e:
+            ok, log = False, f"killed after {FUZZ_TOTAL_S + 60} s\n" + (e.stderr or b"").decode(errors="replace")
+        seeds = ", ".join(os.path.relpath(d, ROOT) for d in corpora) or "no seed corpus"
+        print(f"fuzz {b}: {'passed' if ok else 'FAILED'} (10^6 inputs, {seeds})")
         if not ok:
-            print(p.stderr[-3000:])
+            print(log[-3000:])
+            print(f"  command: {' '.join(cmd)}")
         passed += ok
         failed += not ok
     return passed, failed

@@ -10,7 +10,7 @@
 # links the model, pmu/model_core.o, its PMU). test_stat_fmt links pmuctl's
 # pure stat output, host/stat_fmt.o (a host program: libc as it is).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt vm parse
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -29,7 +29,7 @@ UNIT_LDLIBS  = -lcmocka
 
 # Kernel definitions that clash with the host C library are renamed when the
 # kernel file is compiled for the host; the tests call the k_ names. Files not
-# listed here (line.c, acpi_parse.c, pmm.c) call memcpy & co. from libc.
+# listed here (line.c, parse.c, acpi_parse.c, pmm.c, vm.c) call memcpy & co. from libc.
 UNIT_RENAME_FMT = -Dvsnprintf=k_vsnprintf -Dsnprintf=k_snprintf
 UNIT_RENAME_LIB = -Dmemcpy=k_memcpy -Dmemmove=k_memmove -Dmemset=k_memset \
 		  -Dmemcmp=k_memcmp -Dstrlen=k_strlen -Dstrnlen=k_strnlen \
@@ -59,6 +59,7 @@ $(BUILD)/unit/obj/pmu/mux.o $(BUILD)/unit/obj/tests/unit/test_mux.o: UNIT_CFLAGS
 # that source calls: fmt.o, lib.o).
 $(BUILD)/unit/test_fmt:    $(BUILD)/unit/obj/kernel/fmt.o
 $(BUILD)/unit/test_line:   $(BUILD)/unit/obj/shell/line.o
+$(BUILD)/unit/test_parse:  $(BUILD)/unit/obj/shell/parse.o
 $(BUILD)/unit/test_timerq: $(BUILD)/unit/obj/kernel/timerq.o
 $(BUILD)/unit/test_pmm:    $(BUILD)/unit/obj/kernel/pmm.o
 $(BUILD)/unit/test_acpi:   $(BUILD)/unit/obj/kernel/acpi_parse.o
@@ -67,6 +68,8 @@ $(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model_core.o
 $(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
 $(BUILD)/unit/test_cpuset: $(BUILD)/unit/obj/kernel/cpuset.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
 $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
+# test_vm: address spaces on the page-allocator double (tests/unit/page_double.c, shared with fuzz_elf).
+$(BUILD)/unit/test_vm:     $(BUILD)/unit/obj/kernel/vm.o $(BUILD)/unit/obj/tests/unit/page_double.o
 # test_pmi: the PMI handler on the software model; its test file has the
 # doubles for the kernel (pmu_ops, pmu_this, this_cpu, rdtsc, kprintf, APIC, IRQ, timers).
 $(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/model_core.o
@@ -91,4 +94,5 @@ unit: $(UNIT_BINS)
 
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
-	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi host/stat_fmt)
+	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi host/stat_fmt kernel/vm tests/unit/page_double \
+	   shell/parse)

@@ -119,8 +119,45 @@ def test_hundred_faulting_launches_leave_the_kernel_healthy(card):
     assert all(r[3] == "online" for r in cpu_rows(card.cmd("cpus")).values())
 
 
+def mem_kib(card):
+    """The `mem` command's usable and free memory, KiB."""
+    m = re.search(r"usable (\d+) KiB, free (\d+) KiB", card.cmd("mem"))
+    return int(m[1]), int(m[2])
+
+
 def test_heap_exhaustion_is_an_error_not_a_crash(card):
-    assert status(card.cmd("run fault heap", timeout=120)) == "exit status 7"
+    out = card.cmd("run fault heap", timeout=120)
+    assert status(out) == "exit status 7"
+    # sbrk refuses at the task's limit, a quarter of usable memory (kernel/task.h),
+    # not when the card runs out: the program, its stack, page tables and
+    # malloc's own words take the rest of the limit.
+    usable, _ = mem_kib(card)
+    heap = int(re.search(r"^fault: heap: (\d+) MiB$", out, re.M)[1]) * 1024
+    assert usable // 4 - 4096 <= heap <= usable // 4, out
+
+
+def test_program_over_the_task_memory_limit_is_refused(card_factory, tmp_path):
+    """A program with 256 MiB of bss: less than the card has free, more than
+    a task may hold (a quarter of usable memory, kernel/task.h). It is refused
+    at launch with its size and the limit, and the card goes on."""
+    src = tmp_path / "bigbss.c"
+    src.write_text("static char big[256 << 20];\n"
+                   "int main(int argc, char **argv) { big[argc] = 1; return big[1] - 1; }\n")
+    elf = tmp_path / "bigbss.elf"
+    subprocess.run([PMUOS_CC, "-O2", "-o", str(elf), str(src)], check=True)
+    card = card_factory(env={"PROGRAMS": str(elf)})
+    usable, free = mem_kib(card)
+    assert 256 * 1024 < free - 4096  # it would fit in the card's memory
+    out = card.cmd("run bigbss")
+    m = re.search(r"^error: run: segment \d+ \((\d+) KiB\) takes the task to (\d+) KiB; its limit is (\d+) KiB$",
+                  out, re.M)
+    assert m, out
+    size, total, limit = int(m[1]), int(m[2]), int(m[3])
+    assert 256 * 1024 <= size < total and limit < size
+    assert usable // 4 - 4 <= limit <= usable // 4  # in whole 4 KiB pages
+    assert mem_kib(card)[1] == free  # the refused load gave every page back
+    assert card.cmd("echo ok") == "ok\n"
+    assert "exit status 0" in card.cmd("run hello")
 
 
 def test_kill_and_ctrl_c_end_a_spinning_task(card):

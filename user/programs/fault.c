@@ -178,9 +178,11 @@ int main(int argc, char **argv)
 	else if (!strcmp(k, "rdpmc2"))
 		__asm__ volatile("rdpmc" :: "c"(2) : "eax", "edx");    /* no counter 2: #GP */
 	else if (!strcmp(k, "heap")) {
-		for (;;)                                               /* sbrk until refused */
-			if (!malloc(1 << 20))
-				return 7;
+		long mib = 0;
+		while (malloc(1 << 20))                                /* sbrk until refused */
+			mib++;
+		printf("fault: heap: %ld MiB\n", mib);
+		return 7;
 	} else if (!strcmp(k, "flags"))
 		return flags();
 	else if (!strcmp(k, "tf"))                                     /* single-step: #DB */
