@@ -9,7 +9,7 @@
 # (plus fmt.o and lib.o where that source formats or parses; test_pmi also
 # links the model, pmu/model_core.o, its PMU).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot bootparams bzimage
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -72,6 +72,15 @@ $(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/mod
 # test_mux: multiplexing over two fake counters; its doubles stand in for pmu.c and the timers.
 $(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o
 $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
+$(BUILD)/unit/test_bootparams: $(BUILD)/unit/obj/boot/linux/bootparams.o
+$(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
+
+# test_bzimage also reads the built image, System.map and the kernel's flat
+# image (absolute paths: the binary runs from anywhere); they must exist first.
+$(BUILD)/unit/obj/tests/unit/test_bzimage.o: UNIT_DEFS = -DBZIMAGE='"$(abspath $(BUILD))/pmuos.bzImage"' \
+	-DSYSTEM_MAP='"$(abspath $(BUILD))/System.map"' -DKERNEL_BIN='"$(abspath $(LINUX_OBJ))/kernel.bin"' \
+	-DPMUOS_VERSION='"$(VERSION)"'
+$(BUILD)/unit/test_bzimage: | $(BUILD)/pmuos.bzImage $(BUILD)/System.map
 
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm
@@ -88,4 +97,5 @@ unit: $(UNIT_BINS)
 
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
-	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi)
+	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi boot/linux/bootparams \
+	   boot/linux/bzimage_check)
