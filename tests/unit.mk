@@ -9,7 +9,7 @@
 # (plus fmt.o and lib.o where that source formats or parses; test_pmi also
 # links the model, pmu/model_core.o, its PMU).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot bootparams bzimage
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot bootparams bzimage sfi
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -40,6 +40,7 @@ $(BUILD)/unit/obj/kernel/lib.o: UNIT_DEFS = $(UNIT_RENAME_LIB)
 $(BUILD)/unit/obj/kernel/cpuset.o: UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
 $(BUILD)/unit/obj/kernel/elf_check.o: UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
 $(BUILD)/unit/obj/pmu/events.o:    UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
+$(BUILD)/unit/obj/platform/sfi.o:  UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
 
 # pmu/events.c includes the event table generated from libpfm4 (top Makefile):
 # build it first and find it in $(BUILD)/gen.
@@ -74,6 +75,7 @@ $(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o
 $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
 $(BUILD)/unit/test_bootparams: $(BUILD)/unit/obj/boot/linux/bootparams.o
 $(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
+$(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
 
 # test_bzimage also reads the built image, System.map and the kernel's flat
 # image (absolute paths: the binary runs from anywhere); they must exist first.
@@ -81,6 +83,10 @@ $(BUILD)/unit/obj/tests/unit/test_bzimage.o: UNIT_DEFS = -DBZIMAGE='"$(abspath $
 	-DSYSTEM_MAP='"$(abspath $(BUILD))/System.map"' -DKERNEL_BIN='"$(abspath $(LINUX_OBJ))/kernel.bin"' \
 	-DPMUOS_VERSION='"$(VERSION)"'
 $(BUILD)/unit/test_bzimage: | $(BUILD)/pmuos.bzImage $(BUILD)/System.map
+
+# test_sfi runs the simulated card's SFI generator on what it parses.
+$(BUILD)/unit/obj/tests/unit/test_sfi.o: UNIT_DEFS = -DSFI_GEN='"$(abspath $(BUILD))/cardsim/sfi_gen"'
+$(BUILD)/unit/test_sfi: | $(BUILD)/cardsim/sfi_gen
 
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm
@@ -98,4 +104,4 @@ unit: $(UNIT_BINS)
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
 	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi boot/linux/bootparams \
-	   boot/linux/bzimage_check)
+	   boot/linux/bzimage_check platform/sfi)

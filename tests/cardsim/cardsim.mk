@@ -3,6 +3,7 @@
 #
 #   $(BUILD)/cardsim/knc_bootstrap.elf   a KNC bootstrap stand-in: enters the
 #                                        bzImage's 32-bit entry (QEMU Multiboot)
+#   $(BUILD)/cardsim/sfi_gen             SFI tables for N CPUs (QEMU has none)
 
 CARDSIM := $(BUILD)/cardsim
 
@@ -23,5 +24,12 @@ $(CARDSIM)/knc_bootstrap.elf: tests/cardsim/knc_bootstrap.c tests/cardsim/knc_bo
 	@mkdir -p $(dir $@)
 	$(CC) $(KNCBOOT_CFLAGS) $(KNCBOOT_LDFLAGS) $< -o $@
 
-cardsim: $(CARDSIM)/knc_bootstrap.elf
+# A host program: the top Makefile's compiler, warnings on; platform/sfi.h by path.
+SFIGEN_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -I.
+
+$(CARDSIM)/sfi_gen: tests/cardsim/sfi_gen.c platform/sfi.h
+	@mkdir -p $(dir $@)
+	$(CC) $(SFIGEN_CFLAGS) $< -o $@
+
+cardsim: $(CARDSIM)/knc_bootstrap.elf $(CARDSIM)/sfi_gen
 .PHONY: cardsim

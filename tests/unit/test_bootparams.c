@@ -14,51 +14,9 @@
 #include <cmocka.h>
 
 #include "boot/linux/bootparams.h"
+#include "tests/unit/physmem.h"
 
 /* ------------------------------------------------------------ helpers */
-
-/* Physical memory for read(): a few regions, each a buffer of exactly its size. */
-struct region {
-	uint64_t base;
-	uint8_t *bytes;
-	size_t len;
-};
-
-struct memory {
-	struct region r[4];
-	int n;
-};
-
-static size_t mem_read(void *ctx, uint64_t addr, void *dst, size_t len)
-{
-	struct memory *m = ctx;
-
-	for (int i = 0; i < m->n; i++) {
-		const struct region *r = &m->r[i];
-		if (addr >= r->base && addr - r->base < r->len) {
-			size_t n = r->len - (addr - r->base);
-			n = n < len ? n : len;
-			memcpy(dst, r->bytes + (addr - r->base), n);
-			return n;
-		}
-	}
-	return 0;
-}
-
-/* A region of exactly len bytes, copied from s. */
-static void mem_add(struct memory *m, uint64_t base, const char *s, size_t len)
-{
-	uint8_t *b = malloc(len);
-	memcpy(b, s, len);
-	m->r[m->n++] = (struct region){ base, b, len };
-}
-
-static void mem_free(struct memory *m)
-{
-	for (int i = 0; i < m->n; i++)
-		free(m->r[i].bytes);
-	m->n = 0;
-}
 
 static void put16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
 static void put32(uint8_t *p, uint32_t v) { put16(p, (uint16_t)v); put16(p + 2, (uint16_t)(v >> 16)); }
@@ -95,9 +53,9 @@ static const struct boot_mmap_entry seabios_map[] = {
 	{ 0xfffc0000, 0x40000, 2, 0 },
 };
 
-static int convert(uint8_t *bp, struct memory *m, struct boot_info *bi, struct bp_report *rep)
+static int convert(uint8_t *bp, struct physmem *m, struct boot_info *bi, struct bp_report *rep)
 {
-	return bootparams_to_boot_info(bp, mem_read, m, bi, rep);
+	return bootparams_to_boot_info(bp, physmem_read, m, bi, rep);
 }
 
 static void assert_map(const struct boot_info *bi, const struct boot_mmap_entry *want, uint32_t n)
@@ -119,13 +77,13 @@ static void test_qemu_boot_params(void **state)
 	uint8_t *bp = new_bp();
 	struct boot_info *bi = malloc(sizeof(*bi));
 	struct bp_report rep;
-	struct memory m = { 0 };
+	struct physmem m = { 0 };
 	static const char line[] = "console=ttyS0 pmuos.mbox=0x1000,4096";
 
 	for (size_t i = 0; i < 8; i++)
 		add_e820(bp, seabios_map[i].base, seabios_map[i].length, seabios_map[i].type);
 	put32(bp + BP_CMD_LINE_PTR, 0x20000);
-	mem_add(&m, 0x20000, line, sizeof(line));
+	physmem_add(&m, 0x20000, line, sizeof(line));
 
 	assert_int_equal(convert(bp, &m, bi, &rep), 0);
 	assert_null(rep.error);
@@ -142,7 +100,7 @@ static void test_qemu_boot_params(void **state)
 	assert_int_equal(rep.e820_used, 8);
 	assert_false(rep.e820_overlap);
 	assert_map(bi, seabios_map, 8);
-	mem_free(&m);
+	physmem_free(&m);
 	free(bi);
 	free(bp);
 }
@@ -153,7 +111,7 @@ static void test_bad_signature(void **state)
 	(void)state;
 	struct boot_info *bi = malloc(sizeof(*bi));
 	struct bp_report rep;
-	struct memory m = { 0 };
+	struct physmem m = { 0 };
 	static const char *const bad[] = { "HdrT", "hdrs", "SrdH", "\0\0\0\0" };
 
 	for (size_t i = 0; i < 4; i++) {
@@ -372,10 +330,10 @@ static void test_cmdline_missing(void **state)
 	uint8_t *bp = bp_with_map();
 	struct boot_info *bi = malloc(sizeof(*bi));
 	struct bp_report rep;
-	struct memory m = { 0 };
+	struct physmem m = { 0 };
 	static const char line[] = "never read";
 
-	mem_add(&m, 0x20000, line, sizeof(line));
+	physmem_add(&m, 0x20000, line, sizeof(line));
 	assert_int_equal(convert(bp, &m, bi, &rep), 0);
 	assert_string_equal(bi->cmdline, "");
 	assert_int_equal(rep.cmdline_addr, 0);
@@ -388,7 +346,7 @@ static void test_cmdline_missing(void **state)
 	put16(bp + BP_VERSION, 0x0202);
 	assert_int_equal(convert(bp, &m, bi, &rep), 0);
 	assert_string_equal(bi->cmdline, line);
-	mem_free(&m);
+	physmem_free(&m);
 	free(bi);
 	free(bp);
 }
@@ -400,16 +358,16 @@ static void test_cmdline_after_image(void **state)
 	uint8_t *bp = bp_with_map();
 	struct boot_info *bi = malloc(sizeof(*bi));
 	struct bp_report rep;
-	struct memory m = { 0 };
+	struct physmem m = { 0 };
 	static const char line[] = " mem=8192M pmuos.mbox=0x7000000,0x200000";
 	uint64_t at = 0x4000000 + 2679168; /* download address + image size: not aligned */
 
-	mem_add(&m, at, line, sizeof(line));
+	physmem_add(&m, at, line, sizeof(line));
 	put32(bp + BP_CMD_LINE_PTR, (uint32_t)at);
 	assert_int_equal(convert(bp, &m, bi, &rep), 0);
 	assert_string_equal(bi->cmdline, line);
 	assert_int_equal(rep.cmdline_addr, at);
-	mem_free(&m);
+	physmem_free(&m);
 	free(bi);
 	free(bp);
 }
@@ -421,11 +379,11 @@ static void test_cmdline_above_4g(void **state)
 	uint8_t *bp = bp_with_map();
 	struct boot_info *bi = malloc(sizeof(*bi));
 	struct bp_report rep;
-	struct memory m = { 0 };
+	struct physmem m = { 0 };
 	static const char low[] = "the low one", high[] = "the high one";
 
-	mem_add(&m, 0x00000100, low, sizeof(low));
-	mem_add(&m, 0x100000100ULL, high, sizeof(high));
+	physmem_add(&m, 0x00000100, low, sizeof(low));
+	physmem_add(&m, 0x100000100ULL, high, sizeof(high));
 	put32(bp + BP_CMD_LINE_PTR, 0x100);
 	put32(bp + BP_EXT_CMD_LINE_PTR, 1);
 	assert_int_equal(convert(bp, &m, bi, &rep), 0);
@@ -433,12 +391,12 @@ static void test_cmdline_above_4g(void **state)
 	assert_string_equal(bi->cmdline, high);
 
 	/* Where read() cannot reach (the kernel reads below 4 GiB only): empty, and said. */
-	mem_free(&m);
-	mem_add(&m, 0x00000100, low, sizeof(low));
+	physmem_free(&m);
+	physmem_add(&m, 0x00000100, low, sizeof(low));
 	assert_int_equal(convert(bp, &m, bi, &rep), 0);
 	assert_string_equal(bi->cmdline, "");
 	assert_true(rep.cmdline_unreadable);
-	mem_free(&m);
+	physmem_free(&m);
 	free(bi);
 	free(bp);
 }
@@ -450,30 +408,30 @@ static void test_cmdline_length_limit(void **state)
 	uint8_t *bp = bp_with_map();
 	struct boot_info *bi = malloc(sizeof(*bi));
 	struct bp_report rep;
-	struct memory m = { 0 };
+	struct physmem m = { 0 };
 	char line[BP_PMUOS_CMDLINE_SIZE + 3];
 
 	put32(bp + BP_CMD_LINE_PTR, 0x90000);
 	memset(line, 'a', sizeof(line));
 	line[BP_PMUOS_CMDLINE_SIZE - 1] = 'z';
 	line[BP_PMUOS_CMDLINE_SIZE] = 0;
-	mem_add(&m, 0x90000, line, BP_PMUOS_CMDLINE_SIZE + 1);
+	physmem_add(&m, 0x90000, line, BP_PMUOS_CMDLINE_SIZE + 1);
 	assert_int_equal(convert(bp, &m, bi, &rep), 0);
 	assert_int_equal(strlen(bi->cmdline), BP_PMUOS_CMDLINE_SIZE);
 	assert_int_equal(bi->cmdline[BP_PMUOS_CMDLINE_SIZE - 1], 'z');
 	assert_false(rep.cmdline_truncated);
-	mem_free(&m);
+	physmem_free(&m);
 
 	line[BP_PMUOS_CMDLINE_SIZE] = 'y';
 	line[BP_PMUOS_CMDLINE_SIZE + 1] = 'x';
 	line[BP_PMUOS_CMDLINE_SIZE + 2] = 0;
-	mem_add(&m, 0x90000, line, sizeof(line));
+	physmem_add(&m, 0x90000, line, sizeof(line));
 	assert_int_equal(convert(bp, &m, bi, &rep), 0);
 	assert_int_equal(strlen(bi->cmdline), BP_PMUOS_CMDLINE_SIZE);
 	assert_int_equal(bi->cmdline[BP_PMUOS_CMDLINE_SIZE - 1], 'z');
 	assert_true(rep.cmdline_truncated);
 	assert_false(rep.cmdline_unreadable);
-	mem_free(&m);
+	physmem_free(&m);
 	free(bi);
 	free(bp);
 }
@@ -485,9 +443,9 @@ static void test_cmdline_unterminated(void **state)
 	uint8_t *bp = bp_with_map();
 	struct boot_info *bi = malloc(sizeof(*bi));
 	struct bp_report rep;
-	struct memory m = { 0 };
+	struct physmem m = { 0 };
 
-	mem_add(&m, 0x9fff0, "0123456789abcdef", 16); /* no NUL, and nothing readable after it */
+	physmem_add(&m, 0x9fff0, "0123456789abcdef", 16); /* no NUL, and nothing readable after it */
 	put32(bp + BP_CMD_LINE_PTR, 0x9fff8);
 	assert_int_equal(convert(bp, &m, bi, &rep), 0);
 	assert_string_equal(bi->cmdline, "89abcdef");
@@ -498,7 +456,7 @@ static void test_cmdline_unterminated(void **state)
 	assert_int_equal(convert(bp, &m, bi, &rep), 0);
 	assert_string_equal(bi->cmdline, "");
 	assert_true(rep.cmdline_unreadable);
-	mem_free(&m);
+	physmem_free(&m);
 	free(bi);
 	free(bp);
 }
