@@ -9,7 +9,7 @@
 # (plus fmt.o and lib.o where that source formats or parses; test_pmi also
 # links the model, pmu/model_core.o, its PMU).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot bootparams bzimage sfi
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot bootparams bzimage sfi sbox
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -76,6 +76,7 @@ $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
 $(BUILD)/unit/test_bootparams: $(BUILD)/unit/obj/boot/linux/bootparams.o
 $(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
 $(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
+$(BUILD)/unit/test_sbox:   $(BUILD)/unit/obj/platform/knc/sbox.o
 
 # test_bzimage also reads the built image, System.map and the kernel's flat
 # image (absolute paths: the binary runs from anywhere); they must exist first.
@@ -104,4 +105,4 @@ unit: $(UNIT_BINS)
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
 	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi boot/linux/bootparams \
-	   boot/linux/bzimage_check platform/sfi)
+	   boot/linux/bzimage_check platform/sfi platform/knc/sbox)
