@@ -1,6 +1,7 @@
 # pmuos — the one entry point: build, run, test, bench (DESIGN §9).
 #
-#   make          build the kernel, the UEFI ESP and the host-side test programs
+#   make          build the kernel (ELF, Multiboot copy, bzImage + System.map), the UEFI ESP
+#                 and the host-side test programs
 #   make run      boot the card in QEMU with the shell on this terminal
 #   make test     unit tests, system tests; ends with "N passed, N failed"
 #   make bench    figures (never verdicts)
