@@ -1,12 +1,13 @@
 # pmuos — the one entry point: build, run, test, bench (DESIGN §9).
 #
-#   make          build the kernel, the UEFI ESP and the host-side test programs
+#   make          build the kernel (ELF, Multiboot copy, bzImage + System.map), the UEFI ESP
+#                 and the host-side test programs
 #   make run      boot the card in QEMU with the shell on this terminal
 #   make test     unit tests, system tests; ends with "N passed, N failed"
 #   make bench    figures (never verdicts)
 #   make clean    remove build/
 #
-# Variables for run: CPUS=N (default 4), BOOT=multiboot|uefi, ACCEL=tcg|kvm,
+# Variables for run: CPUS=N (default 4), BOOT=multiboot|uefi|linux, ACCEL=tcg|kvm,
 # ICOUNT=1|0 (default 1: -icount shift=0), MEM=512M, PROGRAMS="a.elf b.elf"
 # (your own programs, built with build/bin/pmuos-cc, for the shell's `run`).
 
@@ -50,8 +51,9 @@ KCFLAGS += -I. -Iinclude -I$(BUILD)/gen -DPMUOS_VERSION='"$(VERSION)"'
 # Ordinary link of a static, non-PIE image at the addresses in linker.ld.
 KLDFLAGS = -nostdlib -static -no-pie -z max-page-size=0x1000 -z noexecstack -Wl,--build-id=none -T linker.ld
 
-KSRC := $(wildcard boot/*.S boot/*.c kernel/*.S kernel/*.c apic/*.c shell/*.c pmu/*.S pmu/*.c)
-KSRC := $(filter-out pmu/gen_events.c,$(KSRC)) $(BUILD)/gen/programs.S
+KSRC := $(wildcard boot/*.S boot/*.c boot/linux/*.c kernel/*.S kernel/*.c apic/*.c shell/*.c pmu/*.S pmu/*.c)
+# Host-side code that lives beside kernel sources: not kernel code.
+KSRC := $(filter-out pmu/gen_events.c boot/linux/bzimage_check.c,$(KSRC)) $(BUILD)/gen/programs.S
 KOBJ := $(patsubst %,$(BUILD)/k/%.o,$(KSRC))
 
 all: kernel esp unit user host
@@ -93,6 +95,7 @@ $(BUILD)/k/pmu/events.c.o: $(BUILD)/gen/knc_events.h
 
 # ------------------------------------------------------------ sub-makefiles
 include boot/uefi/uefi.mk
+include boot/linux/linux.mk
 include user/user.mk
 include host/host.mk
 include tests/tests.mk

@@ -4,8 +4,13 @@
  *  multiboot_entry  32-bit protected mode, from QEMU -kernel (Multiboot 1):
  *                   EAX = 0x2BADB002, EBX = Multiboot information.
  *  kernel_entry64   64-bit long mode, from BOOTX64.EFI: RDI = struct boot_info.
+ *  linux_entry32    32-bit protected mode, from the bzImage's relocator
+ *                   (boot/linux/bzimage.S) once it has copied the kernel
+ *                   here: ESI = boot_params, EDX:EAX = TSC at the bzImage's
+ *                   32-bit entry; flat 4 GiB segments, no stack, .bss not
+ *                   yet zeroed (no loader saw the kernel's ELF).
  *
- * Both record the TSC at entry (the boot benchmark's start point), switch to
+ * All record the TSC at entry (the boot benchmark's start point), switch to
  * the boot page tables below (identity map of the low 4 GiB in 2 MiB pages,
  * initialised data: no code builds them) and the boot GDT, and call
  * kernel_main() on the boot stack.
@@ -28,11 +33,12 @@
 
 	.section .data
 	.balign 8
-	.globl boot_tsc, boot_mb_magic, boot_mb_info, boot_uefi_info
+	.globl boot_tsc, boot_mb_magic, boot_mb_info, boot_uefi_info, boot_linux_params
 boot_tsc:        .quad 0
 boot_mb_magic:   .quad 0
 boot_mb_info:    .quad 0
 boot_uefi_info:  .quad 0
+boot_linux_params: .quad 0
 
 /* Boot GDT: null, 64-bit code (0x08), data (0x10). Per-CPU GDTs replace it. */
 	.balign 16
@@ -83,6 +89,7 @@ multiboot_entry:
 	movl %esi, boot_mb_magic
 	movl %ebx, boot_mb_info
 
+long_mode32:
 	movl %cr4, %eax
 	orl $CR4_PAE, %eax
 	movl %eax, %cr4
@@ -97,6 +104,19 @@ multiboot_entry:
 	movl %eax, %cr0
 	lgdt boot_gdtr
 	ljmp $0x08, $common64
+
+	.globl linux_entry32
+linux_entry32:
+	movl %eax, boot_tsc
+	movl %edx, boot_tsc + 4
+	movl $__bss_start, %edi
+	movl $__bss_end, %ecx
+	subl %edi, %ecx
+	xorl %eax, %eax
+	cld
+	rep stosb
+	movl %esi, boot_linux_params
+	jmp long_mode32
 
 	.code64
 	.globl kernel_entry64

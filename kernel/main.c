@@ -19,7 +19,7 @@
 struct boot_info boot_info;
 uint64_t prompt_tsc;
 
-extern uint64_t boot_mb_magic, boot_mb_info, boot_uefi_info;
+extern uint64_t boot_mb_magic, boot_mb_info, boot_uefi_info, boot_linux_params;
 
 static void __attribute__((noreturn)) halt_forever(const char *why)
 {
@@ -45,6 +45,9 @@ void __attribute__((noreturn)) kernel_main(void)
 			boot_info.mmap_count = BOOT_INFO_MMAP_MAX;
 		if (boot_info.module_count > BOOT_INFO_MODULES)
 			boot_info.module_count = BOOT_INFO_MODULES;
+	} else if (boot_linux_params) {
+		if (!linux_to_boot_info(boot_linux_params, &boot_info))
+			halt_forever("the Linux boot protocol's boot_params cannot be used");
 	} else if (!multiboot_to_boot_info(boot_mb_magic, boot_mb_info, &boot_info)) {
 		halt_forever("not started by a Multiboot loader or our UEFI loader");
 	}

@@ -5,13 +5,14 @@
 # Environment (all optional):
 #   CPUS    hardware threads, 1..255 (default 4). Multiples of 4 get a KNC-like
 #           topology: 1 socket, CPUS/4 cores, 4 threads per core.
-#   BOOT    multiboot (QEMU -kernel, default) or uefi (OVMF + BOOTX64.EFI)
+#   BOOT    multiboot (QEMU -kernel, default), uefi (OVMF + BOOTX64.EFI) or
+#           linux (QEMU -kernel with the bzImage: the Linux boot protocol)
 #   ACCEL   tcg (default) or kvm
 #   ICOUNT  1 (default): -icount shift=0, one TSC tick per guest instruction,
 #           so counts are exact (DESIGN §5.2); 0: free-running TCG
 #   MEM     guest RAM (default 512M)
 #   BUILD   build directory (default build)
-#   KERNEL  Multiboot image to boot (default $BUILD/kernel.mb)
+#   KERNEL  image to boot (default $BUILD/kernel.mb; $BUILD/pmuos.bzImage for linux)
 #   CMDLINE kernel command line
 #   CARD    mailbox name (default card0): /dev/shm/pmuos-$CARD, for host tools
 #   PROGRAMS pmuos programs (ELF files, space-separated) to load as Multiboot
@@ -26,7 +27,10 @@ BOOT=${BOOT:-multiboot}
 ACCEL=${ACCEL:-tcg}
 ICOUNT=${ICOUNT:-1}
 MEM=${MEM:-512M}
-KERNEL=${KERNEL:-$B/kernel.mb}
+case "$BOOT" in
+linux) KERNEL=${KERNEL:-$B/pmuos.bzImage} ;;
+*) KERNEL=${KERNEL:-$B/kernel.mb} ;;
+esac
 CMDLINE=${CMDLINE:-}
 PROGRAMS=${PROGRAMS:-}
 CARD=${CARD:-card0}
@@ -66,6 +70,11 @@ multiboot)
 		BOOTARGS="$BOOTARGS -initrd $MODS"
 	fi
 	;;
+linux)
+	[ -z "$PROGRAMS" ] || die "PROGRAMS are loaded as Multiboot modules: use BOOT=multiboot"
+	[ -f "$KERNEL" ] || die "no bzImage at $KERNEL (run make)"
+	BOOTARGS="-kernel $KERNEL"
+	;;
 uefi)
 	[ -z "$PROGRAMS" ] || die "PROGRAMS are loaded as Multiboot modules: use BOOT=multiboot"
 	[ -f "$B/esp/EFI/BOOT/BOOTX64.EFI" ] || die "no $B/esp/EFI/BOOT/BOOTX64.EFI (run make)"
@@ -77,7 +86,7 @@ uefi)
 	BOOTARGS="$BOOTARGS -drive if=pflash,format=raw,file=$VARS"
 	BOOTARGS="$BOOTARGS -drive format=raw,file=fat:rw:$B/esp"
 	;;
-*) die "BOOT must be multiboot or uefi, got '$BOOT'" ;;
+*) die "BOOT must be multiboot, uefi or linux, got '$BOOT'" ;;
 esac
 
 if [ -t 0 ]; then
@@ -103,7 +112,7 @@ MAILBOX="$MAILBOX -device ivshmem-plain,memdev=mbox"
 set -- qemu-system-x86_64 -machine q35 -m "$MEM" -smp "$SMP" $ACC \
 	-nodefaults -no-user-config -display none $CONSOLE $MAILBOX \
 	$BOOTARGS "$@"
-if [ "$BOOT" = multiboot ]; then
+if [ "$BOOT" != uefi ]; then
 	exec "$@" -append "$CMDLINE"
 fi
 # Not exec: the trap must remove the variable store afterwards.

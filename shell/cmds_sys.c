@@ -13,11 +13,16 @@
 #include "kernel/tsc.h"
 #include "apic/apic.h"
 
+static const char *const boot_path_names[] = {
+	[BOOT_PATH_MULTIBOOT] = "Multiboot",
+	[BOOT_PATH_UEFI] = "UEFI",
+	[BOOT_PATH_LINUX] = "Linux boot protocol",
+};
+
 static int cmd_version(int argc, char **argv)
 {
 	kprintf("pmuos %s (x86_64, built with gcc %s)\n", PMUOS_VERSION, __VERSION__);
-	kprintf("boot: %s via %s; command line '%s'\n",
-		boot_info.boot_path == BOOT_PATH_UEFI ? "UEFI" : "Multiboot",
+	kprintf("boot: %s via %s; command line '%s'\n", boot_path_names[boot_info.boot_path],
 		boot_info.loader[0] ? boot_info.loader : "unknown loader", boot_info.cmdline);
 	return 0;
 }

@@ -3,11 +3,12 @@
 # and ends with "N passed, N failed". TESTS="-k pattern" selects system tests.
 include tests/unit.mk
 include tests/fuzz.mk
+include tests/cardsim/cardsim.mk
 
 # The build runs in a second make, started after `deps`: whatever that make
 # reads at parse time (file lists, system paths) sees the installed packages.
 test: deps
-	@$(MAKE) --no-print-directory all fuzz $(BUILD)/gen/mbox_layout.json
+	@$(MAKE) --no-print-directory all fuzz cardsim $(BUILD)/gen/mbox_layout.json
 	$(PYTHON) tests/run.py $(TESTS)
 
 # The mailbox layout for the system tests' own client (tests/system/mbox.py).

@@ -10,7 +10,8 @@
 # links the model, pmu/model_core.o, its PMU). test_stat_fmt links pmuctl's
 # pure stat output, host/stat_fmt.o (a host program: libc as it is).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt vm parse
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt vm parse \
+		bootparams bzimage sfi sbox
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -41,6 +42,7 @@ $(BUILD)/unit/obj/kernel/lib.o: UNIT_DEFS = $(UNIT_RENAME_LIB)
 $(BUILD)/unit/obj/kernel/cpuset.o: UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
 $(BUILD)/unit/obj/kernel/elf_check.o: UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
 $(BUILD)/unit/obj/pmu/events.o:    UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
+$(BUILD)/unit/obj/platform/sfi.o:  UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
 
 # pmu/events.c includes the event table generated from libpfm4 (top Makefile):
 # build it first and find it in $(BUILD)/gen.
@@ -78,6 +80,21 @@ $(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o
 $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
 # test_stat_fmt: pmuctl stat's scaling and its table, -x and --json output.
 $(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o
+$(BUILD)/unit/test_bootparams: $(BUILD)/unit/obj/boot/linux/bootparams.o
+$(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
+$(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
+$(BUILD)/unit/test_sbox:   $(BUILD)/unit/obj/platform/knc/sbox.o
+
+# test_bzimage also reads the built image, System.map and the kernel's flat
+# image (absolute paths: the binary runs from anywhere); they must exist first.
+$(BUILD)/unit/obj/tests/unit/test_bzimage.o: UNIT_DEFS = -DBZIMAGE='"$(abspath $(BUILD))/pmuos.bzImage"' \
+	-DSYSTEM_MAP='"$(abspath $(BUILD))/System.map"' -DKERNEL_BIN='"$(abspath $(LINUX_OBJ))/kernel.bin"' \
+	-DPMUOS_VERSION='"$(VERSION)"'
+$(BUILD)/unit/test_bzimage: | $(BUILD)/pmuos.bzImage $(BUILD)/System.map
+
+# test_sfi runs the simulated card's SFI generator on what it parses.
+$(BUILD)/unit/obj/tests/unit/test_sfi.o: UNIT_DEFS = -DSFI_GEN='"$(abspath $(BUILD))/cardsim/sfi_gen"'
+$(BUILD)/unit/test_sfi: | $(BUILD)/cardsim/sfi_gen
 
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm
@@ -95,4 +112,4 @@ unit: $(UNIT_BINS)
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
 	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi host/stat_fmt kernel/vm tests/unit/page_double \
-	   shell/parse)
+	   shell/parse boot/linux/bootparams boot/linux/bzimage_check platform/sfi platform/knc/sbox)

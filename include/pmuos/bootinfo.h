@@ -1,11 +1,13 @@
 /*
  * Boot-info block: the one handoff from every boot path to the kernel.
  *
- * Both boot paths fill this block and enter the kernel with it (DESIGN §2):
+ * Every boot path fills this block and enters the kernel with it (DESIGN §2):
  *   - Multiboot (QEMU -kernel): boot/multiboot.c converts the Multiboot 1
  *     information structure into this block inside the kernel.
  *   - UEFI (boot/uefi/loader.c): BOOTX64.EFI fills it before it calls
  *     ExitBootServices and jumps to the kernel's ELF64 entry point.
+ *   - Linux boot protocol (build/pmuos.bzImage: QEMU -kernel, a KNC card's
+ *     bootstrap): boot/linux/bootparams.c converts boot_params inside the kernel.
  *
  * UEFI entry protocol: 64-bit long mode, interrupts disabled, the firmware's
  * identity-mapped page tables still loaded, boot services exited, and
@@ -46,6 +48,7 @@ struct boot_mmap_entry {
 enum boot_path {
 	BOOT_PATH_MULTIBOOT = 1,
 	BOOT_PATH_UEFI      = 2,
+	BOOT_PATH_LINUX     = 3,
 };
 
 /* A file the loader placed in memory (Multiboot modules: user programs). */

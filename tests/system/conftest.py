@@ -15,13 +15,16 @@ PROMPT = "pmuos> "
 
 
 class Card:
-    """One QEMU instance with the shell on its serial port."""
+    """One QEMU instance with the shell on its serial port. Without a boot
+    path it boots the one BOOT names in the environment (multiboot unless
+    set: `make test BOOT=linux TESTS=...` runs those tests on the bzImage)."""
     count = 0
 
-    def __init__(self, cpus=4, boot="multiboot", timeout=60, env=None):
+    def __init__(self, cpus=4, boot=None, timeout=60, env=None):
         # A mailbox of its own (/dev/shm/pmuos-<name>), apart from `make run`'s.
         Card.count += 1
         self.name = f"test{os.getpid()}-{Card.count}"
+        boot = boot or os.environ.get("BOOT", "multiboot")
         e = dict(os.environ, CPUS=str(cpus), BOOT=boot, BUILD=BUILD, CARD=self.name)
         e.update(env or {})
         self.child = PopenSpawn([os.path.join(ROOT, "scripts", "qemu.sh")], cwd=ROOT,

@@ -1,0 +1,216 @@
+/*
+ * A stand-in for a Xeon Phi (KNC) card's bootstrap, as far as entering a
+ * bzImage goes: the system tests boot build/pmuos.bzImage's 32-bit entry
+ * with it (QEMU's Linux loader only ever takes the 16-bit one).
+ *
+ * QEMU's Multiboot loader starts this in 32-bit protected mode with the
+ * bzImage as module 0. It then does what Intel's host driver and the card's
+ * bootstrap did between them (Linux drivers/misc/mic/host/mic_x100.c
+ * mic_x100_load_firmware and mic_x100_load_command_line; the bootstrap's
+ * side per Intel's System Software Developer's Guide 328207 §2.2.4 as quoted
+ * by Lasimeri/Intel-Phi-3120A docs/research/boot-protocol.md):
+ *   - the whole file at the download address (64 MiB on a real card: SPAD2
+ *     bits 31:12), the NUL-terminated command line right after it;
+ *   - boot_params: the image's own first page (bp=image), or a fresh zeroed
+ *     page at 0x80000 (in a 3120A bootstrap's e820 RAM) with the setup
+ *     header copied in (bp=page, boot.rst "32-bit Boot Protocol"); its e820
+ *     table from the Multiboot memory map; cmd_line_ptr and code32_start set
+ *     (whether the real bootstrap sets cmd_line_ptr is unconfirmed);
+ *   - a GDT unlike boot.rst's (code 0x08, data 0x10), no stack (ESP = 0),
+ *     ESI = boot_params, EBX = EDI = EBP = 0, and a jump to the 32-bit part
+ *     where it lies in the copy.
+ *
+ * Its command line: "[download=ADDR] [bp=image|page] [cmdline=ADDR] -- LINE",
+ * LINE being pmuos's command line; cmdline=ADDR puts LINE there instead.
+ * Anything wrong stops it with a message on COM1 (QEMU's serial port).
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boot/linux/bootparams.h"
+
+#define MB_INFO_CMDLINE (1u << 2)
+#define MB_INFO_MODS    (1u << 3)
+#define MB_INFO_MMAP    (1u << 6)
+#define SEPARATE_PAGE   0x80000u
+#define COM1            0x3f8
+
+struct mb_info {
+	uint32_t flags, mem_lower, mem_upper, boot_device, cmdline;
+	uint32_t mods_count, mods_addr, syms[4];
+	uint32_t mmap_length, mmap_addr;
+} __attribute__((packed));
+
+struct mb_mmap {
+	uint32_t size;
+	uint64_t base, length;
+	uint32_t type;
+} __attribute__((packed));
+
+/* Multiboot 1 header (flags: modules page-aligned, memory map wanted) and entry. */
+__asm__(".section .multiboot, \"a\"\n"
+	".balign 4\n"
+	".long 0x1badb002, 0x3, -(0x1badb002 + 0x3)\n"
+	".text\n"
+	".globl _start\n"
+	"_start:\n"
+	"	movl $stack_top, %esp\n"
+	"	pushl %ebx\n"
+	"	pushl %eax\n"
+	"	call bootstrap_main\n"
+	"1:	hlt\n"
+	"	jmp 1b\n"
+	".bss\n"
+	".balign 16\n"
+	".skip 4096\n"
+	"stack_top:\n");
+
+static const uint64_t gdt[] __attribute__((aligned(8))) = {
+	0,
+	0x00cf9a000000ffff, /* 0x08: code, flat */
+	0x00cf92000000ffff, /* 0x10: data, flat */
+};
+
+static void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" :: "a"(v), "Nd"(port)); }
+
+static void say(const char *s)
+{
+	while (*s)
+		outb(COM1, (uint8_t)*s++);
+}
+
+static void __attribute__((noreturn)) stop(const char *why)
+{
+	say("knc_bootstrap: ");
+	say(why);
+	say("\n");
+	for (;;)
+		__asm__ volatile("cli; hlt");
+}
+
+static void copy(uint8_t *dst, const uint8_t *src, uint32_t n)
+{
+	if (dst < src)
+		for (uint32_t i = 0; i < n; i++)
+			dst[i] = src[i];
+	else
+		while (n--)
+			dst[n] = src[n];
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static int starts(const char *s, const char *prefix)
+{
+	while (*prefix)
+		if (*s++ != *prefix++)
+			return 0;
+	return 1;
+}
+
+static uint32_t hex(const char *s)
+{
+	uint32_t v = 0;
+
+	if (!starts(s, "0x"))
+		stop("addresses are hex with 0x");
+	for (s += 2; *s && *s != ' '; s++) {
+		char c = *s;
+		uint32_t d = c >= '0' && c <= '9' ? (uint32_t)(c - '0') : c >= 'a' && c <= 'f' ? (uint32_t)(c - 'a' + 10) : 16;
+		if (d > 15)
+			stop("bad hex digit");
+		v = v << 4 | d;
+	}
+	return v;
+}
+
+void bootstrap_main(uint32_t magic, const struct mb_info *mb)
+{
+	uint32_t download = 0x4000000, cmdline_at = 0;
+	int in_place = 0;
+	const char *line = "";
+
+	if (magic != 0x2badb002 || !(mb->flags & MB_INFO_MODS) || mb->mods_count < 1 || !(mb->flags & MB_INFO_MMAP))
+		stop("needs a Multiboot loader, the bzImage as a module and a memory map");
+	if (mb->flags & MB_INFO_CMDLINE) {
+		const char *s = (const char *)mb->cmdline;
+		for (; *s; s++) {
+			if (starts(s, "download="))
+				download = hex(s + 9);
+			else if (starts(s, "cmdline="))
+				cmdline_at = hex(s + 8);
+			else if (starts(s, "bp=image"))
+				in_place = 1;
+			else if (starts(s, "-- ")) {
+				line = s + 3;
+				break;
+			}
+			while (*s && *s != ' ')
+				s++;
+			if (!*s)
+				break;
+		}
+	}
+
+	const uint32_t *mod = (const uint32_t *)mb->mods_addr;
+	const uint8_t *file = (const uint8_t *)mod[0];
+	uint32_t size = mod[1] - mod[0];
+	if (size < BP_SIZE || file[BP_HEADER] != 'H' || file[BP_HEADER + 3] != 'S')
+		stop("module 0 is not a bzImage");
+
+	/* The image and, right after it, the command line: Intel's placement. */
+	uint8_t *image = (uint8_t *)download;
+	copy(image, file, size);
+	uint8_t *cmd = cmdline_at ? (uint8_t *)cmdline_at : image + size;
+	uint32_t n = 0;
+	for (; line[n]; n++)
+		cmd[n] = (uint8_t)line[n];
+	cmd[n] = 0;
+
+	uint8_t *bp = in_place ? image : (uint8_t *)SEPARATE_PAGE;
+	if (!in_place) {
+		uint32_t header_end = 0x202 + image[BP_JUMP + 1];
+		for (uint32_t i = 0; i < BP_SIZE; i++)
+			bp[i] = i >= BP_SETUP_SECTS && i < header_end ? image[i] : 0;
+	}
+	uint32_t sects = image[BP_SETUP_SECTS] ? image[BP_SETUP_SECTS] : 4;
+	uint32_t entry = download + (sects + 1) * 512;
+	put32(bp + BP_CODE32_START, entry);
+	put32(bp + BP_CMD_LINE_PTR, (uint32_t)cmd);
+
+	uint32_t count = 0;
+	for (uint32_t a = mb->mmap_addr; a < mb->mmap_addr + mb->mmap_length && count < BP_E820_MAX;) {
+		const struct mb_mmap *e = (const struct mb_mmap *)a;
+		uint8_t *o = bp + BP_E820_TABLE + count++ * BP_E820_ENTRY;
+		put64(o, e->base);
+		put64(o + 8, e->length);
+		put32(o + 16, e->type);
+		a += e->size + 4;
+	}
+	bp[BP_E820_ENTRIES] = (uint8_t)count;
+
+	struct __attribute__((packed)) { uint16_t limit; uint32_t base; } gdtr = { sizeof(gdt) - 1, (uint32_t)gdt };
+	__asm__ volatile("lgdt %0\n"
+			 "ljmp $0x08, $1f\n"
+			 "1: movl $0x10, %%eax\n"
+			 "movl %%eax, %%ds\n"
+			 "movl %%eax, %%es\n"
+			 "movl %%eax, %%ss\n"
+			 "xorl %%esp, %%esp\n"
+			 "xorl %%ebx, %%ebx\n"
+			 "xorl %%edi, %%edi\n"
+			 "xorl %%ebp, %%ebp\n"
+			 "jmp *%%ecx\n"
+			 :: "m"(gdtr), "S"(bp), "c"(entry) : "eax", "memory");
+	__builtin_unreachable();
+}

@@ -1,0 +1,152 @@
+"""The Linux boot protocol path (issue 11): build/pmuos.bzImage through
+QEMU's Linux loader (its real-mode entry, which asks the BIOS for the e820
+map) and through a KNC card bootstrap stand-in (tests/cardsim/
+knc_bootstrap.c: its 32-bit entry, at a card's download address) reaches the
+same kernel with the same boot info as the Multiboot path."""
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import BUILD, ROOT, Card, cpu_rows
+
+STAND_IN = os.path.join(BUILD, "cardsim", "knc_bootstrap.elf")
+BZIMAGE = os.path.join(BUILD, "pmuos.bzImage")
+
+
+def map_lines(mem_output):
+    """The 'mem' command's memory map lines."""
+    head, _, rest = mem_output.partition("memory map (")
+    assert rest, mem_output
+    return [line.strip() for line in rest.splitlines()[1:] if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def bios_map():
+    """The memory map the Multiboot path gets: SeaBIOS's E820 map, which the
+    bzImage's real-mode entry must find too."""
+    card = Card(cpus=1, boot="multiboot")
+    try:
+        return map_lines(card.cmd("mem"))
+    finally:
+        card.close()
+
+
+def check_card(card, cpus, loader, cmdline, bios_map):
+    rows = cpu_rows(card.cmd("cpus"))
+    assert sorted(rows) == list(range(cpus))
+    assert all(r[3] == "online" for r in rows.values())
+    v = card.cmd("version")
+    assert f"boot: Linux boot protocol via {loader}; command line '{cmdline}'\n" in v
+    assert map_lines(card.cmd("mem")) == bios_map
+    if cpus > 1:
+        out = card.cmd("run hello on 1")
+        assert "hello from pmuos: rank 0 of 1 on CPU 1" in out
+        assert "exit status 0" in out
+
+
+@pytest.mark.parametrize("cpus", [1, 4, 64])
+def test_linux_boot_through_qemus_loader(card_factory, bios_map, cpus):
+    cmdline = f"pmuos.test=linux cpus={cpus} a=b,c"
+    card = card_factory(cpus=cpus, boot="linux", timeout=180, env={"CMDLINE": cmdline})
+    assert "boot via QEMU" in card.boot_log
+    check_card(card, cpus, "QEMU", cmdline, bios_map)
+    assert card.poweroff() == 0
+
+
+def test_linux_boot_cuts_a_long_command_line_and_says_so(card_factory):
+    cmdline = " ".join(f"word{i:03d}" for i in range(40))  # 319 characters
+    card = card_factory(cpus=1, boot="linux", env={"CMDLINE": cmdline})
+    assert "command line at 0x20000 is longer than 255 bytes: cut there" in card.boot_log
+    assert f"command line '{cmdline[:255]}'\n" in card.cmd("version")
+
+
+@pytest.mark.parametrize("where", [
+    "download=0x4000000 bp=page",   # a card's usual download address, a fresh zero page
+    "download=0x4000000 bp=image",  # boot_params in the image's own first page
+    "download=0x4000010 bp=page",   # not page-aligned: the entry is position-independent
+    "download=0x200000 bp=page",    # the copy to 1 MiB overlaps the image it copies from
+])
+def test_32bit_entry_at_a_download_address(card_factory, bios_map, where):
+    cmdline = "pmuos.test=knc x=1"
+    card = card_factory(cpus=2, boot="multiboot", env={
+        "KERNEL": STAND_IN, "PROGRAMS": BZIMAGE, "CMDLINE": f"{where} -- {cmdline}"})
+    # The file's type_of_loader: the stand-in, like (perhaps) the card's bootstrap, writes none.
+    check_card(card, 2, "undefined loader (0xFF)", cmdline, bios_map)
+    assert card.poweroff() == 0
+
+
+class Qmp:
+    """QEMU's machine protocol on a Unix socket: enough to read registers."""
+
+    def __init__(self, path, timeout=30):
+        deadline = time.time() + timeout
+        while True:
+            try:
+                self.sock = socket.socket(socket.AF_UNIX)
+                self.sock.connect(path)
+                break
+            except OSError:
+                self.sock.close()
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.1)
+        self.f = self.sock.makefile("rw")
+        self.f.readline()  # greeting
+        self.call("qmp_capabilities")
+
+    def call(self, cmd, **args):
+        self.f.write(json.dumps({"execute": cmd, "arguments": args}) + "\n")
+        self.f.flush()
+        while True:
+            r = json.loads(self.f.readline())
+            if "return" in r:
+                return r["return"]
+            assert "error" not in r, r
+
+    def registers(self):
+        out = self.call("human-monitor-command", **{"command-line": "info registers"})
+        return {k: int(v, 16) for k, v in re.findall(r"\b(E[A-Z]{2}|HLT)=([0-9a-f]+)", out)}
+
+
+@pytest.mark.parametrize("where, check, at", [
+    ("download=0x200000 bp=image", 1, lambda klen: 0x200000),   # boot_params where the kernel goes
+    ("cmdline=0x300000", 2, lambda klen: 0x300000),              # the command line there
+    ("download=0x20000 cmdline=0x90000", 3,                     # the relocator itself there
+     lambda klen: 0x20000 + 0x2000 + 16 + klen),
+])
+def test_32bit_entry_stops_before_overwriting_what_it_needs(tmp_path, where, check, at):
+    """relocate (boot/linux/bzimage.S) halts with EAX = the check, EBX = the
+    address at fault, and the kernel never starts."""
+    klen = os.path.getsize(os.path.join(BUILD, "linux", "kernel.bin"))
+    sock = str(tmp_path / "qmp")
+    name = f"test{os.getpid()}-refuse{check}"
+    env = dict(os.environ, CPUS="1", BOOT="multiboot", BUILD=BUILD, CARD=name, KERNEL=STAND_IN,
+               PROGRAMS=BZIMAGE, CMDLINE=f"{where} -- x")
+    qemu = subprocess.Popen([os.path.join(ROOT, "scripts", "qemu.sh"), "-qmp", f"unix:{sock},server=on,wait=off"],
+                            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    try:
+        qmp = Qmp(sock)
+        deadline = time.time() + 60
+        regs = qmp.registers()
+        while not (regs.get("HLT") == 1 and regs.get("EAX") == check) and time.time() < deadline:
+            time.sleep(0.2)
+            regs = qmp.registers()
+        qmp.call("quit")
+        out = qemu.communicate(timeout=30)[0].decode("latin-1")
+        assert regs.get("HLT") == 1 and regs.get("EAX") == check, (regs, out)
+        assert regs["EBX"] == at(klen)
+        assert "kernel entered" not in out and "knc_bootstrap:" not in out, out
+    finally:
+        if qemu.poll() is None:
+            qemu.kill()
+            qemu.wait()
+        try:
+            os.unlink(f"/dev/shm/pmuos-{name}")
+        except FileNotFoundError:
+            pass
