@@ -1,0 +1,541 @@
+/*
+ * pmuos-pmu.so: a QEMU TCG plugin that counts what a KNC core's PMU counts
+ * beyond instructions and cycles (pmu/plugin_events.h), from the guest's
+ * execution, into the counters the card's PMU model owns (the shared page,
+ * include/pmuos/pmushare.h). Loaded by scripts/qemu.sh:
+ *   -plugin build/pmuos-pmu.so,page=/dev/shm/pmuos-CARD-pmu,threads=4[,verify=on]
+ *   page=PATH   the file behind the card's shared-page device (created, sized and
+ *               zeroed here if need be)
+ *   threads=N   hardware threads per core, 1-4: vCPU i is thread i % N of core i / N
+ *   verify=on   check every cached address translation against QEMU's (slow;
+ *               the page's xlate_checks / xlate_mismatches show the result)
+ * Per vCPU it sees each instruction before it executes (exec callback) and
+ * each memory access after it (memory callback); branches are resolved
+ * from the next instruction the vCPU executes. The simulation (caches,
+ * TLBs, branch predictor: plugin/memsys.h, tlb.h, bpred.h) runs at all
+ * times, so caches are warm when counting starts.
+ * QEMU runs the plugin in its vCPU thread; under -icount (and
+ * -accel tcg,thread=single, which scripts/qemu.sh sets) all vCPUs share one
+ * thread, so neither the simulation nor the page needs locks. The plugin
+ * refuses to go on if it sees a second thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <pmuos/pmushare.h>
+#include <pmuos/syscall.h>
+#include "plugin/bpred.h"
+#include "plugin/count.h"
+#include "plugin/decode.h"
+#include "plugin/memsys.h"
+#include "plugin/qemu_plugin_api.h"
+#include "plugin/tlb.h"
+#include "pmu/events.h"
+#include "pmu/plugin_events.h"
+#include "knc_events.h" /* generated from libpfm4: $(BUILD)/gen/knc_events.h */
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define PAGE_4K_SHIFT 12
+#define PAGE_2M_SHIFT 21
+#define XC_ENTRIES    4096 /* translation cache per vCPU, 4 KiB pages, direct-mapped */
+#define XC_IO         1ULL /* in an entry's physical page: device memory (low bits are free) */
+#define USER_CODE_TAG (1ULL << 62) /* user code lines are tagged by host address, apart from physical lines */
+
+/* One translated instruction: what every execution of it needs. */
+struct insn {
+	uint64_t vaddr, next, target;
+	uint64_t code_line[2]; /* the L1I/L2 line(s) it occupies */
+	uint8_t nlines;        /* 1, or 2 when it straddles a line */
+	uint8_t branch;        /* enum br_kind */
+	uint8_t elements;      /* SSE/AVX: elements; 0: not a vector instruction */
+	bool user;             /* in the Ring-3 region: CPL 3 (see is_user) */
+	bool flush_tlb;
+	/* for finding the same instruction when QEMU translates it again */
+	const void *haddr;
+	uint8_t len;
+	uint8_t bytes[16];
+};
+
+struct xc_entry {
+	uint64_t vpage, ppage; /* ppage: physical address of the page | XC_IO */
+};
+
+/* One hardware thread (vCPU). */
+struct thr {
+	struct count_state cnt;
+	uint32_t core;
+	struct tlbs tlb;
+	struct bpred bp;
+	struct xc_entry *xc;
+	uint64_t seq;                 /* instructions started */
+	const struct insn *pending;   /* a near branch waiting for the next address */
+	bool flush;                   /* the last instruction changed address translation */
+	uint64_t last_ipage;          /* code TLB page of the last instruction (its entry is most recent) */
+	/* the memory operand being accessed (QEMU splits 16- and 32-byte ones into 8-byte accesses) */
+	uint64_t op_seq, op_end, op_last_line, op_last_page;
+	bool op_write, op_missed;
+};
+
+static struct pmushare *page;
+static struct thr *thr;
+static unsigned ncpus, threads_per_core = 1;
+static struct memsys mem;
+static bool verify;
+static pthread_t exec_thread;
+static bool exec_thread_known, stopped;
+
+/* ---- events ---- */
+
+static struct {
+	uint16_t code;
+	int ev;
+} codes[PEV_COUNT];
+
+static int event_of(uint32_t code)
+{
+	for (int i = 0; i < PEV_COUNT; i++)
+		if (codes[i].code == code)
+			return codes[i].ev;
+	return -1;
+}
+
+/* Codes by name from libpfm4's table (no code is typed here); false if libpfm4 lacks a name. */
+static bool map_codes(void)
+{
+	static const char *const names[PEV_COUNT] = {
+#define NAME(n, d) #n,
+		PLUGIN_EVENTS(NAME)
+#undef NAME
+	};
+	for (int i = 0; i < PEV_COUNT; i++) {
+		int found = -1;
+		for (int j = 0; j < KNC_EVENT_COUNT; j++)
+			if (strcmp(knc_events[j].name, names[i]) == 0)
+				found = j;
+		if (found < 0) {
+			fprintf(stderr, "pmuos-pmu: libpfm4's knc table has no event %s\n", names[i]);
+			return false;
+		}
+		codes[i].code = knc_events[found].code;
+		codes[i].ev = i;
+	}
+	return true;
+}
+
+static void on_event(void *ctx, int ev, uint64_t n)
+{
+	count_event(ctx, ev, n);
+}
+
+static inline void count(struct thr *t, int ev, uint64_t n)
+{
+	count_event(&t->cnt, ev, n);
+}
+
+/* ---- address translation ---- */
+
+/*
+ * Ring 3 runs only in the user region and the kernel only below it (its
+ * identity map, kernel/paging.c; Ring-3 pages are mapped only in
+ * USER_BASE..USER_END, kernel/vm.c): an instruction's address tells its
+ * privilege level exactly.
+ */
+static bool is_user(uint64_t vaddr)
+{
+	return vaddr >= USER_BASE && vaddr < USER_END;
+}
+
+/* Physical address of vaddr (an address the current access touched), and whether it is device memory. */
+static uint64_t xlate(struct thr *t, qemu_plugin_meminfo_t info, uint64_t vaddr, bool *io)
+{
+	uint64_t vpage = vaddr >> PAGE_4K_SHIFT, off = vaddr & ((1u << PAGE_4K_SHIFT) - 1);
+	struct xc_entry *e = &t->xc[vpage & (XC_ENTRIES - 1)];
+	bool hit = e->vpage == vpage;
+
+	if (!hit || verify) {
+		struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+		uint64_t pa = hw ? qemu_plugin_hwaddr_phys_addr(hw) : vaddr;
+		uint64_t pp = (pa - off) | (hw && qemu_plugin_hwaddr_is_io(hw) ? XC_IO : 0);
+		if (hit) {
+			page->xlate_checks++;
+			page->xlate_mismatches += e->ppage != pp;
+		}
+		e->vpage = vpage;
+		e->ppage = pp;
+	}
+	*io = e->ppage & XC_IO;
+	return (e->ppage & ~XC_IO) + off;
+}
+
+static void flush_translations(struct thr *t)
+{
+	tlb_flush(&t->tlb);
+	for (unsigned i = 0; i < XC_ENTRIES; i++)
+		t->xc[i].vpage = UINT64_MAX;
+	t->last_ipage = UINT64_MAX;
+}
+
+/* A page walk (or none) for the page of vaddr; code or data. */
+static void translate_page(struct thr *t, bool code, uint64_t vaddr, bool user)
+{
+	switch (tlb_access(&t->tlb, code, vaddr, !user)) {
+	case TLB_HIT:
+		return;
+	case TLB_LONG_WALK:
+		count(t, code ? PEV_LONG_CODE_PAGE_WALK : PEV_LONG_DATA_PAGE_WALK, 1);
+		__attribute__((fallthrough)); /* a long walk is a walk */
+	case TLB_WALK:
+		count(t, code ? PEV_CODE_PAGE_WALK : PEV_DATA_PAGE_WALK, 1);
+	}
+}
+
+/* ---- execution ---- */
+
+/* The branch t->pending was followed by the instruction at `next`. */
+static void resolve_branch(struct thr *t, uint64_t next)
+{
+	const struct insn *b = t->pending;
+	bool taken = true;
+
+	t->pending = NULL;
+	switch (b->branch) {
+	case BR_COND:
+		if (next == b->next)
+			taken = false;
+		else if (next != b->target)
+			return; /* an interrupt or exception came first: the outcome is unknown */
+		break;
+	case BR_JMP:
+	case BR_CALL:
+		if (next != b->target)
+			return;
+		break;
+	default: /* indirect: the next address is the target, unless a Ring-3 branch ended in the kernel */
+		if (b->user && !is_user(next))
+			return;
+	}
+	if (bpred_resolve(&t->bp, b->vaddr, taken, next))
+		count(t, PEV_BRANCHES_MISPREDICTED, 1);
+}
+
+static void check_thread(void)
+{
+	pthread_t self = pthread_self();
+
+	if (!exec_thread_known) {
+		exec_thread = self;
+		exec_thread_known = true;
+	} else if (!pthread_equal(self, exec_thread) && !stopped) {
+		fprintf(stderr, "pmuos-pmu: QEMU runs vCPUs in several threads; run it with -icount or "
+				"-accel tcg,thread=single (the plugin counts nothing from now on)\n");
+		stopped = true;
+	}
+}
+
+static void on_insn(unsigned int vcpu, void *udata)
+{
+	const struct insn *in = udata;
+	struct thr *t = &thr[vcpu];
+
+	if (stopped || vcpu >= ncpus)
+		return;
+	if (t->pending)
+		resolve_branch(t, in->vaddr);
+	if (t->flush) {
+		flush_translations(t);
+		t->flush = false;
+	}
+	count_insn(&t->cnt, in->user);
+	t->seq++;
+	page->insns++;
+	count(t, PEV_CODE_READ, 1);
+
+	uint64_t ipage = in->vaddr >> (in->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT);
+	if (ipage != t->last_ipage) {
+		translate_page(t, true, in->vaddr, in->user);
+		t->last_ipage = ipage;
+	}
+	bool miss = memsys_code(&mem, t->core, &t->cnt, in->code_line[0]);
+	if (in->nlines == 2)
+		miss |= memsys_code(&mem, t->core, &t->cnt, in->code_line[1]);
+	if (miss)
+		count(t, PEV_CODE_CACHE_MISS, 1);
+	if (in->branch != BR_NONE) {
+		count(t, PEV_BRANCHES, 1);
+		if (in->branch != BR_OTHER)
+			t->pending = in;
+	}
+	if (in->elements) {
+		count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, 1);
+		count(t, PEV_VPU_ELEMENTS_ACTIVE, in->elements);
+	}
+	if (in->flush_tlb)
+		t->flush = true; /* after this instruction: its own accesses use the old translation */
+}
+
+/* One line of the current operand: the caches and the VPU's per-line events. */
+static void access_line(struct thr *t, const struct insn *in, uint64_t pa, bool write)
+{
+	bool miss = memsys_data(&mem, t->core, &t->cnt, pa >> MS_LINE_SHIFT, write);
+
+	if (in->elements) {
+		count(t, write ? PEV_VPU_DATA_WRITE : PEV_VPU_DATA_READ, 1);
+		if (miss)
+			count(t, write ? PEV_VPU_DATA_WRITE_MISS : PEV_VPU_DATA_READ_MISS, 1);
+	}
+	if (miss && !t->op_missed) {
+		t->op_missed = true;
+		count(t, write ? PEV_DATA_WRITE_MISS : PEV_DATA_READ_MISS, 1);
+		count(t, PEV_DATA_READ_MISS_OR_WRITE_MISS, 1);
+	}
+}
+
+static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	const struct insn *in = udata;
+	struct thr *t = &thr[vcpu];
+
+	if (stopped || vcpu >= ncpus)
+		return;
+	bool write = qemu_plugin_mem_is_store(info);
+	uint64_t size = 1ull << qemu_plugin_mem_size_shift(info), last = vaddr + size - 1;
+	/* The next piece of the same operand: same execution, same direction, right after the last piece. */
+	bool cont = t->op_seq == t->seq && t->op_write == write && vaddr == t->op_end;
+
+	t->op_seq = t->seq;
+	t->op_write = write;
+	t->op_end = vaddr + size;
+	if (!cont) {
+		t->op_missed = false;
+		t->op_last_line = t->op_last_page = UINT64_MAX;
+		count(t, write ? PEV_DATA_WRITE : PEV_DATA_READ, 1);
+		count(t, PEV_DATA_READ_OR_WRITE, 1);
+	}
+	unsigned pshift = in->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT;
+	for (uint64_t a = vaddr; ; a = (a | ((1u << MS_LINE_SHIFT) - 1)) + 1) {
+		uint64_t vline = a >> MS_LINE_SHIFT, vpage = a >> pshift;
+		if (vpage != t->op_last_page) {
+			translate_page(t, false, a, in->user);
+			t->op_last_page = vpage;
+		}
+		if (vline != t->op_last_line) {
+			bool io;
+			uint64_t pa = xlate(t, info, a, &io);
+			t->op_last_line = vline;
+			if (io) { /* device memory: uncacheable, a read miss by definition (000 Table 1-6) */
+				if (!write && !t->op_missed) {
+					t->op_missed = true;
+					count(t, PEV_DATA_READ_MISS, 1);
+					count(t, PEV_DATA_READ_MISS_OR_WRITE_MISS, 1);
+				}
+			} else {
+				access_line(t, in, pa, write);
+			}
+		}
+		if (vline == last >> MS_LINE_SHIFT)
+			break;
+	}
+}
+
+/* ---- translation ---- */
+
+static struct insn **known; /* open addressing; a power-of-two number of slots */
+static size_t known_slots, known_used;
+
+static uint64_t insn_hash(uint64_t vaddr, const void *haddr)
+{
+	uint64_t h = vaddr * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)haddr;
+	return h ^ (h >> 29);
+}
+
+static bool same_insn(const struct insn *in, uint64_t vaddr, const void *haddr, const uint8_t *b, size_t len)
+{
+	return in->vaddr == vaddr && in->haddr == haddr && in->len == len && memcmp(in->bytes, b, len) == 0;
+}
+
+static bool known_grow(void)
+{
+	size_t n = known_slots ? known_slots * 2 : 1 << 16;
+	struct insn **k = calloc(n, sizeof(*k));
+
+	if (!k)
+		return false;
+	for (size_t i = 0; i < known_slots; i++) {
+		struct insn *in = known[i];
+		if (!in)
+			continue;
+		size_t j = insn_hash(in->vaddr, in->haddr) & (n - 1);
+		while (k[j])
+			j = (j + 1) & (n - 1);
+		k[j] = in;
+	}
+	free(known);
+	known = k;
+	known_slots = n;
+	return true;
+}
+
+/* The line tag of a code byte: physical in the kernel's identity map, by host address in Ring 3. */
+static uint64_t code_line(uint64_t vaddr, const uint8_t *host, bool user)
+{
+	if (user && host)
+		return USER_CODE_TAG | ((uint64_t)(uintptr_t)host >> MS_LINE_SHIFT);
+	return vaddr >> MS_LINE_SHIFT;
+}
+
+/*
+ * The instruction's record: QEMU translates the same code again and again
+ * (each time a TB is cut short, or its cache is flushed), so records are
+ * kept once per (address, host address, bytes) and live as long as QEMU.
+ */
+static struct insn *insn_record(struct qemu_plugin_insn *qi)
+{
+	uint64_t vaddr = qemu_plugin_insn_vaddr(qi);
+	const uint8_t *haddr = qemu_plugin_insn_haddr(qi), *b = qemu_plugin_insn_data(qi);
+	size_t len = qemu_plugin_insn_size(qi);
+
+	if (len > sizeof(((struct insn *)0)->bytes))
+		len = sizeof(((struct insn *)0)->bytes);
+	if ((known_used + 1) * 2 > known_slots && !known_grow())
+		return NULL;
+	size_t j = insn_hash(vaddr, haddr) & (known_slots - 1);
+	for (; known[j]; j = (j + 1) & (known_slots - 1))
+		if (same_insn(known[j], vaddr, haddr, b, len))
+			return known[j];
+	struct insn *in = calloc(1, sizeof(*in));
+	if (!in)
+		return NULL;
+	struct x86_insn d;
+	x86_decode(b, len, vaddr, &d);
+	in->vaddr = vaddr;
+	in->next = vaddr + len;
+	in->target = d.target;
+	in->branch = d.branch;
+	in->elements = d.vec_bytes ? d.elements : 0;
+	in->flush_tlb = d.flush_tlb;
+	in->user = is_user(vaddr);
+	in->code_line[0] = code_line(vaddr, haddr, in->user);
+	in->code_line[1] = code_line(vaddr + len - 1, haddr ? haddr + len - 1 : NULL, in->user);
+	in->nlines = in->code_line[1] != in->code_line[0] ? 2 : 1;
+	in->haddr = haddr;
+	in->len = len;
+	memcpy(in->bytes, b, len);
+	known[j] = in;
+	known_used++;
+	return in;
+}
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	check_thread();
+	for (size_t i = 0, n = qemu_plugin_tb_n_insns(tb); i < n; i++) {
+		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(tb, i);
+		struct insn *in = insn_record(qi);
+		if (!in) {
+			fprintf(stderr, "pmuos-pmu: out of memory; counting stops\n");
+			stopped = true;
+			return;
+		}
+		qemu_plugin_register_vcpu_insn_exec_cb(qi, on_insn, QEMU_PLUGIN_CB_NO_REGS, in);
+		qemu_plugin_register_vcpu_mem_cb(qi, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, in);
+	}
+}
+
+/* ---- set-up ---- */
+
+/* Maps the shared file (created or resized to PMUSHARE_BYTES) and writes its header. */
+static bool map_page(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT, 0600);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) != 0 ||
+	    (st.st_size != PMUSHARE_BYTES && ftruncate(fd, PMUSHARE_BYTES) != 0)) {
+		fprintf(stderr, "pmuos-pmu: cannot use %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	void *p = mmap(NULL, PMUSHARE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "pmuos-pmu: cannot map %s: %s\n", path, strerror(errno));
+		return false;
+	}
+	page = p;
+	memset(page, 0, PMUSHARE_BYTES); /* a new machine: nothing the last one left counts */
+	page->version = PMUSHARE_VERSION;
+	page->cpus = ncpus;
+	page->threads_per_core = threads_per_core;
+	page->magic = PMUSHARE_MAGIC;
+	return true;
+}
+
+static bool parse_args(int argc, char **argv, const char **path)
+{
+	*path = NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (strncmp(a, "page=", 5) == 0 && a[5]) {
+			*path = a + 5;
+		} else if (strncmp(a, "threads=", 8) == 0 && a[8] >= '1' && a[8] <= '0' + MS_THREADS && !a[9]) {
+			threads_per_core = a[8] - '0';
+		} else if (strcmp(a, "verify=on") == 0 || strcmp(a, "verify=off") == 0) {
+			verify = a[7] == 'o' && a[8] == 'n';
+		} else {
+			fprintf(stderr, "pmuos-pmu: unknown argument '%s' (page=PATH, threads=1-%d, verify=on|off)\n",
+				a, MS_THREADS);
+			return false;
+		}
+	}
+	if (!*path) {
+		fprintf(stderr, "pmuos-pmu: page=PATH is required (the shared page's file)\n");
+		return false;
+	}
+	return true;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
+{
+	const char *path;
+
+	if (!info->system_emulation || strcmp(info->target_name, "x86_64") != 0) {
+		fprintf(stderr, "pmuos-pmu: needs qemu-system-x86_64\n");
+		return -1;
+	}
+	ncpus = info->system.max_vcpus;
+	if (ncpus < 1 || ncpus > PMUSHARE_CPUS) {
+		fprintf(stderr, "pmuos-pmu: %u vCPUs; the shared page has slots for 1 to %d\n", ncpus, PMUSHARE_CPUS);
+		return -1;
+	}
+	if (!parse_args(argc, argv, &path) || !map_codes() || !map_page(path))
+		return -1;
+	uint32_t ncores = (ncpus + threads_per_core - 1) / threads_per_core;
+	thr = calloc(ncpus, sizeof(*thr));
+	if (!thr || !memsys_init(&mem, ncores, on_event)) {
+		fprintf(stderr, "pmuos-pmu: out of memory for %u vCPUs\n", ncpus);
+		return -1;
+	}
+	for (unsigned v = 0; v < ncpus; v++) {
+		struct thr *t = &thr[v];
+		t->core = v / threads_per_core;
+		t->xc = malloc(XC_ENTRIES * sizeof(*t->xc));
+		if (!t->xc || !tlb_init(&t->tlb) || !bpred_init(&t->bp) || !memsys_attach(&mem, t->core, &t->cnt)) {
+			fprintf(stderr, "pmuos-pmu: out of memory for %u vCPUs\n", ncpus);
+			return -1;
+		}
+		count_init(&t->cnt, &page->thread[v], event_of);
+		flush_translations(t);
+		t->op_seq = UINT64_MAX;
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	return 0;
+}
