@@ -6,6 +6,7 @@
 #include "pmu/pmu.h"
 #include "pmu/internal.h"
 #include "pmu/regs.h"
+#include "pmu/share.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
 #include "kernel/fmt.h"
@@ -34,6 +35,8 @@ void pmu_init(void)
 		pmu_ops = &pmu_knc_ops;
 	else
 		pmu_emul_init(); /* RDPMC and SPFLT trap without a KNC PMU */
+	if (pmu_ops == &pmu_model_ops)
+		share_init();
 	pmi_init();
 }
 
