@@ -23,6 +23,11 @@ enum { PFX_NONE, PFX_66, PFX_F3, PFX_F2 }; /* the mandatory prefix (VEX.pp) */
 static const char int_60_7f[] = "12421242124488s4" "42481240000088s4";
 static const char int_d0_ff[] = "824882s112141214" "1242228412241224" "0248821112481240";
 
+static int table_elem(char c)
+{
+	return c == 's' ? SCALAR : c - '0';
+}
+
 /* Map 1 (0F xx) floating-point and integer SSE forms: element bytes, 's', or 0; *fixed: elements regardless of width. */
 static int map1_elem(uint8_t op, int pfx, int *fixed)
 {
@@ -60,7 +65,7 @@ static int map1_elem(uint8_t op, int pfx, int *fixed)
 	if ((op >= 0x60 && op <= 0x7f) || op >= 0xd0) {
 		switch (pfx) {
 		case PFX_66:
-			return op < 0x80 ? int_60_7f[op - 0x60] : int_d0_ff[op - 0xd0];
+			return table_elem(op < 0x80 ? int_60_7f[op - 0x60] : int_d0_ff[op - 0xd0]);
 		case PFX_F3:
 			return op == 0x6f || op == 0x7f ? 4 : op == 0x70 ? 2 : op == 0xe6 ? 4 :
 			       op == 0x7e || op == 0xd6 ? SCALAR : NOT_VEC;

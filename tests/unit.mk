@@ -9,7 +9,8 @@
 # (plus fmt.o and lib.o where that source formats or parses; test_pmi also
 # links the model, pmu/model_core.o, its PMU).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot \
+		sacache tlb bpred decode count memsys
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -72,6 +73,13 @@ $(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/mod
 # test_mux: multiplexing over two fake counters; its doubles stand in for pmu.c and the timers.
 $(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o
 $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
+# The QEMU plugin's simulation (plugin/): the set-associative array and what is built on it.
+$(BUILD)/unit/test_sacache: $(BUILD)/unit/obj/plugin/sacache.o
+$(BUILD)/unit/test_tlb:     $(BUILD)/unit/obj/plugin/tlb.o $(BUILD)/unit/obj/plugin/sacache.o
+$(BUILD)/unit/test_bpred:   $(BUILD)/unit/obj/plugin/bpred.o $(BUILD)/unit/obj/plugin/sacache.o
+$(BUILD)/unit/test_decode:  $(BUILD)/unit/obj/plugin/decode.o
+$(BUILD)/unit/test_count:   $(BUILD)/unit/obj/plugin/count.o
+$(BUILD)/unit/test_memsys:  $(BUILD)/unit/obj/plugin/memsys.o $(BUILD)/unit/obj/plugin/sacache.o
 
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm
@@ -88,4 +96,5 @@ unit: $(UNIT_BINS)
 
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
-	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi)
+	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi \
+	   plugin/sacache plugin/tlb plugin/bpred plugin/decode plugin/count plugin/memsys)
