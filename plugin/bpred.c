@@ -14,6 +14,11 @@ void bpred_free(struct bpred *b)
 	sa_free(&b->btb);
 }
 
+void bpred_clear(struct bpred *b)
+{
+	sa_clear(&b->btb);
+}
+
 bool bpred_resolve(struct bpred *b, uint64_t pc, bool taken, uint64_t target)
 {
 	uint64_t predicted_target;

@@ -16,7 +16,11 @@
  *    target is stored.
  * Near branches only (Jcc, JrCXZ, LOOPcc, JMP, CALL, RET); software
  * interrupts, IRET, SYSCALL/SYSRET and far transfers are not predicted.
- * One BTB per hardware thread. Pure code, unit-tested (tests/unit/test_bpred.c).
+ * The plugin gives each hardware thread one of these for Ring 3 and one for
+ * Ring 0, and empties the Ring-3 one when the thread writes CR3 (another
+ * program): a choice of this model, so that a program's predictions depend
+ * on its own branches only, not on interrupts or on earlier programs.
+ * Pure code, unit-tested (tests/unit/test_bpred.c).
  */
 #ifndef PLUGIN_BPRED_H
 #define PLUGIN_BPRED_H
@@ -31,6 +35,8 @@ struct bpred {
 
 bool bpred_init(struct bpred *b);
 void bpred_free(struct bpred *b);
+/* Empties the BTB. */
+void bpred_clear(struct bpred *b);
 /*
  * The branch at `pc` went (taken) to `target`, or fell through. Returns
  * whether it was mispredicted, and learns the outcome.

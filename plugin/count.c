@@ -100,6 +100,18 @@ void count_insn(struct count_state *s, bool user)
 	s->prev_cond &= s->cur;
 }
 
+void count_event_at(struct count_state *s, bool user, int ev, uint64_t n)
+{
+	if (user == s->user) {
+		count_event(s, ev, n);
+		return;
+	}
+	uint8_t plain = s->plain[user][ev];
+	for (int i = 0; i < 2; i++)
+		if (plain & (1u << i))
+			s->sh->delta[i] += n;
+}
+
 void count_slow(struct count_state *s, uint64_t n, uint8_t per_insn)
 {
 	for (int i = 0; i < 2; i++)

@@ -59,6 +59,13 @@ void count_init(struct count_state *s, struct pmushare_thread *sh, count_event_o
 void count_insn(struct count_state *s, bool user);
 /* n events of kind ev (enum plugin_event) belong to the current instruction. */
 static inline void count_event(struct count_state *s, int ev, uint64_t n);
+/*
+ * n events of an earlier instruction at privilege `user` that the thread
+ * learns of only now (a branch resolved after an interrupt): counted under
+ * the current registers at that privilege; with CMASK or edge detect they
+ * go to the current instruction if it has that privilege, else nowhere.
+ */
+void count_event_at(struct count_state *s, bool user, int ev, uint64_t n);
 
 /* ---- inline fast path ---- */
 void count_slow(struct count_state *s, uint64_t n, uint8_t per_insn);

@@ -73,10 +73,15 @@ struct thr {
 	struct count_state cnt;
 	uint32_t core;
 	struct tlbs tlb;
-	struct bpred bp;
+	struct bpred bp[2];           /* [user]: Ring 0's and Ring 3's (plugin/bpred.h) */
 	struct xc_entry *xc;
 	uint64_t seq;                 /* instructions started */
-	const struct insn *pending;   /* a near branch waiting for the next address */
+	/*
+	 * [user]: a near branch waiting for the next instruction of its privilege
+	 * level, its successor: an interrupt between them runs at Ring 0, and its
+	 * IRET returns to the successor.
+	 */
+	const struct insn *pending[2];
 	bool flush;                   /* the last instruction changed address translation */
 	uint64_t last_ipage;          /* code TLB page of the last instruction (its entry is most recent) */
 	/* the memory operand being accessed (QEMU splits 16- and 32-byte ones into 8-byte accesses) */
@@ -199,13 +204,13 @@ static void translate_page(struct thr *t, bool code, uint64_t vaddr, bool user)
 
 /* ---- execution ---- */
 
-/* The branch t->pending was followed by the instruction at `next`. */
-static void resolve_branch(struct thr *t, uint64_t next)
+/* The pending branch of privilege `user` was followed by the instruction at `next`. */
+static void resolve_branch(struct thr *t, bool user, uint64_t next)
 {
-	const struct insn *b = t->pending;
+	const struct insn *b = t->pending[user];
 	bool taken = true;
 
-	t->pending = NULL;
+	t->pending[user] = NULL;
 	switch (b->branch) {
 	case BR_COND:
 		if (next == b->next)
@@ -218,12 +223,11 @@ static void resolve_branch(struct thr *t, uint64_t next)
 		if (next != b->target)
 			return;
 		break;
-	default: /* indirect: the next address is the target, unless a Ring-3 branch ended in the kernel */
-		if (b->user && !is_user(next))
-			return;
+	default: /* indirect: the next address is the target */
+		break;
 	}
-	if (bpred_resolve(&t->bp, b->vaddr, taken, next))
-		count(t, PEV_BRANCHES_MISPREDICTED, 1);
+	if (bpred_resolve(&t->bp[user], b->vaddr, taken, next))
+		count_event_at(&t->cnt, user, PEV_BRANCHES_MISPREDICTED, 1);
 }
 
 static void check_thread(void)
@@ -247,10 +251,12 @@ static void on_insn(unsigned int vcpu, void *udata)
 
 	if (stopped || vcpu >= ncpus)
 		return;
-	if (t->pending)
-		resolve_branch(t, in->vaddr);
+	if (t->pending[in->user])
+		resolve_branch(t, in->user, in->vaddr);
 	if (t->flush) {
 		flush_translations(t);
+		bpred_clear(&t->bp[1]); /* another address space: another program's branches */
+		t->pending[1] = NULL;
 		t->flush = false;
 	}
 	count_insn(&t->cnt, in->user);
@@ -271,7 +277,7 @@ static void on_insn(unsigned int vcpu, void *udata)
 	if (in->branch != BR_NONE) {
 		count(t, PEV_BRANCHES, 1);
 		if (in->branch != BR_OTHER)
-			t->pending = in;
+			t->pending[in->user] = in;
 	}
 	if (in->elements) {
 		count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, 1);
@@ -528,7 +534,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		struct thr *t = &thr[v];
 		t->core = v / threads_per_core;
 		t->xc = malloc(XC_ENTRIES * sizeof(*t->xc));
-		if (!t->xc || !tlb_init(&t->tlb) || !bpred_init(&t->bp) || !memsys_attach(&mem, t->core, &t->cnt)) {
+		if (!t->xc || !tlb_init(&t->tlb) || !bpred_init(&t->bp[0]) || !bpred_init(&t->bp[1]) ||
+		    !memsys_attach(&mem, t->core, &t->cnt)) {
 			fprintf(stderr, "pmuos-pmu: out of memory for %u vCPUs\n", ncpus);
 			return -1;
 		}

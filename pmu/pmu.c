@@ -28,6 +28,7 @@ struct pmu_cpu *pmu_this(void) { return this_cpu()->pmu; }
 const char *pmu_backend_name(void) { return pmu_ops->name; }
 bool pmu_counts_exact(void) { return counts_exact; }
 bool pmu_counts_event(uint32_t evtsel) { return pmu_ops->counts_event(evtsel); }
+bool pmu_plugin_present(void) { return pmu_ops == &pmu_model_ops && share_slot(0); }
 
 void pmu_init(void)
 {

@@ -1,4 +1,4 @@
-/* Measured functions; see user/measured.h. Plain C, no library calls. */
+/* Measured functions; see user/measured.h. No library calls. */
 #include "measured.h"
 
 uint64_t ms_fill(uint64_t *buf, size_t bytes, uint64_t seed)
@@ -18,6 +18,14 @@ uint64_t ms_walk(const uint64_t *buf, size_t bytes, size_t stride, unsigned pass
 		for (size_t off = 0; off < bytes; off += stride)
 			sum += *(const volatile uint64_t *)((const char *)buf + off);
 	return sum;
+}
+
+uint64_t ms_store(uint64_t *buf, size_t bytes, size_t stride, unsigned passes)
+{
+	for (unsigned p = 0; p < passes; p++)
+		for (size_t off = 0; off < bytes; off += stride)
+			*(volatile uint64_t *)((char *)buf + off) = off + p;
+	return 0;
 }
 
 uint64_t ms_random(const uint64_t *buf, size_t bytes, size_t count, uint64_t seed)
@@ -53,3 +61,42 @@ uint64_t ms_rmw(uint64_t *a, size_t n)
 	}
 	return sum;
 }
+
+/* The three below are written in assembly: their instruction counts are part of what the tests expect. */
+__asm__(".text\n"
+	".p2align 6\n"
+	".globl ms_branches\n"
+	"ms_branches:\n\t"
+	"mov %rdi, %rax\n"
+	"1:\n\t"
+	"test $1, %al\n\t"
+	"jz 2f\n\t"
+	"nop\n"
+	"2:\n\t"
+	"dec %rax\n\t"
+	"jnz 1b\n\t"
+	"mov %rdi, %rax\n\t"
+	"ret\n"
+
+	".p2align 12\n"
+	".globl ms_nops\n"
+	"ms_nops:\n\t"
+	".rept 16384\n\t"
+	"nop\n\t"
+	".endr\n\t"
+	"xor %eax, %eax\n\t"
+	"ret\n"
+
+	".p2align 6\n"
+	".globl ms_vec\n"
+	"ms_vec:\n"
+	"1:\n\t"
+	"movapd (%rsi), %xmm0\n\t"
+	"addpd (%rdi), %xmm0\n\t"
+	"movapd %xmm0, (%rdi)\n\t"
+	"add $16, %rsi\n\t"
+	"add $16, %rdi\n\t"
+	"dec %rdx\n\t"
+	"jnz 1b\n\t"
+	"xor %eax, %eax\n\t"
+	"ret\n");
