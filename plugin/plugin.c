@@ -47,6 +47,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define PAGE_2M_SHIFT 21
 #define XC_ENTRIES    4096 /* translation cache per vCPU, 4 KiB pages, direct-mapped */
 #define XC_IO         1ULL /* in an entry's physical page: device memory (low bits are free) */
+/*
+ * Below 1 MiB the chipset switches the BIOS area between ROM and RAM (the
+ * PAM registers) with no change of translation: the firmware does, before
+ * pmuos starts. Those addresses are not cached.
+ */
+#define XC_LOW        0x100000ULL
 #define USER_CODE_TAG (1ULL << 62) /* user code lines are tagged by host address, apart from physical lines */
 
 /* One translated instruction: what every execution of it needs. */
@@ -163,7 +169,7 @@ static uint64_t xlate(struct thr *t, qemu_plugin_meminfo_t info, uint64_t vaddr,
 {
 	uint64_t vpage = vaddr >> PAGE_4K_SHIFT, off = vaddr & ((1u << PAGE_4K_SHIFT) - 1);
 	struct xc_entry *e = &t->xc[vpage & (XC_ENTRIES - 1)];
-	bool hit = e->vpage == vpage;
+	bool hit = e->vpage == vpage && vaddr >= XC_LOW;
 
 	if (!hit || verify) {
 		struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
