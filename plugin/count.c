@@ -38,20 +38,17 @@ static void refresh(struct count_state *s)
 	uint32_t evtsel[2] = { sh->evtsel[0], sh->evtsel[1] }, global_ctrl = sh->global_ctrl;
 	uint64_t spflt = sh->spflt;
 	if (sh->seq != seq)
-		return; /* rewritten meanwhile: the next instruction reads it again */
+		return; /* rewritten meanwhile: the next block reads it again */
 	s->seq = seq;
 	memset(s->plain, 0, sizeof(s->plain));
 	memset(s->per_insn, 0, sizeof(s->per_insn));
 	memset(s->enabled, 0, sizeof(s->enabled));
-	s->any_per_insn = false;
 	for (int i = 0; i < 2; i++) {
 		uint32_t e = evtsel[i];
 		int ev = s->event_of(EVTSEL_CODE(e));
-		/* A change of a counter's event or mode restarts its per-instruction state. */
-		if (e != s->evtsel[i]) {
-			s->k[i] = 0;
+		/* A change of a counter's event or mode restarts its edge detection. */
+		if (e != s->evtsel[i])
 			s->prev_cond &= ~(1u << i);
-		}
 		s->evtsel[i] = e;
 		if (ev < 0)
 			continue;
@@ -61,7 +58,6 @@ static void refresh(struct count_state *s)
 			if (per_insn_mode(e)) {
 				s->per_insn[user][ev] |= 1u << i;
 				s->enabled[user] |= 1u << i;
-				s->any_per_insn = true;
 			} else {
 				s->plain[user][ev] |= 1u << i;
 			}
@@ -79,42 +75,37 @@ static bool condition(uint32_t e, uint64_t k)
 	return (k >= cmask) != !!(e & EVTSEL_INV);
 }
 
-void count_insn(struct count_state *s, bool user)
+void count_block_slow(struct count_state *s, bool user, uint32_t n)
 {
-	/* Close the previous instruction for the counters that counted during it. */
+	/* Close the previous block, instruction by instruction, for the counters that counted during it. */
 	for (int i = 0; s->cur && i < 2; i++) {
 		uint8_t bit = 1u << i;
 		if (!(s->cur & bit))
 			continue;
 		uint32_t e = s->evtsel[i];
-		bool c = condition(e, s->k[i]);
-		uint64_t inc = (e & EVTSEL_EDGE) ? (c && !(s->prev_cond & bit)) : c;
-		s->prev_cond = c ? s->prev_cond | bit : s->prev_cond & ~bit;
-		s->k[i] = 0;
-		s->sh->delta[i] += inc;
+		for (uint32_t j = 0; j < s->n; j++) {
+			bool c = condition(e, s->k[i][j]);
+			s->sh->delta[i] += (e & EVTSEL_EDGE) ? (c && !(s->prev_cond & bit)) : c;
+			s->prev_cond = c ? s->prev_cond | bit : s->prev_cond & ~bit;
+			s->k[i][j] = 0;
+		}
 	}
 	refresh(s);
 	s->user = user;
+	s->n = n;
 	s->cur = s->enabled[user];
-	/* A counter that does not count this instruction breaks the run its edge detection looks at. */
+	/* A counter that does not count this block breaks the run its edge detection looks at. */
 	s->prev_cond &= s->cur;
 }
 
 void count_event_at(struct count_state *s, bool user, int ev, uint64_t n)
 {
 	if (user == s->user) {
-		count_event(s, ev, n);
+		count_event(s, ev, n, s->n - 1);
 		return;
 	}
 	uint8_t plain = s->plain[user][ev];
 	for (int i = 0; i < 2; i++)
 		if (plain & (1u << i))
 			s->sh->delta[i] += n;
-}
-
-void count_slow(struct count_state *s, uint64_t n, uint8_t per_insn)
-{
-	for (int i = 0; i < 2; i++)
-		if (per_insn & s->cur & (1u << i))
-			s->k[i] += n;
 }

@@ -17,10 +17,14 @@
  *    breaks the run, so edge detection starts afresh, as in the model;
  *  - the counts go to the page's delta[i]; the card adds them to its 40-bit
  *    counters, with overflow status and PMI (pmu/model.c).
- * Events another agent causes (a snoop from another core) count in the
- * thread's state at its current instruction. Thread count mode (EvtSel bit
- * 21, ":t") has no effect: each thread counts its own events. Pure code,
- * unit-tested (tests/unit/test_count.c).
+ * The plugin sees execution a block at a time (QEMU's translation block: a
+ * straight run of instructions of one privilege level, ending at a branch),
+ * so instructions are numbered within their block; the registers as they
+ * are when a block starts apply to all of it (only the kernel changes them,
+ * in blocks of its own). Events another agent causes (a snoop from another
+ * core) count in the thread's state at its current block. Thread count mode
+ * (EvtSel bit 21, ":t") has no effect: each thread counts its own events.
+ * Pure code, unit-tested (tests/unit/test_count.c).
  */
 #ifndef PLUGIN_COUNT_H
 #define PLUGIN_COUNT_H
@@ -29,6 +33,8 @@
 #include <stdint.h>
 #include <pmuos/pmushare.h>
 #include "pmu/plugin_events.h"
+
+#define COUNT_MAX_BLOCK 512 /* instructions in a block: QEMU's TCG_MAX_INSNS */
 
 /* Maps an EvtSel's code (umask << 8 | event) to the plugin's event, or -1. */
 typedef int (*count_event_of_t)(uint32_t code);
@@ -41,45 +47,63 @@ struct count_state {
 	uint8_t plain[2][PEV_COUNT];    /* [user][event]: counters that add every event */
 	uint8_t per_insn[2][PEV_COUNT]; /* [user][event]: counters with CMASK or edge detect */
 	uint8_t enabled[2];             /* [user]: counters with CMASK or edge detect that count */
-	bool any_per_insn;
-	/* the instruction being executed */
+	/* the block being executed */
 	bool user;
 	uint8_t cur;                    /* enabled[user] for it */
-	uint64_t k[2];                  /* its events, per counter in per_insn mode */
-	uint8_t prev_cond;              /* bit i: the previous instruction's condition (edge detect) */
+	uint32_t n;                     /* its instructions */
+	uint8_t prev_cond;              /* bit i: the condition of the instruction before it (edge detect) */
+	uint64_t k[2][COUNT_MAX_BLOCK]; /* its events, per counter in per_insn mode and instruction */
 };
 
 /* Binds a thread's state to its slot of the shared page; nothing counts until the card publishes. */
 void count_init(struct count_state *s, struct pmushare_thread *sh, count_event_of_t event_of);
 /*
- * The thread starts an instruction at privilege `user` (CPL 3, else 0):
- * closes the previous one (CMASK and edge detect) and picks up any new
- * publication of the registers.
+ * The thread starts a block of n instructions (1 to COUNT_MAX_BLOCK) at
+ * privilege `user` (CPL 3, else 0): closes the previous block (CMASK and
+ * edge detect, instruction by instruction) and picks up any new publication
+ * of the registers.
  */
-void count_insn(struct count_state *s, bool user);
-/* n events of kind ev (enum plugin_event) belong to the current instruction. */
-static inline void count_event(struct count_state *s, int ev, uint64_t n);
+static inline void count_block(struct count_state *s, bool user, uint32_t n);
+/* n events of kind ev (enum plugin_event) belong to instruction idx of the current block. */
+static inline void count_event(struct count_state *s, int ev, uint64_t n, uint32_t idx);
 /*
- * n events of an earlier instruction at privilege `user` that the thread
- * learns of only now (a branch resolved after an interrupt): counted under
- * the current registers at that privilege; with CMASK or edge detect they
- * go to the current instruction if it has that privilege, else nowhere.
+ * n events of an instruction at privilege `user` of an earlier block that
+ * the thread learns of only now (a branch resolved after an interrupt):
+ * counted under the current registers at that privilege; with CMASK or edge
+ * detect they go to the current block's last instruction if the privilege
+ * is the same, else nowhere.
  */
 void count_event_at(struct count_state *s, bool user, int ev, uint64_t n);
 
-/* ---- inline fast path ---- */
-void count_slow(struct count_state *s, uint64_t n, uint8_t per_insn);
+/* ---- inline fast paths ---- */
+void count_block_slow(struct count_state *s, bool user, uint32_t n);
 
-static inline void count_event(struct count_state *s, int ev, uint64_t n)
+static inline void count_block(struct count_state *s, bool user, uint32_t n)
 {
-	uint8_t plain = s->plain[s->user][ev];
+	if (s->cur || *(volatile uint32_t *)&s->sh->seq != s->seq) {
+		count_block_slow(s, user, n); /* instructions to close, or registers to read */
+		return;
+	}
+	s->user = user;
+	s->n = n;
+	s->cur = s->enabled[user];
+	s->prev_cond &= s->cur;
+}
+
+static inline void count_event(struct count_state *s, int ev, uint64_t n, uint32_t idx)
+{
+	uint8_t plain = s->plain[s->user][ev], per_insn = s->per_insn[s->user][ev] & s->cur;
 
 	if (plain & 1)
 		s->sh->delta[0] += n;
 	if (plain & 2)
 		s->sh->delta[1] += n;
-	if (s->any_per_insn && s->per_insn[s->user][ev])
-		count_slow(s, n, s->per_insn[s->user][ev]);
+	if (per_insn) {
+		idx = idx < s->n ? idx : s->n - 1;
+		for (int i = 0; i < 2; i++)
+			if (per_insn & (1u << i))
+				s->k[i][idx] += n;
+	}
 }
 
 #endif

@@ -169,12 +169,10 @@ bool memsys_data(struct memsys *m, uint32_t c, void *thread, uint64_t line, bool
 	return true;
 }
 
-bool memsys_code(struct memsys *m, uint32_t c, void *thread, uint64_t line)
+bool memsys_code_slow(struct memsys *m, uint32_t c, void *thread, uint64_t line)
 {
 	struct ms_core *k = &m->core[c];
 
-	if (k->l1i_last == line)
-		return false; /* the most recent line of its set: a lookup would change nothing */
 	k->l1i_last = line;
 	if (sa_lookup(&k->l1i, line, NULL))
 		return false;

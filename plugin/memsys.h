@@ -68,7 +68,15 @@ bool memsys_attach(struct memsys *m, uint32_t c, void *thread);
  */
 bool memsys_data(struct memsys *m, uint32_t c, void *thread, uint64_t line, bool write);
 /* An instruction fetch from `line`; returns whether it missed the L1I. */
-bool memsys_code(struct memsys *m, uint32_t c, void *thread, uint64_t line);
+static inline bool memsys_code(struct memsys *m, uint32_t c, void *thread, uint64_t line);
+
+/* ---- the fast path: the line of the core's last fetch is the most recent of its set ---- */
+bool memsys_code_slow(struct memsys *m, uint32_t c, void *thread, uint64_t line);
+
+static inline bool memsys_code(struct memsys *m, uint32_t c, void *thread, uint64_t line)
+{
+	return m->core[c].l1i_last != line && memsys_code_slow(m, c, thread, line);
+}
 
 /* L1D state bit, L2 MESI states (the L2 holds no invalid line: I is absence). */
 #define MS_DIRTY 1

@@ -9,11 +9,16 @@
  *   threads=N   hardware threads per core, 1-4: vCPU i is thread i % N of core i / N
  *   verify=on   check every cached address translation against QEMU's (slow;
  *               the page's xlate_checks / xlate_mismatches show the result)
- * Per vCPU it sees each instruction before it executes (exec callback) and
- * each memory access after it (memory callback); branches are resolved
- * from the next instruction the vCPU executes. The simulation (caches,
- * TLBs, branch predictor: plugin/memsys.h, tlb.h, bpred.h) runs at all
- * times, so caches are warm when counting starts.
+ * Per vCPU it sees each translation block (a straight run of instructions
+ * ending at a branch) as it starts (exec callback on its first instruction:
+ * the block's instruction fetches, code TLB, vector instructions and
+ * branch) and each memory access after it happens (memory callback);
+ * a branch is resolved by the next block the vCPU executes. An
+ * instruction is counted when its block starts: one that follows a faulting
+ * instruction of the same block would count too, but in pmuos such a fault
+ * (a page fault) ends the task. The simulation (caches, TLBs, branch
+ * predictor: plugin/memsys.h, tlb.h, bpred.h) runs at all times, so caches
+ * are warm when counting starts.
  * QEMU runs the plugin in its vCPU thread; under -icount (and
  * -accel tcg,thread=single, which scripts/qemu.sh sets) all vCPUs share one
  * thread, so neither the simulation nor the page needs locks. The plugin
@@ -55,44 +60,74 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 #define XC_LOW        0x100000ULL
 #define USER_CODE_TAG (1ULL << 62) /* user code lines are tagged by host address, apart from physical lines */
 
-/* One translated instruction: what every execution of it needs. */
-struct insn {
+/* A branch ending a block: what resolving it needs. */
+struct branch {
 	uint64_t vaddr, next, target;
-	uint64_t code_line[2]; /* the L1I/L2 line(s) it occupies */
-	uint8_t nlines;        /* 1, or 2 when it straddles a line */
-	uint8_t branch;        /* enum br_kind */
-	uint8_t elements;      /* SSE/AVX: elements; 0: not a vector instruction */
-	bool user;             /* in the Ring-3 region: CPL 3 (see is_user) */
-	bool flush_tlb;
-	/* for finding the same instruction when QEMU translates it again */
+	uint8_t kind; /* enum br_kind */
+	bool user;
+};
+
+/* An instruction of a block, as its memory accesses see it. */
+struct slot {
+	uint16_t idx;      /* in its block */
+	uint8_t elements;  /* SSE/AVX: elements; 0: not a vector instruction */
+	bool user;         /* in the Ring-3 region: CPL 3 (see is_user) */
+};
+
+/* A code line the block fetches, and the instruction that fetches it. */
+struct fetch {
+	uint64_t line;
+	uint16_t idx;
+};
+
+/* One translated block: what every execution of it needs. */
+struct tb {
+	uint64_t vaddr;
+	uint32_t n;            /* instructions */
+	bool user, flush_tlb;  /* its privilege level; it changes address translation */
+	uint8_t npages;        /* code pages it spans (1 or 2) */
+	uint64_t page[2];
+	uint16_t nfetch;       /* L1I accesses: each line change, in order */
+	uint16_t nvec;         /* SSE/AVX instructions */
+	uint32_t elements;     /* their elements */
+	struct branch br;      /* br.kind BR_NONE: no branch at the end */
+	struct fetch *fetch;
+	struct slot *vec;      /* the nvec vector instructions' slots */
+	/* for finding the same code when QEMU translates it again */
 	const void *haddr;
-	uint8_t len;
-	uint8_t bytes[16];
+	uint32_t nbytes;
+	uint8_t *bytes;
+	struct slot slot[];
 };
 
 struct xc_entry {
-	uint64_t vpage, ppage; /* ppage: physical address of the page | XC_IO */
+	uint64_t vpage;        /* virtual page number | the generation it was filled in (XC_GEN_SHIFT) */
+	uint64_t ppage;        /* physical address of the page | XC_IO */
 };
+#define XC_GEN_SHIFT 36   /* virtual page numbers have 36 bits (48-bit addresses) */
 
 /* One hardware thread (vCPU). */
 struct thr {
-	struct count_state cnt;
 	uint32_t core;
 	struct tlbs tlb;
 	struct bpred bp[2];           /* [user]: Ring 0's and Ring 3's (plugin/bpred.h) */
 	struct xc_entry *xc;
-	uint64_t seq;                 /* instructions started */
+	uint64_t seq;                 /* blocks started */
 	/*
-	 * [user]: a near branch waiting for the next instruction of its privilege
+	 * [user]: a near branch waiting for the next block of its privilege
 	 * level, its successor: an interrupt between them runs at Ring 0, and its
 	 * IRET returns to the successor.
 	 */
-	const struct insn *pending[2];
+	const struct branch *pending[2];
 	bool flush;                   /* the last instruction changed address translation */
 	uint64_t last_ipage;          /* code TLB page of the last instruction (its entry is most recent) */
+	uint64_t last_dpage;          /* data TLB page of the last data access (likewise) */
 	/* the memory operand being accessed (QEMU splits 16- and 32-byte ones into 8-byte accesses) */
+	const struct slot *op_slot;
 	uint64_t op_seq, op_end, op_last_line, op_last_page;
 	bool op_write, op_missed;
+	uint64_t xc_gen;              /* translation cache generation << XC_GEN_SHIFT; a flush starts a new one */
+	struct count_state cnt;       /* last: its per-instruction arrays are large and seldom used */
 };
 
 static struct pmushare *page;
@@ -141,14 +176,18 @@ static bool map_codes(void)
 	return true;
 }
 
+/* A core's event (a snoop) on one of its threads: it belongs to the thread's current block. */
 static void on_event(void *ctx, int ev, uint64_t n)
 {
-	count_event(ctx, ev, n);
+	struct count_state *s = ctx;
+
+	count_event(s, ev, n, s->n - 1);
 }
 
-static inline void count(struct thr *t, int ev, uint64_t n)
+/* n events of instruction idx of the thread's current block. */
+static inline void count(struct thr *t, int ev, uint64_t n, uint32_t idx)
 {
-	count_event(&t->cnt, ev, n);
+	count_event(&t->cnt, ev, n, idx);
 }
 
 /* ---- address translation ---- */
@@ -169,7 +208,7 @@ static uint64_t xlate(struct thr *t, qemu_plugin_meminfo_t info, uint64_t vaddr,
 {
 	uint64_t vpage = vaddr >> PAGE_4K_SHIFT, off = vaddr & ((1u << PAGE_4K_SHIFT) - 1);
 	struct xc_entry *e = &t->xc[vpage & (XC_ENTRIES - 1)];
-	bool hit = e->vpage == vpage && vaddr >= XC_LOW;
+	bool hit = e->vpage == (vpage | t->xc_gen) && vaddr >= XC_LOW;
 
 	if (!hit || verify) {
 		struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
@@ -179,7 +218,7 @@ static uint64_t xlate(struct thr *t, qemu_plugin_meminfo_t info, uint64_t vaddr,
 			page->xlate_checks++;
 			page->xlate_mismatches += e->ppage != pp;
 		}
-		e->vpage = vpage;
+		e->vpage = vpage | t->xc_gen;
 		e->ppage = pp;
 	}
 	*io = e->ppage & XC_IO;
@@ -189,22 +228,24 @@ static uint64_t xlate(struct thr *t, qemu_plugin_meminfo_t info, uint64_t vaddr,
 static void flush_translations(struct thr *t)
 {
 	tlb_flush(&t->tlb);
-	for (unsigned i = 0; i < XC_ENTRIES; i++)
-		t->xc[i].vpage = UINT64_MAX;
-	t->last_ipage = UINT64_MAX;
+	t->xc_gen += 1ULL << XC_GEN_SHIFT;
+	if (t->xc_gen == 0) /* the generations wrapped: empty the cache for real */
+		for (unsigned i = 0; i < XC_ENTRIES; i++)
+			t->xc[i].vpage = UINT64_MAX;
+	t->last_ipage = t->last_dpage = UINT64_MAX;
 }
 
-/* A page walk (or none) for the page of vaddr; code or data. */
-static void translate_page(struct thr *t, bool code, uint64_t vaddr, bool user)
+/* A page walk (or none) for the page of vaddr, by instruction idx; code or data. */
+static void translate_page(struct thr *t, bool code, uint64_t vaddr, bool user, uint32_t idx)
 {
 	switch (tlb_access(&t->tlb, code, vaddr, !user)) {
 	case TLB_HIT:
 		return;
 	case TLB_LONG_WALK:
-		count(t, code ? PEV_LONG_CODE_PAGE_WALK : PEV_LONG_DATA_PAGE_WALK, 1);
+		count(t, code ? PEV_LONG_CODE_PAGE_WALK : PEV_LONG_DATA_PAGE_WALK, 1, idx);
 		__attribute__((fallthrough)); /* a long walk is a walk */
 	case TLB_WALK:
-		count(t, code ? PEV_CODE_PAGE_WALK : PEV_DATA_PAGE_WALK, 1);
+		count(t, code ? PEV_CODE_PAGE_WALK : PEV_DATA_PAGE_WALK, 1, idx);
 	}
 }
 
@@ -213,11 +254,11 @@ static void translate_page(struct thr *t, bool code, uint64_t vaddr, bool user)
 /* The pending branch of privilege `user` was followed by the instruction at `next`. */
 static void resolve_branch(struct thr *t, bool user, uint64_t next)
 {
-	const struct insn *b = t->pending[user];
+	const struct branch *b = t->pending[user];
 	bool taken = true;
 
 	t->pending[user] = NULL;
-	switch (b->branch) {
+	switch (b->kind) {
 	case BR_COND:
 		if (next == b->next)
 			taken = false;
@@ -250,69 +291,93 @@ static void check_thread(void)
 	}
 }
 
-static void on_insn(unsigned int vcpu, void *udata)
+/* The block `udata` starts on this vCPU. */
+static void on_block(unsigned int vcpu, void *udata)
 {
-	const struct insn *in = udata;
+	const struct tb *b = udata;
 	struct thr *t = &thr[vcpu];
+	uint32_t last = b->n - 1;
 
 	if (stopped || vcpu >= ncpus)
 		return;
-	if (t->pending[in->user])
-		resolve_branch(t, in->user, in->vaddr);
+	if (t->pending[b->user])
+		resolve_branch(t, b->user, b->vaddr);
 	if (t->flush) {
 		flush_translations(t);
 		bpred_clear(&t->bp[1]); /* another address space: another program's branches */
 		t->pending[1] = NULL;
 		t->flush = false;
 	}
-	count_insn(&t->cnt, in->user);
+	count_block(&t->cnt, b->user, b->n);
 	t->seq++;
-	page->insns++;
-	count(t, PEV_CODE_READ, 1);
-
-	uint64_t ipage = in->vaddr >> (in->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT);
-	if (ipage != t->last_ipage) {
-		translate_page(t, true, in->vaddr, in->user);
-		t->last_ipage = ipage;
+	page->insns += b->n;
+	if (t->cnt.cur) { /* a counter with CMASK or edge detect: each instruction's fetch */
+		for (uint32_t i = 0; i < b->n; i++)
+			count(t, PEV_CODE_READ, 1, i);
+	} else {
+		count(t, PEV_CODE_READ, b->n, 0);
 	}
-	bool miss = memsys_code(&mem, t->core, &t->cnt, in->code_line[0]);
-	if (in->nlines == 2)
-		miss |= memsys_code(&mem, t->core, &t->cnt, in->code_line[1]);
-	if (miss)
-		count(t, PEV_CODE_CACHE_MISS, 1);
-	if (in->branch != BR_NONE) {
-		count(t, PEV_BRANCHES, 1);
-		if (in->branch != BR_OTHER)
-			t->pending[in->user] = in;
+	for (int i = 0; i < b->npages; i++) {
+		if (b->page[i] != t->last_ipage) {
+			translate_page(t, true, b->page[i] << (b->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT), b->user,
+				       i ? last : 0);
+			t->last_ipage = b->page[i];
+		}
 	}
-	if (in->elements) {
-		count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, 1);
-		count(t, PEV_VPU_ELEMENTS_ACTIVE, in->elements);
+	int missed = -1; /* the last instruction whose fetch missed (counted once) */
+	for (int i = 0; i < b->nfetch; i++) {
+		const struct fetch *f = &b->fetch[i];
+		if (memsys_code(&mem, t->core, &t->cnt, f->line) && f->idx != missed) {
+			count(t, PEV_CODE_CACHE_MISS, 1, f->idx);
+			missed = f->idx;
+		}
 	}
-	if (in->flush_tlb)
-		t->flush = true; /* after this instruction: its own accesses use the old translation */
+	if (b->nvec) {
+		if (t->cnt.cur) {
+			for (int i = 0; i < b->nvec; i++) {
+				count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, 1, b->vec[i].idx);
+				count(t, PEV_VPU_ELEMENTS_ACTIVE, b->vec[i].elements, b->vec[i].idx);
+			}
+		} else {
+			count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, b->nvec, 0);
+			count(t, PEV_VPU_ELEMENTS_ACTIVE, b->elements, 0);
+		}
+	}
+	if (b->br.kind != BR_NONE) {
+		count(t, PEV_BRANCHES, 1, last);
+		if (b->br.kind != BR_OTHER)
+			t->pending[b->user] = &b->br;
+	}
+	if (b->flush_tlb)
+		t->flush = true; /* from the next block: this one's accesses used the old translation */
 }
 
 /* One line of the current operand: the caches and the VPU's per-line events. */
-static void access_line(struct thr *t, const struct insn *in, uint64_t pa, bool write)
+static void access_line(struct thr *t, const struct slot *in, uint64_t pa, bool write)
 {
 	bool miss = memsys_data(&mem, t->core, &t->cnt, pa >> MS_LINE_SHIFT, write);
 
 	if (in->elements) {
-		count(t, write ? PEV_VPU_DATA_WRITE : PEV_VPU_DATA_READ, 1);
+		count(t, write ? PEV_VPU_DATA_WRITE : PEV_VPU_DATA_READ, 1, in->idx);
 		if (miss)
-			count(t, write ? PEV_VPU_DATA_WRITE_MISS : PEV_VPU_DATA_READ_MISS, 1);
+			count(t, write ? PEV_VPU_DATA_WRITE_MISS : PEV_VPU_DATA_READ_MISS, 1, in->idx);
 	}
 	if (miss && !t->op_missed) {
 		t->op_missed = true;
-		count(t, write ? PEV_DATA_WRITE_MISS : PEV_DATA_READ_MISS, 1);
-		count(t, PEV_DATA_READ_MISS_OR_WRITE_MISS, 1);
+		count(t, write ? PEV_DATA_WRITE_MISS : PEV_DATA_READ_MISS, 1, in->idx);
+		count(t, PEV_DATA_READ_MISS_OR_WRITE_MISS, 1, in->idx);
 	}
 }
 
-static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+/*
+ * A data access of the instruction `udata` (its slot), after it happened.
+ * One callback for reads and writes: QEMU 7.2 does not reliably pick a
+ * callback by the access's direction (a callback registered for reads only
+ * was seen to get writes), so the direction comes from the access itself.
+ */
+static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
-	const struct insn *in = udata;
+	const struct slot *in = udata;
 	struct thr *t = &thr[vcpu];
 
 	if (stopped || vcpu >= ncpus)
@@ -320,22 +385,26 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	bool write = qemu_plugin_mem_is_store(info);
 	uint64_t size = 1ull << qemu_plugin_mem_size_shift(info), last = vaddr + size - 1;
 	/* The next piece of the same operand: same execution, same direction, right after the last piece. */
-	bool cont = t->op_seq == t->seq && t->op_write == write && vaddr == t->op_end;
+	bool cont = t->op_seq == t->seq && t->op_slot == in && t->op_write == write && vaddr == t->op_end;
 
 	t->op_seq = t->seq;
+	t->op_slot = in;
 	t->op_write = write;
 	t->op_end = vaddr + size;
 	if (!cont) {
 		t->op_missed = false;
 		t->op_last_line = t->op_last_page = UINT64_MAX;
-		count(t, write ? PEV_DATA_WRITE : PEV_DATA_READ, 1);
-		count(t, PEV_DATA_READ_OR_WRITE, 1);
+		count(t, write ? PEV_DATA_WRITE : PEV_DATA_READ, 1, in->idx);
+		count(t, PEV_DATA_READ_OR_WRITE, 1, in->idx);
 	}
 	unsigned pshift = in->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT;
 	for (uint64_t a = vaddr; ; a = (a | ((1u << MS_LINE_SHIFT) - 1)) + 1) {
 		uint64_t vline = a >> MS_LINE_SHIFT, vpage = a >> pshift;
 		if (vpage != t->op_last_page) {
-			translate_page(t, false, a, in->user);
+			if (vpage != t->last_dpage) { /* else its TLB entry is the most recent: a hit that changes nothing */
+				translate_page(t, false, a, in->user, in->idx);
+				t->last_dpage = vpage;
+			}
 			t->op_last_page = vpage;
 		}
 		if (vline != t->op_last_line) {
@@ -345,8 +414,8 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 			if (io) { /* device memory: uncacheable, a read miss by definition (000 Table 1-6) */
 				if (!write && !t->op_missed) {
 					t->op_missed = true;
-					count(t, PEV_DATA_READ_MISS, 1);
-					count(t, PEV_DATA_READ_MISS_OR_WRITE_MISS, 1);
+					count(t, PEV_DATA_READ_MISS, 1, in->idx);
+					count(t, PEV_DATA_READ_MISS_OR_WRITE_MISS, 1, in->idx);
 				}
 			} else {
 				access_line(t, in, pa, write);
@@ -359,35 +428,54 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 
 /* ---- translation ---- */
 
-static struct insn **known; /* open addressing; a power-of-two number of slots */
+/*
+ * Block records: QEMU translates the same code again and again (each time
+ * -icount cuts a block short, or its cache is flushed), so records are kept
+ * once per (address, host address, bytes) and live as long as QEMU. They are
+ * carved from large allocations, close together for the host's caches.
+ */
+static struct tb **known; /* open addressing; a power-of-two number of slots */
 static size_t known_slots, known_used;
+#define ARENA_BYTES (1 << 20)
+static uint8_t *arena;
+static size_t arena_left;
 
-static uint64_t insn_hash(uint64_t vaddr, const void *haddr)
+static void *arena_alloc(size_t n)
 {
-	uint64_t h = vaddr * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)haddr;
-	return h ^ (h >> 29);
+	n = (n + 15) & ~(size_t)15;
+	if (n > arena_left) {
+		arena = malloc(ARENA_BYTES > n ? ARENA_BYTES : n);
+		if (!arena)
+			return NULL;
+		arena_left = ARENA_BYTES > n ? ARENA_BYTES : n;
+	}
+	void *p = arena;
+	arena += n;
+	arena_left -= n;
+	return memset(p, 0, n);
 }
 
-static bool same_insn(const struct insn *in, uint64_t vaddr, const void *haddr, const uint8_t *b, size_t len)
+static uint64_t tb_hash(uint64_t vaddr, const void *haddr, uint32_t nbytes)
 {
-	return in->vaddr == vaddr && in->haddr == haddr && in->len == len && memcmp(in->bytes, b, len) == 0;
+	uint64_t h = (vaddr * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)(uintptr_t)haddr ^ ((uint64_t)nbytes << 48);
+	return h ^ (h >> 29);
 }
 
 static bool known_grow(void)
 {
 	size_t n = known_slots ? known_slots * 2 : 1 << 16;
-	struct insn **k = calloc(n, sizeof(*k));
+	struct tb **k = calloc(n, sizeof(*k));
 
 	if (!k)
 		return false;
 	for (size_t i = 0; i < known_slots; i++) {
-		struct insn *in = known[i];
-		if (!in)
+		struct tb *b = known[i];
+		if (!b)
 			continue;
-		size_t j = insn_hash(in->vaddr, in->haddr) & (n - 1);
+		size_t j = tb_hash(b->vaddr, b->haddr, b->nbytes) & (n - 1);
 		while (k[j])
 			j = (j + 1) & (n - 1);
-		k[j] = in;
+		k[j] = b;
 	}
 	free(known);
 	known = k;
@@ -403,61 +491,107 @@ static uint64_t code_line(uint64_t vaddr, const uint8_t *host, bool user)
 	return vaddr >> MS_LINE_SHIFT;
 }
 
-/*
- * The instruction's record: QEMU translates the same code again and again
- * (each time a TB is cut short, or its cache is flushed), so records are
- * kept once per (address, host address, bytes) and live as long as QEMU.
- */
-static struct insn *insn_record(struct qemu_plugin_insn *qi)
+/* Builds the record of a block from its instructions. */
+static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr, const void *haddr,
+			   const uint8_t *bytes, uint32_t nbytes)
 {
-	uint64_t vaddr = qemu_plugin_insn_vaddr(qi);
-	const uint8_t *haddr = qemu_plugin_insn_haddr(qi), *b = qemu_plugin_insn_data(qi);
-	size_t len = qemu_plugin_insn_size(qi);
+	struct tb *b = arena_alloc(sizeof(*b) + n * sizeof(b->slot[0]));
+	struct fetch *fetch = b ? arena_alloc(2 * n * sizeof(*fetch)) : NULL;
+	struct slot *vec = fetch ? arena_alloc(n * sizeof(*vec)) : NULL;
+	uint8_t *copy = vec ? arena_alloc(nbytes) : NULL;
 
-	if (len > sizeof(((struct insn *)0)->bytes))
-		len = sizeof(((struct insn *)0)->bytes);
-	if ((known_used + 1) * 2 > known_slots && !known_grow())
+	if (!copy)
 		return NULL;
-	size_t j = insn_hash(vaddr, haddr) & (known_slots - 1);
-	for (; known[j]; j = (j + 1) & (known_slots - 1))
-		if (same_insn(known[j], vaddr, haddr, b, len))
-			return known[j];
-	struct insn *in = calloc(1, sizeof(*in));
-	if (!in)
-		return NULL;
-	struct x86_insn d;
-	x86_decode(b, len, vaddr, &d);
-	in->vaddr = vaddr;
-	in->next = vaddr + len;
-	in->target = d.target;
-	in->branch = d.branch;
-	in->elements = d.vec_bytes ? d.elements : 0;
-	in->flush_tlb = d.flush_tlb;
-	in->user = is_user(vaddr);
-	in->code_line[0] = code_line(vaddr, haddr, in->user);
-	in->code_line[1] = code_line(vaddr + len - 1, haddr ? haddr + len - 1 : NULL, in->user);
-	in->nlines = in->code_line[1] != in->code_line[0] ? 2 : 1;
-	in->haddr = haddr;
-	in->len = len;
-	memcpy(in->bytes, b, len);
-	known[j] = in;
-	known_used++;
-	return in;
+	b->vaddr = vaddr;
+	b->n = n;
+	b->user = is_user(vaddr);
+	b->haddr = haddr;
+	b->nbytes = nbytes;
+	b->bytes = memcpy(copy, bytes, nbytes);
+	b->fetch = fetch;
+	b->vec = vec;
+	uint64_t last_line = UINT64_MAX;
+	unsigned pshift = b->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT;
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(qtb, i);
+		uint64_t va = qemu_plugin_insn_vaddr(qi);
+		const uint8_t *ha = qemu_plugin_insn_haddr(qi);
+		size_t len = qemu_plugin_insn_size(qi);
+		struct x86_insn d;
+		x86_decode(qemu_plugin_insn_data(qi), len, va, &d);
+		b->slot[i] = (struct slot){ .idx = i, .elements = d.vec_bytes ? d.elements : 0, .user = b->user };
+		if (d.vec_bytes) {
+			vec[b->nvec++] = b->slot[i];
+			b->elements += d.elements;
+		}
+		b->flush_tlb |= d.flush_tlb;
+		uint64_t lines[2] = { code_line(va, ha, b->user), code_line(va + len - 1, ha ? ha + len - 1 : NULL, b->user) };
+		for (int k = 0; k < 2; k++) {
+			if (lines[k] != last_line)
+				fetch[b->nfetch++] = (struct fetch){ lines[k], i };
+			last_line = lines[k];
+		}
+		for (uint64_t p = va >> pshift; p <= (va + len - 1) >> pshift; p++)
+			if ((b->npages == 0 || b->page[b->npages - 1] != p) && b->npages < 2)
+				b->page[b->npages++] = p;
+		if (i == n - 1 && d.branch != BR_NONE)
+			b->br = (struct branch){ va, va + len, d.target, d.branch, b->user };
+	}
+	return b;
 }
 
-static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+/* The record of the block QEMU is translating (an old one if the same code was translated before). */
+static struct tb *tb_record(struct qemu_plugin_tb *qtb)
+{
+	size_t n = qemu_plugin_tb_n_insns(qtb);
+	uint8_t bytes[COUNT_MAX_BLOCK * 16];
+	uint32_t nbytes = 0;
+
+	if (n == 0 || n > COUNT_MAX_BLOCK)
+		return NULL;
+	struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn(qtb, 0);
+	uint64_t vaddr = qemu_plugin_insn_vaddr(first);
+	const void *haddr = qemu_plugin_insn_haddr(first);
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(qtb, i);
+		size_t len = qemu_plugin_insn_size(qi);
+		if (nbytes + len > sizeof(bytes))
+			return NULL;
+		memcpy(bytes + nbytes, qemu_plugin_insn_data(qi), len);
+		nbytes += len;
+	}
+	if ((known_used + 1) * 2 > known_slots && !known_grow())
+		return NULL;
+	size_t j = tb_hash(vaddr, haddr, nbytes) & (known_slots - 1);
+	for (; known[j]; j = (j + 1) & (known_slots - 1)) {
+		const struct tb *b = known[j];
+		if (b->vaddr == vaddr && b->haddr == haddr && b->n == n && b->nbytes == nbytes &&
+		    memcmp(b->bytes, bytes, nbytes) == 0)
+			return known[j];
+	}
+	struct tb *b = tb_build(qtb, n, vaddr, haddr, bytes, nbytes);
+	if (b) {
+		known[j] = b;
+		known_used++;
+	}
+	return b;
+}
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *qtb)
 {
 	check_thread();
-	for (size_t i = 0, n = qemu_plugin_tb_n_insns(tb); i < n; i++) {
-		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(tb, i);
-		struct insn *in = insn_record(qi);
-		if (!in) {
-			fprintf(stderr, "pmuos-pmu: out of memory; counting stops\n");
-			stopped = true;
-			return;
-		}
-		qemu_plugin_register_vcpu_insn_exec_cb(qi, on_insn, QEMU_PLUGIN_CB_NO_REGS, in);
-		qemu_plugin_register_vcpu_mem_cb(qi, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, in);
+	struct tb *b = tb_record(qtb);
+	if (!b) {
+		if (!stopped)
+			fprintf(stderr, "pmuos-pmu: out of memory, or a block of more than %d instructions; counting stops\n",
+				COUNT_MAX_BLOCK);
+		stopped = true;
+		return;
+	}
+	qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(qtb, 0), on_block, QEMU_PLUGIN_CB_NO_REGS, b);
+	for (size_t i = 0; i < b->n; i++) {
+		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(qtb, i);
+		qemu_plugin_register_vcpu_mem_cb(qi, on_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, &b->slot[i]);
 	}
 }
 
@@ -539,7 +673,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	for (unsigned v = 0; v < ncpus; v++) {
 		struct thr *t = &thr[v];
 		t->core = v / threads_per_core;
-		t->xc = malloc(XC_ENTRIES * sizeof(*t->xc));
+		t->xc = calloc(XC_ENTRIES, sizeof(*t->xc));
 		if (!t->xc || !tlb_init(&t->tlb) || !bpred_init(&t->bp[0]) || !bpred_init(&t->bp[1]) ||
 		    !memsys_attach(&mem, t->core, &t->cnt)) {
 			fprintf(stderr, "pmuos-pmu: out of memory for %u vCPUs\n", ncpus);

@@ -51,30 +51,30 @@ static int find(const struct sacache *c, uint32_t b, uint64_t key)
 	return -1;
 }
 
-/* Moves way w of the set at b to the front (most recently used). */
+/* Moves way w of the set at b to the front (most recently used); sets are small, so a loop. */
 static void to_front(struct sacache *c, uint32_t b, uint32_t w)
 {
 	uint64_t k = c->key[b + w], d = c->data[b + w];
 	uint8_t s = c->state[b + w];
 
-	memmove(&c->key[b + 1], &c->key[b], w * sizeof(*c->key));
-	memmove(&c->data[b + 1], &c->data[b], w * sizeof(*c->data));
-	memmove(&c->state[b + 1], &c->state[b], w);
+	for (uint32_t i = b + w; i > b; i--) {
+		c->key[i] = c->key[i - 1];
+		c->data[i] = c->data[i - 1];
+		c->state[i] = c->state[i - 1];
+	}
 	c->key[b] = k;
 	c->data[b] = d;
 	c->state[b] = s;
 }
 
-uint8_t *sa_lookup(struct sacache *c, uint64_t key, uint64_t *data)
+uint8_t *sa_lookup_slow(struct sacache *c, uint64_t key, uint64_t *data)
 {
 	uint32_t b = set_base(c, key);
+	int w = find(c, b, key);
 
-	if (c->key[b] != key) { /* not the most recent way: search, then move it up */
-		int w = find(c, b, key);
-		if (w < 0)
-			return NULL;
-		to_front(c, b, (uint32_t)w);
-	}
+	if (w < 0)
+		return NULL;
+	to_front(c, b, (uint32_t)w);
 	if (data)
 		*data = c->data[b];
 	return &c->state[b];

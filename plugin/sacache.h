@@ -39,7 +39,7 @@ void sa_clear(struct sacache *c);
  * returns a pointer to its state (valid until the next call on this set),
  * else NULL. *data (if data is not NULL) gets the way's datum.
  */
-uint8_t *sa_lookup(struct sacache *c, uint64_t key, uint64_t *data);
+static inline uint8_t *sa_lookup(struct sacache *c, uint64_t key, uint64_t *data);
 /* Like sa_lookup, without touching the recency order (a snoop's look). */
 uint8_t *sa_peek(struct sacache *c, uint64_t key);
 /*
@@ -52,5 +52,19 @@ struct sa_way sa_insert(struct sacache *c, uint64_t key, uint8_t state, uint64_t
 void sa_set_data(struct sacache *c, uint64_t key, uint64_t data);
 /* Removes key if present (an invalidation); returns whether it was, with its state in *state. */
 bool sa_remove(struct sacache *c, uint64_t key, uint8_t *state);
+
+/* ---- the fast path: a hit on the most recent way changes nothing ---- */
+uint8_t *sa_lookup_slow(struct sacache *c, uint64_t key, uint64_t *data);
+
+static inline uint8_t *sa_lookup(struct sacache *c, uint64_t key, uint64_t *data)
+{
+	uint32_t b = (uint32_t)(key & (c->sets - 1)) * c->ways;
+
+	if (c->key[b] != key)
+		return sa_lookup_slow(c, key, data);
+	if (data)
+		*data = c->data[b];
+	return &c->state[b];
+}
 
 #endif

@@ -56,12 +56,12 @@ static int setup(void **state)
 	return 0;
 }
 
-/* One instruction at privilege `user` with `reads` DATA_READ events. */
+/* One instruction (a block of one) at privilege `user` with `reads` DATA_READ events. */
 static void insn(bool user, uint64_t reads)
 {
-	count_insn(&s, user);
+	count_block(&s, user, 1);
 	if (reads)
-		count_event(&s, PEV_DATA_READ, reads);
+		count_event(&s, PEV_DATA_READ, reads, 0);
 }
 
 static void test_enables(void **state)
@@ -164,6 +164,33 @@ static void test_edge(void **state)
 	assert_int_equal(sh.delta[0], 4);
 }
 
+/* Blocks of several instructions: CMASK and edge detect still go instruction by instruction. */
+static void test_blocks(void **state)
+{
+	(void)state;
+	publish(DATA_READ | USR | EN | CMASK(1), DATA_READ | USR | EN | EDGE, 3, 0);
+	count_block(&s, true, 5); /* reads: 2, 0, 1, 1, 0 */
+	count_event(&s, PEV_DATA_READ, 2, 0);
+	count_event(&s, PEV_DATA_READ, 1, 2);
+	count_event(&s, PEV_DATA_READ, 1, 3);
+	assert_int_equal(sh.delta[0], 0); /* a block is closed when the next one starts */
+	count_block(&s, true, 2); /* reads: 1, 1 */
+	assert_int_equal(sh.delta[0], 3); /* instructions with a read */
+	assert_int_equal(sh.delta[1], 2); /* runs of them: {0}, {2, 3} */
+	count_event(&s, PEV_DATA_READ, 1, 0);
+	count_event(&s, PEV_DATA_READ, 1, 1);
+	count_block(&s, false, 3);
+	assert_int_equal(sh.delta[0], 5);
+	assert_int_equal(sh.delta[1], 3); /* the second block's run starts after instruction 4's 0 */
+	/* A plain counter adds everything at once; an event of another block's privilege too. */
+	publish(DATA_READ | USR | EN, 0, 1, 0);
+	count_block(&s, true, 4);
+	count_event(&s, PEV_DATA_READ, 7, 3);
+	count_event_at(&s, false, PEV_DATA_READ, 1); /* OS: not counted by a USR counter */
+	count_event_at(&s, true, PEV_DATA_READ, 1);
+	assert_int_equal(sh.delta[0], 13);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -173,6 +200,7 @@ int main(void)
 		cmocka_unit_test_setup(test_publication_in_progress, setup),
 		cmocka_unit_test_setup(test_cmask_inv, setup),
 		cmocka_unit_test_setup(test_edge, setup),
+		cmocka_unit_test_setup(test_blocks, setup),
 	};
 
 	alarm(60);
