@@ -284,10 +284,9 @@ static void check_thread(void)
 	if (!exec_thread_known) {
 		exec_thread = self;
 		exec_thread_known = true;
-	} else if (!pthread_equal(self, exec_thread) && !stopped) {
+	} else if (!pthread_equal(self, exec_thread) && !__atomic_exchange_n(&stopped, true, __ATOMIC_RELAXED)) {
 		fprintf(stderr, "pmuos-pmu: QEMU runs vCPUs in several threads; run it with -icount or "
 				"-accel tcg,thread=single (the plugin counts nothing from now on)\n");
-		stopped = true;
 	}
 }
 
