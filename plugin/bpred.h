@@ -17,9 +17,10 @@
  * Near branches only (Jcc, JrCXZ, LOOPcc, JMP, CALL, RET); software
  * interrupts, IRET, SYSCALL/SYSRET and far transfers are not predicted.
  * The plugin gives each hardware thread one of these for Ring 3 and one for
- * Ring 0, and empties the Ring-3 one when the thread writes CR3 (another
- * program): a choice of this model, so that a program's predictions depend
- * on its own branches only, not on interrupts or on earlier programs.
+ * Ring 0, and empties the Ring-3 one when the thread changes its address
+ * translation (a CR3 write: another program's address space): a choice of
+ * this model, so that a program's predictions depend on its own branches
+ * only, not on interrupts or on earlier programs.
  * Pure code, unit-tested (tests/unit/test_bpred.c).
  */
 #ifndef PLUGIN_BPRED_H

@@ -104,7 +104,7 @@ struct xc_entry {
 	uint64_t vpage;        /* virtual page number | the generation it was filled in (XC_GEN_SHIFT) */
 	uint64_t ppage;        /* physical address of the page | XC_IO */
 };
-#define XC_GEN_SHIFT 36   /* virtual page numbers have 36 bits (48-bit addresses) */
+#define XC_GEN_SHIFT 36   /* virtual page numbers have 36 bits (canonical 48-bit addresses) */
 
 /* One hardware thread (vCPU). */
 struct thr {
@@ -119,8 +119,8 @@ struct thr {
 	 * IRET returns to the successor.
 	 */
 	const struct branch *pending[2];
-	bool flush;                   /* the last instruction changed address translation */
-	uint64_t last_ipage;          /* code TLB page of the last instruction (its entry is most recent) */
+	bool flush;                   /* the last block changed address translation */
+	uint64_t last_ipage;          /* code TLB page of the last fetch (its entry is most recent) */
 	uint64_t last_dpage;          /* data TLB page of the last data access (likewise) */
 	/* the memory operand being accessed (QEMU splits 16- and 32-byte ones into 8-byte accesses) */
 	const struct slot *op_slot;
@@ -206,7 +206,7 @@ static bool is_user(uint64_t vaddr)
 /* Physical address of vaddr (an address the current access touched), and whether it is device memory. */
 static uint64_t xlate(struct thr *t, qemu_plugin_meminfo_t info, uint64_t vaddr, bool *io)
 {
-	uint64_t vpage = vaddr >> PAGE_4K_SHIFT, off = vaddr & ((1u << PAGE_4K_SHIFT) - 1);
+	uint64_t vpage = (vaddr & ((1ULL << 48) - 1)) >> PAGE_4K_SHIFT, off = vaddr & ((1u << PAGE_4K_SHIFT) - 1);
 	struct xc_entry *e = &t->xc[vpage & (XC_ENTRIES - 1)];
 	bool hit = e->vpage == (vpage | t->xc_gen) && vaddr >= XC_LOW;
 

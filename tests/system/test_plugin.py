@@ -319,6 +319,21 @@ def test_sampling_a_plugin_event(card):
     card.cmd("pmu set 1 1 none")
 
 
+def test_record_a_plugin_event_from_the_host(card, tmp_path):
+    # The example: pmuctl records data-read misses of chase, whose pointer-chasing
+    # loop (and the shuffle before it) are in main; nearly every read there misses.
+    card.cmd("pmu spflt 1 off")
+    data = tmp_path / "chase.data"
+    p = subprocess.run([os.path.join(BUILD, "pmuctl"), "--card", card.name, "record", "-e", "DATA_READ_MISS",
+                        "-c", "1000", "-o", str(data), "--", os.path.join(BUILD, "user", "chase.elf")],
+                       capture_output=True, text=True, timeout=300)
+    m = re.search(r"\[ pmuctl record: (\d+) samples, 0 lost", p.stderr)
+    assert p.returncode == 0 and m and int(m[1]) > 100, p.stderr
+    rep = subprocess.run([os.path.join(BUILD, "pmuctl"), "report", "-i", str(data)], capture_output=True, text=True)
+    rows = re.findall(r"^\s+([\d.]+)%\s+(\S+)$", rep.stdout, re.M)
+    assert rows and rows[0][1] == "main" and float(rows[0][0]) > 50, rep.stdout
+
+
 # ---- without the plugin, and the plugin's own checks ----
 
 def test_without_the_plugin_the_events_are_not_counted(card_factory):
