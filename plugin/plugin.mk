@@ -20,6 +20,8 @@ PLUGIN_CFLAGS += -I. -Iinclude -I$(BUILD)/gen
 # A shared object whose undefined qemu_plugin_* symbols QEMU's binary provides
 # when it loads the plugin (Debian ships no library to link them from).
 PLUGIN_LDFLAGS = -shared
+# pthread_self(), for the check that QEMU runs every vCPU in one thread.
+PLUGIN_LDLIBS  = -lpthread
 
 $(BUILD)/plugin/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -28,7 +30,7 @@ $(BUILD)/plugin/%.o: %.c
 $(BUILD)/plugin/plugin/plugin.o: $(BUILD)/gen/knc_events.h
 
 $(PLUGIN_SO): $(PLUGIN_OBJ)
-	$(CC) $(PLUGIN_LDFLAGS) $^ -o $@ -lpthread
+	$(CC) $(PLUGIN_LDFLAGS) $^ -o $@ $(PLUGIN_LDLIBS)
 
 plugin: $(PLUGIN_SO)
 .PHONY: plugin
