@@ -9,7 +9,9 @@
 #
 # Variables for run: CPUS=N (default 4), BOOT=multiboot|uefi|linux, ACCEL=tcg|kvm,
 # ICOUNT=1|0 (default 1: -icount shift=0), MEM=512M, PROGRAMS="a.elf b.elf"
-# (your own programs, built with build/bin/pmuos-cc, for the shell's `run`).
+# (your own programs, built with build/bin/pmuos-cc, for the shell's `run`),
+# PLUGIN=1|0 (default 1: load build/pmuos-pmu.so, the events beyond
+# instructions and cycles).
 
 BUILD   ?= build
 VERSION := 0.1.0
@@ -25,7 +27,8 @@ ACCEL  ?= tcg
 ICOUNT ?= 1
 MEM    ?= 512M
 PROGRAMS ?=
-export CPUS BOOT ACCEL ICOUNT MEM BUILD PROGRAMS
+PLUGIN ?= 1
+export CPUS BOOT ACCEL ICOUNT MEM BUILD PROGRAMS PLUGIN
 
 # ---------------------------------------------------------------- kernel flags
 # Freestanding C11 with GNU extensions (inline asm, attributes).
@@ -56,7 +59,7 @@ KSRC := $(wildcard boot/*.S boot/*.c boot/linux/*.c kernel/*.S kernel/*.c apic/*
 KSRC := $(filter-out pmu/gen_events.c boot/linux/bzimage_check.c,$(KSRC)) $(BUILD)/gen/programs.S
 KOBJ := $(patsubst %,$(BUILD)/k/%.o,$(KSRC))
 
-all: kernel esp unit user host
+all: kernel esp unit user host plugin
 kernel: $(BUILD)/kernel.elf $(BUILD)/kernel.mb
 
 # Nor CMOV, which GCC emits in 64-bit code whatever it is told: C goes
@@ -98,6 +101,7 @@ include boot/uefi/uefi.mk
 include boot/linux/linux.mk
 include user/user.mk
 include host/host.mk
+include plugin/plugin.mk
 include tests/tests.mk
 include bench/bench.mk
 
@@ -106,7 +110,7 @@ deps:
 	@scripts/install-deps.sh
 
 run: deps
-	@$(MAKE) --no-print-directory kernel user $(if $(filter uefi,$(BOOT)),esp)
+	@$(MAKE) --no-print-directory kernel user $(if $(filter uefi,$(BOOT)),esp) $(if $(filter 1,$(PLUGIN)),plugin)
 	scripts/qemu.sh
 
 clean:

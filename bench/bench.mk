@@ -9,9 +9,10 @@ $(BUILD)/bench/null.mb: bench/null_kernel.S bench/null.ld
 	$(CC) -m32 -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-T,bench/null.ld $< -o $@
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl
+	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl $(PLUGIN_SO)
 	$(PYTHON) bench/boot.py
 	$(PYTHON) bench/pmi.py
 	$(PYTHON) bench/tasks.py
 	$(PYTHON) bench/mailbox.py
 	$(PYTHON) bench/drain.py
+	$(PYTHON) bench/plugin.py

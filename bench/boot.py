@@ -38,12 +38,12 @@ class BootFailed(Exception):
 class Guest:
     """One QEMU run: serial console on the process's stdin/stdout."""
 
-    def __init__(self, kernel, cpus):
+    def __init__(self, kernel, cpus, env=None):
         self.what = f"{kernel} with CPUS={cpus}"
         env = dict(os.environ, CPUS=str(cpus), KERNEL=kernel, CARD=f"bench{os.getpid()}",
                    # Pinned so figures are comparable across invocations and
                    # TSC ticks count instructions, whatever `make` exported.
-                   BOOT="multiboot", ACCEL="tcg", ICOUNT="1")
+                   BOOT="multiboot", ACCEL="tcg", ICOUNT="1", **(env or {}))
         self.start = time.monotonic()
         self.proc = subprocess.Popen(["scripts/qemu.sh"], cwd=ROOT, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -78,10 +78,11 @@ class Guest:
         self.proc.wait()
         self.proc.stdin.close()
         self.proc.stdout.close()
-        try:
-            os.unlink(f"/dev/shm/pmuos-bench{os.getpid()}")
-        except FileNotFoundError:
-            pass
+        for f in (f"/dev/shm/pmuos-bench{os.getpid()}", f"/dev/shm/pmuos-bench{os.getpid()}-pmu"):
+            try:
+                os.unlink(f)
+            except FileNotFoundError:
+                pass
 
     def failure(self, why):
         tail = self.out[-2000:].decode("utf-8", "replace")
@@ -104,10 +105,11 @@ def report(intro, columns, rows):
         print(line(r))
 
 
-def on_card(cpus, dialogue):
-    """Boots pmuos with `cpus` CPUs, waits for the prompt and returns
-    dialogue(guest); None, after saying why on stderr, if the boot fails."""
-    g = Guest(PMUOS, cpus)
+def on_card(cpus, dialogue, env=None):
+    """Boots pmuos with `cpus` CPUs (and `env` for scripts/qemu.sh), waits
+    for the prompt and returns dialogue(guest); None, after saying why on
+    stderr, if the boot fails."""
+    g = Guest(PMUOS, cpus, env)
     try:
         g.expect(PROMPT)
         return dialogue(g)

@@ -25,6 +25,11 @@ static void cfg_write(const struct pci_dev *d, uint8_t off, uint32_t v)
 
 bool pci_find(uint16_t vendor, uint16_t device, struct pci_dev *out)
 {
+	return pci_find_nth(vendor, device, 0, out);
+}
+
+bool pci_find_nth(uint16_t vendor, uint16_t device, unsigned n, struct pci_dev *out)
+{
 	for (unsigned bus = 0; bus < 256; bus++) {
 		for (unsigned dev = 0; dev < 32; dev++) {
 			for (unsigned fn = 0; fn < 8; fn++) {
@@ -35,7 +40,7 @@ bool pci_find(uint16_t vendor, uint16_t device, struct pci_dev *out)
 						break; /* no device here */
 					continue;
 				}
-				if ((id & 0xffff) == vendor && id >> 16 == device) {
+				if ((id & 0xffff) == vendor && id >> 16 == device && n-- == 0) {
 					d.vendor = vendor;
 					d.device = device;
 					*out = d;

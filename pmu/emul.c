@@ -61,6 +61,7 @@ static int emulate(struct trap_frame *f)
 	if (!pc)
 		return 0;
 	if (n >= 2 && b[0] == 0x0f && b[1] == 0x33) {
+		model_share_take(pc);
 		if (model_rdpmc(&pc->model, rdtsc(), (uint32_t)f->rcx, &v) != 0)
 			return 0; /* ECX other than 0 or 1: #GP, as on KNC */
 		f->rax = (uint32_t)v;
@@ -70,12 +71,14 @@ static int emulate(struct trap_frame *f)
 	}
 	if (n >= 4 && b[0] == 0xc5 && b[1] == 0xfb && b[2] == 0xae && (rm = spflt_rm(b[3])) >= 0) {
 		model_spflt(&pc->model, rdtsc(), *gpr(f, rm));
+		model_share_publish(pc);
 		f->rip += 4;
 		return 1;
 	}
 	if (n >= 5 && b[0] == 0xc4 && (b[1] == 0xe1 || b[1] == 0xc1) && (b[2] & 0x7f) == 0x7b &&
 	    b[3] == 0xae && (rm = spflt_rm(b[4])) >= 0) {
 		model_spflt(&pc->model, rdtsc(), *gpr(f, rm + (b[1] == 0xc1 ? 8 : 0)));
+		model_share_publish(pc);
 		f->rip += 5;
 		return 1;
 	}

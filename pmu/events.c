@@ -1,5 +1,6 @@
 /* KNC event strings; see pmu/events.h. Pure, unit-tested on the host. */
 #include "pmu/events.h"
+#include "pmu/plugin_events.h"
 #include "pmu/regs.h"
 #include "kernel/fmt.h"
 #include "kernel/lib.h"
@@ -13,6 +14,25 @@ const struct knc_event *knc_event_by_code(uint32_t evtsel)
 	for (size_t i = 0; i < KNC_EVENT_COUNT; i++)
 		if (knc_events[i].code == EVTSEL_CODE(evtsel))
 			return &knc_events[i];
+	return NULL;
+}
+
+const struct knc_event *knc_event_named(const char *name)
+{
+	for (size_t i = 0; i < KNC_EVENT_COUNT; i++)
+		if (strcmp(knc_events[i].name, name) == 0)
+			return &knc_events[i];
+	return NULL;
+}
+
+const char *knc_event_definition(const char *name, bool *plugin)
+{
+#define DEFINED(n, def) if (strcmp(name, #n) == 0) return def;
+	*plugin = false;
+	MODEL_EVENTS(DEFINED)
+	*plugin = true;
+	PLUGIN_EVENTS(DEFINED)
+#undef DEFINED
 	return NULL;
 }
 

@@ -25,6 +25,14 @@ size_t knc_event_count(void);
 const struct knc_event *knc_event_at(size_t i);
 /* Event whose code matches EvtSel's umask and event fields, or NULL. */
 const struct knc_event *knc_event_by_code(uint32_t evtsel);
+/* Event with this exact (libpfm4) name, or NULL. */
+const struct knc_event *knc_event_named(const char *name);
+/*
+ * What the software PMU counts for the event named `name`: its definition
+ * (pmu/plugin_events.h), with *plugin true if the QEMU plugin counts it,
+ * false if the model does; NULL if neither does.
+ */
+const char *knc_event_definition(const char *name, bool *plugin);
 
 /*
  * Parses an event string into an EvtSel value without EN and INT. Returns

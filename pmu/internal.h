@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include <pmuos/pmushare.h>
 #include <pmuos/sample.h>
 #include "pmu/backend.h"
 #include "pmu/model.h"
@@ -67,6 +68,7 @@ struct pmu_cpu {
 	bool user_entry;        /* between to_user and from_user: Ring 3 is provisional */
 	uint8_t slack_shift;    /* a Ring-3 deadline's slack is USER_ENTRY_SLACK << this (model.c) */
 	volatile uint64_t init_sent_tsc; /* written by the CPU that sends INIT */
+	struct pmushare_thread *share; /* this thread's slot of the plugin's page, or NULL (pmu/share.h) */
 };
 
 extern const struct pmu_ops *pmu_ops;
@@ -87,6 +89,10 @@ void mux_started(struct pmu_cpu *pc);        /* counters just started: arm the s
 void mux_stopped(struct pmu_cpu *pc, uint64_t now); /* counters just stopped at `now` */
 void mux_clear(struct pmu_cpu *pc);
 void mux_read(struct pmu_cpu *pc, struct pmu_reading *r, uint64_t live);
+
+/* model.c, for emul.c: take the plugin's counts before reading a counter; publish the registers after a change. */
+void model_share_take(struct pmu_cpu *pc);
+void model_share_publish(struct pmu_cpu *pc);
 
 /* emul.c: RDPMC/SPFLT emulation on the model */
 void pmu_emul_init(void);

@@ -6,9 +6,20 @@
  * A rise noticed on an entry from Ring 3 (a counter wrapped while the task
  * ran) is delivered at once on the task's frame, where the CPU would take
  * the PMI: one entry per sample instead of a second one for a self-IPI.
+ * With the QEMU plugin's page (pmu/share.h) the counters also count the
+ * plugin's events: each op first takes the plugin's counts, and every
+ * register change is published to the plugin. A counter of a plugin event
+ * that can overflow soon (share_sampling) is polled every SHARE_POLL_TICKS
+ * by the overflow timer, since no deadline can be computed for it: its PMI
+ * comes at the next kernel entry or poll after the wrap, at most
+ * SHARE_POLL_TICKS ticks (plus the Ring-3 slack below) late (bench/plugin.py
+ * measures it: up to 8,200 instructions in a loop without system calls).
  */
 #include "pmu/internal.h"
+#include "pmu/share.h"
 #include "apic/apic.h"
+#include "kernel/lib.h"
+#include "kernel/percpu.h"
 #include "kernel/task.h"
 #include "kernel/tsc.h"
 #include "kernel/x86.h"
@@ -34,6 +45,7 @@ static void overflow_due(struct timer *t);
 #define USER_ENTRY_SLACK 512
 #define USER_SLACK_SHIFT_MAX 11 /* 2^20 ticks, about 1 ms */
 #define OVF_HORIZON (1ULL << 32)  /* TSC ticks: 4.3 s at 1 GHz */
+#define SHARE_POLL_TICKS 8192     /* TSC ticks between looks at a sampling plugin event */
 
 /*
  * Delivers a PMI if the line rose (`user`: on the task's frame, see above)
@@ -63,6 +75,8 @@ static void sync_at(struct pmu_cpu *pc, struct trap_frame *user, bool lazy)
 			apic_lvt_pc_raise();
 	}
 	uint64_t left = m->active ? model_ticks_to_overflow(m) : UINT64_MAX;
+	if (pc->share && !m->halted && share_sampling(pc->share, m))
+		left = MIN(left, SHARE_POLL_TICKS);
 	if (left == UINT64_MAX) {
 		if (pc->ovf_timer.armed && (!lazy || m->halted))
 			timer_cancel(&pc->ovf_timer);
@@ -91,10 +105,23 @@ static void sync_lazy(struct pmu_cpu *pc)
 	sync_at(pc, NULL, true);
 }
 
+void model_share_take(struct pmu_cpu *pc)
+{
+	if (pc->share)
+		share_take(pc->share, &pc->model);
+}
+
+void model_share_publish(struct pmu_cpu *pc)
+{
+	if (pc->share)
+		share_publish(pc->share, &pc->model);
+}
+
 static void overflow_due(struct timer *t)
 {
 	struct pmu_cpu *pc = t->arg;
 
+	model_share_take(pc);
 	model_advance(&pc->model, rdtsc());
 	sync(pc);
 }
@@ -103,8 +130,9 @@ static int model_op_rdmsr(uint32_t msr, uint64_t *v)
 {
 	uint64_t f = irq_save();
 	struct pmu_cpu *pc = pmu_this();
-	int r = model_rdmsr(&pc->model, rdtsc(), msr, v);
 
+	model_share_take(pc);
+	int r = model_rdmsr(&pc->model, rdtsc(), msr, v);
 	sync(pc);
 	irq_restore(f);
 	return r;
@@ -114,11 +142,18 @@ static int model_op_wrmsr(uint32_t msr, uint64_t v)
 {
 	uint64_t f = irq_save();
 	struct pmu_cpu *pc = pmu_this();
-	int r = model_wrmsr(&pc->model, rdtsc(), msr, v);
 
+	model_share_take(pc); /* counts from before the write belong before it */
+	int r = model_wrmsr(&pc->model, rdtsc(), msr, v);
+	model_share_publish(pc);
 	sync(pc);
 	irq_restore(f);
 	return r;
+}
+
+static bool model_op_counts_event(uint32_t evtsel)
+{
+	return model_counts_event(evtsel) || share_counts(evtsel);
 }
 
 static void model_op_idle_enter(void)
@@ -158,6 +193,7 @@ static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
 		pc->slack_shift++;
 	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
 	pc->user_entry = false;
+	model_share_take(pc);
 	model_set_cpl(m, m->last, 0);
 	model_set_cpl(m, first_user, 3);
 	model_set_cpl(m, first_kernel, 0);
@@ -169,8 +205,12 @@ static void model_op_cpu_online(bool rejoin)
 	struct pmu_cpu *pc = pmu_this();
 	uint64_t now = rdtsc();
 
+	pc->share = share_slot(this_cpu()->apic_id);
 	if (!rejoin) {
 		model_reset(&pc->model, now);
+		if (pc->share)
+			share_drop(pc->share); /* warm reset: every counter 0 (000 §1.4.4) */
+		model_share_publish(pc);
 	} else if (pc->init_sent_tsc) {
 		/* Running until the INIT arrived, not executing from then to now. */
 		model_set_halted(&pc->model, pc->init_sent_tsc, true);
@@ -184,7 +224,7 @@ const struct pmu_ops pmu_model_ops = {
 	.name = "model",
 	.rdmsr = model_op_rdmsr,
 	.wrmsr = model_op_wrmsr,
-	.counts_event = model_counts_event,
+	.counts_event = model_op_counts_event,
 	.cpu_online = model_op_cpu_online,
 	.to_user = model_op_to_user,
 	.from_user = model_op_from_user,

@@ -11,7 +11,8 @@
  * Time is in ticks of the TSC. The model observes two events: every tick the
  * thread is not halted is one CPU_CLK_UNHALTED cycle and, under QEMU
  * -icount shift=0, one INSTRUCTIONS_EXECUTED. Other events are accepted and
- * never count (model_counts_event() says which).
+ * never tick (model_counts_event() says which); the QEMU plugin's counts of
+ * the events it simulates come in through model_add() (pmu/share.h).
  * CMASK: a tick has one event, so CMASK 1 counts every tick, CMASK >= 2 none;
  * INV inverts that comparison; edge detect counts the ticks where the
  * comparison turns true, which in the model is the start of each stretch of
@@ -46,6 +47,12 @@ void model_reset(struct pmu_model *m, uint64_t now);
 bool model_counts_event(uint32_t evtsel);
 /* Accounts ticks up to `now` (>= last; earlier values are ignored). */
 void model_advance(struct pmu_model *m, uint64_t now);
+/*
+ * Adds n events that another observer counted (the QEMU plugin, under the
+ * same enables and filters) to counter i (0 or 1): the 40-bit counter wraps
+ * with overflow status and the PMI line, as ticks do.
+ */
+void model_add(struct pmu_model *m, int i, uint64_t n);
 /*
  * WRMSR/RDMSR of a PMU MSR at tick `now`. Return 0, or -1 where the CPU
  * raises #GP: an MSR that is not the PMU's, a reserved bit set, a write to

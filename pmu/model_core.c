@@ -84,6 +84,17 @@ void model_advance(struct pmu_model *m, uint64_t now)
 		update_line(m);
 }
 
+void model_add(struct pmu_model *m, int i, uint64_t n)
+{
+	uint64_t v = m->ctr[i] + n;
+
+	if (v > KNC_CTR_MASK) {
+		m->status |= GLOBAL_CTR(i); /* sticky (000 §1.4.3.5) */
+		update_line(m);
+	}
+	m->ctr[i] = v & KNC_CTR_MASK;
+}
+
 /*
  * Which counters count from now on (advance and ticks_to_overflow look only
  * at those); edge detection starts afresh for the others.

@@ -6,6 +6,7 @@
 #include "pmu/pmu.h"
 #include "pmu/internal.h"
 #include "pmu/regs.h"
+#include "pmu/share.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
 #include "kernel/fmt.h"
@@ -27,6 +28,7 @@ struct pmu_cpu *pmu_this(void) { return this_cpu()->pmu; }
 const char *pmu_backend_name(void) { return pmu_ops->name; }
 bool pmu_counts_exact(void) { return counts_exact; }
 bool pmu_counts_event(uint32_t evtsel) { return pmu_ops->counts_event(evtsel); }
+bool pmu_plugin_present(void) { return pmu_ops == &pmu_model_ops && share_slot(0); }
 
 void pmu_init(void)
 {
@@ -34,6 +36,8 @@ void pmu_init(void)
 		pmu_ops = &pmu_knc_ops;
 	else
 		pmu_emul_init(); /* RDPMC and SPFLT trap without a KNC PMU */
+	if (pmu_ops == &pmu_model_ops)
+		share_init();
 	pmi_init();
 }
 

@@ -41,6 +41,8 @@ const char *pmu_backend_name(void);
 /* The model's counts are exact (one TSC tick per instruction, QEMU -icount shift=0). */
 bool pmu_counts_exact(void);
 bool pmu_counts_event(uint32_t evtsel);
+/* Whether the QEMU plugin's page was found: its events count (pmu/share.h). */
+bool pmu_plugin_present(void);
 
 /*
  * Configures counter `ctr` (0/1) on every CPU of `set` to count `evtsel`

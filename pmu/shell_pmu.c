@@ -45,6 +45,9 @@ static int pmu_info(int argc, char **argv)
 		"no");
 	kprintf("counters     %d per hardware thread, %d bits\n", KNC_NUM_COUNTERS, KNC_CTR_BITS);
 	kprintf("PMI          LVT 0x340 -> vector %#x, limit %u PMIs/s per thread\n", VEC_PMI, pmu_pmi_limit());
+	kprintf("plugin       %s\n", pmu_plugin_present() ?
+		"yes: QEMU's pmuos-pmu.so counts caches, TLBs, branches and SSE/AVX (as VPU) from execution" :
+		"no (QEMU without pmuos-pmu.so, or PLUGIN=0)");
 	kprintf("events       %lu (libpfm4 knc); counted by this backend:", knc_event_count());
 	for (size_t i = 0; i < knc_event_count(); i++)
 		if (pmu_counts_event(knc_event_at(i)->code))
@@ -66,9 +69,16 @@ static int pmu_events(int argc, char **argv)
 		if (!match)
 			continue;
 		shown++;
-		kprintf("%-34s umask 0x%02x event 0x%02x%s%s\n", e->name, e->code >> 8, e->code & 0xff,
-			knc_event_counter0_only(e->code) ? "  counter 0 only" : "",
-			pmu_counts_event(e->code) ? "" : "  (not counted by this backend)");
+		bool plugin;
+		const char *def = knc_event_definition(e->name, &plugin);
+		kprintf("%-34s umask 0x%02x event 0x%02x%s", e->name, e->code >> 8, e->code & 0xff,
+			knc_event_counter0_only(e->code) ? "  counter 0 only" : "");
+		if (pmu_counts_event(e->code))
+			kprintf("  %s: %s\n", plugin ? "plugin" : "model", def);
+		else if (def)
+			kprintf("  (not counted by this backend; the QEMU plugin would count: %s)\n", def);
+		else
+			kprintf("  (not counted by this backend)\n");
 	}
 	if (!shown)
 		return shell_error("pmu", "no event matches '%.40s'", filter);

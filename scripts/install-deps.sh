@@ -14,6 +14,7 @@ libpfm4-dev
 libdw-dev libelf-dev
 newlib-source
 clang libclang-rt-14-dev
+valgrind
 "
 
 missing=""

@@ -18,8 +18,16 @@
 #   PROGRAMS pmuos programs (ELF files, space-separated) to load as Multiboot
 #           modules; the shell's `run NAME` starts them by file name
 #           without ".elf"
+#   PLUGIN  1 (default with tcg): load $BUILD/pmuos-pmu.so, the TCG plugin that
+#           counts the KNC events beyond instructions and cycles (caches,
+#           TLBs, branches, VPU), with its page shared with the card's PMU
+#           model in /dev/shm/pmuos-$CARD-pmu; 0: no plugin (those events
+#           are not counted)
+#   PLUGIN_ARGS more plugin arguments, comma-separated (e.g. verify=on)
 # Arguments after the environment are passed to QEMU unchanged.
 set -eu
+
+die() { echo "qemu.sh: $*" >&2; exit 2; }
 
 B=${BUILD:-build}
 CPUS=${CPUS:-4}
@@ -34,21 +42,27 @@ esac
 CMDLINE=${CMDLINE:-}
 PROGRAMS=${PROGRAMS:-}
 CARD=${CARD:-card0}
+PLUGIN=${PLUGIN:-1}
+PLUGIN_ARGS=${PLUGIN_ARGS:-}
 case "$CARD" in ''|*/*|*[!A-Za-z0-9._-]*) die "CARD must be a name of letters, digits, '.', '_' or '-', got '$CARD'";; esac
-
-die() { echo "qemu.sh: $*" >&2; exit 2; }
 
 case "$CPUS" in ''|*[!0-9]*) die "CPUS must be a number from 1 to 255, got '$CPUS'";; esac
 [ "$CPUS" -ge 1 ] && [ "$CPUS" -le 255 ] || die "CPUS must be from 1 to 255 (xAPIC, 8-bit APIC IDs), got $CPUS"
 if [ $((CPUS % 4)) -eq 0 ]; then
 	SMP="$CPUS,sockets=1,cores=$((CPUS / 4)),threads=4"
+	THREADS=4
 else
 	SMP="$CPUS"
+	THREADS=1
 fi
+case "$PLUGIN" in 0|1) ;; *) die "PLUGIN must be 1 or 0, got '$PLUGIN'" ;; esac
 
 case "$ACCEL" in
 tcg)
+	# thread=single: one thread runs every vCPU (as -icount does anyway), so the
+	# plugin's simulation of shared caches needs no locks.
 	ACC="-accel tcg -cpu max,vendor=GenuineIntel"
+	[ "$PLUGIN" = 1 ] && ACC="-accel tcg,thread=single -cpu max,vendor=GenuineIntel"
 	# -icount forbids multi-threaded TCG; shift=0 makes the TSC count instructions.
 	[ "$ICOUNT" = 1 ] && ACC="$ACC -icount shift=0"
 	;;
@@ -108,9 +122,27 @@ fi
 MAILBOX="-object memory-backend-file,id=mbox,size=$MBOX_BYTES,share=on,mem-path=$MBOX_FILE"
 MAILBOX="$MAILBOX -device ivshmem-plain,memdev=mbox"
 
+# The plugin and its page: a second ivshmem-plain device, after the mailbox's
+# (the card takes the first ivshmem device as the mailbox and finds this one
+# by its size and the header the plugin writes, include/pmuos/pmushare.h).
+PMU=""
+if [ "$ACCEL" = tcg ] && [ "$PLUGIN" = 1 ]; then
+	SO=$B/pmuos-pmu.so
+	[ -f "$SO" ] || die "no plugin at $SO (run make, or PLUGIN=0)"
+	case "$PLUGIN_ARGS" in *[!A-Za-z0-9=,._-]*) die "PLUGIN_ARGS must be key=value[,key=value...], got '$PLUGIN_ARGS'" ;; esac
+	PMU_FILE=/dev/shm/pmuos-$CARD-pmu
+	PMU_BYTES=65536 # PMUSHARE_BYTES
+	if [ -e "$PMU_FILE" ] && [ "$(stat -c %s "$PMU_FILE")" != "$PMU_BYTES" ]; then
+		rm -f "$PMU_FILE"
+	fi
+	PMU="-object memory-backend-file,id=pmushare,size=$PMU_BYTES,share=on,mem-path=$PMU_FILE"
+	PMU="$PMU -device ivshmem-plain,memdev=pmushare"
+	PMU="$PMU -plugin $SO,page=$PMU_FILE,threads=$THREADS${PLUGIN_ARGS:+,$PLUGIN_ARGS}"
+fi
+
 # shellcheck disable=SC2086
 set -- qemu-system-x86_64 -machine q35 -m "$MEM" -smp "$SMP" $ACC \
-	-nodefaults -no-user-config -display none $CONSOLE $MAILBOX \
+	-nodefaults -no-user-config -display none $CONSOLE $MAILBOX $PMU \
 	$BOOTARGS "$@"
 if [ "$BOOT" != uefi ]; then
 	exec "$@" -append "$CMDLINE"

@@ -11,7 +11,7 @@
 # pure stat output, host/stat_fmt.o (a host program: libc as it is).
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt vm parse \
-		bootparams bzimage sfi sbox
+		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -96,6 +96,14 @@ $(BUILD)/unit/test_bzimage: | $(BUILD)/pmuos.bzImage $(BUILD)/System.map
 $(BUILD)/unit/obj/tests/unit/test_sfi.o: UNIT_DEFS = -DSFI_GEN='"$(abspath $(BUILD))/cardsim/sfi_gen"'
 $(BUILD)/unit/test_sfi: | $(BUILD)/cardsim/sfi_gen
 
+# The QEMU plugin's simulation (plugin/): the set-associative array and what is built on it.
+$(BUILD)/unit/test_sacache: $(BUILD)/unit/obj/plugin/sacache.o
+$(BUILD)/unit/test_tlb:     $(BUILD)/unit/obj/plugin/tlb.o $(BUILD)/unit/obj/plugin/sacache.o
+$(BUILD)/unit/test_bpred:   $(BUILD)/unit/obj/plugin/bpred.o $(BUILD)/unit/obj/plugin/sacache.o
+$(BUILD)/unit/test_decode:  $(BUILD)/unit/obj/plugin/decode.o
+$(BUILD)/unit/test_count:   $(BUILD)/unit/obj/plugin/count.o
+$(BUILD)/unit/test_memsys:  $(BUILD)/unit/obj/plugin/memsys.o $(BUILD)/unit/obj/plugin/sacache.o
+
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm
 
@@ -112,4 +120,5 @@ unit: $(UNIT_BINS)
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
 	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi host/stat_fmt kernel/vm tests/unit/page_double \
-	   shell/parse boot/linux/bootparams boot/linux/bzimage_check platform/sfi platform/knc/sbox)
+	   shell/parse boot/linux/bootparams boot/linux/bzimage_check platform/sfi platform/knc/sbox \
+	   plugin/sacache plugin/tlb plugin/bpred plugin/decode plugin/count plugin/memsys)

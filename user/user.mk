@@ -55,6 +55,20 @@ $(USERLIB)/libpmuos.a: $(USERLIB)/syscalls.o $(USERLIB)/regions.o
 $(BUILD)/user/%.elf: user/programs/%.c $(USERLIB)/libpmuos.a $(USERLIB)/crt0.o user/user.ld
 	$(PMUOS_CC) -O2 -g -Wall -o $@ $<
 
+# Functions the plugin's tests measure, compiled once and linked into memtest
+# and into its Linux twin (tests/tests.mk), which valgrind measures: the same
+# object code on both sides. No library calls (the libraries differ): the
+# object must have no undefined symbols. Functions start on a cache line
+# (-falign-functions=64), so the lines their code spans do not depend on where
+# the two programs link them.
+$(BUILD)/user/measured.o: user/measured.c user/measured.h $(PMUOS_CC) $(NEWLIB_LIBC)
+	@mkdir -p $(dir $@)
+	$(PMUOS_CC) -O2 -g -Wall -Wextra -falign-functions=64 -c $< -o $@
+	@test -z "$$(nm -u $@)" || { echo "$@ calls a library: $$(nm -u $@)"; rm -f $@; exit 1; }
+
+$(BUILD)/user/memtest.elf: user/programs/memtest.c $(BUILD)/user/measured.o $(USERLIB)/libpmuos.a $(USERLIB)/crt0.o user/user.ld
+	$(PMUOS_CC) -O2 -g -Wall -o $@ $< $(BUILD)/user/measured.o
+
 # The programs, embedded in the kernel for the shell's `run`.
 $(BUILD)/gen/programs.S: $(USER_ELFS) user/user.mk
 	@mkdir -p $(dir $@)

@@ -66,10 +66,11 @@ class Card:
         if self.child.proc.poll() is None:
             self.child.kill(9)
             self.child.proc.wait()
-        try:
-            os.unlink(f"/dev/shm/pmuos-{self.name}")
-        except FileNotFoundError:
-            pass
+        for f in (f"/dev/shm/pmuos-{self.name}", f"/dev/shm/pmuos-{self.name}-pmu"):
+            try:
+                os.unlink(f)
+            except FileNotFoundError:
+                pass
 
 
 @pytest.fixture

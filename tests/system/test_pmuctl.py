@@ -46,11 +46,11 @@ def test_stat_counts_calib_regions_exactly_with_spflt(card):
 
 
 def test_stat_json_and_not_supported(card):
-    p = pmuctl(card, "stat", "-e", "L2_READ_MISS,INSTRUCTIONS_EXECUTED:u", "--json", "-C", "1-2", "--", HELLO)
+    p = pmuctl(card, "stat", "-e", "L2_VICTIM_REQ_WITH_DATA,INSTRUCTIONS_EXECUTED:u", "--json", "-C", "1-2", "--", HELLO)
     assert p.returncode == 0, p.stderr
     rows = [l for l in p.stdout.splitlines() if l.startswith("{")]
     assert len(rows) == 4
-    assert sum('"counter-value" : "<not supported>"' in r and '"event" : "L2_READ_MISS"' in r for r in rows) == 2
+    assert sum('"counter-value" : "<not supported>"' in r and '"event" : "L2_VICTIM_REQ_WITH_DATA"' in r for r in rows) == 2
     assert all('"pcnt-running" : 100.00' in r and '"cpu" : "' in r for r in rows)
 
 
@@ -64,14 +64,14 @@ def test_clear_errors(card, tmp_path):
     p = pmuctl(card, "stat", "-e", "INSTRUCTON_EXECUTED", "--", HELLO)
     assert p.returncode != 0 and "closest: INSTRUCTIONS_EXECUTED" in p.stderr
     # An L2 event listed second still goes on counter 0; two of them cannot share the counters.
-    p = pmuctl(card, "stat", "-e", "INSTRUCTIONS_EXECUTED,L2_READ_MISS", "--", HELLO)
-    assert p.returncode == 0 and re.search(r"<not supported>\s+L2_READ_MISS", p.stderr), p.stderr
+    p = pmuctl(card, "stat", "-e", "INSTRUCTIONS_EXECUTED,L2_VICTIM_REQ_WITH_DATA", "--", HELLO)
+    assert p.returncode == 0 and re.search(r"<not supported>\s+L2_VICTIM_REQ_WITH_DATA", p.stderr), p.stderr
     # Two L2 events cannot share the counters: they take turns (multiplexed), with --spflt they cannot.
-    p = pmuctl(card, "stat", "-x", ",", "-e", "L2_READ_MISS,SNP_HIT_L2", "--", STEADY, "20000")
+    p = pmuctl(card, "stat", "-x", ",", "-e", "L2_VICTIM_REQ_WITH_DATA,SNP_HITM_BUNIT", "--", STEADY, "20000")
     assert p.returncode == 0, p.stderr
-    shares = re.findall(r"^<not supported>,,(?:L2_READ_MISS|SNP_HIT_L2),\d+,(\d+\.\d\d)$", p.stdout, re.M)
+    shares = re.findall(r"^<not supported>,,(?:L2_VICTIM_REQ_WITH_DATA|SNP_HITM_BUNIT),\d+,(\d+\.\d\d)$", p.stdout, re.M)
     assert len(shares) == 2 and 0 < min(map(float, shares)) and abs(sum(map(float, shares)) - 100) < 0.02, p.stdout
-    p = pmuctl(card, "stat", "--spflt", "-e", "L2_READ_MISS,SNP_HIT_L2", "--", HELLO)
+    p = pmuctl(card, "stat", "--spflt", "-e", "L2_VICTIM_REQ_WITH_DATA,SNP_HITM_BUNIT", "--", HELLO)
     assert p.returncode == 2 and "--spflt needs the events on the counters" in p.stderr
     p = pmuctl(card, "run", "/bin/true")
     assert p.returncode != 0 and "not a pmuos program" in p.stderr
@@ -127,12 +127,12 @@ def test_report_refuses_a_file_that_is_not_a_recording(tmp_path):
 
 
 def test_more_events_than_counters_are_multiplexed(card):
-    evs = "INSTRUCTIONS_EXECUTED:u,CPU_CLK_UNHALTED:u,INSTRUCTIONS_EXECUTED:k,CPU_CLK_UNHALTED:k,L2_READ_MISS"
+    evs = "INSTRUCTIONS_EXECUTED:u,CPU_CLK_UNHALTED:u,INSTRUCTIONS_EXECUTED:k,CPU_CLK_UNHALTED:k,L2_VICTIM_REQ_WITH_DATA"
     p = pmuctl(card, "stat", "-e", evs, "-x", ",", "-C", "1", "--", os.path.join(BUILD, "user", "triad.elf"),
                "500000")
     assert p.returncode == 0, p.stderr
     rows = {r.split(",")[2]: r.split(",") for r in p.stdout.splitlines() if r.count(",") == 4}
-    assert rows["L2_READ_MISS"][0] == "<not supported>"
+    assert rows["L2_VICTIM_REQ_WITH_DATA"][0] == "<not supported>"
     for ev in evs.split(",")[:4]:
         value, _, _, runtime, pcnt = rows[ev]
         # Each event was on a counter for part of the run, and is scaled up from that part.

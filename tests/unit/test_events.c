@@ -21,6 +21,7 @@
 #include <perfmon/pfmlib.h>
 
 #include "pmu/events.h"
+#include "pmu/plugin_events.h"
 
 /* IA32_PerfEvtSel bits, from 000 Table 1-5 */
 #define USR       (1u << 16)
@@ -420,6 +421,39 @@ static void test_by_code(void **state)
 	}
 }
 
+/*
+ * Every event of the software PMU's definition table (pmu/plugin_events.h) is
+ * one of libpfm4's, by exact name, and the table says who counts it.
+ */
+static void test_definitions(void **state)
+{
+	(void)state;
+	static const char *const plugin[] = {
+#define NAME(n, d) #n,
+		PLUGIN_EVENTS(NAME)
+	}, *const model[] = {
+		MODEL_EVENTS(NAME)
+#undef NAME
+	};
+	bool p;
+
+	assert_int_equal(sizeof(plugin) / sizeof(plugin[0]), PEV_COUNT);
+	assert_true(PEV_COUNT + 2 >= 20); /* the issue asks for at least 20 of the 59 */
+	for (size_t i = 0; i < PEV_COUNT; i++) {
+		assert_non_null(knc_event_named(plugin[i]));
+		assert_non_null(knc_event_definition(plugin[i], &p));
+		assert_true(p);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		assert_non_null(knc_event_named(model[i]));
+		assert_non_null(knc_event_definition(model[i], &p));
+		assert_false(p);
+	}
+	assert_null(knc_event_named("data_read")); /* exact names */
+	assert_null(knc_event_definition("BANK_CONFLICTS", &p));
+	assert_null(knc_event_definition("L2_VICTIM_REQ_WITH_DATA", &p));
+}
+
 /* L2 events (umask 0x10, event 0xC3-0xFF) count only on counter 0 (DESIGN §5.1). */
 static void test_event_allowed(void **state)
 {
@@ -535,6 +569,7 @@ int main(void)
 		cmocka_unit_test(test_raw_events),
 		cmocka_unit_test(test_raw_refused),
 		cmocka_unit_test(test_by_code),
+		cmocka_unit_test(test_definitions),
 		cmocka_unit_test(test_event_allowed),
 		cmocka_unit_test(test_format_round_trip),
 		cmocka_unit_test(test_format_truncates),

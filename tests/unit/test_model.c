@@ -766,6 +766,28 @@ static void test_write_while_counting(void **state)
 	READS(&m, 80, STATUS, 0);
 }
 
+/* Events another observer counted (the QEMU plugin) wrap the 40-bit counter with status and PMI like ticks. */
+static void test_add(void **state)
+{
+	(void)state;
+	struct pmu_model m;
+
+	start(&m, 1, 0x0000 /* DATA_READ: not the model's, so it never ticks */ | USR | OS | INT);
+	WR(&m, 0, PERFCTR1, TWO40 - 10);
+	READS(&m, 1000, PERFCTR1, TWO40 - 10);
+	model_add(&m, 1, 9);
+	READS(&m, 1000, PERFCTR1, TWO40 - 1);
+	assert_false(m.line);
+	model_add(&m, 1, 3);
+	READS(&m, 1000, PERFCTR1, 2);
+	READS(&m, 1000, STATUS, 2);
+	assert_true(m.line);
+	assert_true(m.rose);
+	model_add(&m, 0, 5); /* counter 0, not enabled: the observer's word is taken as it comes */
+	READS(&m, 1000, PERFCTR0, 5);
+	READS(&m, 1000, STATUS, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -789,6 +811,7 @@ int main(void)
 		cmocka_unit_test(test_advance_backwards),
 		cmocka_unit_test(test_write_while_counting),
 		cmocka_unit_test(test_ring_and_state_changes),
+		cmocka_unit_test(test_add),
 	};
 
 	alarm(60); /* a hang is a failure too */

@@ -1,0 +1,55 @@
+/*
+ * The page the card's PMU model and the QEMU plugin (build/pmuos-pmu.so)
+ * share: the model owns the PMU registers (seed 000 §1.4.3) and publishes
+ * each thread's EvtSel, GLOBAL_CTRL and PERF_SPFLT_CONTROL here; the plugin
+ * counts the events it simulates under those registers and leaves the
+ * counts here, per counter, for the model to take. In QEMU it is a second
+ * ivshmem-plain device backed by /dev/shm/pmuos-CARD-pmu (scripts/qemu.sh);
+ * the plugin maps that file by path and writes the header before the guest
+ * runs; the card finds the device by PCI enumeration and this header.
+ * Under -icount QEMU runs every vCPU in one thread, the plugin's callbacks
+ * included, so the two sides never run at the same time: a plugin callback
+ * comes between two guest instructions. The card takes the counts with
+ * XCHG (one instruction), so none is lost between its read and its write.
+ */
+#ifndef PMUOS_PMUSHARE_H
+#define PMUOS_PMUSHARE_H
+
+#include <stdint.h>
+
+#define PMUSHARE_MAGIC   0x4548535f554d5050ULL /* "PPMU_SHE" */
+#define PMUSHARE_VERSION 1
+#define PMUSHARE_BYTES   65536 /* the device's BAR 2 and the host file: a power of two */
+#define PMUSHARE_CPUS    256   /* thread slots, indexed by APIC ID (= QEMU's vCPU index here) */
+
+/* One hardware thread. 64 bytes. */
+struct pmushare_thread {
+	/*
+	 * Written by the card: the registers, as in 000 §1.4.3.3-7. seq is odd
+	 * while the card rewrites them and goes up by 2 per publication; the
+	 * plugin uses a stable (even) set.
+	 */
+	uint32_t seq;
+	uint32_t evtsel[2];
+	uint32_t global_ctrl;
+	uint64_t spflt;
+	/* Written by the plugin: events counted into counter i since the card last took them (XCHG with 0). */
+	uint64_t delta[2];
+	uint64_t reserved[3];
+};
+
+struct pmushare {
+	uint64_t magic;            /* PMUSHARE_MAGIC, written by the plugin */
+	uint32_t version;          /* PMUSHARE_VERSION */
+	uint32_t cpus;             /* vCPUs the plugin simulates */
+	uint32_t threads_per_core; /* vCPU i is thread i % this of core i / this */
+	uint32_t card_seen;        /* the card writes 1 when it counts with the page */
+	/* Statistics of the plugin (host tools and tests read them from the file). */
+	uint64_t insns;            /* instructions the plugin saw execute */
+	uint64_t xlate_checks;     /* with verify=on: translations checked against QEMU's */
+	uint64_t xlate_mismatches; /* ... that differed (0: the translation cache is right) */
+	uint64_t reserved[2];
+	struct pmushare_thread thread[PMUSHARE_CPUS];
+};
+
+#endif

@@ -1,0 +1,42 @@
+/* Branch target buffer; see plugin/bpred.h. */
+#include "plugin/bpred.h"
+
+#define BTB_ENTRIES 256
+#define BTB_WAYS    4
+
+bool bpred_init(struct bpred *b)
+{
+	return sa_init(&b->btb, BTB_ENTRIES, BTB_WAYS);
+}
+
+void bpred_free(struct bpred *b)
+{
+	sa_free(&b->btb);
+}
+
+void bpred_clear(struct bpred *b)
+{
+	sa_clear(&b->btb);
+}
+
+bool bpred_resolve(struct bpred *b, uint64_t pc, bool taken, uint64_t target)
+{
+	uint64_t predicted_target;
+	uint8_t *ctr = sa_lookup(&b->btb, pc, &predicted_target);
+
+	if (!ctr) {
+		if (taken)
+			sa_insert(&b->btb, pc, 2, target);
+		return false;
+	}
+	bool predicted_taken = *ctr >= 2;
+	bool wrong = predicted_taken != taken || (taken && predicted_target != target);
+	if (taken) {
+		if (*ctr < 3)
+			++*ctr;
+		sa_set_data(&b->btb, pc, target);
+	} else if (*ctr > 0) {
+		--*ctr;
+	}
+	return wrong;
+}

@@ -1,0 +1,687 @@
+/*
+ * pmuos-pmu.so: a QEMU TCG plugin that counts what a KNC core's PMU counts
+ * beyond instructions and cycles (pmu/plugin_events.h), from the guest's
+ * execution, into the counters the card's PMU model owns (the shared page,
+ * include/pmuos/pmushare.h). Loaded by scripts/qemu.sh:
+ *   -plugin build/pmuos-pmu.so,page=/dev/shm/pmuos-CARD-pmu,threads=4[,verify=on]
+ *   page=PATH   the file behind the card's shared-page device (created, sized and
+ *               zeroed here if need be)
+ *   threads=N   hardware threads per core, 1-4: vCPU i is thread i % N of core i / N
+ *   verify=on   check every cached address translation against QEMU's (slow;
+ *               the page's xlate_checks / xlate_mismatches show the result)
+ * Per vCPU it sees each translation block (a straight run of instructions
+ * ending at a branch) as it starts (exec callback on its first instruction:
+ * the block's instruction fetches, code TLB, vector instructions and
+ * branch) and each memory access after it happens (memory callback);
+ * a branch is resolved by the next block the vCPU executes. An
+ * instruction is counted when its block starts: one that follows a faulting
+ * instruction of the same block would count too, but in pmuos such a fault
+ * (a page fault) ends the task. The simulation (caches, TLBs, branch
+ * predictor: plugin/memsys.h, tlb.h, bpred.h) runs at all times, so caches
+ * are warm when counting starts.
+ * QEMU runs the plugin in its vCPU thread; under -icount (and
+ * -accel tcg,thread=single, which scripts/qemu.sh sets) all vCPUs share one
+ * thread, so neither the simulation nor the page needs locks. The plugin
+ * refuses to go on if it sees a second thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <pmuos/pmushare.h>
+#include <pmuos/syscall.h>
+#include "plugin/bpred.h"
+#include "plugin/count.h"
+#include "plugin/decode.h"
+#include "plugin/memsys.h"
+#include "plugin/qemu_plugin_api.h"
+#include "plugin/tlb.h"
+#include "pmu/events.h"
+#include "pmu/plugin_events.h"
+#include "knc_events.h" /* generated from libpfm4: $(BUILD)/gen/knc_events.h */
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define PAGE_4K_SHIFT 12
+#define PAGE_2M_SHIFT 21
+#define XC_ENTRIES    4096 /* translation cache per vCPU, 4 KiB pages, direct-mapped */
+#define XC_IO         1ULL /* in an entry's physical page: device memory (low bits are free) */
+/*
+ * Below 1 MiB the chipset switches the BIOS area between ROM and RAM (the
+ * PAM registers) with no change of translation: the firmware does, before
+ * pmuos starts. Those addresses are not cached.
+ */
+#define XC_LOW        0x100000ULL
+#define USER_CODE_TAG (1ULL << 62) /* user code lines are tagged by host address, apart from physical lines */
+
+/* A branch ending a block: what resolving it needs. */
+struct branch {
+	uint64_t vaddr, next, target;
+	uint8_t kind; /* enum br_kind */
+	bool user;
+};
+
+/* An instruction of a block, as its memory accesses see it. */
+struct slot {
+	uint16_t idx;      /* in its block */
+	uint8_t elements;  /* SSE/AVX: elements; 0: not a vector instruction */
+	bool user;         /* in the Ring-3 region: CPL 3 (see is_user) */
+};
+
+/* A code line the block fetches, and the instruction that fetches it. */
+struct fetch {
+	uint64_t line;
+	uint16_t idx;
+};
+
+/* One translated block: what every execution of it needs. */
+struct tb {
+	uint64_t vaddr;
+	uint32_t n;            /* instructions */
+	bool user, flush_tlb;  /* its privilege level; it changes address translation */
+	uint8_t npages;        /* code pages it spans (1 or 2) */
+	uint64_t page[2];
+	uint16_t nfetch;       /* L1I accesses: each line change, in order */
+	uint16_t nvec;         /* SSE/AVX instructions */
+	uint32_t elements;     /* their elements */
+	struct branch br;      /* br.kind BR_NONE: no branch at the end */
+	struct fetch *fetch;
+	struct slot *vec;      /* the nvec vector instructions' slots */
+	/* for finding the same code when QEMU translates it again */
+	const void *haddr;
+	uint32_t nbytes;
+	uint8_t *bytes;
+	struct slot slot[];
+};
+
+struct xc_entry {
+	uint64_t vpage;        /* virtual page number | the generation it was filled in (XC_GEN_SHIFT) */
+	uint64_t ppage;        /* physical address of the page | XC_IO */
+};
+#define XC_GEN_SHIFT 36   /* virtual page numbers have 36 bits (canonical 48-bit addresses) */
+
+/* One hardware thread (vCPU). */
+struct thr {
+	uint32_t core;
+	struct tlbs tlb;
+	struct bpred bp[2];           /* [user]: Ring 0's and Ring 3's (plugin/bpred.h) */
+	struct xc_entry *xc;
+	uint64_t seq;                 /* blocks started */
+	/*
+	 * [user]: a near branch waiting for the next block of its privilege
+	 * level, its successor: an interrupt between them runs at Ring 0, and its
+	 * IRET returns to the successor.
+	 */
+	const struct branch *pending[2];
+	bool flush;                   /* the last block changed address translation */
+	uint64_t last_ipage;          /* code TLB page of the last fetch (its entry is most recent) */
+	uint64_t last_dpage;          /* data TLB page of the last data access (likewise) */
+	/* the memory operand being accessed (QEMU splits 16- and 32-byte ones into 8-byte accesses) */
+	const struct slot *op_slot;
+	uint64_t op_seq, op_end, op_last_line, op_last_page;
+	bool op_write, op_missed;
+	uint64_t xc_gen;              /* translation cache generation << XC_GEN_SHIFT; a flush starts a new one */
+	struct count_state cnt;       /* last: its per-instruction arrays are large and seldom used */
+};
+
+static struct pmushare *page;
+static struct thr *thr;
+static unsigned ncpus, threads_per_core = 1;
+static struct memsys mem;
+static bool verify;
+static pthread_t exec_thread;
+static bool exec_thread_known, stopped;
+
+/* ---- events ---- */
+
+static struct {
+	uint16_t code;
+	int ev;
+} codes[PEV_COUNT];
+
+static int event_of(uint32_t code)
+{
+	for (int i = 0; i < PEV_COUNT; i++)
+		if (codes[i].code == code)
+			return codes[i].ev;
+	return -1;
+}
+
+/* Codes by name from libpfm4's table (no code is typed here); false if libpfm4 lacks a name. */
+static bool map_codes(void)
+{
+	static const char *const names[PEV_COUNT] = {
+#define NAME(n, d) #n,
+		PLUGIN_EVENTS(NAME)
+#undef NAME
+	};
+	for (int i = 0; i < PEV_COUNT; i++) {
+		int found = -1;
+		for (int j = 0; j < KNC_EVENT_COUNT; j++)
+			if (strcmp(knc_events[j].name, names[i]) == 0)
+				found = j;
+		if (found < 0) {
+			fprintf(stderr, "pmuos-pmu: libpfm4's knc table has no event %s\n", names[i]);
+			return false;
+		}
+		codes[i].code = knc_events[found].code;
+		codes[i].ev = i;
+	}
+	return true;
+}
+
+/* A core's event (a snoop) on one of its threads: it belongs to the thread's current block. */
+static void on_event(void *ctx, int ev, uint64_t n)
+{
+	struct count_state *s = ctx;
+
+	count_event(s, ev, n, s->n - 1);
+}
+
+/* n events of instruction idx of the thread's current block. */
+static inline void count(struct thr *t, int ev, uint64_t n, uint32_t idx)
+{
+	count_event(&t->cnt, ev, n, idx);
+}
+
+/* ---- address translation ---- */
+
+/*
+ * Ring 3 runs only in the user region and the kernel only below it (its
+ * identity map, kernel/paging.c; Ring-3 pages are mapped only in
+ * USER_BASE..USER_END, kernel/vm.c): an instruction's address tells its
+ * privilege level exactly.
+ */
+static bool is_user(uint64_t vaddr)
+{
+	return vaddr >= USER_BASE && vaddr < USER_END;
+}
+
+/* Physical address of vaddr (an address the current access touched), and whether it is device memory. */
+static uint64_t xlate(struct thr *t, qemu_plugin_meminfo_t info, uint64_t vaddr, bool *io)
+{
+	uint64_t vpage = (vaddr & ((1ULL << 48) - 1)) >> PAGE_4K_SHIFT, off = vaddr & ((1u << PAGE_4K_SHIFT) - 1);
+	struct xc_entry *e = &t->xc[vpage & (XC_ENTRIES - 1)];
+	bool hit = e->vpage == (vpage | t->xc_gen) && vaddr >= XC_LOW;
+
+	if (!hit || verify) {
+		struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+		uint64_t pa = hw ? qemu_plugin_hwaddr_phys_addr(hw) : vaddr;
+		uint64_t pp = (pa - off) | (hw && qemu_plugin_hwaddr_is_io(hw) ? XC_IO : 0);
+		if (hit) {
+			page->xlate_checks++;
+			page->xlate_mismatches += e->ppage != pp;
+		}
+		e->vpage = vpage | t->xc_gen;
+		e->ppage = pp;
+	}
+	*io = e->ppage & XC_IO;
+	return (e->ppage & ~XC_IO) + off;
+}
+
+static void flush_translations(struct thr *t)
+{
+	tlb_flush(&t->tlb);
+	t->xc_gen += 1ULL << XC_GEN_SHIFT;
+	if (t->xc_gen == 0) /* the generations wrapped: empty the cache for real */
+		for (unsigned i = 0; i < XC_ENTRIES; i++)
+			t->xc[i].vpage = UINT64_MAX;
+	t->last_ipage = t->last_dpage = UINT64_MAX;
+}
+
+/* A page walk (or none) for the page of vaddr, by instruction idx; code or data. */
+static void translate_page(struct thr *t, bool code, uint64_t vaddr, bool user, uint32_t idx)
+{
+	switch (tlb_access(&t->tlb, code, vaddr, !user)) {
+	case TLB_HIT:
+		return;
+	case TLB_LONG_WALK:
+		count(t, code ? PEV_LONG_CODE_PAGE_WALK : PEV_LONG_DATA_PAGE_WALK, 1, idx);
+		__attribute__((fallthrough)); /* a long walk is a walk */
+	case TLB_WALK:
+		count(t, code ? PEV_CODE_PAGE_WALK : PEV_DATA_PAGE_WALK, 1, idx);
+	}
+}
+
+/* ---- execution ---- */
+
+/* The pending branch of privilege `user` was followed by the instruction at `next`. */
+static void resolve_branch(struct thr *t, bool user, uint64_t next)
+{
+	const struct branch *b = t->pending[user];
+	bool taken = true;
+
+	t->pending[user] = NULL;
+	switch (b->kind) {
+	case BR_COND:
+		if (next == b->next)
+			taken = false;
+		else if (next != b->target)
+			return; /* an interrupt or exception came first: the outcome is unknown */
+		break;
+	case BR_JMP:
+	case BR_CALL:
+		if (next != b->target)
+			return;
+		break;
+	default: /* indirect: the next address is the target */
+		break;
+	}
+	if (bpred_resolve(&t->bp[user], b->vaddr, taken, next))
+		count_event_at(&t->cnt, user, PEV_BRANCHES_MISPREDICTED, 1);
+}
+
+static void check_thread(void)
+{
+	pthread_t self = pthread_self();
+
+	if (!exec_thread_known) {
+		exec_thread = self;
+		exec_thread_known = true;
+	} else if (!pthread_equal(self, exec_thread) && !__atomic_exchange_n(&stopped, true, __ATOMIC_RELAXED)) {
+		fprintf(stderr, "pmuos-pmu: QEMU runs vCPUs in several threads; run it with -icount or "
+				"-accel tcg,thread=single (the plugin counts nothing from now on)\n");
+	}
+}
+
+/* The block `udata` starts on this vCPU. */
+static void on_block(unsigned int vcpu, void *udata)
+{
+	const struct tb *b = udata;
+	struct thr *t = &thr[vcpu];
+	uint32_t last = b->n - 1;
+
+	if (stopped || vcpu >= ncpus)
+		return;
+	if (t->pending[b->user])
+		resolve_branch(t, b->user, b->vaddr);
+	if (t->flush) {
+		flush_translations(t);
+		bpred_clear(&t->bp[1]); /* another address space: another program's branches */
+		t->pending[1] = NULL;
+		t->flush = false;
+	}
+	count_block(&t->cnt, b->user, b->n);
+	t->seq++;
+	page->insns += b->n;
+	if (t->cnt.cur) { /* a counter with CMASK or edge detect: each instruction's fetch */
+		for (uint32_t i = 0; i < b->n; i++)
+			count(t, PEV_CODE_READ, 1, i);
+	} else {
+		count(t, PEV_CODE_READ, b->n, 0);
+	}
+	for (int i = 0; i < b->npages; i++) {
+		if (b->page[i] != t->last_ipage) {
+			translate_page(t, true, b->page[i] << (b->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT), b->user,
+				       i ? last : 0);
+			t->last_ipage = b->page[i];
+		}
+	}
+	int missed = -1; /* the last instruction whose fetch missed (counted once) */
+	for (int i = 0; i < b->nfetch; i++) {
+		const struct fetch *f = &b->fetch[i];
+		if (memsys_code(&mem, t->core, &t->cnt, f->line) && f->idx != missed) {
+			count(t, PEV_CODE_CACHE_MISS, 1, f->idx);
+			missed = f->idx;
+		}
+	}
+	if (b->nvec) {
+		if (t->cnt.cur) {
+			for (int i = 0; i < b->nvec; i++) {
+				count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, 1, b->vec[i].idx);
+				count(t, PEV_VPU_ELEMENTS_ACTIVE, b->vec[i].elements, b->vec[i].idx);
+			}
+		} else {
+			count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, b->nvec, 0);
+			count(t, PEV_VPU_ELEMENTS_ACTIVE, b->elements, 0);
+		}
+	}
+	if (b->br.kind != BR_NONE) {
+		count(t, PEV_BRANCHES, 1, last);
+		if (b->br.kind != BR_OTHER)
+			t->pending[b->user] = &b->br;
+	}
+	if (b->flush_tlb)
+		t->flush = true; /* from the next block: this one's accesses used the old translation */
+}
+
+/* One line of the current operand: the caches and the VPU's per-line events. */
+static void access_line(struct thr *t, const struct slot *in, uint64_t pa, bool write)
+{
+	bool miss = memsys_data(&mem, t->core, &t->cnt, pa >> MS_LINE_SHIFT, write);
+
+	if (in->elements) {
+		count(t, write ? PEV_VPU_DATA_WRITE : PEV_VPU_DATA_READ, 1, in->idx);
+		if (miss)
+			count(t, write ? PEV_VPU_DATA_WRITE_MISS : PEV_VPU_DATA_READ_MISS, 1, in->idx);
+	}
+	if (miss && !t->op_missed) {
+		t->op_missed = true;
+		count(t, write ? PEV_DATA_WRITE_MISS : PEV_DATA_READ_MISS, 1, in->idx);
+		count(t, PEV_DATA_READ_MISS_OR_WRITE_MISS, 1, in->idx);
+	}
+}
+
+/*
+ * A data access of the instruction `udata` (its slot), after it happened.
+ * One callback for reads and writes: QEMU 7.2 does not reliably pick a
+ * callback by the access's direction (a callback registered for reads only
+ * was seen to get writes), so the direction comes from the access itself.
+ */
+static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	const struct slot *in = udata;
+	struct thr *t = &thr[vcpu];
+
+	if (stopped || vcpu >= ncpus)
+		return;
+	bool write = qemu_plugin_mem_is_store(info);
+	uint64_t size = 1ull << qemu_plugin_mem_size_shift(info), last = vaddr + size - 1;
+	/* The next piece of the same operand: same execution, same direction, right after the last piece. */
+	bool cont = t->op_seq == t->seq && t->op_slot == in && t->op_write == write && vaddr == t->op_end;
+
+	t->op_seq = t->seq;
+	t->op_slot = in;
+	t->op_write = write;
+	t->op_end = vaddr + size;
+	if (!cont) {
+		t->op_missed = false;
+		t->op_last_line = t->op_last_page = UINT64_MAX;
+		count(t, write ? PEV_DATA_WRITE : PEV_DATA_READ, 1, in->idx);
+		count(t, PEV_DATA_READ_OR_WRITE, 1, in->idx);
+	}
+	unsigned pshift = in->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT;
+	for (uint64_t a = vaddr; ; a = (a | ((1u << MS_LINE_SHIFT) - 1)) + 1) {
+		uint64_t vline = a >> MS_LINE_SHIFT, vpage = a >> pshift;
+		if (vpage != t->op_last_page) {
+			if (vpage != t->last_dpage) { /* else its TLB entry is the most recent: a hit that changes nothing */
+				translate_page(t, false, a, in->user, in->idx);
+				t->last_dpage = vpage;
+			}
+			t->op_last_page = vpage;
+		}
+		if (vline != t->op_last_line) {
+			bool io;
+			uint64_t pa = xlate(t, info, a, &io);
+			t->op_last_line = vline;
+			if (io) { /* device memory: uncacheable, a read miss by definition (000 Table 1-6) */
+				if (!write && !t->op_missed) {
+					t->op_missed = true;
+					count(t, PEV_DATA_READ_MISS, 1, in->idx);
+					count(t, PEV_DATA_READ_MISS_OR_WRITE_MISS, 1, in->idx);
+				}
+			} else {
+				access_line(t, in, pa, write);
+			}
+		}
+		if (vline == last >> MS_LINE_SHIFT)
+			break;
+	}
+}
+
+/* ---- translation ---- */
+
+/*
+ * Block records: QEMU translates the same code again and again (each time
+ * -icount cuts a block short, or its cache is flushed), so records are kept
+ * once per (address, host address, bytes) and live as long as QEMU. They are
+ * carved from large allocations, close together for the host's caches.
+ */
+static struct tb **known; /* open addressing; a power-of-two number of slots */
+static size_t known_slots, known_used;
+#define ARENA_BYTES (1 << 20)
+static uint8_t *arena;
+static size_t arena_left;
+
+static void *arena_alloc(size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	if (n > arena_left) {
+		arena = malloc(ARENA_BYTES > n ? ARENA_BYTES : n);
+		if (!arena)
+			return NULL;
+		arena_left = ARENA_BYTES > n ? ARENA_BYTES : n;
+	}
+	void *p = arena;
+	arena += n;
+	arena_left -= n;
+	return memset(p, 0, n);
+}
+
+static uint64_t tb_hash(uint64_t vaddr, const void *haddr, uint32_t nbytes)
+{
+	uint64_t h = (vaddr * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)(uintptr_t)haddr ^ ((uint64_t)nbytes << 48);
+	return h ^ (h >> 29);
+}
+
+static bool known_grow(void)
+{
+	size_t n = known_slots ? known_slots * 2 : 1 << 16;
+	struct tb **k = calloc(n, sizeof(*k));
+
+	if (!k)
+		return false;
+	for (size_t i = 0; i < known_slots; i++) {
+		struct tb *b = known[i];
+		if (!b)
+			continue;
+		size_t j = tb_hash(b->vaddr, b->haddr, b->nbytes) & (n - 1);
+		while (k[j])
+			j = (j + 1) & (n - 1);
+		k[j] = b;
+	}
+	free(known);
+	known = k;
+	known_slots = n;
+	return true;
+}
+
+/* The line tag of a code byte: physical in the kernel's identity map, by host address in Ring 3. */
+static uint64_t code_line(uint64_t vaddr, const uint8_t *host, bool user)
+{
+	if (user && host)
+		return USER_CODE_TAG | ((uint64_t)(uintptr_t)host >> MS_LINE_SHIFT);
+	return vaddr >> MS_LINE_SHIFT;
+}
+
+/* Builds the record of a block from its instructions. */
+static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr, const void *haddr,
+			   const uint8_t *bytes, uint32_t nbytes)
+{
+	struct tb *b = arena_alloc(sizeof(*b) + n * sizeof(b->slot[0]));
+	struct fetch *fetch = b ? arena_alloc(2 * n * sizeof(*fetch)) : NULL;
+	struct slot *vec = fetch ? arena_alloc(n * sizeof(*vec)) : NULL;
+	uint8_t *copy = vec ? arena_alloc(nbytes) : NULL;
+
+	if (!copy)
+		return NULL;
+	b->vaddr = vaddr;
+	b->n = n;
+	b->user = is_user(vaddr);
+	b->haddr = haddr;
+	b->nbytes = nbytes;
+	b->bytes = memcpy(copy, bytes, nbytes);
+	b->fetch = fetch;
+	b->vec = vec;
+	uint64_t last_line = UINT64_MAX;
+	unsigned pshift = b->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT;
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(qtb, i);
+		uint64_t va = qemu_plugin_insn_vaddr(qi);
+		const uint8_t *ha = qemu_plugin_insn_haddr(qi);
+		size_t len = qemu_plugin_insn_size(qi);
+		struct x86_insn d;
+		x86_decode(qemu_plugin_insn_data(qi), len, va, &d);
+		b->slot[i] = (struct slot){ .idx = i, .elements = d.vec_bytes ? d.elements : 0, .user = b->user };
+		if (d.vec_bytes) {
+			vec[b->nvec++] = b->slot[i];
+			b->elements += d.elements;
+		}
+		b->flush_tlb |= d.flush_tlb;
+		uint64_t lines[2] = { code_line(va, ha, b->user), code_line(va + len - 1, ha ? ha + len - 1 : NULL, b->user) };
+		for (int k = 0; k < 2; k++) {
+			if (lines[k] != last_line)
+				fetch[b->nfetch++] = (struct fetch){ lines[k], i };
+			last_line = lines[k];
+		}
+		for (uint64_t p = va >> pshift; p <= (va + len - 1) >> pshift; p++)
+			if ((b->npages == 0 || b->page[b->npages - 1] != p) && b->npages < 2)
+				b->page[b->npages++] = p;
+		if (i == n - 1 && d.branch != BR_NONE)
+			b->br = (struct branch){ va, va + len, d.target, d.branch, b->user };
+	}
+	return b;
+}
+
+/* The record of the block QEMU is translating (an old one if the same code was translated before). */
+static struct tb *tb_record(struct qemu_plugin_tb *qtb)
+{
+	size_t n = qemu_plugin_tb_n_insns(qtb);
+	uint8_t bytes[COUNT_MAX_BLOCK * 16];
+	uint32_t nbytes = 0;
+
+	if (n == 0 || n > COUNT_MAX_BLOCK)
+		return NULL;
+	struct qemu_plugin_insn *first = qemu_plugin_tb_get_insn(qtb, 0);
+	uint64_t vaddr = qemu_plugin_insn_vaddr(first);
+	const void *haddr = qemu_plugin_insn_haddr(first);
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(qtb, i);
+		size_t len = qemu_plugin_insn_size(qi);
+		if (nbytes + len > sizeof(bytes))
+			return NULL;
+		memcpy(bytes + nbytes, qemu_plugin_insn_data(qi), len);
+		nbytes += len;
+	}
+	if ((known_used + 1) * 2 > known_slots && !known_grow())
+		return NULL;
+	size_t j = tb_hash(vaddr, haddr, nbytes) & (known_slots - 1);
+	for (; known[j]; j = (j + 1) & (known_slots - 1)) {
+		const struct tb *b = known[j];
+		if (b->vaddr == vaddr && b->haddr == haddr && b->n == n && b->nbytes == nbytes &&
+		    memcmp(b->bytes, bytes, nbytes) == 0)
+			return known[j];
+	}
+	struct tb *b = tb_build(qtb, n, vaddr, haddr, bytes, nbytes);
+	if (b) {
+		known[j] = b;
+		known_used++;
+	}
+	return b;
+}
+
+static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *qtb)
+{
+	check_thread();
+	struct tb *b = tb_record(qtb);
+	if (!b) {
+		if (!stopped)
+			fprintf(stderr, "pmuos-pmu: out of memory, or a block of more than %d instructions; counting stops\n",
+				COUNT_MAX_BLOCK);
+		stopped = true;
+		return;
+	}
+	qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(qtb, 0), on_block, QEMU_PLUGIN_CB_NO_REGS, b);
+	for (size_t i = 0; i < b->n; i++) {
+		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(qtb, i);
+		qemu_plugin_register_vcpu_mem_cb(qi, on_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, &b->slot[i]);
+	}
+}
+
+/* ---- set-up ---- */
+
+/* Maps the shared file (created or resized to PMUSHARE_BYTES) and writes its header. */
+static bool map_page(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT, 0600);
+	struct stat st;
+
+	if (fd < 0 || fstat(fd, &st) != 0 ||
+	    (st.st_size != PMUSHARE_BYTES && ftruncate(fd, PMUSHARE_BYTES) != 0)) {
+		fprintf(stderr, "pmuos-pmu: cannot use %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	void *p = mmap(NULL, PMUSHARE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "pmuos-pmu: cannot map %s: %s\n", path, strerror(errno));
+		return false;
+	}
+	page = p;
+	memset(page, 0, PMUSHARE_BYTES); /* a new machine: nothing the last one left counts */
+	page->version = PMUSHARE_VERSION;
+	page->cpus = ncpus;
+	page->threads_per_core = threads_per_core;
+	page->magic = PMUSHARE_MAGIC;
+	return true;
+}
+
+static bool parse_args(int argc, char **argv, const char **path)
+{
+	*path = NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (strncmp(a, "page=", 5) == 0 && a[5]) {
+			*path = a + 5;
+		} else if (strncmp(a, "threads=", 8) == 0 && a[8] >= '1' && a[8] <= '0' + MS_THREADS && !a[9]) {
+			threads_per_core = a[8] - '0';
+		} else if (strcmp(a, "verify=on") == 0 || strcmp(a, "verify=off") == 0) {
+			verify = a[7] == 'o' && a[8] == 'n';
+		} else {
+			fprintf(stderr, "pmuos-pmu: unknown argument '%s' (page=PATH, threads=1-%d, verify=on|off)\n",
+				a, MS_THREADS);
+			return false;
+		}
+	}
+	if (!*path) {
+		fprintf(stderr, "pmuos-pmu: page=PATH is required (the shared page's file)\n");
+		return false;
+	}
+	return true;
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
+{
+	const char *path;
+
+	if (!info->system_emulation || strcmp(info->target_name, "x86_64") != 0) {
+		fprintf(stderr, "pmuos-pmu: needs qemu-system-x86_64\n");
+		return -1;
+	}
+	ncpus = info->system.max_vcpus;
+	if (ncpus < 1 || ncpus > PMUSHARE_CPUS) {
+		fprintf(stderr, "pmuos-pmu: %u vCPUs; the shared page has slots for 1 to %d\n", ncpus, PMUSHARE_CPUS);
+		return -1;
+	}
+	if (!parse_args(argc, argv, &path) || !map_codes() || !map_page(path))
+		return -1;
+	uint32_t ncores = (ncpus + threads_per_core - 1) / threads_per_core;
+	thr = calloc(ncpus, sizeof(*thr));
+	if (!thr || !memsys_init(&mem, ncores, on_event)) {
+		fprintf(stderr, "pmuos-pmu: out of memory for %u vCPUs\n", ncpus);
+		return -1;
+	}
+	for (unsigned v = 0; v < ncpus; v++) {
+		struct thr *t = &thr[v];
+		t->core = v / threads_per_core;
+		t->xc = calloc(XC_ENTRIES, sizeof(*t->xc));
+		if (!t->xc || !tlb_init(&t->tlb) || !bpred_init(&t->bp[0]) || !bpred_init(&t->bp[1]) ||
+		    !memsys_attach(&mem, t->core, &t->cnt)) {
+			fprintf(stderr, "pmuos-pmu: out of memory for %u vCPUs\n", ncpus);
+			return -1;
+		}
+		count_init(&t->cnt, &page->thread[v], event_of);
+		flush_translations(t);
+		t->op_seq = UINT64_MAX;
+	}
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	return 0;
+}

@@ -1,0 +1,38 @@
+# The QEMU TCG plugin build/pmuos-pmu.so (plugin/plugin.c): counts KNC
+# events from the guest's execution for the card's PMU model. Included by the
+# top Makefile (BUILD, CC come from there); scripts/qemu.sh loads it.
+
+PLUGIN_SO   := $(BUILD)/pmuos-pmu.so
+PLUGIN_SRC  := $(wildcard plugin/*.c)
+PLUGIN_OBJ  := $(patsubst %.c,$(BUILD)/plugin/%.o,$(PLUGIN_SRC))
+
+# Host C, optimised: the callbacks run for every guest instruction and access.
+PLUGIN_CFLAGS  = -std=gnu11 -O2 -g -Wall -Wextra
+# QEMU's callback types have parameters a callback may not need.
+PLUGIN_CFLAGS += -Wno-unused-parameter
+# Position-independent code for a shared object QEMU dlopen()s.
+PLUGIN_CFLAGS += -fPIC
+# Only qemu_plugin_install and qemu_plugin_version are exported (QEMU_PLUGIN_EXPORT);
+# everything else stays internal (qemu-plugin.h recommends it).
+PLUGIN_CFLAGS += -fvisibility=hidden
+# Headers by path from the top, and the event table generated from libpfm4.
+PLUGIN_CFLAGS += -I. -Iinclude -I$(BUILD)/gen
+# A shared object whose undefined qemu_plugin_* symbols QEMU's binary provides
+# when it loads the plugin (Debian ships no library to link them from).
+PLUGIN_LDFLAGS = -shared
+# pthread_self(), for the check that QEMU runs every vCPU in one thread.
+PLUGIN_LDLIBS  = -lpthread
+
+$(BUILD)/plugin/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(PLUGIN_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/plugin/plugin/plugin.o: $(BUILD)/gen/knc_events.h
+
+$(PLUGIN_SO): $(PLUGIN_OBJ)
+	$(CC) $(PLUGIN_LDFLAGS) $^ -o $@ $(PLUGIN_LDLIBS)
+
+plugin: $(PLUGIN_SO)
+.PHONY: plugin
+
+-include $(PLUGIN_OBJ:.o=.d)

@@ -1,0 +1,49 @@
+/* TLBs and page walks; see plugin/tlb.h. */
+#include "plugin/tlb.h"
+
+#include <stddef.h>
+
+#define SHIFT_4K 12
+#define SHIFT_2M 21
+
+bool tlb_init(struct tlbs *t)
+{
+	bool ok = sa_init(&t->data4k, 64, 4) & sa_init(&t->data2m, 8, 4) & sa_init(&t->code4k, 32, 4) &
+		  sa_init(&t->code2m, 8, 4) & sa_init(&t->l2, 64, 4);
+
+	if (!ok)
+		tlb_free(t);
+	return ok;
+}
+
+void tlb_free(struct tlbs *t)
+{
+	sa_free(&t->data4k);
+	sa_free(&t->data2m);
+	sa_free(&t->code4k);
+	sa_free(&t->code2m);
+	sa_free(&t->l2);
+}
+
+void tlb_flush(struct tlbs *t)
+{
+	sa_clear(&t->data4k);
+	sa_clear(&t->data2m);
+	sa_clear(&t->code4k);
+	sa_clear(&t->code2m);
+	sa_clear(&t->l2);
+}
+
+enum tlb_result tlb_access(struct tlbs *t, bool code, uint64_t vaddr, bool large)
+{
+	struct sacache *l1 = code ? (large ? &t->code2m : &t->code4k) : (large ? &t->data2m : &t->data4k);
+	uint64_t page = vaddr >> (large ? SHIFT_2M : SHIFT_4K), region = vaddr >> SHIFT_2M;
+
+	if (sa_lookup(l1, page, NULL))
+		return TLB_HIT;
+	sa_insert(l1, page, 0, 0);
+	if (sa_lookup(&t->l2, region, NULL))
+		return TLB_WALK;
+	sa_insert(&t->l2, region, 0, 0);
+	return TLB_LONG_WALK;
+}

@@ -1,0 +1,62 @@
+/*
+ * The KNC events the QEMU plugin (plugin/, build/pmuos-pmu.so) counts from
+ * the guest's execution, with a one-line definition each: the one table the
+ * plugin counts by and the shell shows (`pmu events`). Names are libpfm4's
+ * (the generated knc_events.h gives their codes; no code is typed here); the
+ * event descriptions are seed 000 Table 1-6. The plugin's counting code
+ * counts PEV_<NAME>. "Line" is a 64-byte cache line, "L1D"/"L1I"/"L2" the
+ * core's caches (plugin/memsys.h), "an instruction" an executed instruction.
+ * The model's own two events (INSTRUCTIONS_EXECUTED, CPU_CLK_UNHALTED) are
+ * in MODEL_EVENTS.
+ */
+#ifndef PMU_PLUGIN_EVENTS_H
+#define PMU_PLUGIN_EVENTS_H
+
+#define PLUGIN_EVENTS(X) \
+	X(DATA_READ, "data reads: one per memory operand an instruction reads (QEMU's split accesses of one operand are one read)") \
+	X(DATA_WRITE, "data writes: one per memory operand an instruction writes") \
+	X(DATA_PAGE_WALK, "data page walks: data TLB misses (per page an operand touches)") \
+	X(DATA_READ_MISS, "data reads that missed the L1D in any line they touched; uncacheable (device) reads included") \
+	X(DATA_WRITE_MISS, "data writes that missed the L1D in any line they touched (write-allocate); uncacheable writes excluded") \
+	X(DATA_CACHE_LINES_WRITTEN_BACK, "dirty L1D lines written back to the L2 (evicted, back-invalidated or snooped)") \
+	X(CODE_READ, "instruction fetches: one per executed instruction") \
+	X(CODE_PAGE_WALK, "code page walks: code TLB misses") \
+	X(CODE_CACHE_MISS, "instruction fetches that missed the L1I in any line the instruction occupies") \
+	X(BRANCHES, "branches executed, taken or not: Jcc, JrCXZ, LOOPcc, JMP, CALL, RET, INT n/INT3/INT1/SYSCALL/SYSENTER, IRET/SYSRET/SYSEXIT") \
+	X(DATA_READ_OR_WRITE, "DATA_READ + DATA_WRITE") \
+	X(DATA_READ_MISS_OR_WRITE_MISS, "DATA_READ_MISS + DATA_WRITE_MISS") \
+	X(BRANCHES_MISPREDICTED, "near branches that hit the BTB and were mispredicted (direction, or target of a taken one); BTB misses never count") \
+	X(LONG_DATA_PAGE_WALK, "data page walks that also missed the L2 TLB") \
+	X(LONG_CODE_PAGE_WALK, "code page walks that also missed the L2 TLB") \
+	X(L2_READ_HIT_E, "code and data reads (L1 misses) that hit an L2 line in state E") \
+	X(L2_READ_HIT_M, "code and data reads (L1 misses) that hit an L2 line in state M") \
+	X(L2_READ_HIT_S, "code and data reads (L1 misses) that hit an L2 line in state S") \
+	X(L2_READ_MISS, "code and data reads (L1 misses) that missed the L2 (read-for-ownership excluded)") \
+	X(L2_WRITE_HIT, "reads for ownership (L1D write misses, writes to an S line) that hit the L2") \
+	X(SNP_HIT_L2, "snoops from another core's miss or ownership request that found this L2's line in state E or S") \
+	X(SNP_HITM_L2, "snoops from another core's miss or ownership request that found this L2's line in state M") \
+	X(L2_CODE_READ_MISS_CACHE_FILL, "code reads that missed the L2 and were filled from another core's L2") \
+	X(L2_DATA_READ_MISS_CACHE_FILL, "data reads that missed the L2 and were filled from another core's L2") \
+	X(L2_DATA_WRITE_MISS_CACHE_FILL, "reads for ownership that missed the L2 and were filled from another core's L2") \
+	X(L2_CODE_READ_MISS_MEM_FILL, "code reads that missed the L2 and were filled from memory") \
+	X(L2_DATA_READ_MISS_MEM_FILL, "data reads that missed the L2 and were filled from memory") \
+	X(L2_DATA_WRITE_MISS_MEM_FILL, "reads for ownership that missed the L2 and were filled from memory") \
+	X(VPU_DATA_READ, "lines read by SSE/AVX instructions (the VPU's stand-ins): one per line an operand touches") \
+	X(VPU_DATA_WRITE, "lines written by SSE/AVX instructions: one per line an operand touches") \
+	X(VPU_DATA_READ_MISS, "lines read by SSE/AVX instructions that missed the L1D") \
+	X(VPU_DATA_WRITE_MISS, "lines written by SSE/AVX instructions that missed the L1D") \
+	X(VPU_INSTRUCTIONS_EXECUTED, "SSE/AVX instructions executed (XMM/YMM operations; MMX, MXCSR and state saves excluded)") \
+	X(VPU_ELEMENTS_ACTIVE, "elements SSE/AVX instructions operate on: vector bytes / element bytes, 1 for scalar forms (all active: no masks)")
+
+#define MODEL_EVENTS(X) \
+	X(INSTRUCTIONS_EXECUTED, "TSC ticks the thread ran (not halted); one per instruction under QEMU -icount shift=0") \
+	X(CPU_CLK_UNHALTED, "TSC ticks the thread ran (not halted)")
+
+enum plugin_event {
+#define PEV_ENUM(name, def) PEV_##name,
+	PLUGIN_EVENTS(PEV_ENUM)
+#undef PEV_ENUM
+	PEV_COUNT
+};
+
+#endif

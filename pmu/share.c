@@ -1,0 +1,100 @@
+/* The page shared with the QEMU plugin; see pmu/share.h. */
+#include "pmu/share.h"
+#include "pmu/events.h"
+#include "pmu/plugin_events.h"
+#include "pmu/regs.h"
+#include "kernel/console.h"
+#include "kernel/paging.h"
+#include "kernel/pci.h"
+#include "kernel/sync.h"
+
+#define IVSHMEM_VENDOR 0x1af4
+#define IVSHMEM_DEVICE 0x1110
+#define IVSHMEM_BAR    2
+#define SAMPLING_REACH (1ULL << 32) /* events from overflow */
+
+static struct pmushare *page;
+static uint16_t codes[PEV_COUNT];
+
+bool share_init(void)
+{
+	static const char *const names[PEV_COUNT] = {
+#define NAME(n, d) #n,
+		PLUGIN_EVENTS(NAME)
+#undef NAME
+	};
+	struct pci_dev d;
+	uint64_t base, size;
+
+	for (unsigned n = 0; pci_find_nth(IVSHMEM_VENDOR, IVSHMEM_DEVICE, n, &d); n++) {
+		if (!pci_mem_bar(&d, IVSHMEM_BAR, &base, &size) || size != PMUSHARE_BYTES)
+			continue;
+		if (!paging_map_identity(base, size, false))
+			break;
+		struct pmushare *p = (struct pmushare *)base;
+		if (p->magic != PMUSHARE_MAGIC || p->version != PMUSHARE_VERSION)
+			continue;
+		for (int i = 0; i < PEV_COUNT; i++) {
+			const struct knc_event *e = knc_event_named(names[i]);
+			codes[i] = e ? e->code : 0xffff; /* a name libpfm4 lacks: nothing selects it */
+		}
+		page = p;
+		page->card_seen = 1;
+		kprintf("pmu: QEMU plugin's page at %#lx: %d more events counted from execution\n", base, PEV_COUNT);
+		return true;
+	}
+	return false;
+}
+
+struct pmushare_thread *share_slot(uint32_t apic_id)
+{
+	return page && apic_id < PMUSHARE_CPUS ? &page->thread[apic_id] : NULL;
+}
+
+bool share_counts(uint32_t evtsel)
+{
+	for (int i = 0; page && i < PEV_COUNT; i++)
+		if (codes[i] == EVTSEL_CODE(evtsel))
+			return true;
+	return false;
+}
+
+void share_publish(struct pmushare_thread *s, const struct pmu_model *m)
+{
+	uint32_t seq = READ_ONCE(s->seq) | 1; /* odd while the registers change */
+
+	WRITE_ONCE(s->seq, seq);
+	barrier();
+	WRITE_ONCE(s->evtsel[0], m->evtsel[0]);
+	WRITE_ONCE(s->evtsel[1], m->evtsel[1]);
+	WRITE_ONCE(s->global_ctrl, m->global_ctrl);
+	WRITE_ONCE(s->spflt, m->spflt);
+	barrier();
+	WRITE_ONCE(s->seq, seq + 1);
+}
+
+void share_take(struct pmushare_thread *s, struct pmu_model *m)
+{
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
+		if (READ_ONCE(s->delta[i]))
+			/* XCHG: one instruction, so no plugin count falls between the read and the write. */
+			model_add(m, i, __atomic_exchange_n(&s->delta[i], 0, __ATOMIC_RELAXED));
+}
+
+void share_drop(struct pmushare_thread *s)
+{
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
+		__atomic_exchange_n(&s->delta[i], 0, __ATOMIC_RELAXED);
+}
+
+bool share_sampling(const struct pmushare_thread *s, const struct pmu_model *m)
+{
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+		uint32_t e = m->evtsel[i];
+		if ((e & (EVTSEL_EN | EVTSEL_INT)) != (EVTSEL_EN | EVTSEL_INT) || !(m->global_ctrl & GLOBAL_CTR(i)))
+			continue;
+		if (m->ctr[i] + READ_ONCE(s->delta[i]) >= KNC_CTR_MASK + 1 - SAMPLING_REACH && share_counts(e))
+			return true;
+	}
+	return false;
+}

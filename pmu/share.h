@@ -1,0 +1,40 @@
+/*
+ * The page the PMU model shares with the QEMU plugin (include/pmuos/pmushare.h):
+ * finding it, and the model's side of it. With the page, the model's
+ * counters also count the events the plugin simulates (pmu/plugin_events.h):
+ * the model publishes each thread's registers after every change and takes
+ * the plugin's counts into its 40-bit counters (with overflow status and
+ * PMI, pmu/model_core.c) before every use of a counter.
+ */
+#ifndef PMU_SHARE_H
+#define PMU_SHARE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <pmuos/pmushare.h>
+#include "pmu/model.h"
+
+/*
+ * Looks for the page among the ivshmem devices (a 64 KiB BAR 2 starting
+ * with the plugin's header) and maps it; BSP, once, at PMU start-up.
+ * Returns whether it was found.
+ */
+bool share_init(void);
+/* The slot of the thread with this APIC ID, or NULL without the page. */
+struct pmushare_thread *share_slot(uint32_t apic_id);
+/* Whether the plugin counts the event an EvtSel value selects (false without the page). */
+bool share_counts(uint32_t evtsel);
+/* Writes the model's EvtSel, GLOBAL_CTRL and SPFLT into the slot. */
+void share_publish(struct pmushare_thread *s, const struct pmu_model *m);
+/* Adds the plugin's counts since the last take to the model's counters. */
+void share_take(struct pmushare_thread *s, struct pmu_model *m);
+/* Drops the plugin's untaken counts (warm reset). */
+void share_drop(struct pmushare_thread *s);
+/*
+ * Whether a counter counting a plugin event can raise a PMI soon: it is
+ * enabled with INT and within 2^32 events of overflowing. Such a counter's
+ * overflow is only noticed when the model looks (pmu/model.c polls then).
+ */
+bool share_sampling(const struct pmushare_thread *s, const struct pmu_model *m);
+
+#endif

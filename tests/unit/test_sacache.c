@@ -1,0 +1,109 @@
+/* plugin/sacache.c on the host: the set-associative LRU array under the plugin's caches, TLBs and BTB. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "plugin/sacache.h"
+
+static void test_geometry(void **state)
+{
+	(void)state;
+	struct sacache c;
+
+	assert_false(sa_init(&c, 10, 4));  /* not a whole number of sets */
+	assert_false(sa_init(&c, 12, 4));  /* 3 sets: not a power of two */
+	assert_false(sa_init(&c, 4, 0));
+	assert_true(sa_init(&c, 16, 4));
+	assert_int_equal(c.sets, 4);
+	assert_int_equal(c.ways, 4);
+	sa_free(&c);
+}
+
+/* Keys 0, 4, 8, 12 ... share set 0 of a 4-set cache. */
+static void test_lru_replacement(void **state)
+{
+	(void)state;
+	struct sacache c;
+	uint64_t d = 0;
+
+	assert_true(sa_init(&c, 8, 2)); /* 4 sets of 2 ways */
+	assert_null(sa_lookup(&c, 0, NULL));
+	assert_int_equal(sa_insert(&c, 0, 1, 100).key, SA_EMPTY);
+	assert_int_equal(sa_insert(&c, 4, 2, 104).key, SA_EMPTY); /* set 0 is full: 4 recent, 0 least recent */
+	assert_int_equal(sa_insert(&c, 1, 3, 101).key, SA_EMPTY); /* set 1: nothing evicted from set 0 */
+	uint8_t *st = sa_lookup(&c, 0, &d);                        /* 0 becomes the most recent */
+	assert_non_null(st);
+	assert_int_equal(*st, 1);
+	assert_int_equal(d, 100);
+	struct sa_way v = sa_insert(&c, 8, 4, 108); /* evicts 4, the least recently used */
+	assert_int_equal(v.key, 4);
+	assert_int_equal(v.state, 2);
+	assert_int_equal(v.data, 104);
+	assert_null(sa_lookup(&c, 4, NULL));
+	assert_non_null(sa_lookup(&c, 0, NULL));
+	assert_non_null(sa_lookup(&c, 8, NULL));
+	assert_non_null(sa_lookup(&c, 1, NULL));
+	sa_free(&c);
+}
+
+/* A peek (a snoop's look) leaves the recency order alone; the state it returns can be changed. */
+static void test_peek_keeps_order(void **state)
+{
+	(void)state;
+	struct sacache c;
+
+	assert_true(sa_init(&c, 2, 2)); /* one set of 2 ways */
+	sa_insert(&c, 10, 0, 0);
+	sa_insert(&c, 11, 0, 0); /* 10 is least recent */
+	uint8_t *st = sa_peek(&c, 10);
+	assert_non_null(st);
+	*st = 7;
+	assert_null(sa_peek(&c, 12));
+	assert_int_equal(sa_insert(&c, 12, 0, 0).key, 10); /* still the victim */
+	assert_int_equal(sa_insert(&c, 13, 0, 0).key, 11);
+	sa_free(&c);
+}
+
+/* A removed key leaves an empty way, filled before anything is evicted. */
+static void test_remove_and_clear(void **state)
+{
+	(void)state;
+	struct sacache c;
+	uint8_t st = 0;
+
+	assert_true(sa_init(&c, 3, 3)); /* one set of 3 ways */
+	sa_insert(&c, 1, 11, 0);
+	sa_insert(&c, 2, 12, 0);
+	sa_insert(&c, 3, 13, 0);
+	assert_true(sa_remove(&c, 2, &st));
+	assert_int_equal(st, 12);
+	assert_false(sa_remove(&c, 2, &st));
+	assert_int_equal(sa_insert(&c, 4, 0, 0).key, SA_EMPTY);
+	assert_int_equal(sa_insert(&c, 5, 0, 0).key, 1); /* 1 is the least recent of 1, 3, 4 */
+	sa_set_data(&c, 3, 33);
+	uint64_t d = 0;
+	assert_non_null(sa_lookup(&c, 3, &d));
+	assert_int_equal(d, 33);
+	sa_clear(&c);
+	for (uint64_t k = 1; k <= 5; k++)
+		assert_null(sa_lookup(&c, k, NULL));
+	assert_int_equal(sa_insert(&c, 6, 0, 0).key, SA_EMPTY);
+	sa_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_geometry),
+		cmocka_unit_test(test_lru_replacement),
+		cmocka_unit_test(test_peek_keeps_order),
+		cmocka_unit_test(test_remove_and_clear),
+	};
+
+	alarm(60);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
