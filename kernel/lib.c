@@ -1,9 +1,19 @@
 /* Freestanding string and memory functions; see kernel/lib.h. */
 #include "kernel/lib.h"
 
+/*
+ * memcpy and memset move 8 bytes per iteration of REP MOVSQ/STOSQ, then the
+ * rest a byte at a time: under QEMU each iteration is one guest instruction
+ * (and, with the plugin, one memory access it simulates), so a byte at a
+ * time made zeroing a program's memory or the mailbox 8 times as long.
+ */
 void *memcpy(void *dst, const void *src, size_t n)
 {
-	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) :: "memory");
+	void *d = dst;
+	size_t q = n / 8, r = n % 8;
+
+	__asm__ volatile("rep movsq" : "+D"(d), "+S"(src), "+c"(q) :: "memory");
+	__asm__ volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(r) :: "memory");
 	return dst;
 }
 
@@ -22,7 +32,11 @@ void *memmove(void *dst, const void *src, size_t n)
 void *memset(void *dst, int c, size_t n)
 {
 	void *d = dst;
-	__asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+	uint64_t v = 0x0101010101010101ULL * (uint8_t)c;
+	size_t q = n / 8, r = n % 8;
+
+	__asm__ volatile("rep stosq" : "+D"(d), "+c"(q) : "a"(v) : "memory");
+	__asm__ volatile("rep stosb" : "+D"(d), "+c"(r) : "a"(v) : "memory");
 	return dst;
 }
 

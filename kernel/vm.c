@@ -137,16 +137,25 @@ int vm_map(uint64_t as, uint64_t va, uint64_t len, int flags)
 	uint64_t need = cost(as, start, end), held = get(as, SLOT_PAGES);
 	if (held + need > get(as, SLOT_LIMIT))
 		return VM_ELIMIT;
-	/* Every page this call needs is taken first, so that running out changes nothing. */
-	uint64_t *spare = NULL;
+	/*
+	 * Every page this call needs is taken first, so that running out changes
+	 * nothing. They are used in the order page_alloc zeroed them, so the
+	 * pages at the highest addresses (a stack's top) were written last, as
+	 * when each was allocated where it is mapped: what a cache holds after
+	 * loading follows the address order (the plugin's two-core tests use it).
+	 */
+	uint64_t *spare = NULL, *last = NULL;
 	for (uint64_t i = 0; i < need; i++) {
-		uint64_t *p = page_alloc(1);
+		uint64_t *p = page_alloc(1); /* zeroed: p[0] ends the chain */
 		if (!p) {
 			give_back(spare);
 			return VM_ENOMEM;
 		}
-		p[0] = (uint64_t)spare;
-		spare = p;
+		if (last)
+			last[0] = (uint64_t)p;
+		else
+			spare = p;
+		last = p;
 	}
 	for (uint64_t a = start; a < end; a += PAGE_SIZE) {
 		uint64_t *pte = walk(as, a, &spare);

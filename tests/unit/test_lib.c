@@ -1,5 +1,5 @@
 /*
- * parse_u64 from kernel/lib.c on the host. lib.c is compiled with its libc
+ * parse_u64, memcpy and memset from kernel/lib.c on the host. lib.c is compiled with its libc
  * names renamed (memcpy -> k_memcpy, ...; tests/unit.mk) so it does not
  * replace the host's; parse_u64 keeps its name.
  */
@@ -8,10 +8,15 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "kernel/lib.h"
+
+/* lib.c's memcpy and memset by their renamed names; this file calls libc's as the reference. */
+void *k_memcpy(void *dst, const void *src, size_t n);
+void *k_memset(void *dst, int c, size_t n);
 
 #define UNTOUCHED 0x5a5a5a5a5a5a5a5aULL
 
@@ -41,6 +46,32 @@ static void bad(const char *file, int line, const char *s, uint64_t max)
 #define BAD(s, max)      bad(__FILE__, __LINE__, s, max)
 
 /* Decimal digits, leading zeros allowed. */
+/*
+ * k_memcpy and k_memset against a byte-at-a-time reference, for every
+ * length 0-40 and every start offset 0-7 (the 8-byte part and the byte
+ * tail, aligned or not); the bytes around the destination stay as they were.
+ */
+static void test_memcpy_memset(void **state)
+{
+	uint8_t src[64], dst[64], want[64];
+
+	for (int i = 0; i < 64; i++)
+		src[i] = (uint8_t)(i * 37 + 11);
+	for (size_t off = 0; off < 8; off++)
+		for (size_t n = 0; n <= 40; n++) {
+			memset(dst, 0xee, sizeof(dst));
+			memset(want, 0xee, sizeof(want));
+			for (size_t i = 0; i < n; i++)
+				want[off + i] = src[i + 3];
+			assert_ptr_equal(k_memcpy(dst + off, src + 3, n), dst + off);
+			assert_memory_equal(dst, want, sizeof(dst));
+			for (size_t i = 0; i < n; i++)
+				want[off + i] = 0xa7;
+			assert_ptr_equal(k_memset(dst + off, 0x1a7, n), dst + off); /* the int's low byte */
+			assert_memory_equal(dst, want, sizeof(dst));
+		}
+}
+
 static void test_decimal(void **state)
 {
 	(void)state;
@@ -146,6 +177,7 @@ static void test_single_digit_above_max(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_memcpy_memset),
 		cmocka_unit_test(test_decimal),
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_empty),
