@@ -43,7 +43,7 @@ const struct metric_group metric_groups[] = {
 		/* [TG] L1 TLB miss ratio, L2 TLB miss ratio, L1 TLB misses per L2 TLB miss; [LW] TLB_L1.txt, TLB_L2.txt, TLB.txt */
 		{ "L1 TLB miss ratio", "%", { "DATA_PAGE_WALK" }, { "DATA_READ_OR_WRITE" }, 100, 0 },
 		{ "L2 TLB miss ratio", "%", { "LONG_DATA_PAGE_WALK" }, { "DATA_READ_OR_WRITE" }, 100, 0 },
-		{ "L1 TLB misses per L2 TLB miss", "", { "DATA_PAGE_WALK" }, { "LONG_DATA_PAGE_WALK" }, 1, 0 },
+		{ "L1 TLB misses per L2 TLB miss", "misses", { "DATA_PAGE_WALK" }, { "LONG_DATA_PAGE_WALK" }, 1, 0 },
 	} },
 	{ "BRANCH", "branches and mispredictions", {
 		/* likwid's BRANCH groups of other Intel cores (e.g. groups/skylakeX/BRANCH.txt), with KNC's events */
@@ -202,7 +202,7 @@ void metrics_print(const struct stat_format *f, const struct metric_group *const
 				value_text(v, val, sizeof(val));
 			else
 				snprintf(val, sizeof(val), "n/a");
-			snprintf(unit, sizeof(unit), "%s%s%s", m->unit, m->unit[0] ? " " : "", m->name);
+			snprintf(unit, sizeof(unit), "%s %s", m->unit, m->name);
 			if (f->json)
 				fprintf(f->out, "{%s\"metric-value\" : \"%s\", \"metric-unit\" : \"%s\", \"metric-group\" : \"%s\"}\n",
 					json_t, val, unit, g[i]->name);
@@ -224,7 +224,7 @@ void metrics_list(FILE *out)
 		for (const struct metric *m = metric_groups[i].metrics; m < metric_groups[i].metrics + GROUP_METRICS && m->name;
 		     m++) {
 			metric_formula(m, formula, sizeof(formula));
-			fprintf(out, "  %-34s %-28s = %s\n", m->name, m->unit[0] ? m->unit : "-", formula);
+			fprintf(out, "  %-34s %-28s = %s\n", m->name, m->unit, formula);
 		}
 	}
 }

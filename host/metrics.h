@@ -26,7 +26,7 @@
  */
 struct metric {
 	const char *name;              /* "L1 hit rate" */
-	const char *unit;              /* "%", "cycles/instruction", "MB/s", "" */
+	const char *unit;              /* "%", "cycles/instruction", "MB/s" */
 	const char *num[METRIC_TERMS]; /* NULL after the last */
 	const char *den[METRIC_TERMS];
 	double scale;

@@ -95,13 +95,17 @@ static void add_groups(const char *list)
 			dup |= st.groups[i] == mg;
 		if (dup)
 			continue;
-		int n = metric_group_events(mg, st.names, st.nev, MAX_EVENTS);
-		if (n < 0) {
-			fprintf(stderr, "pmuctl: -M %s: with the other events that is more than %d events\n", list,
-				MAX_EVENTS);
+		/* room for every event a group can name, to say how many there would be */
+		const char *all[MAX_EVENTS + 2 * METRIC_TERMS * GROUP_METRICS];
+		memcpy(all, st.names, st.nev * sizeof(all[0]));
+		int n = metric_group_events(mg, all, st.nev, sizeof(all) / sizeof(all[0]));
+		if (n > MAX_EVENTS) {
+			fprintf(stderr, "pmuctl: -M %s: with group %s that makes %d events; at most %d\n", list, mg->name,
+				n, MAX_EVENTS);
 			exit(2);
 		}
 		while (st.nev < n) {
+			st.names[st.nev] = all[st.nev];
 			st.sel[st.nev] = encode(st.names[st.nev]);
 			st.nev++;
 		}
@@ -184,6 +188,10 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	}
 	if (metrics)
 		add_groups(metrics);
+	if (!st.nev) {
+		fprintf(stderr, "pmuctl: no events: give -e EV[,EV...] or -M GROUP[,GROUP...]\n");
+		return 2;
+	}
 	parse_cpus(c, cpus, &set);
 	st.set = &set;
 	st.fmt.tsc_hz = c->seen.tsc_hz ? c->seen.tsc_hz : 1000000000;
