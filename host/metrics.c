@@ -19,7 +19,7 @@
 
 #define LINE 64.0 /* bytes per cache line (KNC's L1 and L2, plugin/memsys.h) */
 
-const struct metric_group metric_groups[] = {
+const struct metric_group metric_groups[METRIC_NGROUPS] = {
 	{ "CPI", "cycles per instruction", {
 		/* [TG] CPI; [LW] CPI.txt (CPI and IPC) */
 		{ "CPI", "cycles/instruction", { "CPU_CLK_UNHALTED" }, { "INSTRUCTIONS_EXECUTED" }, 1, 0 },
@@ -74,11 +74,10 @@ const struct metric_group metric_groups[] = {
 		  { "CPU_CLK_UNHALTED" }, LINE, 1e6 },
 	} },
 };
-const int metric_ngroups = sizeof(metric_groups) / sizeof(metric_groups[0]);
 
 const struct metric_group *metric_group_find(const char *name)
 {
-	for (int i = 0; i < metric_ngroups; i++)
+	for (int i = 0; i < METRIC_NGROUPS; i++)
 		if (strcasecmp(metric_groups[i].name, name) == 0)
 			return &metric_groups[i];
 	return NULL;
@@ -89,7 +88,7 @@ void metric_group_names(char *out, size_t len)
 	size_t at = 0;
 
 	out[0] = 0;
-	for (int i = 0; i < metric_ngroups && at < len; i++)
+	for (int i = 0; i < METRIC_NGROUPS && at < len; i++)
 		at += snprintf(out + at, len - at, "%s%s", i ? ", " : "", metric_groups[i].name);
 }
 
@@ -101,7 +100,7 @@ static const char *event_of(const char *term)
 
 int metric_group_events(const struct metric_group *g, const char **names, int n, int max)
 {
-	for (const struct metric *m = g->metrics; m < g->metrics + GROUP_METRICS && m->name; m++)
+	for_each_metric(m, g)
 		for (int side = 0; side < 2; side++)
 			for (int k = 0; k < METRIC_TERMS; k++) {
 				const char *t = side ? m->den[k] : m->num[k];
@@ -195,7 +194,7 @@ void metrics_print(const struct stat_format *f, const struct metric_group *const
 	for (int i = 0; i < ng; i++) {
 		if (!f->json && !f->sep && t < 0)
 			fprintf(f->table, "\n %s: %s\n\n", g[i]->name, g[i]->desc);
-		for (const struct metric *m = g[i]->metrics; m < g[i]->metrics + GROUP_METRICS && m->name; m++) {
+		for_each_metric(m, g[i]) {
 			char val[40], unit[96];
 			double v;
 			if (metric_value(m, c, n, f->tsc_hz, &v) == 0)
@@ -219,10 +218,9 @@ void metrics_list(FILE *out)
 {
 	char formula[256];
 
-	for (int i = 0; i < metric_ngroups; i++) {
+	for (int i = 0; i < METRIC_NGROUPS; i++) {
 		fprintf(out, "%s: %s\n", metric_groups[i].name, metric_groups[i].desc);
-		for (const struct metric *m = metric_groups[i].metrics; m < metric_groups[i].metrics + GROUP_METRICS && m->name;
-		     m++) {
+		for_each_metric(m, &metric_groups[i]) {
 			metric_formula(m, formula, sizeof(formula));
 			fprintf(out, "  %-34s %-28s = %s\n", m->name, m->unit, formula);
 		}

@@ -39,6 +39,10 @@ struct metric_group {
 	struct metric metrics[GROUP_METRICS]; /* a NULL name after the last */
 };
 
+/* Every metric m of group g, in the table's order. */
+#define for_each_metric(m, g) \
+	for (const struct metric *m = (g)->metrics; m < (g)->metrics + GROUP_METRICS && m->name; m++)
+
 /* One counted event as `stat` printed it: its total (scaled when multiplexed, rounded). */
 struct metric_count {
 	const char *name;
@@ -46,9 +50,9 @@ struct metric_count {
 	int ok; /* 0: <not supported> or <not counted>: metrics that need it are n/a */
 };
 
-/* The groups, and how many. */
-extern const struct metric_group metric_groups[];
-extern const int metric_ngroups;
+/* The groups (the unit test checks each has a name and events). */
+#define METRIC_NGROUPS 7
+extern const struct metric_group metric_groups[METRIC_NGROUPS];
 
 /* The group named `name` (case-insensitive), or NULL. */
 const struct metric_group *metric_group_find(const char *name);

@@ -14,7 +14,7 @@
 static struct {
 	int nev, mux, counted[MAX_EVENTS], ngroups;
 	const char *names[MAX_EVENTS];
-	const struct metric_group *groups[MAX_EVENTS]; /* -M: their events are among names */
+	const struct metric_group *groups[METRIC_NGROUPS]; /* -M, each once: their events are among names */
 	uint32_t sel[MAX_EVENTS];
 	int on[KNC_NUM_COUNTERS];          /* without multiplexing: the event on counter i, -1: none */
 	struct stat_count now[MAX_EVENTS][CPUSET_MAX], then[MAX_EVENTS][CPUSET_MAX];

@@ -36,7 +36,7 @@ static const struct metric *metric(const char *group, const char *name, const ch
 {
 	const struct metric_group *g = metric_group_find(group);
 	assert_non_null(g);
-	for (const struct metric *m = g->metrics; m < g->metrics + GROUP_METRICS && m->name; m++)
+	for_each_metric(m, g)
 		if (strcmp(m->name, name) == 0 && strcmp(m->unit, unit) == 0)
 			return m;
 	fail_msg("no metric %s (%s) in %s", name, unit, group);
@@ -75,7 +75,7 @@ static void test_find_is_case_insensitive_and_names_every_group(void **state)
 static void test_every_event_is_counted_and_every_group_fits(void **state)
 {
 	(void)state;
-	for (int i = 0; i < metric_ngroups; i++) {
+	for (int i = 0; i < METRIC_NGROUPS; i++) {
 		const char *names[8];
 		int n = metric_group_events(&metric_groups[i], names, 0, 8);
 		assert_true(n >= 2);
@@ -86,8 +86,7 @@ static void test_every_event_is_counted_and_every_group_fits(void **state)
 		struct metric_count c[8];
 		for (int k = 0; k < n; k++)
 			c[k] = (struct metric_count){ names[k], 1000 + k, 1 };
-		for (const struct metric *m = metric_groups[i].metrics; m < metric_groups[i].metrics + GROUP_METRICS && m->name;
-		     m++) {
+		for_each_metric(m, &metric_groups[i]) {
 			double v;
 			assert_int_equal(metric_value(m, c, n, 1000000000, &v), 0);
 		}
@@ -303,10 +302,9 @@ static void test_list_shows_every_metric_with_its_formula(void **state)
 	int lines = 0;
 	for (char *p = s; *p; p++)
 		lines += *p == '\n';
-	int want = metric_ngroups;
-	for (int i = 0; i < metric_ngroups; i++)
-		for (const struct metric *m = metric_groups[i].metrics; m < metric_groups[i].metrics + GROUP_METRICS && m->name;
-		     m++)
+	int want = METRIC_NGROUPS;
+	for (int i = 0; i < METRIC_NGROUPS; i++)
+		for_each_metric(m, &metric_groups[i])
 			want++;
 	assert_int_equal(lines, want);
 	free(s);
