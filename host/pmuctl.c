@@ -2,8 +2,9 @@
  * pmuctl: drive a pmuos card from the host through its mailbox (DESIGN §8).
  *   pmuctl [--card NAME|PATH] info
  *   pmuctl events [PATTERN]
- *   pmuctl [--card ...] stat -e EV[,EV...] [-C CPUS] [--spflt] [-I MS] [--mux-interval MS]
- *                            [-x SEP | --json] -- PROGRAM.elf [ARGS]
+ *   pmuctl [--card ...] stat [-e EV[,EV...]] [-M GROUP[,GROUP...]] [-C CPUS] [--spflt] [-I MS]
+ *                            [--mux-interval MS] [-x SEP | --json] -- PROGRAM.elf [ARGS]
+ *   pmuctl stat -M list
  *   pmuctl [--card ...] run [-C CPUS] PROGRAM.elf [ARGS]
  *   pmuctl [--card ...] record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]
  *   pmuctl report [-i FILE] [--folded]
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/metrics.h"
 #include "host/pmuctl.h"
 #include "host/progress.h"
 
@@ -33,10 +35,13 @@ int usage(void)
 		"usage: pmuctl [--card NAME|PATH] COMMAND ...\n"
 		"  info                                   the card: CPUs, PMU backend, exactness\n"
 		"  events [PATTERN]                       KNC events (libpfm4)\n"
-		"  stat -e EV[,EV...] [-C CPUS] [--spflt] [-I MS] [--mux-interval MS] [-x SEP|--json]\n"
-		"       -- PROGRAM.elf [ARGS]             count events while the program runs (up to 8:\n"
+		"  stat [-e EV[,EV...]] [-M GROUP[,GROUP...]] [-C CPUS] [--spflt] [-I MS] [--mux-interval MS]\n"
+		"       [-x SEP|--json] -- PROGRAM.elf [ARGS]\n"
+		"                                         count events while the program runs (up to 8:\n"
 		"                                         more than 2 take turns and are scaled, as perf\n"
-		"                                         does); -I: the counts of every MS milliseconds\n"
+		"                                         does); -I: the counts of every MS milliseconds;\n"
+		"                                         -M: the events of metric groups, then their metrics\n"
+		"  stat -M list                           the metric groups, their metrics and formulas\n"
 		"  run [-C CPUS] PROGRAM.elf [ARGS]       upload, run, show its output, exit with its status\n"
 		"  record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]\n"
 		"                                         sample every PERIOD events into FILE (pmuos.data)\n"
@@ -85,6 +90,10 @@ int main(int argc, char **argv)
 		return cmd_events(i + 1 < argc ? argv[i + 1] : NULL);
 	if (strcmp(cmd, "report") == 0)
 		return cmd_report(argc - i, argv + i);
+	if (strcmp(cmd, "stat") == 0 && stat_lists_metrics(argc - i, argv + i)) {
+		metrics_list(stdout);
+		return 0;
+	}
 	if (strcmp(cmd, "info") && strcmp(cmd, "stat") && strcmp(cmd, "run") && strcmp(cmd, "record") &&
 	    strcmp(cmd, "ping") && strcmp(cmd, "reset") && strcmp(cmd, "console")) {
 		fprintf(stderr, "pmuctl: unknown command '%s'\n", cmd);

@@ -47,6 +47,8 @@ int cmd_reset(struct card *c, int argc, char **argv);
 int cmd_run(struct card *c, int argc, char **argv);
 int cmd_console(struct card *c);
 int cmd_stat(struct card *c, int argc, char **argv);
+/* stat.c: whether the arguments (from "stat" on) are just "stat -M list", which needs no card. */
+int stat_lists_metrics(int argc, char **argv);
 int cmd_record(struct card *c, int argc, char **argv);
 int cmd_report(int argc, char **argv);
 

@@ -5,14 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/metrics.h"
 #include "host/pmuctl.h"
 #include "host/progress.h"
 #include "host/stat_fmt.h"
 #include "pmu/regs.h"
 
 static struct {
-	int nev, mux, counted[MAX_EVENTS];
-	char *names[MAX_EVENTS];
+	int nev, mux, counted[MAX_EVENTS], ngroups;
+	const char *names[MAX_EVENTS];
+	const struct metric_group *groups[METRIC_NGROUPS]; /* -M, each once: their events are among names */
 	uint32_t sel[MAX_EVENTS];
 	int on[KNC_NUM_COUNTERS];          /* without multiplexing: the event on counter i, -1: none */
 	struct stat_count now[MAX_EVENTS][CPUSET_MAX], then[MAX_EVENTS][CPUSET_MAX];
@@ -63,6 +65,59 @@ static void stat_read(struct card *c, const struct cpuset *set)
 	}
 }
 
+/* Every event's line since `then` (NULL: the start), then the -M metrics over the same counts. */
+static void stat_print_all(struct stat_count (*then)[CPUSET_MAX], double t)
+{
+	struct metric_count mc[MAX_EVENTS];
+
+	for (int e = 0; e < st.nev; e++) {
+		stat_print(&st.fmt, st.names[e], st.counted[e], st.set, st.now[e], then ? then[e] : NULL, t);
+		struct stat_count sum = stat_sum(st.set, st.now[e], then ? then[e] : NULL);
+		mc[e] = (struct metric_count){ st.names[e], stat_total(&sum), st.counted[e] && sum.running };
+	}
+	metrics_print(&st.fmt, st.groups, st.ngroups, mc, st.nev, t);
+}
+
+/* -M GROUP[,GROUP]: the groups, and their events added to -e's; exits with status 2 naming what was wrong. */
+static void add_groups(const char *list)
+{
+	for (char *g = strtok(strdup(list), ","); g; g = strtok(NULL, ",")) {
+		const struct metric_group *mg = metric_group_find(g);
+		if (!mg) {
+			char known[128];
+			metric_group_names(known, sizeof(known));
+			fprintf(stderr, "pmuctl: -M %s: no metric group '%s'; the groups are %s (pmuctl stat -M list)\n",
+				list, g, known);
+			exit(2);
+		}
+		int dup = 0;
+		for (int i = 0; i < st.ngroups; i++)
+			dup |= st.groups[i] == mg;
+		if (dup)
+			continue;
+		/* room for every event a group can name, to say how many there would be */
+		const char *all[MAX_EVENTS + 2 * METRIC_TERMS * GROUP_METRICS];
+		memcpy(all, st.names, st.nev * sizeof(all[0]));
+		int n = metric_group_events(mg, all, st.nev, sizeof(all) / sizeof(all[0]));
+		if (n > MAX_EVENTS) {
+			fprintf(stderr, "pmuctl: -M %s: with group %s that makes %d events; at most %d\n", list, mg->name,
+				n, MAX_EVENTS);
+			exit(2);
+		}
+		while (st.nev < n) {
+			st.names[st.nev] = all[st.nev];
+			st.sel[st.nev] = encode(st.names[st.nev]);
+			st.nev++;
+		}
+		st.groups[st.ngroups++] = mg;
+	}
+}
+
+int stat_lists_metrics(int argc, char **argv)
+{
+	return argc == 3 && strcmp(argv[1], "-M") == 0 && strcmp(argv[2], "list") == 0;
+}
+
 /* -I: every interval, the counts since the last one. */
 static void stat_tick(struct card *c, const struct cpuset *set)
 {
@@ -75,8 +130,7 @@ static void stat_tick(struct card *c, const struct cpuset *set)
 	progress_clear();
 	if (st.last_print == 0)
 		stat_print_interval_head(&st.fmt);
-	for (int e = 0; e < st.nev; e++)
-		stat_print(&st.fmt, st.names[e], st.counted[e], st.set, st.now[e], st.then[e], now - st.start);
+	stat_print_all(st.then, now - st.start);
 	st.last_print = now;
 	while (st.next_print <= now)
 		st.next_print += st.interval_ms / 1000.0;
@@ -86,9 +140,9 @@ int cmd_stat(struct card *c, int argc, char **argv)
 {
 	static const struct option longs[] = {
 		{ "spflt", no_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' },
-		{ "mux-interval", required_argument, NULL, 'M' }, { 0 },
+		{ "mux-interval", required_argument, NULL, 'm' }, { "metrics", required_argument, NULL, 'M' }, { 0 },
 	};
-	const char *events = NULL, *cpus = "1";
+	const char *events = NULL, *metrics = NULL, *cpus = "1";
 	int spflt = 0, mux_ms = 4, o;
 	struct cpuset set;
 	char *end;
@@ -96,9 +150,10 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	st.fmt.out = stdout;
 	st.fmt.table = stderr;
 	optind = 1;
-	while ((o = getopt_long(argc, argv, "+e:C:x:I:", longs, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "+e:M:C:x:I:", longs, NULL)) != -1) {
 		switch (o) {
 		case 'e': events = optarg; break;
+		case 'M': metrics = optarg; break;
 		case 'C': cpus = optarg; break;
 		case 'x': st.fmt.sep = optarg; break;
 		case 's': spflt = 1; break;
@@ -110,7 +165,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'M':
+		case 'm':
 			mux_ms = strtol(optarg, &end, 10);
 			if (*end || mux_ms < 1 || mux_ms > 1000) {
 				fprintf(stderr, "pmuctl: --mux-interval %s: the slice is 1 to 1000 milliseconds\n", optarg);
@@ -120,16 +175,22 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		default: return usage();
 		}
 	}
-	if (!events || optind >= argc)
+	if ((!events && !metrics) || optind >= argc)
 		return usage();
 	pfm_setup();
-	for (char *e = strtok(strdup(events), ","); e; e = strtok(NULL, ",")) {
+	for (char *e = events ? strtok(strdup(events), ",") : NULL; e; e = strtok(NULL, ",")) {
 		if (st.nev == MAX_EVENTS) {
 			fprintf(stderr, "pmuctl: at most %d events\n", MAX_EVENTS);
 			return 2;
 		}
 		st.names[st.nev] = e;
 		st.sel[st.nev++] = encode(e);
+	}
+	if (metrics)
+		add_groups(metrics);
+	if (!st.nev) {
+		fprintf(stderr, "pmuctl: no events: give -e EV[,EV...] or -M GROUP[,GROUP...]\n");
+		return 2;
 	}
 	parse_cpus(c, cpus, &set);
 	st.set = &set;
@@ -167,8 +228,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	}
 	stat_read(c, &set);
 	stat_print_head(&st.fmt, argv[optind], cpus);
-	for (int e = 0; e < st.nev; e++)
-		stat_print(&st.fmt, st.names[e], st.counted[e], st.set, st.now[e], NULL, -1);
+	stat_print_all(NULL, -1);
 	stat_print_tail(&st.fmt, elapsed);
 	return status;
 }

@@ -11,6 +11,39 @@ double stat_pcnt(const struct stat_count *c)
 	return c->enabled ? 100.0 * c->running / c->enabled : 100.0;
 }
 
+/* One CPU's counts since `then` (NULL: since the start). */
+static struct stat_count since(const struct stat_count *now, const struct stat_count *then, uint32_t cpu)
+{
+	struct stat_count d = now[cpu];
+
+	if (then) {
+		d.value -= then[cpu].value;
+		d.enabled -= then[cpu].enabled;
+		d.running -= then[cpu].running;
+	}
+	return d;
+}
+
+struct stat_count stat_sum(const struct cpuset *set, const struct stat_count *now, const struct stat_count *then)
+{
+	struct stat_count sum = { 0 };
+
+	for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++) {
+		if (!cpuset_has(set, cpu))
+			continue;
+		struct stat_count d = since(now, then, cpu);
+		sum.value += d.value;
+		sum.enabled += d.enabled;
+		sum.running += d.running;
+	}
+	return sum;
+}
+
+uint64_t stat_total(const struct stat_count *sum)
+{
+	return sum->running ? (uint64_t)(stat_scale(sum) + 0.5) : 0;
+}
+
 void group_digits(uint64_t v, char *out)
 {
 	char tmp[32];
@@ -22,6 +55,15 @@ void group_digits(uint64_t v, char *out)
 			out[j++] = ',';
 	}
 	out[j] = 0;
+}
+
+void stat_interval_text(const struct stat_format *f, double t, char ts[32], char json_t[48])
+{
+	ts[0] = json_t[0] = 0;
+	if (t >= 0) {
+		snprintf(ts, 32, f->sep ? "%.9f%s" : "%16.9f ", t, f->sep ? f->sep : "");
+		snprintf(json_t, 48, "\"interval\" : %.9f, ", t);
+	}
 }
 
 /* --json: one object per CPU, perf's keys plus "cpu". */
@@ -44,32 +86,20 @@ static void print_json(const struct stat_format *f, const char *name, int counte
 void stat_print(const struct stat_format *f, const char *name, int counted, const struct cpuset *set,
 		const struct stat_count *now, const struct stat_count *then, double t)
 {
-	struct stat_count sum = { 0 };
-	char ts[32] = "", json_t[48] = "";
+	char ts[32], json_t[48];
 
-	if (t >= 0) {
-		snprintf(ts, sizeof(ts), f->sep ? "%.9f%s" : "%16.9f ", t, f->sep ? f->sep : "");
-		snprintf(json_t, sizeof(json_t), "\"interval\" : %.9f, ", t);
-	}
-	for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++) {
-		if (!cpuset_has(set, cpu))
-			continue;
-		struct stat_count d = now[cpu];
-		if (then) {
-			d.value -= then[cpu].value;
-			d.enabled -= then[cpu].enabled;
-			d.running -= then[cpu].running;
-		}
-		sum.value += d.value;
-		sum.enabled += d.enabled;
-		sum.running += d.running;
-		if (f->json)
-			print_json(f, name, counted, cpu, &d, json_t);
-	}
-	if (f->json)
+	stat_interval_text(f, t, ts, json_t);
+	if (f->json) {
+		for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++)
+			if (cpuset_has(set, cpu)) {
+				struct stat_count d = since(now, then, cpu);
+				print_json(f, name, counted, cpu, &d, json_t);
+			}
 		return;
+	}
+	struct stat_count sum = stat_sum(set, now, then);
 	double pcnt = stat_pcnt(&sum);
-	uint64_t v = sum.running ? (uint64_t)(stat_scale(&sum) + 0.5) : 0;
+	uint64_t v = stat_total(&sum);
 	const char *none = !counted ? "<not supported>" : !sum.running ? "<not counted>" : NULL;
 	char val[40];
 	if (f->sep) { /* perf's -x layout: [time,] value, unit, event, run time, running percentage */

@@ -31,8 +31,24 @@ double stat_scale(const struct stat_count *c);
 /* Percent of the counting time the event was on a counter: 100 * running / enabled; 100 when enabled is 0. */
 double stat_pcnt(const struct stat_count *c);
 
+/*
+ * The counts of `set`'s CPUs since `then` (NULL: since the start), summed;
+ * now[cpu] and then[cpu] are indexed by CPU number (CPUSET_MAX entries).
+ */
+struct stat_count stat_sum(const struct cpuset *set, const struct stat_count *now, const struct stat_count *then);
+
+/* The count the table prints for a sum: stat_scale rounded to an event count; 0 when it never ran. */
+uint64_t stat_total(const struct stat_count *sum);
+
 /* v in decimal with a comma every three digits ("1,234,567"); out holds at least 27 bytes. */
 void group_digits(uint64_t v, char *out);
+
+/*
+ * What starts a line of interval t (-I) in seconds: the time column for the
+ * table or -x into ts, the "interval" key for --json into json_t; both
+ * empty when t < 0 (no -I).
+ */
+void stat_interval_text(const struct stat_format *f, double t, char ts[32], char json_t[48]);
 
 /*
  * One event's line(s): its counts since `then` (NULL: since the start), summed

@@ -8,9 +8,10 @@
 # $(BUILD)/unit/obj/<path>.o, with its test in tests/unit/test_<module>.c
 # (plus fmt.o and lib.o where that source formats or parses; test_pmi also
 # links the model, pmu/model_core.o, its PMU). test_stat_fmt links pmuctl's
-# pure stat output, host/stat_fmt.o (a host program: libc as it is).
+# pure stat output, host/stat_fmt.o (a host program: libc as it is), and
+# test_metrics its metric groups, host/metrics.o.
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt vm parse \
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics vm parse \
 		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
@@ -80,6 +81,8 @@ $(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o
 $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
 # test_stat_fmt: pmuctl stat's scaling and its table, -x and --json output.
 $(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o
+# test_metrics: pmuctl stat -M's groups, values and output (it prints times through stat_fmt.o).
+$(BUILD)/unit/test_metrics: $(BUILD)/unit/obj/host/metrics.o $(BUILD)/unit/obj/host/stat_fmt.o
 $(BUILD)/unit/test_bootparams: $(BUILD)/unit/obj/boot/linux/bootparams.o
 $(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
 $(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
@@ -119,6 +122,6 @@ unit: $(UNIT_BINS)
 
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
-	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi host/stat_fmt kernel/vm tests/unit/page_double \
+	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi host/stat_fmt host/metrics kernel/vm tests/unit/page_double \
 	   shell/parse boot/linux/bootparams boot/linux/bzimage_check platform/sfi platform/knc/sbox \
 	   plugin/sacache plugin/tlb plugin/bpred plugin/decode plugin/count plugin/memsys)

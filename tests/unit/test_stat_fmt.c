@@ -126,6 +126,25 @@ static void test_group_digits(void **state)
 	}
 }
 
+/* What the table prints is what stat -M computes its metrics from. */
+static void test_sum_and_total(void **state)
+{
+	(void)state;
+	now[1] = (struct stat_count){ 3000, 6000, 3000 };
+	then[1] = (struct stat_count){ 1000, 2000, 1000 };
+	now[2] = (struct stat_count){ 11, 40, 20 };
+	struct stat_count s = stat_sum(&cpus12, now, NULL);
+	assert_true(s.value == 3011 && s.enabled == 6040 && s.running == 3020);
+	/* CPU 2 since then: then[2] is 0. */
+	s = stat_sum(&cpus12, now, then);
+	assert_true(s.value == 2011 && s.enabled == 4040 && s.running == 2020);
+	/* 2011 * 4040 / 2020 */
+	assert_true(stat_total(&s) == 4022);
+	struct stat_count half = { 1, 3, 2 }, never = { 9, 9, 0 };
+	assert_true(stat_total(&half) == 2);
+	assert_true(stat_total(&never) == 0);
+}
+
 /* ------------------------------------------------------------ the table */
 
 static void test_table_sums_the_cpus(void **state)
@@ -303,6 +322,7 @@ int main(void)
 		cmocka_unit_test_setup(test_scale_multiplexed, setup),
 		cmocka_unit_test_setup(test_scale_running_zero, setup),
 		cmocka_unit_test_setup(test_group_digits, setup),
+		cmocka_unit_test_setup(test_sum_and_total, setup),
 		cmocka_unit_test_setup(test_table_sums_the_cpus, setup),
 		cmocka_unit_test_setup(test_table_multiplexed_is_scaled_with_its_share, setup),
 		cmocka_unit_test_setup(test_table_rounds_to_nearest, setup),
