@@ -1,7 +1,7 @@
-/* Ring-3 x87/SSE state; see kernel/fpu.h. */
+/* Ring-3 x87/SSE state; see arch/fpu.h. */
 #include <stdbool.h>
-#include "kernel/fpu.h"
-#include "kernel/x86.h"
+#include "arch/fpu.h"
+#include "arch/x86.h"
 
 #define CR0_MP (1ULL << 1)
 #define CR0_EM (1ULL << 2)

@@ -5,8 +5,8 @@
  * starts from the reset state and cannot see or inherit its predecessor's
  * rounding modes, exception masks or register contents (issue 9).
  */
-#ifndef KERNEL_FPU_H
-#define KERNEL_FPU_H
+#ifndef ARCH_FPU_H
+#define ARCH_FPU_H
 
 /*
  * Per-CPU set-up: CR0.EM off, MP on, NE on (an unmasked x87 exception is a

@@ -1,9 +1,10 @@
 /*
- * Interrupt and exception plumbing: the trap frame every vector builds, the
- * vector map (one place), and handler registration.
+ * Interrupts and exceptions as the CPU sees them: the vector map (one
+ * place) and the trap frame every vector builds. Registering handlers is
+ * the core's (kernel/trap.h).
  */
-#ifndef KERNEL_IRQ_H
-#define KERNEL_IRQ_H
+#ifndef ARCH_IRQ_H
+#define ARCH_IRQ_H
 
 #include <stdint.h>
 
@@ -34,28 +35,5 @@ struct trap_frame {
 	uint64_t vector, error;
 	uint64_t rip, cs, rflags, rsp, ss; /* pushed by the CPU */
 };
-
-typedef void (*irq_handler)(struct trap_frame *f);
-
-/* Loads the IDT on the calling CPU (builds it on the first call). */
-void idt_load(void);
-/* Installs handler for vector (32..255). Vectors >= 32 get an EOI after the handler. */
-void irq_register(uint8_t vector, irq_handler h);
-/*
- * Runs vector's handler (32..255) on frame f, as if the CPU took that
- * interrupt at f's instruction boundary; no EOI (the APIC did not deliver
- * it). For interrupts the kernel raises in software while it handles
- * another one that f is the context of (pmu/model.c's PMI).
- */
-void irq_invoke(uint8_t vector, struct trap_frame *f);
-/* Routes ISA IRQ `irq` (0..15) through the IOAPIC to the calling CPU. */
-void irq_route_isa(unsigned irq, irq_handler h);
-
-/*
- * Exception hooks: a handler returns 1 if it dealt with the exception (the
- * faulting context resumes), 0 to fall through to the fault report.
- */
-typedef int (*exc_handler)(struct trap_frame *f);
-void exc_register(uint8_t vector, exc_handler h);
 
 #endif

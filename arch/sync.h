@@ -3,12 +3,12 @@
  * DESIGN §3: a KNC core has no PAUSE and no MFENCE/LFENCE/SFENCE, so the full
  * barrier is a lock-prefixed add and a spin-wait is a plain re-read.
  */
-#ifndef KERNEL_SYNC_H
-#define KERNEL_SYNC_H
+#ifndef ARCH_SYNC_H
+#define ARCH_SYNC_H
 
 #include <stdint.h>
 #include <stdbool.h>
-#include "kernel/x86.h"
+#include "arch/x86.h"
 
 #define barrier() __asm__ volatile("" ::: "memory")
 

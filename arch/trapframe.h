@@ -1,9 +1,9 @@
 /*
- * The general registers of a struct trap_frame (kernel/irq.h), pushed and
+ * The general registers of a struct trap_frame (arch/irq.h), pushed and
  * popped in one order by every entry path (kernel/isr.S, kernel/user.S).
  */
-#ifndef KERNEL_TRAPFRAME_H
-#define KERNEL_TRAPFRAME_H
+#ifndef ARCH_TRAPFRAME_H
+#define ARCH_TRAPFRAME_H
 #ifdef __ASSEMBLER__
 
 .macro PUSH_GPRS

@@ -2,10 +2,10 @@
  * x86-64 instruction wrappers used across the kernel: port I/O, MSRs, CPUID,
  * TSC, control registers, interrupt flag. Every one is a single instruction a
  * KNC core executes (DESIGN §3: no RDTSCP, PAUSE or fences here; barriers and
- * spin-waits are in kernel/sync.h).
+ * spin-waits are in arch/sync.h).
  */
-#ifndef KERNEL_X86_H
-#define KERNEL_X86_H
+#ifndef ARCH_X86_H
+#define ARCH_X86_H
 
 #include <stdint.h>
 #include <stdbool.h>

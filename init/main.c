@@ -1,20 +1,22 @@
 /*
  * kernel_main: the BSP's path from either boot entry (boot/entry.S) to the
- * shell. APs join in ap_main (kernel/smp.c).
+ * shell. The top of the layers (README "Layout"): it wires the platform,
+ * the core, the PMU and the mailbox together in order. APs join in ap_main
+ * (kernel/smp.c).
  */
 #include "kernel/boot.h"
-#include "kernel/acpi.h"
+#include "platform/platform.h"
 #include "kernel/console.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 #include "kernel/paging.h"
 #include "kernel/percpu.h"
 #include "kernel/pmm.h"
 #include "kernel/smp.h"
-#include "kernel/tsc.h"
+#include "arch/tsc.h"
 #include "apic/apic.h"
 #include "pmu/pmu.h"
 #include "shell/shell.h"
-#include "kernel/mailbox.h"
+#include "mailbox/mailbox.h"
 
 struct boot_info boot_info;
 uint64_t prompt_tsc;
@@ -33,7 +35,7 @@ static void __attribute__((noreturn)) halt_forever(const char *why)
 void __attribute__((noreturn)) kernel_main(void)
 {
 	smp_bsp_early();
-	console_init();
+	platform_console_init();
 	kprintf("\npmuos %s: kernel entered\n", PMUOS_VERSION);
 
 	if (boot_uefi_info) {
@@ -56,18 +58,18 @@ void __attribute__((noreturn)) kernel_main(void)
 
 	pmm_init(&boot_info);
 	paging_init();
-	if (!acpi_init(boot_info.rsdp))
-		halt_forever("ACPI tables are needed to find the processors");
+	const char *why = platform_init(&boot_info);
+	if (why)
+		halt_forever(why);
 
-	tsc_calibrate();
-	pit_heartbeat_start();
+	platform_time_init();
 	apic_init_bsp();
 	apic_timer_calibrate();
 	pmu_init();
 	smp_bsp_setup();
-	ioapic_init();
-	console_enable_rx_irq();
-	smp_init();
+	platform_irq_init();
+	static uint32_t cpus[256]; /* APIC IDs are 8 bits */
+	smp_init(cpus, platform_cpus(cpus, ARRAY_SIZE(cpus)));
 	pmu_calibrate();
 	mailbox_init();
 

@@ -1,7 +1,7 @@
-/* CPU-set parsing; see kernel/cpuset.h. Pure, unit-tested on the host. */
-#include "kernel/cpuset.h"
-#include "kernel/fmt.h"
-#include "kernel/lib.h"
+/* CPU-set parsing; see lib/cpuset.h. Pure, unit-tested on the host. */
+#include "lib/cpuset.h"
+#include "lib/fmt.h"
+#include "lib/lib.h"
 
 static bool parse_cpu(const char *s, size_t n, uint32_t ncpus, uint32_t *cpu, char *err, size_t errlen)
 {

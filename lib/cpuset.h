@@ -1,6 +1,6 @@
 /* Sets of logical CPUs, written like "0-3,8" or "all" in the shell and tools. */
-#ifndef KERNEL_CPUSET_H
-#define KERNEL_CPUSET_H
+#ifndef LIB_CPUSET_H
+#define LIB_CPUSET_H
 
 #include <stdint.h>
 #include <stdbool.h>

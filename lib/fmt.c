@@ -1,7 +1,7 @@
-/* printf-style formatting; see kernel/fmt.h. Pure code, unit-tested on the host. */
+/* printf-style formatting; see lib/fmt.h. Pure code, unit-tested on the host. */
 #include <stdint.h>
 #include <stdbool.h>
-#include "kernel/fmt.h"
+#include "lib/fmt.h"
 
 struct spec {
 	bool left, zero, plus, space, alt;

@@ -3,8 +3,8 @@
  * %o %c %s %p %%, flags '-' '0' ' ' '+' '#', field width and precision (also '*'),
  * and the length modifiers hh h l ll z t j.
  */
-#ifndef KERNEL_FMT_H
-#define KERNEL_FMT_H
+#ifndef LIB_FMT_H
+#define LIB_FMT_H
 
 #include <stdarg.h>
 #include <stddef.h>

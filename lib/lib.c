@@ -1,5 +1,5 @@
-/* Freestanding string and memory functions; see kernel/lib.h. */
-#include "kernel/lib.h"
+/* Freestanding string and memory functions; see lib/lib.h. */
+#include "lib/lib.h"
 
 void *memcpy(void *dst, const void *src, size_t n)
 {

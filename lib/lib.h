@@ -2,8 +2,8 @@
  * Freestanding C library subset the kernel uses (the compiler may also emit
  * calls to memcpy, memset, memmove and memcmp on its own).
  */
-#ifndef KERNEL_LIB_H
-#define KERNEL_LIB_H
+#ifndef LIB_LIB_H
+#define LIB_LIB_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,21 +1,21 @@
-/* The mailbox transport on the card; see kernel/mailbox.h. */
-#include "kernel/mailbox.h"
+/* The mailbox transport on the card; see mailbox/mailbox.h. */
+#include "mailbox/mailbox.h"
 #include "kernel/console.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 #include "kernel/paging.h"
-#include "kernel/pci.h"
+#include "platform/pc/pci.h"
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
-#include "kernel/sync.h"
+#include "arch/sync.h"
 #include "kernel/task.h"
 #include "kernel/power.h"
 #include "shell/shell.h"
 #include "kernel/pmm.h"
 #include "kernel/timer.h"
-#include "kernel/tsc.h"
+#include "arch/tsc.h"
 #include "pmu/pmu.h"
 #include "apic/apic.h"
-#include "kernel/irq.h"
+#include "arch/irq.h"
 #include "kernel/idle.h"
 
 #define IVSHMEM_VENDOR 0x1af4
@@ -217,11 +217,23 @@ static void cpu_leaving(uint32_t cpu)
 	}
 }
 
+/* What tasks tell the host through the mailbox (kernel/task.h). */
+static const struct task_host task_host = {
+	.output_open = mailbox_output_open,
+	.output = mailbox_output,
+	.hand_over = mailbox_hand_over,
+	.take_service = mailbox_take_service,
+	.return_service = mailbox_return_service,
+	.poll_due = mailbox_poll_due,
+};
+
 void mailbox_init(void)
 {
 	struct pci_dev d;
 	uint64_t base, size;
 
+	task_set_host(&task_host);
+	pmu_set_sample_sink(mailbox_sample);
 	if (!pci_find(IVSHMEM_VENDOR, IVSHMEM_DEVICE, &d) || !pci_mem_bar(&d, IVSHMEM_BAR, &base, &size)) {
 		kprintf("mailbox: no ivshmem device; host tools cannot reach this card\n");
 		return;

@@ -3,15 +3,15 @@
  * include/pmuos/mailbox.h). One CPU holds the service (heartbeat and
  * request polling): CPU 0 in its waits while no program runs, else a CPU
  * running a task, so idle CPUs stay halted and measured counts exact. The
- * rules that move it are in kernel/mailbox.c.
+ * rules that move it are in mailbox/mailbox.c.
  */
-#ifndef KERNEL_MAILBOX_H
-#define KERNEL_MAILBOX_H
+#ifndef MAILBOX_MAILBOX_H
+#define MAILBOX_MAILBOX_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <pmuos/mailbox.h>
-#include "kernel/cpuset.h"
+#include "lib/cpuset.h"
 #include "pmu/pmu.h"
 
 /* BSP, after SMP start-up: finds the ivshmem device and lays out the mailbox (state BOOTING). */

@@ -1,6 +1,6 @@
-/* The mailbox request decoder; see kernel/mailbox.h. Pure: unit-tested and fuzzed on the host. */
-#include "kernel/mailbox.h"
-#include "kernel/lib.h"
+/* The mailbox request decoder; see mailbox/mailbox.h. Pure: unit-tested and fuzzed on the host. */
+#include "mailbox/mailbox.h"
+#include "lib/lib.h"
 #include "pmu/regs.h"
 
 static int fail(struct mbox_response *resp, int status)

@@ -10,12 +10,12 @@
 #include "pmu/selftest.h"
 #include "shell/shell.h"
 #include "kernel/console.h"
-#include "kernel/cpuset.h"
-#include "kernel/fmt.h"
-#include "kernel/lib.h"
+#include "lib/cpuset.h"
+#include "lib/fmt.h"
+#include "lib/lib.h"
 #include "kernel/percpu.h"
-#include "kernel/irq.h"
-#include "kernel/tsc.h"
+#include "arch/irq.h"
+#include "arch/tsc.h"
 
 static bool parse_set(const char *s, struct cpuset *set)
 {

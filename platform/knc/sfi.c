@@ -1,11 +1,11 @@
 /*
- * SFI table parser; see platform/sfi.h. Pure: physical memory only through
+ * SFI table parser; see platform/knc/sfi.h. Pure: physical memory only through
  * read(), every length checked before use.
  */
 #include <pmuos/bootinfo.h>
-#include "platform/sfi.h"
-#include "kernel/fmt.h"
-#include "kernel/lib.h"
+#include "platform/knc/sfi.h"
+#include "lib/fmt.h"
+#include "lib/lib.h"
 
 #define CHUNK 64 /* bytes read at a time for checksums */
 

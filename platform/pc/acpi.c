@@ -1,7 +1,7 @@
 /* Finding the ACPI tables in physical memory; parsing is in acpi_parse.c. */
-#include "kernel/acpi.h"
+#include "platform/pc/acpi.h"
 #include "kernel/console.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 
 struct acpi_info acpi;
 

@@ -3,8 +3,8 @@
  * IOAPIC, interrupt overrides) and FADT (PM1 control for poweroff, the reset
  * register, DSDT's \_S5 sleep type). ACPI 6.x spec, ch. 5.2.
  */
-#ifndef KERNEL_ACPI_H
-#define KERNEL_ACPI_H
+#ifndef PLATFORM_PC_ACPI_H
+#define PLATFORM_PC_ACPI_H
 
 #include <stdint.h>
 #include <stddef.h>

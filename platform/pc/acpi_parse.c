@@ -2,8 +2,8 @@
  * ACPI table parsers (ACPI 6.x, 5.2.8 FADT, 5.2.12 MADT). Pure: they read
  * only the buffer given, checking every length, and are unit-tested on the host.
  */
-#include "kernel/acpi.h"
-#include "kernel/lib.h"
+#include "platform/pc/acpi.h"
+#include "lib/lib.h"
 
 #define SDT_HEADER 36
 #define MADT_LAPIC_ADDR 36

@@ -1,6 +1,6 @@
-/* PCI configuration access; see kernel/pci.h. */
-#include "kernel/pci.h"
-#include "kernel/x86.h"
+/* PCI configuration access; see platform/pc/pci.h. */
+#include "platform/pc/pci.h"
+#include "arch/x86.h"
 
 #define CONFIG_ADDRESS 0xcf8
 #define CONFIG_DATA    0xcfc

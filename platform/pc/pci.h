@@ -1,6 +1,6 @@
 /* PCI configuration space through I/O ports 0xCF8/0xCFC (configuration mechanism #1). */
-#ifndef KERNEL_PCI_H
-#define KERNEL_PCI_H
+#ifndef PLATFORM_PC_PCI_H
+#define PLATFORM_PC_PCI_H
 
 #include <stdint.h>
 #include <stdbool.h>

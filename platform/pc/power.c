@@ -1,8 +1,8 @@
-/* ACPI soft-off and warm reset; see kernel/power.h. */
+/* kernel/power.h on a PC: ACPI soft-off and warm reset. */
 #include "kernel/power.h"
-#include "kernel/acpi.h"
-#include "kernel/tsc.h"
-#include "kernel/x86.h"
+#include "platform/pc/acpi.h"
+#include "arch/tsc.h"
+#include "arch/x86.h"
 
 #define SLP_EN (1u << 13)
 #define SLP_TYP(t) ((uint32_t)(t) << 10)

@@ -1,5 +1,5 @@
 /*
- * parse_u64 from kernel/lib.c on the host. lib.c is compiled with its libc
+ * parse_u64 from lib/lib.c on the host. lib.c is compiled with its libc
  * names renamed (memcpy -> k_memcpy, ...; tests/unit.mk) so it does not
  * replace the host's; parse_u64 keeps its name.
  */
@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kernel/lib.h"
+#include "lib/lib.h"
 
 #define UNTOUCHED 0x5a5a5a5a5a5a5a5aULL
 
