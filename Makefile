@@ -34,7 +34,7 @@ export CPUS BOOT ACCEL ICOUNT MEM BUILD PROGRAMS PLUGIN
 # Freestanding C11 with GNU extensions (inline asm, attributes).
 KCFLAGS  = -std=gnu11 -O2 -g
 KCFLAGS += -Wall -Wextra -Wno-unused-parameter
-# No hosted C library: kernel/lib.c provides memcpy and friends.
+# No hosted C library: lib/lib.c provides memcpy and friends.
 KCFLAGS += -ffreestanding -nostdlib
 # Interrupts push onto the current stack; the 128-byte red zone would be clobbered.
 KCFLAGS += -mno-red-zone
@@ -54,7 +54,11 @@ KCFLAGS += -I. -Iinclude -I$(BUILD)/gen -DPMUOS_VERSION='"$(VERSION)"'
 # Ordinary link of a static, non-PIE image at the addresses in linker.ld.
 KLDFLAGS = -nostdlib -static -no-pie -z max-page-size=0x1000 -z noexecstack -Wl,--build-id=none -T linker.ld
 
-KSRC := $(wildcard boot/*.S boot/*.c boot/linux/*.c kernel/*.S kernel/*.c apic/*.c shell/*.c pmu/*.S pmu/*.c)
+# Layers, lowest first (README "Layout"; tests/system/test_layers.py checks
+# that no file includes a higher one). platform/knc/ is not linked yet: the
+# kernel boots a PC in QEMU (platform/pc/); its KNC pieces are unit-tested.
+KSRC := $(wildcard lib/*.c arch/*.S arch/*.c apic/*.c kernel/*.S kernel/*.c platform/pc/*.c boot/*.S boot/*.c \
+	  boot/linux/*.c pmu/*.S pmu/*.c shell/*.c mailbox/*.c init/*.c)
 # Host-side code that lives beside kernel sources: not kernel code.
 KSRC := $(filter-out pmu/gen_events.c boot/linux/bzimage_check.c,$(KSRC)) $(BUILD)/gen/programs.S
 KOBJ := $(patsubst %,$(BUILD)/k/%.o,$(KSRC))
@@ -97,6 +101,7 @@ $(BUILD)/gen/knc_events.h: $(BUILD)/gen/gen_events
 $(BUILD)/k/pmu/events.c.o: $(BUILD)/gen/knc_events.h
 
 # ------------------------------------------------------------ sub-makefiles
+include lib/host.mk
 include boot/uefi/uefi.mk
 include boot/linux/linux.mk
 include user/user.mk

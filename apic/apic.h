@@ -11,8 +11,6 @@
 #include <stdbool.h>
 #include "apic/regs.h"
 
-struct trap_frame; /* kernel/irq.h */
-
 /* Maps the local APIC (physical base from IA32_APIC_BASE) on the BSP. */
 void apic_init_bsp(void);
 /* Enables the calling CPU's local APIC: SVR, LVTs masked, TPR 0. */
@@ -37,13 +35,13 @@ uint32_t apic_lvt_pc_read(void);
  */
 bool apic_lvt_pc_raise(void);
 /*
- * The same, when the line rises while the CPU handles an interrupt or
- * system call whose context f it is about to return to: the PMI is taken
- * at once on f, which is where the CPU would take the raised vector (f's
- * instruction boundary), without a second entry. Returns false, as above,
- * if LVT 0x340 was masked.
+ * The delivery's auto-mask alone (000 §1.4.3.9): sets LVT 0x340's mask bit
+ * and returns its vector, or -1 (the edge is lost) if it was masked. For a
+ * PMU in software whose line rises while the CPU handles an interrupt or
+ * system call: the caller takes the PMI at once on that context
+ * (irq_invoke), which is where the CPU would take the raised vector.
  */
-bool apic_lvt_pc_deliver(struct trap_frame *f);
+int apic_lvt_pc_take(void);
 
 /*
  * IPIs to one APIC ID. Each waits (bounded, ~1 ms) for the previous send to
@@ -55,15 +53,25 @@ bool apic_send_init(uint32_t apic_id);
 /* Start-up IPI: the AP starts in real mode at page << 12. */
 bool apic_send_sipi(uint32_t apic_id, uint8_t page);
 
-/* Timer. apic_timer_calibrate() runs once on the BSP, after tsc_calibrate(). */
+/* Timer. apic_timer_calibrate() runs once on the BSP, after tsc_hz is measured (platform_time_init). */
 void apic_timer_calibrate(void);
-/* Sets up the calling CPU's hardware timer behind its software timer queue. */
-void apic_timer_init_local(void);
+/* Sets up the calling CPU's APIC timer to raise `vector`; it stays stopped until apic_timer_set. */
+void apic_timer_init_local(uint8_t vector);
+/*
+ * Arms the calling CPU's APIC timer to interrupt at TSC tick `deadline`
+ * (one-shot mode: at least 1 APIC tick from now, at most 2^32 - 1 ticks,
+ * after which the core re-arms); 0 stops it.
+ */
+void apic_timer_set(uint64_t deadline);
 bool apic_timer_tsc_deadline(void); /* TSC-deadline mode in use */
 uint64_t apic_timer_hz(void);       /* APIC timer ticks per second (one-shot mode) */
 
-/* IOAPIC: route GSI to `vector` on APIC ID `dest` (edge/level, polarity from flags). */
-void ioapic_init(void);
+/*
+ * Masks the 8259 PICs for good and every pin of the IOAPIC at physical
+ * address `base` (0: none), whose first pin is GSI `gsi_base`.
+ */
+void ioapic_init(uint64_t base, uint32_t gsi_base);
+/* IOAPIC: route GSI to `vector` on APIC ID `dest` (edge/level, polarity); false if no pin has that GSI. */
 bool ioapic_route(uint32_t gsi, uint8_t vector, uint32_t dest, bool level, bool active_low);
 
 #endif

@@ -1,15 +1,14 @@
 /*
- * IOAPIC routes for the ISA devices the kernel uses (the COM1 UART), and the
- * legacy 8259 PICs, which are remapped away from the exception vectors and
- * masked for good.
+ * IOAPIC routes (the platform says where the IOAPIC is and which GSI an
+ * ISA IRQ arrives on: platform/pc/irq.c), and the legacy 8259 PICs, which
+ * are remapped away from the exception vectors and masked for good.
  */
 #include "apic/apic.h"
-#include "kernel/acpi.h"
-#include "kernel/irq.h"
-#include "kernel/x86.h"
+#include "arch/irq.h"
+#include "arch/x86.h"
 
 static volatile uint32_t *ioapic;
-static uint32_t ioapic_pins;
+static uint32_t ioapic_pins, ioapic_gsi_base;
 
 static void pic_disable(void)
 {
@@ -38,12 +37,13 @@ static void ioapic_write(uint32_t reg, uint32_t v)
 	ioapic[IOAPIC_WINDOW / 4] = v;
 }
 
-void ioapic_init(void)
+void ioapic_init(uint64_t base, uint32_t gsi_base)
 {
 	pic_disable();
-	if (!acpi.have_ioapic)
+	if (!base)
 		return;
-	ioapic = (volatile uint32_t *)acpi.ioapic_addr;
+	ioapic = (volatile uint32_t *)base;
+	ioapic_gsi_base = gsi_base;
 	ioapic_pins = IOAPIC_VER_MAXREDIR(ioapic_read(IOAPIC_REG_VER)) + 1;
 	for (uint32_t i = 0; i < ioapic_pins; i++)
 		ioapic_write(IOAPIC_REDTBL(i), IOAPIC_RED_MASKED);
@@ -51,29 +51,12 @@ void ioapic_init(void)
 
 bool ioapic_route(uint32_t gsi, uint8_t vector, uint32_t dest, bool level, bool active_low)
 {
-	if (!ioapic || gsi < acpi.ioapic_gsi_base || gsi - acpi.ioapic_gsi_base >= ioapic_pins)
+	if (!ioapic || gsi < ioapic_gsi_base || gsi - ioapic_gsi_base >= ioapic_pins)
 		return false;
-	uint32_t pin = gsi - acpi.ioapic_gsi_base;
+	uint32_t pin = gsi - ioapic_gsi_base;
 
 	ioapic_write(IOAPIC_REDTBL(pin) + 1, IOAPIC_RED_DEST(dest));
 	ioapic_write(IOAPIC_REDTBL(pin), vector | (level ? IOAPIC_RED_LEVEL : 0) |
 					 (active_low ? IOAPIC_RED_ACTIVE_LOW : 0));
 	return true;
-}
-
-void irq_route_isa(unsigned irq, irq_handler h)
-{
-	uint32_t gsi = irq;
-	bool level = false, low = false; /* ISA default: edge, active high */
-
-	for (uint32_t i = 0; i < acpi.niso; i++) {
-		const struct acpi_iso *s = &acpi.iso[i];
-		if (s->irq != irq)
-			continue;
-		gsi = s->gsi;
-		low = (s->flags & 3) == 3;
-		level = ((s->flags >> 2) & 3) == 3;
-	}
-	irq_register(VEC_ISA_BASE + irq, h);
-	ioapic_route(gsi, VEC_ISA_BASE + irq, apic_id(), level, low);
 }

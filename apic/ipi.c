@@ -1,7 +1,7 @@
 /* Inter-processor interrupts through the ICR: fixed, NMI, INIT, SIPI. */
 #include "apic/apic.h"
-#include "kernel/tsc.h"
-#include "kernel/sync.h"
+#include "arch/tsc.h"
+#include "arch/sync.h"
 
 #define ICR_WAIT_US 1000
 

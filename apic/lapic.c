@@ -1,7 +1,7 @@
 /* Local APIC registers, LVT entries and EOI; see apic/apic.h. */
 #include "apic/apic.h"
-#include "kernel/x86.h"
-#include "kernel/irq.h"
+#include "arch/x86.h"
+#include "arch/irq.h" /* VEC_PMI, VEC_SPURIOUS */
 
 static volatile uint8_t *apic_mmio;
 
@@ -63,8 +63,7 @@ uint32_t apic_lvt_pc_read(void)
 	return apic_read(APIC_LVT_PC);
 }
 
-/* The delivery's auto-mask (000 §1.4.3.9); the vector, or -1 if the entry was masked. */
-static int lvt_pc_take(void)
+int apic_lvt_pc_take(void)
 {
 	uint32_t lvt = apic_read(APIC_LVT_PC);
 
@@ -76,17 +75,7 @@ static int lvt_pc_take(void)
 
 bool apic_lvt_pc_raise(void)
 {
-	int v = lvt_pc_take();
+	int v = apic_lvt_pc_take();
 
 	return v >= 0 && apic_send_fixed(apic_id(), v);
-}
-
-bool apic_lvt_pc_deliver(struct trap_frame *f)
-{
-	int v = lvt_pc_take();
-
-	if (v < 0)
-		return false;
-	irq_invoke(v, f);
-	return true;
 }

@@ -4,7 +4,7 @@
  */
 #include <pmuos/bootinfo.h>
 #include "kernel/boot.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 
 #define MB_BOOT_MAGIC 0x2badb002
 #define MB_INFO_CMDLINE (1u << 2)

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernel/cpuset.h"
+#include "lib/cpuset.h"
 
 static uint64_t real_now_ms(void)
 {
@@ -323,7 +323,7 @@ static const char *op_name(uint16_t op)
 
 /*
  * Checks a copied answer: a known status and the payload its opcode has
- * (kernel/mailbox_proto.c). An error answer carries nothing pmuctl reads,
+ * (mailbox/mailbox_proto.c). An error answer carries nothing pmuctl reads,
  * except PMU_READ's (the CPUs that did answer).
  */
 static int answer_ok(struct card *c, uint16_t op, const struct mbox_response *r)

@@ -26,7 +26,7 @@
 const char *card_name = "card0";
 struct mbox_response resp;
 
-/* kernel/cpuset.c and kernel/fmt.c, built for the host with k_ names (host/host.mk). */
+/* lib/cpuset.c and lib/fmt.c, built for the host with k_ names (host/host.mk). */
 bool k_cpuset_parse(const char *s, uint32_t ncpus, struct cpuset *out, char *err, size_t errlen);
 
 int usage(void)

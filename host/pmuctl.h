@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 #include "host/mbox.h"
-#include "kernel/cpuset.h"
+#include "lib/cpuset.h"
 
 #define CALL_MS 5000  /* how long pmuctl waits for an answer, ms */
 #define MAX_EVENTS 8  /* stat: more than the 2 counters are time-sliced (multiplexed) */

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 #include "host/mbox.h"
-#include "kernel/cpuset.h"
+#include "lib/cpuset.h"
 
 /*
  * Copies console bytes [*from, head) to `out` (without '\r') and advances

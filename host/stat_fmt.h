@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "kernel/cpuset.h"
+#include "lib/cpuset.h"
 
 /* One event on one CPU: its count (events) and two times in TSC ticks. */
 struct stat_count {

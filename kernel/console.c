@@ -1,23 +1,14 @@
-/* 16550 UART console; see kernel/console.h. */
+/*
+ * The console, device-independent: one lock for all output (safe from any
+ * CPU and from exception handlers), the tee to the host, kprintf, and the
+ * ring received input waits in. The device behind it (the 16550 UART on a
+ * PC, platform/pc/uart.c) registers itself; see kernel/console.h.
+ */
 #include <stdint.h>
 #include "kernel/console.h"
-#include "kernel/fmt.h"
+#include "lib/fmt.h"
 #include "kernel/percpu.h"
-#include "kernel/sync.h"
-#include "kernel/irq.h"
-#include "apic/apic.h"
-
-#define COM1      0x3f8
-#define UART_DATA 0 /* RBR/THR */
-#define UART_IER  1
-#define UART_FCR  2 /* write */
-#define UART_IIR  2 /* read: bits 7:6 = 11 when the FIFOs are on */
-#define UART_LCR  3
-#define UART_MCR  4
-#define UART_LSR  5
-#define UART_LSR_DR   0x01 /* data ready */
-#define UART_LSR_THRE 0x20 /* transmit holding register empty */
-#define UART_IRQ  4        /* ISA IRQ of COM1 */
+#include "arch/sync.h"
 
 #define RX_RING 4096
 
@@ -26,7 +17,13 @@ static struct {
 	struct spinlock lock;
 } tx;
 
+static const struct console_dev *dev;
 static void (*tee)(const char *s, size_t n);
+
+void console_set_device(const struct console_dev *d)
+{
+	dev = d;
+}
 
 void console_tee(void (*fn)(const char *s, size_t n))
 {
@@ -38,47 +35,25 @@ static struct {
 	volatile uint32_t head, tail; /* head: producer (IRQ), tail: consumer */
 } rx;
 
-void console_init(void)
-{
-	outb(COM1 + UART_IER, 0);
-	outb(COM1 + UART_LCR, 0x80);   /* DLAB: set the divisor */
-	outb(COM1 + UART_DATA, 1);     /* 115200 baud */
-	outb(COM1 + UART_IER, 0);
-	outb(COM1 + UART_LCR, 0x03);   /* 8N1 */
-	/*
-	 * Turning the FIFOs on or off clears them, losing input that arrived
-	 * before we ran (piped input does). Keep them as found; trigger at 1 byte.
-	 */
-	outb(COM1 + UART_FCR, (inb(COM1 + UART_IIR) & 0xc0) == 0xc0 ? 0x01 : 0x00);
-	outb(COM1 + UART_MCR, 0x0b);   /* DTR, RTS, OUT2 (gates the IRQ line on a PC) */
-}
-
 static volatile bool rx_paused;
 
 /*
- * Reads the UART into the ring. When the ring is full the receive interrupt
- * is turned off and the byte stays in the UART: the sender (QEMU's chardev, a
- * person typing) waits, and nothing is lost. console_getc turns it back on.
+ * When the ring is full the device turns its receive interrupt off and the
+ * byte stays in it: the sender (QEMU's chardev, a person typing) waits, and
+ * nothing is lost. console_getc turns it back on.
  */
-static void uart_rx_irq(struct trap_frame *f)
+bool console_rx_full(void)
 {
-	while (inb(COM1 + UART_LSR) & UART_LSR_DR) {
-		uint32_t next = (rx.head + 1) % RX_RING;
-
-		if (next == READ_ONCE(rx.tail)) {
-			rx_paused = true;
-			outb(COM1 + UART_IER, 0);
-			return;
-		}
-		rx.buf[rx.head] = inb(COM1 + UART_DATA);
-		WRITE_ONCE(rx.head, next);
-	}
+	if ((rx.head + 1) % RX_RING != READ_ONCE(rx.tail))
+		return false;
+	rx_paused = true;
+	return true;
 }
 
-void console_enable_rx_irq(void)
+void console_rx_put(uint8_t c)
 {
-	irq_route_isa(UART_IRQ, uart_rx_irq);
-	outb(COM1 + UART_IER, 0x01); /* received-data-available interrupt */
+	rx.buf[rx.head] = c;
+	WRITE_ONCE(rx.head, (rx.head + 1) % RX_RING);
 }
 
 bool console_has_input(void)
@@ -94,7 +69,7 @@ int console_getc(void)
 	WRITE_ONCE(rx.tail, (rx.tail + 1) % RX_RING);
 	if (rx_paused) {
 		rx_paused = false;
-		outb(COM1 + UART_IER, 0x01); /* a byte still waiting in the UART interrupts at once */
+		dev->rx_resume(); /* a byte still waiting in the device interrupts at once */
 	}
 	return c;
 }
@@ -108,14 +83,6 @@ bool console_take_ctrl_c(void)
 		}
 	}
 	return false;
-}
-
-
-static void uart_putc(char c)
-{
-	while (!(inb(COM1 + UART_LSR) & UART_LSR_THRE))
-		cpu_relax();
-	outb(COM1 + UART_DATA, c);
 }
 
 /*
@@ -145,11 +112,8 @@ static void tx_unlock(bool taken, uint64_t flags)
 
 static void write_locked(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '\n')
-			uart_putc('\r');
-		uart_putc(s[i]);
-	}
+	if (dev)
+		dev->write(s, n);
 	if (tee)
 		tee(s, n);
 }

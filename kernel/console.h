@@ -1,6 +1,7 @@
 /*
- * Console on the 16550 UART at COM1 (I/O 0x3F8): polled transmit, receive by
- * interrupt into a ring that the shell drains.
+ * The console: output from any CPU to the device the platform registers
+ * (a PC's COM1 UART: platform/pc/uart.c), input by interrupt into a ring
+ * that the shell drains.
  */
 #ifndef KERNEL_CONSOLE_H
 #define KERNEL_CONSOLE_H
@@ -8,10 +9,25 @@
 #include <stddef.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 
-void console_init(void);
-/* Routes the UART receive interrupt to the calling CPU (after the IOAPIC is up). */
-void console_enable_rx_irq(void);
+/* The device behind the console (platform/). */
+struct console_dev {
+	/* Writes n bytes, "\n" as "\r\n"; called under the console lock. */
+	void (*write)(const char *s, size_t n);
+	/* Turns receiving back on after console_rx_full stopped it. */
+	void (*rx_resume)(void);
+};
+/* Sends all later output to d (output before that is dropped). */
+void console_set_device(const struct console_dev *d);
+/*
+ * From the device's receive interrupt, before each byte: true if the ring is
+ * full, and then the device must stop receiving (the byte stays in it) until
+ * its rx_resume. Otherwise console_rx_put(byte) queues the byte.
+ */
+bool console_rx_full(void);
+void console_rx_put(uint8_t c);
+
 /* Writes n bytes, "\n" as "\r\n". Safe from any CPU and from exception handlers. */
 void console_write(const char *s, size_t n);
 /* Next received byte (0..255), or -1 if none is waiting. */

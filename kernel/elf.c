@@ -1,7 +1,7 @@
 /* Building a task's address space from a checked program; see kernel/elf.h. */
 #include "kernel/elf.h"
-#include "kernel/fmt.h"
-#include "kernel/lib.h"
+#include "lib/fmt.h"
+#include "lib/lib.h"
 #include "kernel/pmm.h"
 #include "kernel/vm.h"
 #include <pmuos/syscall.h>

@@ -1,8 +1,8 @@
 /* ELF64 program checks (System V gABI, ELF-64 Object File Format 1.5); pure, host-tested. */
 #include <stdarg.h>
 #include "kernel/elf.h"
-#include "kernel/fmt.h"
-#include "kernel/lib.h"
+#include "lib/fmt.h"
+#include "lib/lib.h"
 #include "kernel/vm.h"
 #include <pmuos/syscall.h>
 

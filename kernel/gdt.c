@@ -1,7 +1,7 @@
 /* Per-CPU GDT and TSS; see kernel/gdt.h. */
 #include "kernel/gdt.h"
 #include "kernel/percpu.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 
 void gdt_load(struct percpu *p)
 {

@@ -1,12 +1,12 @@
-/* Idle halting with PMU accounting; see kernel/idle.h. */
+/* Idle halting, told to the CPU hooks (the PMU's accounting); see kernel/idle.h. */
 #include "kernel/idle.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 #include "kernel/percpu.h"
-#include "kernel/sync.h"
+#include "arch/sync.h"
 #include "kernel/timer.h"
-#include "kernel/tsc.h"
-#include "kernel/x86.h"
-#include "pmu/pmu.h"
+#include "arch/tsc.h"
+#include "arch/x86.h"
+#include "kernel/cpu_hooks.h"
 
 #define CHECK_US 100 /* idle_until_us: checks at least this often */
 
@@ -15,7 +15,7 @@ static bool (*idle_work)(void);
 void idle_wait(void)
 {
 	this_cpu()->idle = true;
-	pmu_idle_enter();
+	cpu_hooks->idle_enter();
 	sti_hlt();
 }
 
@@ -25,7 +25,7 @@ void idle_woken(void)
 
 	if (p->idle) {
 		p->idle = false;
-		pmu_idle_exit();
+		cpu_hooks->idle_exit();
 	}
 }
 

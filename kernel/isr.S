@@ -1,7 +1,7 @@
 /*
  * Entry stubs for all 256 IDT vectors. Each pushes a dummy error code where
  * the CPU pushes none, then its vector, and joins trap_common, which saves the
- * general registers as a struct trap_frame (kernel/irq.h) and calls
+ * general registers as a struct trap_frame (arch/irq.h) and calls
  * trap_dispatch(frame). SWAPGS brackets entries from Ring 3.
  *
  * Entries from and returns to Ring 3 are stamped with the TSC at a fixed
@@ -9,7 +9,7 @@
  * USR from OS time exactly (DESIGN §5.2; kernel/trap.c uses the counts below).
  */
 #include "kernel/percpu.h"
-#include "kernel/trapframe.h"
+#include "arch/trapframe.h"
 
 	.text
 	.globl isr_stub_table, trap_exit, user_iretq

@@ -1,8 +1,8 @@
 /* Kernel identity map; see kernel/paging.h. */
 #include "kernel/paging.h"
 #include "kernel/pmm.h"
-#include "kernel/lib.h"
-#include "kernel/x86.h"
+#include "lib/lib.h"
+#include "arch/x86.h"
 
 uint64_t kernel_cr3;
 

@@ -1,6 +1,6 @@
 /* Per-CPU blocks; see kernel/percpu.h. */
 #include "kernel/percpu.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 
 struct percpu *cpu_table[MAX_CPUS];
 uint32_t cpu_count;

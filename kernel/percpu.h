@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include "kernel/gdt.h"
 #include "kernel/timer.h"
-#include "kernel/sync.h"
+#include "arch/sync.h"
 
 #define MAX_CPUS 256 /* xAPIC: 8-bit APIC IDs (DESIGN §3) */
 

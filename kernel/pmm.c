@@ -1,7 +1,7 @@
 /* Physical page allocator; see kernel/pmm.h. */
 #include "kernel/pmm.h"
-#include "kernel/lib.h"
-#include "kernel/sync.h"
+#include "lib/lib.h"
+#include "arch/sync.h"
 
 #define BITS 64
 

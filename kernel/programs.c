@@ -1,7 +1,7 @@
 /* Program lookup: built-in programs and loader modules; see kernel/programs.h. */
 #include "kernel/programs.h"
 #include "kernel/boot.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 
 static struct user_program modules[BOOT_INFO_MODULES];
 static char module_names[BOOT_INFO_MODULES][BOOT_INFO_MODNAME];

@@ -1,19 +1,18 @@
 /* AP start-up and cross-CPU calls; see kernel/smp.h. */
 #include "kernel/smp.h"
 #include "kernel/percpu.h"
-#include "kernel/acpi.h"
 #include "kernel/console.h"
-#include "kernel/fpu.h"
-#include "kernel/irq.h"
-#include "kernel/lib.h"
+#include "arch/fpu.h"
+#include "kernel/trap.h"
+#include "lib/lib.h"
 #include "kernel/paging.h"
 #include "kernel/pmm.h"
-#include "kernel/sync.h"
+#include "arch/sync.h"
 #include "kernel/timer.h"
-#include "kernel/tsc.h"
+#include "arch/tsc.h"
 #include "apic/apic.h"
 #include "kernel/idle.h"
-#include "pmu/pmu.h"
+#include "kernel/cpu_hooks.h"
 #include "kernel/task.h"
 
 #define TRAMPOLINE_BASE 0x8000 /* must match boot/trampoline.S */
@@ -163,8 +162,8 @@ void cpu_setup_local(struct percpu *p, bool rejoin)
 	write_cr4(read_cr4() | CR4_PCE);
 	fpu_cpu_init();
 	apic_enable_local();
-	apic_timer_init_local();
-	pmu_cpu_online(rejoin);
+	timer_cpu_init();
+	cpu_hooks->online(rejoin);
 	task_cpu_init();
 }
 
@@ -260,7 +259,7 @@ void ap_main(uint32_t apic)
 	p->call.pending = 0; /* a call it was stuck in is abandoned */
 	cpu_setup_local(p, rejoin);
 	if (rejoin) {
-		pmu_report_state("back after INIT; PMU state kept as found:");
+		cpu_hooks->rejoined();
 		task_cpu_rejoined();
 	}
 	p->online_tsc = rdtsc();
@@ -282,7 +281,7 @@ int smp_reinit_cpu(uint32_t cpu)
 	smp_cpu_leaving(cpu);
 	p->rejoined = true;
 	p->state = CPU_STARTING;
-	pmu_cpu_init_sent(cpu);
+	cpu_hooks->init_sent(cpu);
 	smp_mb();
 	apic_send_init(p->apic_id);
 	idle_sleep_us(INIT_DELAY_US);
@@ -304,22 +303,22 @@ static void send_sipis(uint32_t first, uint32_t state)
 			apic_send_sipi(cpu_table[i]->apic_id, TRAMPOLINE_BASE >> 12);
 }
 
-void smp_init(void)
+void smp_init(const uint32_t *apic_ids, uint32_t n)
 {
 	uint32_t bsp_apic = this_cpu()->apic_id;
 
 	memcpy((void *)TRAMPOLINE_BASE, trampoline_start, trampoline_end - trampoline_start);
-	for (uint32_t i = 0; i < acpi.ncpus && cpu_count < MAX_CPUS; i++) {
-		const struct acpi_cpu *c = &acpi.cpus[i];
-		if (!c->enabled || c->apic_id == bsp_apic || c->apic_id == 0xff || cpu_by_apic[c->apic_id])
+	for (uint32_t i = 0; i < n && cpu_count < MAX_CPUS; i++) {
+		uint32_t apic = apic_ids[i];
+		if (apic == bsp_apic || apic >= 0xff || cpu_by_apic[apic])
 			continue;
-		struct percpu *p = percpu_new(cpu_count, c->apic_id);
+		struct percpu *p = percpu_new(cpu_count, apic);
 		if (!p) {
-			kprintf("smp: out of memory for CPU %u (APIC %u)\n", cpu_count, c->apic_id);
+			kprintf("smp: out of memory for CPU %u (APIC %u)\n", cpu_count, apic);
 			break;
 		}
 		p->state = CPU_STARTING;
-		ap_stack_by_apic[c->apic_id] = p->kstack_top;
+		ap_stack_by_apic[apic] = p->kstack_top;
 		cpu_count++;
 	}
 	smp_mb();

@@ -1,5 +1,5 @@
 /*
- * SMP: start every enabled processor in the MADT with INIT-SIPI-SIPI
+ * SMP: start every processor the platform lists with INIT-SIPI-SIPI
  * (DESIGN §2), and run functions on other CPUs through an IPI.
  */
 #ifndef KERNEL_SMP_H
@@ -14,8 +14,12 @@
 void smp_bsp_early(void);
 /* BSP: IST stacks, GDT/TSS, IDT, APIC and timer (after the allocator and APIC calibration). */
 void smp_bsp_setup(void);
-/* BSP, once: starts the APs and waits (bounded) until each checks in or fails. */
-void smp_init(void);
+/*
+ * BSP, once: starts the processors with the `n` APIC IDs `apic_ids`
+ * (0..254; the BSP's and repeats are skipped; at most MAX_CPUS in all) and
+ * waits (bounded) until each checks in or fails.
+ */
+void smp_init(const uint32_t *apic_ids, uint32_t n);
 /* Number of CPUs in state CPU_ONLINE. */
 uint32_t smp_online_count(void);
 /* Threads per core (from CPUID leaf 0xB), for core/thread numbering. */

@@ -2,23 +2,23 @@
 #include "kernel/task.h"
 #include "kernel/console.h"
 #include "kernel/elf.h"
-#include "kernel/fmt.h"
-#include "kernel/fpu.h"
+#include "lib/fmt.h"
+#include "arch/fpu.h"
 #include "kernel/gdt.h"
 #include "kernel/idle.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 #include "kernel/paging.h"
 #include "kernel/percpu.h"
 #include "kernel/pmm.h"
 #include "kernel/smp.h"
-#include "kernel/sync.h"
+#include "arch/sync.h"
 #include "kernel/timer.h"
-#include "kernel/tsc.h"
+#include "arch/tsc.h"
 #include "kernel/vm.h"
-#include "kernel/mailbox.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 #include "apic/apic.h"
-#include "pmu/pmu.h"
+#include "kernel/cpu_hooks.h"
+#include <pmuos/mailbox.h> /* MBOX_NO_RING */
 #include <pmuos/syscall.h>
 
 #define MAX_TASKS 512
@@ -48,6 +48,29 @@ extern void syscall_entry(void);
 extern void user_start(struct trap_frame *f) __attribute__((noreturn));
 extern int ctx_save(uint64_t ctx[8]);
 extern void ctx_restore(uint64_t ctx[8], int val) __attribute__((noreturn));
+
+static uint32_t no_output_open(uint32_t task, uint32_t launch, uint32_t rank, uint32_t nranks)
+{
+	return MBOX_NO_RING;
+}
+static void no_output(uint32_t ring, const char *s, size_t n) {}
+static void no_cpu(uint32_t cpu) {}
+static void nothing(void) {}
+
+static const struct task_host no_host = {
+	.output_open = no_output_open,
+	.output = no_output,
+	.hand_over = no_cpu,
+	.take_service = nothing,
+	.return_service = nothing,
+	.poll_due = nothing,
+};
+static const struct task_host *host = &no_host;
+
+void task_set_host(const struct task_host *h)
+{
+	host = h;
+}
 
 static struct task tasks[MAX_TASKS];
 static struct spinlock tasks_lock;
@@ -146,7 +169,7 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 		t->rank = n;
 		t->nranks = nranks;
 		t->waiter_apic = this_cpu()->apic_id;
-		t->out_ring = mailbox_output_open(t->id, first, n, nranks);
+		t->out_ring = host->output_open(t->id, first, n, nranks);
 		strlcpy(t->name, argv[0], sizeof(t->name));
 		made[n++] = t;
 	}
@@ -166,7 +189,7 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 		for (uint32_t i = 0; i < n; i++)
 			made[i]->active = true;
 		__atomic_add_fetch(&active_tasks, n, __ATOMIC_ACQ_REL);
-		mailbox_hand_over(made[0]->cpu);
+		host->hand_over(made[0]->cpu);
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct task *t = made[i];
@@ -194,7 +217,7 @@ static void flush_output(struct task *t)
 {
 	if (!t->out_len)
 		return;
-	mailbox_output(t->out_ring, t->out, t->out_len);
+	host->output(t->out_ring, t->out, t->out_len);
 	if (t->nranks > 1)
 		kprintf("[rank %u] %.*s", t->rank, (int)t->out_len, t->out);
 	else
@@ -224,7 +247,7 @@ static void task_finish(struct percpu *p, struct task *t)
 	if (__atomic_exchange_n(&t->active, false, __ATOMIC_ACQ_REL))
 		__atomic_sub_fetch(&active_tasks, 1, __ATOMIC_ACQ_REL);
 	if (p == this_cpu() && !READ_ONCE(p->runq))
-		mailbox_return_service(); /* after the count: CPU 0 takes it once no task is active */
+		host->return_service(); /* after the count: CPU 0 takes it once no task is active */
 	task_release(t);
 	WRITE_ONCE(p->task, NULL);
 	smp_mb();
@@ -249,7 +272,7 @@ bool task_run_next(void)
 		t->state = TASK_KILLED;
 	} else {
 		t->state = TASK_RUNNING;
-		mailbox_take_service();
+		host->take_service();
 		write_cr3(t->as);
 		if (ctx_save(p->sched_ctx) == 0) {
 			struct trap_frame *fr = task_user_frame();
@@ -260,7 +283,7 @@ bool task_run_next(void)
 			fr->rsp = t->initial_rsp;
 			fr->ss = SEL_UDATA;
 			fpu_reset_user(); /* nothing of the previous task's x87/SSE state */
-			pmu_user_enter();
+			cpu_hooks->user_enter();
 			user_start(fr);
 		}
 		write_cr3(kernel_cr3);
@@ -283,7 +306,7 @@ static void task_end_lost(struct percpu *p, struct task *t, uint32_t state, cons
 		snprintf(msg, sizeof(msg), "task %u (%s, rank %u) on CPU %u: %s; task ended\n", t->id, t->name,
 			 t->rank, p->cpu, why);
 		kprintf("%s", msg);
-		mailbox_output(t->out_ring, msg, strnlen(msg, sizeof(msg)));
+		host->output(t->out_ring, msg, strnlen(msg, sizeof(msg)));
 		t->exit_status = state == TASK_FAULTED ? -1 : 0;
 		t->state = state;
 	}
@@ -380,7 +403,7 @@ void syscall_dispatch(struct trap_frame *f)
 	struct percpu *p = this_cpu();
 	struct task *t = p->task;
 
-	pmu_user_exit(p->entry_tsc - SYSCALL_ENTRY_INSNS, p->exit_tsc);
+	cpu_hooks->user_exit(p->entry_tsc - SYSCALL_ENTRY_INSNS, p->exit_tsc);
 	sti();
 	switch (f->rax) {
 	case SYS_WRITE:
@@ -415,10 +438,10 @@ struct trap_frame *task_user_frame(void)
 
 void task_return_to_user(struct trap_frame *f)
 {
-	mailbox_poll_due();
+	host->poll_due();
 	if (this_cpu()->task->kill_requested)
 		task_leave(TASK_KILLED, 0);
-	pmu_user_enter();
+	cpu_hooks->user_enter();
 }
 
 /* ---- faults ---- */
@@ -459,7 +482,7 @@ void task_fault(struct trap_frame *f)
 	snprintf(msg + n, sizeof(msg) - n, "; task ended\n");
 	flush_output(t);
 	kprintf("%s", msg);
-	mailbox_output(t->out_ring, msg, strnlen(msg, sizeof(msg))); /* the host sees why */
+	host->output(t->out_ring, msg, strnlen(msg, sizeof(msg))); /* the host sees why */
 	task_leave(TASK_FAULTED, (int)f->vector);
 }
 

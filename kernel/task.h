@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include "kernel/cpuset.h"
-#include "kernel/irq.h"
+#include "lib/cpuset.h"
+#include "arch/irq.h"
 
 #define TASK_MAX_ARGS 16
 #define TASK_NAME 32
@@ -111,5 +111,26 @@ void task_return_to_user(struct trap_frame *f);
  * the return.
  */
 struct trap_frame *task_user_frame(void);
+
+/*
+ * The front end that serves the host (the mailbox, mailbox/mailbox.c): it
+ * gets each task's output and moves its service to the CPUs that run tasks.
+ * It installs itself at init (task_set_host, every member set); until then
+ * a task has no output ring and nothing moves.
+ */
+struct task_host {
+	/* A ring for task `task`'s output (rank of nranks in launch); MBOX_NO_RING if none. */
+	uint32_t (*output_open)(uint32_t task, uint32_t launch, uint32_t rank, uint32_t nranks);
+	/* Appends n bytes of output to ring `ring` (MBOX_NO_RING: dropped). */
+	void (*output)(uint32_t ring, const char *s, size_t n);
+	/* A launch whose first task runs on `cpu` was made. */
+	void (*hand_over)(uint32_t cpu);
+	/* The calling CPU starts a task / has no task left to run. */
+	void (*take_service)(void);
+	void (*return_service)(void);
+	/* On every return to Ring 3: serve the host if that is due on this CPU. */
+	void (*poll_due)(void);
+};
+void task_set_host(const struct task_host *h);
 
 #endif

@@ -38,5 +38,7 @@ struct timer *timerq_pop_expired(struct timer_queue *q, uint64_t now);
 void timer_arm(struct timer *t, uint64_t deadline, timer_fn fn, void *arg);
 /* Disarms t if armed on the calling CPU. */
 void timer_cancel(struct timer *t);
+/* The calling CPU's start-up: the timer interrupt and the APIC timer behind the queue. */
+void timer_cpu_init(void);
 
 #endif

@@ -3,16 +3,16 @@
  * report: a fault prints vector, error code, RIP, CR2, CPU and registers and
  * stops only the CPU that faulted (DESIGN §3).
  */
-#include "kernel/irq.h"
+#include "kernel/trap.h"
 #include "kernel/percpu.h"
 #include "kernel/console.h"
 #include "kernel/gdt.h"
 #include "kernel/idle.h"
 #include "kernel/smp.h"
 #include "kernel/task.h"
-#include "pmu/pmu.h"
-#include "kernel/lib.h"
-#include "kernel/x86.h"
+#include "kernel/cpu_hooks.h"
+#include "lib/lib.h"
+#include "arch/x86.h"
 #include "apic/apic.h"
 
 struct idt_gate {
@@ -165,7 +165,7 @@ static void __attribute__((noreturn)) user_return_faulted(struct trap_frame *f)
 	struct trap_frame uf = *f;
 	struct percpu *p = this_cpu();
 
-	pmu_user_exit(p->exit_tsc, p->exit_tsc);
+	cpu_hooks->user_exit(p->exit_tsc, p->exit_tsc);
 	uf.rip = iret[0];
 	uf.cs = iret[1];
 	uf.rflags = iret[2];
@@ -183,7 +183,7 @@ void trap_dispatch(struct trap_frame *f)
 		user_return_faulted(f);
 
 	if (user)
-		pmu_user_exit(this_cpu()->entry_tsc - entry_insns(v), this_cpu()->exit_tsc);
+		cpu_hooks->user_exit(this_cpu()->entry_tsc - entry_insns(v), this_cpu()->exit_tsc);
 	if (v < 32) {
 		if (exc_handlers[v] && exc_handlers[v](f)) {
 			if (user)

@@ -3,7 +3,7 @@
  * saved scheduler context a leaving task returns to.
  */
 #include "kernel/percpu.h"
-#include "kernel/trapframe.h"
+#include "arch/trapframe.h"
 #include "kernel/gdt.h"
 
 	.text

@@ -1,6 +1,6 @@
 /* Ring-3 address spaces; see kernel/vm.h. */
 #include "kernel/vm.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 #include "kernel/paging.h"
 #include "kernel/pmm.h"
 #include <pmuos/syscall.h>

@@ -15,9 +15,9 @@
 #include "pmu/regs.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
-#include "kernel/irq.h"
+#include "arch/irq.h"
 #include "kernel/percpu.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 
 extern void pmu_region_1m(void);
 

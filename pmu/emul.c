@@ -10,11 +10,11 @@
  */
 #include "pmu/internal.h"
 #include "pmu/regs.h"
-#include "kernel/irq.h"
+#include "kernel/trap.h"
 #include "kernel/percpu.h"
 #include "kernel/task.h"
 #include "kernel/vm.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 
 #define MAX_INSN 5
 

@@ -2,8 +2,8 @@
 #include "pmu/events.h"
 #include "pmu/plugin_events.h"
 #include "pmu/regs.h"
-#include "kernel/fmt.h"
-#include "kernel/lib.h"
+#include "lib/fmt.h"
+#include "lib/lib.h"
 #include "knc_events.h" /* generated: $(BUILD)/gen/knc_events.h */
 
 size_t knc_event_count(void) { return KNC_EVENT_COUNT; }

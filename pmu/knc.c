@@ -5,7 +5,7 @@
  */
 #include "pmu/backend.h"
 #include "pmu/regs.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 
 static int knc_rdmsr(uint32_t msr, uint64_t *v)
 {

@@ -18,11 +18,12 @@
 #include "pmu/internal.h"
 #include "pmu/share.h"
 #include "apic/apic.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 #include "kernel/percpu.h"
 #include "kernel/task.h"
-#include "kernel/tsc.h"
-#include "kernel/x86.h"
+#include "kernel/trap.h"
+#include "arch/tsc.h"
+#include "arch/x86.h"
 
 static void overflow_due(struct timer *t);
 
@@ -69,10 +70,13 @@ static void sync_at(struct pmu_cpu *pc, struct trap_frame *user, bool lazy)
 
 	if (m->rose) {
 		m->rose = false; /* first: the PMI handler's own ops sync too */
-		if (user)
-			apic_lvt_pc_deliver(user);
-		else
+		if (user) {
+			int v = apic_lvt_pc_take();
+			if (v >= 0)
+				irq_invoke(v, user);
+		} else {
 			apic_lvt_pc_raise();
+		}
 	}
 	uint64_t left = m->active ? model_ticks_to_overflow(m) : UINT64_MAX;
 	if (pc->share && !m->halted && share_sampling(pc->share, m))

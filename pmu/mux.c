@@ -9,8 +9,8 @@
  */
 #include "pmu/internal.h"
 #include "pmu/regs.h"
-#include "kernel/lib.h"
-#include "kernel/tsc.h"
+#include "lib/lib.h"
+#include "arch/tsc.h"
 
 /*
  * The events of the slice that starts with event `first`: on[0], on[1]

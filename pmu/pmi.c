@@ -22,16 +22,19 @@
 #include "pmu/regs.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
-#include "kernel/irq.h"
-#include "kernel/mailbox.h"
+#include "kernel/trap.h"
 #include "kernel/percpu.h"
-#include "kernel/tsc.h"
+#include "arch/tsc.h"
 
 #define PMI_MAX_ROUNDS 8
 #define THROTTLE_WINDOW_US 1000 /* a longer one for limits under 1000/s: one PMI per window */
 
 static volatile uint32_t pmi_limit = PMU_PMI_LIMIT_DEFAULT;
 
+static void no_sink(const struct pmu_sample *s) {}
+static void (*sample_sink)(const struct pmu_sample *s) = no_sink;
+
+void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s)) { sample_sink = fn; }
 void pmu_set_pmi_limit(uint32_t per_second) { pmi_limit = per_second; }
 uint32_t pmu_pmi_limit(void) { return pmi_limit; }
 
@@ -47,7 +50,7 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
 	s->ovf_mask = mask;
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
 		pmu_ops->rdmsr(MSR_KNC_PERFCTR(i), &s->ctr[i]);
-	mailbox_sample(s); /* for the host, drained without a request */
+	sample_sink(s); /* for the host, drained without a request */
 	pc->ring_head = (pc->ring_head + 1) % PMU_SAMPLE_RING;
 	if (pc->ring_count < PMU_SAMPLE_RING)
 		pc->ring_count++;

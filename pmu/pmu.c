@@ -7,16 +7,17 @@
 #include "pmu/internal.h"
 #include "pmu/regs.h"
 #include "pmu/share.h"
+#include "kernel/cpu_hooks.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
-#include "kernel/fmt.h"
-#include "kernel/irq.h"
-#include "kernel/lib.h"
+#include "lib/fmt.h"
+#include "arch/irq.h"
+#include "lib/lib.h"
 #include "kernel/percpu.h"
 #include "kernel/pmm.h"
 #include "kernel/smp.h"
-#include "kernel/sync.h"
-#include "kernel/tsc.h"
+#include "arch/sync.h"
+#include "arch/tsc.h"
 
 #define CPUID_FAMILY(eax) (((eax) >> 8) & 0xf)
 #define KNC_FAMILY 0x0b /* k1om */
@@ -30,6 +31,8 @@ bool pmu_counts_exact(void) { return counts_exact; }
 bool pmu_counts_event(uint32_t evtsel) { return pmu_ops->counts_event(evtsel); }
 bool pmu_plugin_present(void) { return pmu_ops == &pmu_model_ops && share_slot(0); }
 
+static const struct cpu_hooks pmu_cpu_hooks; /* below, with the functions it names */
+
 void pmu_init(void)
 {
 	if (CPUID_FAMILY(cpuid(1, 0).eax) == KNC_FAMILY)
@@ -39,6 +42,7 @@ void pmu_init(void)
 	if (pmu_ops == &pmu_model_ops)
 		share_init();
 	pmi_init();
+	cpu_hooks_set(&pmu_cpu_hooks);
 }
 
 void pmu_cpu_online(bool rejoin)
@@ -82,6 +86,22 @@ void pmu_idle_exit(void)
 	if (this_cpu()->pmu)
 		pmu_ops->idle_exit();
 }
+
+static void pmu_rejoined(void)
+{
+	pmu_report_state("back after INIT; PMU state kept as found:");
+}
+
+/* What the core tells the PMU about each CPU (kernel/cpu_hooks.h). */
+static const struct cpu_hooks pmu_cpu_hooks = {
+	.online = pmu_cpu_online,
+	.rejoined = pmu_rejoined,
+	.init_sent = pmu_cpu_init_sent,
+	.user_enter = pmu_user_enter,
+	.user_exit = pmu_user_exit,
+	.idle_enter = pmu_idle_enter,
+	.idle_exit = pmu_idle_exit,
+};
 
 /* ---- per-CPU operations: run on the CPU itself, interrupts off ---- */
 

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <pmuos/sample.h>
-#include "kernel/cpuset.h"
+#include "lib/cpuset.h"
 
 #define PMU_SAMPLE_RING   4096      /* samples per CPU */
 /*
@@ -104,6 +104,12 @@ struct pmu_regs {
 /* Raw registers of `cpu` (000 §1.4.3); -1 if it is not online or does not answer. */
 int pmu_read_regs(uint32_t cpu, struct pmu_regs *r);
 
+/*
+ * Hands every sample to fn as the PMI records it (the mailbox's rings, which
+ * the host drains without a request), in the PMI, interrupts off; set once
+ * at init. Until then samples stay in the PMU's own ring alone.
+ */
+void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s));
 /* Copies up to `max` of `cpu`'s newest samples, oldest first; returns how many. */
 size_t pmu_samples(uint32_t cpu, struct pmu_sample *out, size_t max, uint64_t *lost);
 

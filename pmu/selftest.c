@@ -17,9 +17,9 @@
 #include "pmu/regs.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
-#include "kernel/fmt.h"
+#include "lib/fmt.h"
 #include "kernel/percpu.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 
 extern void pmu_region_empty(void), pmu_region_1(void), pmu_region_100(void);
 extern void pmu_region_1m(void);

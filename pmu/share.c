@@ -5,8 +5,8 @@
 #include "pmu/regs.h"
 #include "kernel/console.h"
 #include "kernel/paging.h"
-#include "kernel/pci.h"
-#include "kernel/sync.h"
+#include "platform/pc/pci.h"
+#include "arch/sync.h"
 
 #define IVSHMEM_VENDOR 0x1af4
 #define IVSHMEM_DEVICE 0x1110

@@ -3,14 +3,14 @@
 #include "kernel/boot.h"
 #include "kernel/console.h"
 #include "kernel/idle.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 #include "kernel/percpu.h"
 #include "kernel/pmm.h"
 #include "kernel/power.h"
-#include "kernel/sync.h"
+#include "arch/sync.h"
 #include "kernel/smp.h"
 #include "kernel/timer.h"
-#include "kernel/tsc.h"
+#include "arch/tsc.h"
 #include "apic/apic.h"
 
 static const char *const boot_path_names[] = {

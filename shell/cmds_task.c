@@ -1,8 +1,8 @@
 /* Task shell commands: run, tasks, kill (DESIGN §6). */
 #include "shell/shell.h"
 #include "kernel/console.h"
-#include "kernel/cpuset.h"
-#include "kernel/lib.h"
+#include "lib/cpuset.h"
+#include "lib/lib.h"
 #include "kernel/percpu.h"
 #include "kernel/programs.h"
 #include "kernel/task.h"

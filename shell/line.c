@@ -1,6 +1,6 @@
 /* Serial-shell line editor; see shell/line.h. */
 #include "shell/line.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 
 enum { ESC_NONE, ESC_START, ESC_CSI, ESC_SS3 };
 

@@ -1,6 +1,6 @@
 /* Splitting a shell line and finding its command; see shell/shell.h. Pure: fuzzed on the host. */
 #include "shell/shell.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 
 const struct shell_cmd *shell_find(const struct shell_cmd *first, const struct shell_cmd *end, const char *name)
 {

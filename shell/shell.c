@@ -6,11 +6,11 @@
 #include "kernel/console.h"
 #include "kernel/idle.h"
 #include "kernel/smp.h"
-#include "kernel/sync.h"
+#include "arch/sync.h"
 #include "kernel/task.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 #include "kernel/percpu.h"
-#include "kernel/x86.h"
+#include "arch/x86.h"
 
 extern const struct shell_cmd __shell_cmds_start[], __shell_cmds_end[];
 

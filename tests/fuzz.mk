@@ -30,28 +30,28 @@ FUZZ_COV    = -fsanitize=fuzzer
 # Each target links its own file, the kernel files it covers and test
 # doubles, compiled one by one into $(BUILD)/fuzz/obj/ (-MMD: header
 # dependencies). Kernel files get k_ names for what clashes with the C
-# library, as in the unit tests (HOST_RENAME, host/host.mk), and link fmt.c
+# library, as in the unit tests (HOST_RENAME, lib/host.mk), and link fmt.c
 # and lib.c for vsnprintf, memcpy & co.; test files keep the C library's
 # names, and call the kernel's cpuset_* and parse_u64 by their k_ names.
 FUZZ_OBJ    = $(BUILD)/fuzz/obj
-FUZZ_LIB    = $(FUZZ_OBJ)/kernel/fmt.o $(FUZZ_OBJ)/kernel/lib.o
+FUZZ_LIB    = $(FUZZ_OBJ)/lib/fmt.o $(FUZZ_OBJ)/lib/lib.o
 FUZZ_BINS   = $(BUILD)/fuzz/fuzz_mailbox $(BUILD)/fuzz/fuzz_elf $(BUILD)/fuzz/fuzz_shell \
 	      $(BUILD)/fuzz/fuzz_pmuctl
 FUZZ_DEFS   = $(HOST_RENAME)
-$(FUZZ_OBJ)/tests/%.o: FUZZ_DEFS = $(filter -Dcpuset_% -Dparse_u64=%,$(HOST_RENAME))
+$(FUZZ_OBJ)/tests/%.o: FUZZ_DEFS = $(HOST_RENAME_LIB)
 $(FUZZ_OBJ)/tests/%.o: FUZZ_COV =
 # pmu/events.c includes the event table generated from libpfm4 (top Makefile).
 $(FUZZ_OBJ)/pmu/events.o: $(BUILD)/gen/knc_events.h
 $(FUZZ_OBJ)/pmu/events.o: FUZZ_CFLAGS += -I$(BUILD)/gen
 
-$(BUILD)/fuzz/fuzz_mailbox: $(FUZZ_OBJ)/tests/fuzz/fuzz_mailbox.o $(FUZZ_OBJ)/kernel/mailbox_proto.o \
-	$(FUZZ_OBJ)/kernel/cpuset.o
+$(BUILD)/fuzz/fuzz_mailbox: $(FUZZ_OBJ)/tests/fuzz/fuzz_mailbox.o $(FUZZ_OBJ)/mailbox/mailbox_proto.o \
+	$(FUZZ_OBJ)/lib/cpuset.o
 # The loader, on the page-allocator double of the unit tests.
 $(BUILD)/fuzz/fuzz_elf: $(FUZZ_OBJ)/tests/fuzz/fuzz_elf.o $(FUZZ_OBJ)/tests/unit/page_double.o \
 	$(FUZZ_OBJ)/kernel/elf_check.o $(FUZZ_OBJ)/kernel/elf.o $(FUZZ_OBJ)/kernel/vm.o
 # The shell's input side: line editor, line parser, the commands' argument parsers.
 $(BUILD)/fuzz/fuzz_shell: $(FUZZ_OBJ)/tests/fuzz/fuzz_shell.o $(FUZZ_OBJ)/shell/line.o $(FUZZ_OBJ)/shell/parse.o \
-	$(FUZZ_OBJ)/kernel/cpuset.o $(FUZZ_OBJ)/pmu/events.o
+	$(FUZZ_OBJ)/lib/cpuset.o $(FUZZ_OBJ)/pmu/events.o
 # pmuctl's mailbox client and ring readers: host code, the C library's names.
 $(BUILD)/fuzz/fuzz_pmuctl: $(FUZZ_OBJ)/tests/fuzz/fuzz_pmuctl.o $(FUZZ_OBJ)/host/mbox.o $(FUZZ_OBJ)/host/rings.o \
 	$(FUZZ_OBJ)/host/progress.o

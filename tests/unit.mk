@@ -6,8 +6,7 @@
 #
 # Each binary links one kernel source, compiled for the host into
 # $(BUILD)/unit/obj/<path>.o, with its test in tests/unit/test_<module>.c
-# (plus fmt.o and lib.o where that source formats or parses; test_pmi also
-# links the model, pmu/model_core.o, its PMU). test_stat_fmt links pmuctl's
+# and lib/ (test_pmi also links the model, pmu/model_core.o, its PMU). test_stat_fmt links pmuctl's
 # pure stat output, host/stat_fmt.o (a host program: libc as it is), and
 # test_metrics its metric groups, host/metrics.o.
 
@@ -19,7 +18,7 @@ UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 # Same C dialect as the kernel; -O1 keeps the sanitizers fast and -g the reports readable.
 UNIT_CFLAGS  = -std=gnu11 -O1 -g
 UNIT_CFLAGS += -Wall -Wextra
-# Headers by path from the top (e.g. "kernel/fmt.h"), as in the kernel build.
+# Headers by path from the top (e.g. "lib/fmt.h"), as in the kernel build.
 UNIT_CFLAGS += -I. -Iinclude
 # Out-of-bounds access, use after free and undefined behaviour stop the test
 # binary with a report and a non-zero status (no recovery: a UBSan finding is
@@ -29,21 +28,16 @@ UNIT_CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-
 UNIT_LDFLAGS = -fsanitize=address,undefined
 UNIT_LDLIBS  = -lcmocka
 
-# Kernel definitions that clash with the host C library are renamed when the
-# kernel file is compiled for the host; the tests call the k_ names. Files not
-# listed here (line.c, parse.c, acpi_parse.c, pmm.c, vm.c) call memcpy & co. from libc.
-UNIT_RENAME_FMT = -Dvsnprintf=k_vsnprintf -Dsnprintf=k_snprintf
-UNIT_RENAME_LIB = -Dmemcpy=k_memcpy -Dmemmove=k_memmove -Dmemset=k_memset \
-		  -Dmemcmp=k_memcmp -Dstrlen=k_strlen -Dstrnlen=k_strnlen \
-		  -Dstrcmp=k_strcmp -Dstrncmp=k_strncmp -Dstrlcpy=k_strlcpy
-$(BUILD)/unit/obj/kernel/fmt.o: UNIT_DEFS = $(UNIT_RENAME_FMT)
-$(BUILD)/unit/obj/kernel/lib.o: UNIT_DEFS = $(UNIT_RENAME_LIB)
-# Files that call both (snprintf, memcpy, parse_u64 ...) get both sets, so their
-# calls reach the kernel's k_ versions linked from fmt.o and lib.o.
-$(BUILD)/unit/obj/kernel/cpuset.o: UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
-$(BUILD)/unit/obj/kernel/elf_check.o: UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
-$(BUILD)/unit/obj/pmu/events.o:    UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
-$(BUILD)/unit/obj/platform/sfi.o:  UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
+# Card-side files compiled for the host call lib/'s functions by k_ names
+# (HOST_RENAME, lib/host.mk: memcpy & co. would otherwise be the C
+# library's); every test binary links lib/ ($(UNIT_LIB)). Test files and the
+# host programs' files (host/, plugin/, boot/linux/bzimage_check.c) keep the
+# C library's names and call lib/'s own (cpuset_parse, parse_u64) by their
+# k_ names.
+UNIT_LIB = $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(LIB_SRC))
+$(foreach d,lib kernel pmu shell platform mailbox,$(BUILD)/unit/obj/$(d)/%.o): UNIT_DEFS = $(HOST_RENAME)
+$(BUILD)/unit/obj/boot/linux/bootparams.o: UNIT_DEFS = $(HOST_RENAME)
+$(BUILD)/unit/obj/tests/unit/%.o: UNIT_DEFS = $(HOST_RENAME_LIB)
 
 # pmu/events.c includes the event table generated from libpfm4 (top Makefile):
 # build it first and find it in $(BUILD)/gen.
@@ -53,24 +47,21 @@ $(BUILD)/unit/obj/pmu/events.o: UNIT_CFLAGS += -I$(BUILD)/gen
 # pmu/pmi.c uses this_cpu() (a %gs load) and rdtsc() (the instruction), both
 # inline in kernel headers: tests/unit/shadow has versions of those headers
 # that include the real ones and turn the two into functions test_pmi.c
-# defines. -iquote is searched before -I. for "kernel/..." includes.
+# defines. -iquote is searched before -I. for "kernel/..." and "arch/..." includes.
 $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/tests/unit/test_pmi.o: UNIT_CFLAGS += -iquote tests/unit/shadow
 $(BUILD)/unit/obj/pmu/mux.o $(BUILD)/unit/obj/tests/unit/test_mux.o: UNIT_CFLAGS += -iquote tests/unit/shadow
 
 # ------------------------------------------------------------ binaries
-# test_<module>: its test file plus the kernel source it covers (and what
-# that source calls: fmt.o, lib.o).
-$(BUILD)/unit/test_fmt:    $(BUILD)/unit/obj/kernel/fmt.o
+# test_<module>: its test file plus the source it covers (test_fmt,
+# test_lib and test_cpuset: lib/ alone).
 $(BUILD)/unit/test_line:   $(BUILD)/unit/obj/shell/line.o
 $(BUILD)/unit/test_parse:  $(BUILD)/unit/obj/shell/parse.o
 $(BUILD)/unit/test_timerq: $(BUILD)/unit/obj/kernel/timerq.o
 $(BUILD)/unit/test_pmm:    $(BUILD)/unit/obj/kernel/pmm.o
-$(BUILD)/unit/test_acpi:   $(BUILD)/unit/obj/kernel/acpi_parse.o
-$(BUILD)/unit/test_lib:    $(BUILD)/unit/obj/kernel/lib.o
+$(BUILD)/unit/test_acpi:   $(BUILD)/unit/obj/platform/pc/acpi_parse.o
 $(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model_core.o
-$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
-$(BUILD)/unit/test_cpuset: $(BUILD)/unit/obj/kernel/cpuset.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
-$(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
+$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o
+$(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o
 # test_vm: address spaces on the page-allocator double (tests/unit/page_double.c, shared with fuzz_elf).
 $(BUILD)/unit/test_vm:     $(BUILD)/unit/obj/kernel/vm.o $(BUILD)/unit/obj/tests/unit/page_double.o
 # test_pmi: the PMI handler on the software model; its test file has the
@@ -85,7 +76,7 @@ $(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o
 $(BUILD)/unit/test_metrics: $(BUILD)/unit/obj/host/metrics.o $(BUILD)/unit/obj/host/stat_fmt.o
 $(BUILD)/unit/test_bootparams: $(BUILD)/unit/obj/boot/linux/bootparams.o
 $(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
-$(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
+$(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/knc/sfi.o
 $(BUILD)/unit/test_sbox:   $(BUILD)/unit/obj/platform/knc/sbox.o
 
 # test_bzimage also reads the built image, System.map and the kernel's flat
@@ -110,7 +101,7 @@ $(BUILD)/unit/test_memsys:  $(BUILD)/unit/obj/plugin/memsys.o $(BUILD)/unit/obj/
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm
 
-$(UNIT_BINS): $(BUILD)/unit/test_%: $(BUILD)/unit/obj/tests/unit/test_%.o
+$(UNIT_BINS): $(BUILD)/unit/test_%: $(BUILD)/unit/obj/tests/unit/test_%.o $(UNIT_LIB)
 	$(CC) $(UNIT_LDFLAGS) $^ -o $@ $(UNIT_LDLIBS)
 
 $(BUILD)/unit/obj/%.o: %.c
@@ -120,8 +111,4 @@ $(BUILD)/unit/obj/%.o: %.c
 unit: $(UNIT_BINS)
 .PHONY: unit
 
--include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
--include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
-	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi host/stat_fmt host/metrics kernel/vm tests/unit/page_double \
-	   shell/parse boot/linux/bootparams boot/linux/bzimage_check platform/sfi platform/knc/sbox \
-	   plugin/sacache plugin/tlb plugin/bpred plugin/decode plugin/count plugin/memsys)
+-include $(shell find $(BUILD)/unit/obj -name '*.d' 2>/dev/null)

@@ -3,7 +3,7 @@
  * only the boot_params bytes given and what read() returns.
  */
 #include "boot/linux/bootparams.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 
 #define VERSION_CMD_LINE_PTR 0x0202 /* cmd_line_ptr exists from protocol 2.02 */
 

@@ -6,7 +6,7 @@
 #include "boot/linux/bootparams.h"
 #include "kernel/boot.h"
 #include "kernel/console.h"
-#include "kernel/lib.h"
+#include "lib/lib.h"
 
 #define BOOT_MAP_END (4ULL << 30) /* boot/entry.S identity-maps the low 4 GiB */
 

@@ -1,12 +1,12 @@
 /*
- * libFuzzer target for the card's mailbox request decoder (kernel/mailbox_proto.c):
+ * libFuzzer target for the card's mailbox request decoder (mailbox/mailbox_proto.c):
  * any bytes a host can put in a request slot are served without a crash, a
  * hang or an out-of-bounds access (ASan/UBSan), and every answer echoes the
  * sequence number, carries a known status and fits its payload.
  */
 #include <stdlib.h>
 #include <string.h>
-#include "kernel/mailbox.h"
+#include "mailbox/mailbox.h"
 
 static uint8_t upload[64];
 

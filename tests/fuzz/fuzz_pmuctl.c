@@ -144,7 +144,7 @@ static struct answer answer(int32_t status, uint32_t len, const void *payload, s
 }
 
 /*
- * The valid card: laid out as kernel/mailbox.c lays it out, 4 CPUs, READY,
+ * The valid card: laid out as mailbox/mailbox.c lays it out, 4 CPUs, READY,
  * beating, answering INFO, STATUS (one task ended, one running), PMU_READ
  * and SHELL; two output rings and two sample rings with something in them.
  * tests/fuzz/seeds_pmuctl.py knows these values.

@@ -3,7 +3,7 @@
  * the line editor (shell/line.c); each completed line through shell_parse
  * (shell/parse.c: words, command lookup, argument count) with the card's
  * command table, and each argument through the pure parsers the commands
- * use: cpuset_parse (kernel/cpuset.c), parse_u64 (kernel/lib.c), and
+ * use: cpuset_parse (lib/cpuset.c), parse_u64 (lib/lib.c), and
  * knc_event_parse (pmu/events.c), on comma-separated lists as `pmu mux`
  * takes them and on the value of NAME=N words as `pmu set ... period=N`.
  *
@@ -23,9 +23,9 @@
 #include <string.h>
 #include "shell/line.h"
 #include "shell/shell.h"
-#include "kernel/cpuset.h"
-#include "kernel/fmt.h"
-#include "kernel/lib.h"
+#include "lib/cpuset.h"
+#include "lib/fmt.h"
+#include "lib/lib.h"
 #include "pmu/events.h"
 #include "pmu/regs.h"
 

@@ -22,7 +22,7 @@ CONSOLE_FROM = 608
 # What template() holds there.
 ANSWER_LEN = (56, 48, 48, 0)  # INFO, STATUS (2 tasks), PMU_READ (1 count), SHELL
 SAMPLE_RINGS = ((5, 2, 0), (30, 1, 7))
-UPLOAD, OUTPUT = 0x196000, 0x596000  # kernel/mailbox.c's offsets
+UPLOAD, OUTPUT = 0x196000, 0x596000  # mailbox/mailbox.c's offsets
 BOOTING, PANIC = 1, 3
 
 

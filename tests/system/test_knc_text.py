@@ -13,7 +13,7 @@ FORBIDDEN_MNEMONICS = re.compile(
     r"ldmxcsr|stmxcsr|fxsave\w*|fxrstor\w*|xsave\w*|xrstor\w*|cmov\w+|nop[wlq])$")
 PREFIXES = {"rep", "repz", "repnz", "lock", "data16", "addr32", "cs", "ds", "es", "ss", "fs", "gs"}
 FORBIDDEN_REGISTERS = re.compile(r"%(x|y|z)mm\d+|%mm\d|%st(\(\d\))?\b")
-# kernel/fpu.c: the FXRSTOR that resets a task's x87/SSE state lives in this
+# arch/fpu.c: the FXRSTOR that resets a task's x87/SSE state lives in this
 # section alone and runs only where CPUID reports FXSR.
 EXEMPT_SECTION = ".fpu_text"
 EXEMPT_MNEMONIC = "fxrstor64"

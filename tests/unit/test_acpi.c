@@ -1,5 +1,5 @@
 /*
- * kernel/acpi_parse.c on the host: checksum, MADT, FADT and \_S5 parsers.
+ * platform/pc/acpi_parse.c on the host: checksum, MADT, FADT and \_S5 parsers.
  * Every table is handed over in a heap buffer of exactly its length, so
  * AddressSanitizer stops the binary on any read past the end.
  */
@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kernel/acpi.h"
+#include "platform/pc/acpi.h"
 
 /* ------------------------------------------------------------ helpers */
 

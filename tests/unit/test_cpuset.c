@@ -1,7 +1,7 @@
 /*
- * kernel/cpuset.c on the host: CPU sets written "all" or "0-3,8"
- * (kernel/cpuset.h). cpuset.c is compiled with the kernel's snprintf/memcpy/...
- * renamed to k_ (tests/unit.mk) and linked with kernel/fmt.c and kernel/lib.c.
+ * lib/cpuset.c on the host: CPU sets written "all" or "0-3,8"
+ * (lib/cpuset.h). cpuset.c is compiled with the kernel's snprintf/memcpy/...
+ * renamed to k_ (tests/unit.mk) and linked with lib/fmt.c and lib/lib.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kernel/cpuset.h"
+#include "lib/cpuset.h"
 
 /* cpuset_parse(s, ncpus) succeeds with exactly the CPUs want[0..n) (and count n). */
 static void ok(const char *file, int line, const char *s, uint32_t ncpus, const uint32_t *want, size_t n)

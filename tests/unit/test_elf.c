@@ -1,8 +1,8 @@
 /*
  * kernel/elf_check.c on the host: which ELF64 images are pmuos programs
  * (kernel/elf.h). elf_check.c is compiled with the kernel's vsnprintf/memset/
- * memcmp renamed to k_ (tests/unit.mk) and linked with kernel/fmt.c and
- * kernel/lib.c. Every image lives in a heap buffer of its exact length, so
+ * memcmp renamed to k_ (tests/unit.mk) and linked with lib/fmt.c and
+ * lib/lib.c. Every image lives in a heap buffer of its exact length, so
  * AddressSanitizer stops the test at the first byte read past the end.
  */
 #include <stdarg.h>

@@ -2,7 +2,7 @@
  * pmu/events.c on the host: the KNC event table generated from libpfm4 and
  * the event-string syntax (pmu/events.h, DESIGN §5.3). events.c is compiled
  * with the kernel's snprintf/memcpy/... renamed to k_ (tests/unit.mk) and
- * linked with kernel/fmt.c and kernel/lib.c. Independent references: the
+ * linked with lib/fmt.c and lib/lib.c. Independent references: the
  * seed's event list (000 Table 1-6) and libpfm4 itself, linked here, which
  * also encodes event strings when told the KNC PMU is present
  * (LIBPFM_FORCE_PMU=knc).

@@ -1,5 +1,5 @@
 /*
- * kernel/fmt.c on the host. The kernel's vsnprintf/snprintf are compiled as
+ * lib/fmt.c on the host. The kernel's vsnprintf/snprintf are compiled as
  * k_vsnprintf/k_snprintf (tests/unit.mk); the host libc's snprintf is the
  * reference wherever C99 defines the result.
  */
@@ -17,7 +17,7 @@
 
 #define vsnprintf k_vsnprintf
 #define snprintf k_snprintf
-#include "kernel/fmt.h"
+#include "lib/fmt.h"
 #undef vsnprintf
 #undef snprintf
 

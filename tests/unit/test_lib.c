@@ -1,5 +1,5 @@
 /*
- * parse_u64, memcpy and memset from kernel/lib.c on the host. lib.c is compiled with its libc
+ * parse_u64, memcpy and memset from lib/lib.c on the host. lib.c is compiled with its libc
  * names renamed (memcpy -> k_memcpy, ...; tests/unit.mk) so it does not
  * replace the host's; parse_u64 keeps its name.
  */
@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "kernel/lib.h"
+#include "lib/lib.h"
 
 /* lib.c's memcpy and memset by their renamed names; this file calls libc's as the reference. */
 void *k_memcpy(void *dst, const void *src, size_t n);

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "pmu/internal.h"
-#include "kernel/tsc.h" /* tests/unit/shadow: rdtsc() is ours */
+#include "arch/tsc.h" /* tests/unit/shadow: rdtsc() is ours */
 
 #define INSTR  0x0016u /* INSTRUCTIONS_EXECUTED (000 Table 1-6) */
 #define CLK    0x002au /* CPU_CLK_UNHALTED */

@@ -25,9 +25,9 @@
 #include "pmu/internal.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
-#include "kernel/irq.h"
+#include "kernel/trap.h"
 #include "kernel/percpu.h" /* tests/unit/shadow: this_cpu() is ours */
-#include "kernel/tsc.h"    /* tests/unit/shadow: rdtsc() is ours */
+#include "arch/tsc.h"    /* tests/unit/shadow: rdtsc() is ours */
 
 /* 000 Table 1-2 */
 #define PERFCTR0   0x20u
@@ -48,7 +48,7 @@
 #define TWO40      (1ULL << 40)
 #define POISON     0x5a5a5a5a5a5a5a5aULL
 
-#define VECTOR_PMI   0xf8u   /* kernel/irq.h's VEC_PMI, as DESIGN assigns it */
+#define VECTOR_PMI   0xf8u   /* arch/irq.h's VEC_PMI, as DESIGN assigns it */
 #define MAX_ROUNDS   8       /* pmi.c's PMI_MAX_ROUNDS */
 #define HZ           1000000000ULL
 #define MS           (HZ / 1000)
@@ -157,7 +157,7 @@ int kprintf(const char *fmt, ...)
 	return n;
 }
 
-/* The mailbox's copy of each sample: counted, checked in test_sampling_overflow's spirit. */
+/* The mailbox's copy of each sample (the PMU's sample sink, set in setup): counted, checked in test_sampling_overflow's spirit. */
 static int mailbox_samples;
 void mailbox_sample(const struct pmu_sample *s)
 {
@@ -304,6 +304,7 @@ static int setup(void **state)
 	percpu.self = &percpu;
 	percpu.cpu = CPU;
 	now = T0;
+	pmu_set_sample_sink(mailbox_sample);
 	model_reset(&pc.model, now);
 	nev = 0;
 	log_full = false;

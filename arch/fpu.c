@@ -1,0 +1,49 @@
+/* Ring-3 x87/SSE state; see arch/fpu.h. */
+#include <stdbool.h>
+#include "arch/fpu.h"
+#include "arch/x86.h"
+
+#define CR0_MP (1ULL << 1)
+#define CR0_EM (1ULL << 2)
+#define CR0_NE (1ULL << 5)
+#define CR4_OSFXSR     (1ULL << 9)
+#define CR4_OSXMMEXCPT (1ULL << 10)
+#define CPUID1_EDX_FXSR (1u << 24)
+#define CPUID1_EDX_SSE  (1u << 25)
+
+/*
+ * The FXSAVE image of the reset state (SDM Vol. 1, Table 10-2): FCW 0x37f at
+ * byte 0, abridged tag word 0 (all empty) at byte 4, MXCSR 0x1f80 at byte 24,
+ * every register zero.
+ */
+static const uint8_t clean_image[512] __attribute__((aligned(16))) = {
+	[0] = 0x7f, [1] = 0x03, [24] = 0x80, [25] = 0x1f,
+};
+static bool have_fxsr;
+
+void fpu_cpu_init(void)
+{
+	struct cpuid_regs r = cpuid(1, 0);
+
+	write_cr0((read_cr0() & ~CR0_EM) | CR0_MP | CR0_NE);
+	if (r.edx & CPUID1_EDX_SSE)
+		write_cr4(read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT);
+	have_fxsr = r.edx & CPUID1_EDX_FXSR;
+}
+
+/*
+ * The one x87/SSE-state instruction in the kernel, in its own output
+ * section (linker.ld): the check that kernel text holds only what a KNC core
+ * executes (tests/system/test_knc_text.py) names this section as the one
+ * exception; it runs only where CPUID reports FXSR.
+ */
+static void __attribute__((noinline, section(".fpu_text"))) fxrstor(const void *image)
+{
+	__asm__ volatile("fxrstor64 (%0)" :: "r"(image) : "memory");
+}
+
+void fpu_reset_user(void)
+{
+	if (have_fxsr)
+		fxrstor(clean_image);
+}

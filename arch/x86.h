@@ -1,0 +1,103 @@
+/*
+ * x86-64 instruction wrappers used across the kernel: port I/O, MSRs, CPUID,
+ * TSC, control registers, interrupt flag. Every one is a single instruction a
+ * KNC core executes (DESIGN §3: no RDTSCP, PAUSE or fences here; barriers and
+ * spin-waits are in arch/sync.h).
+ */
+#ifndef ARCH_X86_H
+#define ARCH_X86_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" :: "a"(v), "Nd"(port)); }
+static inline void outw(uint16_t port, uint16_t v) { __asm__ volatile("outw %0, %1" :: "a"(v), "Nd"(port)); }
+static inline void outl(uint16_t port, uint32_t v) { __asm__ volatile("outl %0, %1" :: "a"(v), "Nd"(port)); }
+static inline uint8_t inb(uint16_t port) { uint8_t v; __asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port)); return v; }
+static inline uint16_t inw(uint16_t port) { uint16_t v; __asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port)); return v; }
+static inline uint32_t inl(uint16_t port) { uint32_t v; __asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port)); return v; }
+
+static inline uint64_t rdmsr(uint32_t msr)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void wrmsr(uint32_t msr, uint64_t v)
+{
+	__asm__ volatile("wrmsr" :: "c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)) : "memory");
+}
+
+/* RDTSC is not serializing; callers that bracket work order it themselves. */
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi) :: "memory");
+	return ((uint64_t)hi << 32) | lo;
+}
+
+struct cpuid_regs { uint32_t eax, ebx, ecx, edx; };
+
+static inline struct cpuid_regs cpuid(uint32_t leaf, uint32_t subleaf)
+{
+	struct cpuid_regs r;
+	__asm__ volatile("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+			 : "a"(leaf), "c"(subleaf));
+	return r;
+}
+
+#define DEFINE_CR(n)                                                              \
+	static inline uint64_t read_cr##n(void)                                   \
+	{ uint64_t v; __asm__ volatile("mov %%cr" #n ", %0" : "=r"(v)); return v; } \
+	static inline void write_cr##n(uint64_t v)                                \
+	{ __asm__ volatile("mov %0, %%cr" #n :: "r"(v) : "memory"); }
+DEFINE_CR(0)
+DEFINE_CR(2)
+DEFINE_CR(3)
+DEFINE_CR(4)
+#undef DEFINE_CR
+
+#define CR4_PCE (1u << 8) /* RDPMC allowed at CPL 3 (seed 004) */
+
+static inline void cli(void) { __asm__ volatile("cli" ::: "memory"); }
+static inline void sti(void) { __asm__ volatile("sti" ::: "memory"); }
+static inline void hlt(void) { __asm__ volatile("hlt" ::: "memory"); }
+/* STI's one-instruction interrupt shadow makes "sti; hlt" race-free. */
+static inline void sti_hlt(void) { __asm__ volatile("sti; hlt" ::: "memory"); }
+
+static inline uint64_t irq_save(void)
+{
+	uint64_t f;
+	__asm__ volatile("pushfq; popq %0; cli" : "=r"(f) :: "memory");
+	return f;
+}
+
+static inline void irq_restore(uint64_t f)
+{
+	if (f & (1u << 9))
+		sti();
+}
+
+static inline bool irqs_enabled(void)
+{
+	uint64_t f;
+	__asm__ volatile("pushfq; popq %0" : "=r"(f));
+	return f & (1u << 9);
+}
+
+static inline uint64_t read_rflags(void)
+{
+	uint64_t f;
+	__asm__ volatile("pushfq; popq %0" : "=r"(f));
+	return f;
+}
+
+#define MSR_APIC_BASE     0x1b
+#define MSR_EFER          0xc0000080
+#define MSR_FS_BASE       0xc0000100
+#define MSR_GS_BASE       0xc0000101
+#define MSR_KERNEL_GS_BASE 0xc0000102
+#define MSR_TSC_DEADLINE  0x6e0
+
+#endif

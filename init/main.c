@@ -1,0 +1,82 @@
+/*
+ * kernel_main: the BSP's path from either boot entry (boot/entry.S) to the
+ * shell. The top of the layers (README "Layout"): it wires the platform,
+ * the core, the PMU and the mailbox together in order. APs join in ap_main
+ * (kernel/smp.c).
+ */
+#include "kernel/boot.h"
+#include "platform/platform.h"
+#include "kernel/console.h"
+#include "lib/lib.h"
+#include "kernel/paging.h"
+#include "kernel/percpu.h"
+#include "kernel/pmm.h"
+#include "kernel/smp.h"
+#include "arch/tsc.h"
+#include "apic/apic.h"
+#include "pmu/pmu.h"
+#include "shell/shell.h"
+#include "mailbox/mailbox.h"
+
+struct boot_info boot_info;
+uint64_t prompt_tsc;
+
+extern uint64_t boot_mb_magic, boot_mb_info, boot_uefi_info, boot_linux_params;
+
+static void __attribute__((noreturn)) halt_forever(const char *why)
+{
+	kprintf("pmuos: %s; halting.\n", why);
+	for (;;) {
+		cli();
+		hlt();
+	}
+}
+
+void __attribute__((noreturn)) kernel_main(void)
+{
+	smp_bsp_early();
+	platform_console_init();
+	kprintf("\npmuos %s: kernel entered\n", PMUOS_VERSION);
+
+	if (boot_uefi_info) {
+		const struct boot_info *bi = (const struct boot_info *)boot_uefi_info;
+		if (bi->magic != BOOT_INFO_MAGIC)
+			halt_forever("UEFI boot info has a bad magic number");
+		boot_info = *bi;
+		if (boot_info.mmap_count > BOOT_INFO_MMAP_MAX)
+			boot_info.mmap_count = BOOT_INFO_MMAP_MAX;
+		if (boot_info.module_count > BOOT_INFO_MODULES)
+			boot_info.module_count = BOOT_INFO_MODULES;
+	} else if (boot_linux_params) {
+		if (!linux_to_boot_info(boot_linux_params, &boot_info))
+			halt_forever("the Linux boot protocol's boot_params cannot be used");
+	} else if (!multiboot_to_boot_info(boot_mb_magic, boot_mb_info, &boot_info)) {
+		halt_forever("not started by a Multiboot loader or our UEFI loader");
+	}
+	boot_info.cmdline[BOOT_INFO_CMDLINE - 1] = 0;
+	boot_info.loader[BOOT_INFO_LOADER - 1] = 0;
+
+	pmm_init(&boot_info);
+	paging_init();
+	const char *why = platform_init(&boot_info);
+	if (why)
+		halt_forever(why);
+
+	platform_time_init();
+	apic_init_bsp();
+	apic_timer_calibrate();
+	pmu_init();
+	smp_bsp_setup();
+	platform_irq_init();
+	static uint32_t cpus[256]; /* APIC IDs are 8 bits */
+	smp_init(cpus, platform_cpus(cpus, ARRAY_SIZE(cpus)));
+	pmu_calibrate();
+	mailbox_init();
+
+	kprintf("pmuos: %u of %u CPUs online, TSC %lu.%03lu MHz, %lu MiB usable, boot via %s\n",
+		smp_online_count(), cpu_count, tsc_hz / 1000000, tsc_hz / 1000 % 1000,
+		pmm_usable_bytes() >> 20, boot_info.loader[0] ? boot_info.loader : "unknown loader");
+	mailbox_ready();
+	sti();
+	shell_run();
+}

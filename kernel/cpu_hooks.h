@@ -1,0 +1,39 @@
+/*
+ * What the core tells a driver above it about each CPU: its start-up, INIT,
+ * privilege changes and halts (the PMU follows them, DESIGN §5.2). The
+ * driver installs its hooks at init (pmu/pmu.c); the core calls them
+ * without including anything of the driver's, so the arrows run one way.
+ * Until then every hook does nothing.
+ */
+#ifndef KERNEL_CPU_HOOKS_H
+#define KERNEL_CPU_HOOKS_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+struct cpu_hooks {
+	/* Every CPU's start-up path, interrupts off. `rejoin`: it came back through INIT. */
+	void (*online)(bool rejoin);
+	/* An AP back after INIT, set up again: what INIT left is reported. */
+	void (*rejoined)(void);
+	/* The calling CPU is about to send INIT to `cpu`. */
+	void (*init_sent)(uint32_t cpu);
+	/* Just before the IRETQ to Ring 3 (kernel/task.c). */
+	void (*user_enter)(void);
+	/*
+	 * First thing after an entry from Ring 3 (kernel/trap.c, kernel/task.c):
+	 * the TSC of the first kernel instruction and of the first Ring-3
+	 * instruction after the previous exit.
+	 */
+	void (*user_exit)(uint64_t first_kernel, uint64_t first_user);
+	/* The calling CPU halts / woke up (kernel/idle.c). */
+	void (*idle_enter)(void);
+	void (*idle_exit)(void);
+};
+
+/* The hooks in force (never NULL; each member set). */
+extern const struct cpu_hooks *cpu_hooks;
+/* Installs `h` (every member set), on the BSP before the APs start. */
+void cpu_hooks_set(const struct cpu_hooks *h);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * Handler registration for interrupts and exceptions (kernel/trap.c
+ * dispatches every vector; arch/irq.h has the vector map). A driver above
+ * the core installs its handlers at init: the core calls them without
+ * including anything of theirs.
+ */
+#ifndef KERNEL_TRAP_H
+#define KERNEL_TRAP_H
+
+#include <stdint.h>
+#include "arch/irq.h"
+
+typedef void (*irq_handler)(struct trap_frame *f);
+
+/* Loads the IDT on the calling CPU (builds it on the first call). */
+void idt_load(void);
+/* Installs handler for vector (32..255). Vectors >= 32 get an EOI after the handler. */
+void irq_register(uint8_t vector, irq_handler h);
+/*
+ * Runs vector's handler (32..255) on frame f, as if the CPU took that
+ * interrupt at f's instruction boundary; no EOI (the APIC did not deliver
+ * it). For interrupts the kernel raises in software while it handles
+ * another one that f is the context of (pmu/model.c's PMI).
+ */
+void irq_invoke(uint8_t vector, struct trap_frame *f);
+
+/*
+ * Exception hooks: a handler returns 1 if it dealt with the exception (the
+ * faulting context resumes), 0 to fall through to the fault report.
+ */
+typedef int (*exc_handler)(struct trap_frame *f);
+void exc_register(uint8_t vector, exc_handler h);
+
+#endif

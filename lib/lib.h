@@ -1,0 +1,36 @@
+/*
+ * Freestanding C library subset the kernel uses (the compiler may also emit
+ * calls to memcpy, memset, memmove and memcmp on its own).
+ */
+#ifndef LIB_LIB_H
+#define LIB_LIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((uint64_t)(a) - 1))
+#define ALIGN_DOWN(x, a) ((x) & ~((uint64_t)(a) - 1))
+
+void *memcpy(void *dst, const void *src, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+size_t strnlen(const char *s, size_t max);
+int strcmp(const char *a, const char *b);
+int strncmp(const char *a, const char *b, size_t n);
+/* Copies at most size-1 bytes and always NUL-terminates (size > 0). */
+size_t strlcpy(char *dst, const char *src, size_t size);
+
+/*
+ * Parses an unsigned integer: decimal, or hex with 0x. The whole string must
+ * be digits. Returns false (and leaves *out alone) on empty input, a stray
+ * character or a value above max.
+ */
+bool parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+#endif

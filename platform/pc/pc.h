@@ -1,0 +1,23 @@
+/* A PC in QEMU: what platform/pc/'s files share (platform/platform.h is the interface). */
+#ifndef PLATFORM_PC_PC_H
+#define PLATFORM_PC_PC_H
+
+#include "kernel/trap.h"
+
+/* 8254 PIT (pit.c): measures tsc_hz (10 ms gate on channel 2), BSP, interrupts off. */
+void tsc_calibrate(void);
+/* Starts PIT channel 0 at 10 kHz with its interrupt masked (see pit.c). */
+void pit_heartbeat_start(void);
+
+/* COM1 (uart.c): sets it up and makes it the console's device. */
+void uart_init(void);
+/* Routes its receive interrupt to the calling CPU (after the IOAPIC is up). */
+void uart_enable_rx_irq(void);
+
+/*
+ * Routes ISA IRQ `irq` (0..15) through the IOAPIC to the calling CPU, with
+ * the MADT's interrupt source overrides, and installs h on its vector.
+ */
+void pc_route_isa_irq(unsigned irq, irq_handler h);
+
+#endif

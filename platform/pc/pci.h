@@ -1,0 +1,24 @@
+/* PCI configuration space through I/O ports 0xCF8/0xCFC (configuration mechanism #1). */
+#ifndef PLATFORM_PC_PCI_H
+#define PLATFORM_PC_PCI_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+struct pci_dev {
+	uint8_t bus, dev, fn;
+	uint16_t vendor, device;
+};
+
+/* Finds the first function with this vendor and device ID on buses 0-255. */
+bool pci_find(uint16_t vendor, uint16_t device, struct pci_dev *out);
+/* The n-th (from 0) such function, in the same order; false if there are n or fewer. */
+bool pci_find_nth(uint16_t vendor, uint16_t device, unsigned n, struct pci_dev *out);
+/*
+ * Base address and size (bytes) of memory BAR `bar` (0-5; a 64-bit BAR takes
+ * two slots) and turns on memory decoding. Returns false for an I/O or
+ * unassigned BAR.
+ */
+bool pci_mem_bar(const struct pci_dev *d, int bar, uint64_t *base, uint64_t *size);
+
+#endif

@@ -1,0 +1,35 @@
+/* kernel/power.h on a PC: ACPI soft-off and warm reset. */
+#include "kernel/power.h"
+#include "platform/pc/acpi.h"
+#include "arch/tsc.h"
+#include "arch/x86.h"
+
+#define SLP_EN (1u << 13)
+#define SLP_TYP(t) ((uint32_t)(t) << 10)
+
+void power_off(void)
+{
+	if (!acpi.pm1a_cnt || acpi.s5_slp_typ < 0)
+		return;
+	outw(acpi.pm1a_cnt, SLP_TYP(acpi.s5_slp_typ) | SLP_EN);
+	delay_us(100000);
+}
+
+void power_reset(void)
+{
+	cli();
+	if (acpi.have_reset) {
+		outb(acpi.reset_port, acpi.reset_value);
+		delay_us(100000);
+	}
+	outb(0xcf9, 0x02); /* reset control: SYS_RST, then RST_CPU to trigger */
+	outb(0xcf9, 0x06);
+	delay_us(100000);
+	outb(0x64, 0xfe);  /* 8042 pulse reset line */
+	delay_us(100000);
+	/* Last resort: an empty IDT turns the next exception into a triple fault. */
+	struct { uint16_t limit; uint64_t base; } __attribute__((packed)) none = { 0, 0 };
+	__asm__ volatile("lidt %0; int3" :: "m"(none));
+	for (;;)
+		hlt();
+}
