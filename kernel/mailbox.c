@@ -294,29 +294,10 @@ static void info(struct mbox_info *out)
 	strlcpy(out->kernel_version, PMUOS_VERSION, sizeof(out->kernel_version));
 }
 
-static int configure(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t period)
-{
-	char err[80];
-
-	if (!evtsel)
-		return pmu_unconfigure(set, ctr);
-	return pmu_configure(set, ctr, evtsel, period, err, sizeof(err));
-}
-
-static int control(const struct cpuset *set, uint16_t opcode)
+static struct pmu_result control(const struct cpuset *set, uint16_t opcode)
 {
 	return opcode == MBOX_OP_PMU_START ? pmu_start(set) : opcode == MBOX_OP_PMU_STOP ? pmu_stop(set)
 											 : pmu_clear(set);
-}
-
-static int spflt(const struct cpuset *set, uint32_t mask)
-{
-	return pmu_set_spflt(set, mask);
-}
-
-static int mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint32_t slice_us)
-{
-	return pmu_mux_configure(set, nev, evtsel, slice_us * (tsc_hz / 1000000));
 }
 
 /* The image is copied first: the host could change the upload area while it is checked. */
@@ -403,12 +384,12 @@ static int shell(char *line, uint32_t seq)
 
 static const struct mbox_ops kernel_ops = {
 	.info = info,
-	.pmu_configure = configure,
+	.pmu_configure = pmu_configure,
 	.pmu_control = control,
 	.pmu_read = pmu_read,
 	.counts_event = pmu_counts_event,
-	.pmu_spflt = spflt,
-	.pmu_mux = mux,
+	.pmu_spflt = pmu_set_spflt,
+	.pmu_mux = pmu_mux_configure,
 	.run = run,
 	.status = status,
 	.kill = kill_launch,
@@ -444,6 +425,7 @@ bool mailbox_poll(void)
 		return false;
 	ops = kernel_ops;
 	ops.ncpus = cpu_count;
+	ops.tsc_hz = tsc_hz;
 	ops.upload = upload;
 	/* At most a ring's worth per poll: a host cannot keep the card here. */
 	for (int n = 0; n < MBOX_REQ_SLOTS; n++) {

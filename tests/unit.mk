@@ -10,7 +10,7 @@
 # links the model, pmu/model_core.o, its PMU). test_stat_fmt links pmuctl's
 # pure stat output, host/stat_fmt.o (a host program: libc as it is).
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt vm parse \
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt vm parse mailbox \
 		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
@@ -42,6 +42,11 @@ $(BUILD)/unit/obj/kernel/lib.o: UNIT_DEFS = $(UNIT_RENAME_LIB)
 $(BUILD)/unit/obj/kernel/cpuset.o: UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
 $(BUILD)/unit/obj/kernel/elf_check.o: UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
 $(BUILD)/unit/obj/pmu/events.o:    UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
+$(BUILD)/unit/obj/pmu/rules_text.o: UNIT_DEFS = $(UNIT_RENAME_FMT)
+$(BUILD)/unit/obj/kernel/mailbox_proto.o: UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
+# The decoder's handlers and the test's doubles share one signature each (a
+# table of them, struct mbox_ops): not every one uses every argument.
+$(BUILD)/unit/obj/kernel/mailbox_proto.o $(BUILD)/unit/obj/tests/unit/test_mailbox.o: UNIT_CFLAGS += -Wno-unused-parameter
 $(BUILD)/unit/obj/platform/sfi.o:  UNIT_DEFS = $(UNIT_RENAME_FMT) $(UNIT_RENAME_LIB)
 
 # pmu/events.c includes the event table generated from libpfm4 (top Makefile):
@@ -67,7 +72,9 @@ $(BUILD)/unit/test_pmm:    $(BUILD)/unit/obj/kernel/pmm.o
 $(BUILD)/unit/test_acpi:   $(BUILD)/unit/obj/kernel/acpi_parse.o
 $(BUILD)/unit/test_lib:    $(BUILD)/unit/obj/kernel/lib.o
 $(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model_core.o
-$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
+# test_events: the event strings and the PMU's rules and texts they use (pmu/rules*.c).
+$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/pmu/rules.o $(BUILD)/unit/obj/pmu/rules_text.o \
+	$(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
 $(BUILD)/unit/test_cpuset: $(BUILD)/unit/obj/kernel/cpuset.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
 $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
 # test_vm: address spaces on the page-allocator double (tests/unit/page_double.c, shared with fuzz_elf).
@@ -76,7 +83,11 @@ $(BUILD)/unit/test_vm:     $(BUILD)/unit/obj/kernel/vm.o $(BUILD)/unit/obj/tests
 # doubles for the kernel (pmu_ops, pmu_this, this_cpu, rdtsc, kprintf, APIC, IRQ, timers).
 $(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/model_core.o
 # test_mux: multiplexing over two fake counters; its doubles stand in for pmu.c and the timers.
-$(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o
+$(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o $(BUILD)/unit/obj/pmu/rules.o
+# test_mailbox: the request decoder, the status of each opcode; its PMU doubles check through
+# the PMU's own rules (pmu/rules.c) as the driver does.
+$(BUILD)/unit/test_mailbox: $(BUILD)/unit/obj/kernel/mailbox_proto.o $(BUILD)/unit/obj/pmu/rules.o \
+	$(BUILD)/unit/obj/kernel/cpuset.o $(BUILD)/unit/obj/kernel/fmt.o $(BUILD)/unit/obj/kernel/lib.o
 $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
 # test_stat_fmt: pmuctl stat's scaling and its table, -x and --json output.
 $(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o
@@ -119,6 +130,6 @@ unit: $(UNIT_BINS)
 
 -include $(patsubst %,$(BUILD)/unit/obj/tests/unit/test_%.d,$(UNIT_MODULES))
 -include $(patsubst %,$(BUILD)/unit/obj/%.d,kernel/fmt shell/line kernel/timerq kernel/pmm kernel/acpi_parse kernel/lib \
-	   pmu/model_core pmu/events kernel/cpuset kernel/elf_check pmu/pmi host/stat_fmt kernel/vm tests/unit/page_double \
+	   pmu/model_core pmu/events pmu/rules pmu/rules_text kernel/mailbox_proto kernel/cpuset kernel/elf_check pmu/pmi host/stat_fmt kernel/vm tests/unit/page_double \
 	   shell/parse boot/linux/bootparams boot/linux/bzimage_check platform/sfi platform/knc/sbox \
 	   plugin/sacache plugin/tlb plugin/bpred plugin/decode plugin/count plugin/memsys)
