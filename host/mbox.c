@@ -450,7 +450,7 @@ static const char *mbox_strerror(int status)
 	switch (status) {
 	case MBOX_OK: return "ok";
 	case MBOX_E_OPCODE: return "unknown request";
-	case MBOX_E_CPUSET: return "bad CPU set (empty, or a CPU the card does not have)";
+	case MBOX_E_CPUSET: return "bad CPU set (empty, a CPU the card does not have, or one not online)";
 	case MBOX_E_PAYLOAD: return "malformed request";
 	case MBOX_E_EVENT: return "event refused (reserved bits or counter constraint)";
 	case MBOX_E_BUSY: return "card busy: some CPUs did not answer";

@@ -10,7 +10,6 @@
 #include "host/progress.h"
 #include "host/record.h"
 #include "host/rings.h"
-#include "pmu/regs.h"
 
 static FILE *rec_out;
 static uint64_t rec_samples, rec_lost;
@@ -47,23 +46,13 @@ int cmd_record(struct card *c, int argc, char **argv)
 	}
 	if (!ev || optind >= argc)
 		return usage();
-	if (period == 0 || period > (1ULL << KNC_CTR_BITS)) {
-		fprintf(stderr, "pmuctl: -c PERIOD must be 1 to 2^40 events\n");
+	if (period == 0) { /* the card's range (1 to 2^40) is the card's to check */
+		fprintf(stderr, "pmuctl: -c PERIOD must be a number of events, 1 to 2^40\n");
 		return 2;
 	}
 	pfm_setup();
 	uint32_t sel = encode(ev);
 	parse_cpus(c, cpus, &set);
-	if (!(rec_out = fopen(file, "wb"))) {
-		fprintf(stderr, "pmuctl: cannot write %s: %s\n", file, strerror(errno));
-		return 1;
-	}
-	struct rec_header h = { .version = 1, .period = period };
-	memcpy(h.magic, REC_MAGIC, 8);
-	snprintf(h.program, sizeof(h.program), "%s", argv[optind]);
-	snprintf(h.event, sizeof(h.event), "%s", ev);
-	fwrite(&h, sizeof(h), 1, rec_out);
-
 	struct mbox_pmu_config cfg0 = { .counter = 0, .evtsel = sel, .period = period }, cfg1 = { .counter = 1 };
 	uint32_t mask = 0;
 	int st = call(c, MBOX_OP_PMU_CONFIG, &set, &cfg0, sizeof(cfg0), &resp);
@@ -75,6 +64,17 @@ int cmd_record(struct card *c, int argc, char **argv)
 		st = call(c, MBOX_OP_PMU_CLEAR, &set, NULL, 0, &resp);
 	if (st != MBOX_OK)
 		die_status(c, "record", st);
+	/* The file, once the card took the configuration. */
+	if (!(rec_out = fopen(file, "wb"))) {
+		fprintf(stderr, "pmuctl: cannot write %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	struct rec_header h = { .version = 1, .period = period };
+	memcpy(h.magic, REC_MAGIC, 8);
+	snprintf(h.program, sizeof(h.program), "%s", argv[optind]);
+	snprintf(h.event, sizeof(h.event), "%s", ev);
+	fwrite(&h, sizeof(h), 1, rec_out);
+
 	uint64_t lost0 = 0;
 	for (uint32_t cpu = 0; cpu < c->cpu_count; cpu++)
 		if (cpuset_has(&set, cpu)) {

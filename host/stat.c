@@ -12,11 +12,10 @@
 #include "pmu/regs.h"
 
 static struct {
-	int nev, mux, counted[MAX_EVENTS], ngroups;
+	int nev, counted[MAX_EVENTS], ngroups;
 	const char *names[MAX_EVENTS];
 	const struct metric_group *groups[METRIC_NGROUPS]; /* -M, each once: their events are among names */
 	uint32_t sel[MAX_EVENTS];
-	int on[KNC_NUM_COUNTERS];          /* without multiplexing: the event on counter i, -1: none */
 	struct stat_count now[MAX_EVENTS][CPUSET_MAX], then[MAX_EVENTS][CPUSET_MAX];
 	struct stat_format fmt;
 	const struct cpuset *set;
@@ -24,29 +23,19 @@ static struct {
 	double start, next_print, last_print;
 } st;
 
-/* Puts the events on the counters, or has the card multiplex them (more than 2, or two L2 events). */
+/*
+ * Gives the card the events as one list (MBOX_OP_PMU_MUX): it puts them on
+ * the counters itself (an L2 event only on counter 0) and they stay there
+ * when they fit, else they take turns every mux_ms. pmuctl places nothing.
+ */
 static void stat_configure(struct card *c, const struct cpuset *set, int mux_ms)
 {
-	st.on[0] = 0;
-	st.on[1] = st.nev > 1 ? 1 : -1;
-	if (st.nev == 2 && knc_event_counter0_only(EVTSEL_CODE(st.sel[1]))) {
-		st.on[0] = 1; /* an L2 event counts only on counter 0 (DESIGN §5.1) */
-		st.on[1] = 0;
-	}
-	st.mux = st.nev > KNC_NUM_COUNTERS || (st.on[1] >= 0 && knc_event_counter0_only(EVTSEL_CODE(st.sel[st.on[1]])));
+	struct mbox_pmu_mux m = { .nev = st.nev, .slice_us = mux_ms * 1000 };
 	int rc;
-	if (st.mux) {
-		struct mbox_pmu_mux m = { .nev = st.nev, .slice_us = mux_ms * 1000 };
-		memcpy(m.evtsel, st.sel, st.nev * sizeof(st.sel[0]));
-		if ((rc = call(c, MBOX_OP_PMU_MUX, set, &m, sizeof(m), &resp)) != MBOX_OK)
-			die_status(c, "configure", rc);
-		return;
-	}
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
-		struct mbox_pmu_config cfg = { .counter = i, .evtsel = st.on[i] >= 0 ? st.sel[st.on[i]] : 0 };
-		if ((rc = call(c, MBOX_OP_PMU_CONFIG, set, &cfg, sizeof(cfg), &resp)) != MBOX_OK)
-			die_status(c, "configure", rc);
-	}
+
+	memcpy(m.evtsel, st.sel, st.nev * sizeof(st.sel[0]));
+	if ((rc = call(c, MBOX_OP_PMU_MUX, set, &m, sizeof(m), &resp)) != MBOX_OK)
+		die_status(c, "configure", rc);
 }
 
 /* Reads every CPU's counts into st.now. */
@@ -57,8 +46,8 @@ static void stat_read(struct card *c, const struct cpuset *set)
 		die_status(c, "read", rc);
 	const struct mbox_pmu_count *r = (const struct mbox_pmu_count *)resp.payload;
 	for (size_t k = 0; k < resp.len / sizeof(*r); k++) {
-		int ev = r[k].flags & MBOX_COUNT_MUX ? (int)r[k].counter : st.on[r[k].counter & 1];
-		if (ev < 0 || ev >= st.nev || r[k].cpu >= CPUSET_MAX)
+		uint32_t ev = r[k].counter; /* the event's place in the list */
+		if (!(r[k].flags & MBOX_COUNT_MUX) || ev >= (uint32_t)st.nev || r[k].cpu >= CPUSET_MAX)
 			continue;
 		st.now[ev][r[k].cpu] = (struct stat_count){ r[k].value, r[k].enabled, r[k].running };
 		st.counted[ev] = !!(r[k].flags & MBOX_COUNT_COUNTED);
@@ -196,16 +185,14 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	st.set = &set;
 	st.fmt.tsc_hz = c->seen.tsc_hz ? c->seen.tsc_hz : 1000000000;
 	stat_configure(c, &set, mux_ms);
-	if (spflt && st.mux) {
+	/* SPFLT may gate both counters: one without an event counts nothing either way. */
+	uint32_t mask = spflt ? SPFLT_EN(0) | SPFLT_EN(1) : 0;
+	int rc = call(c, MBOX_OP_PMU_SPFLT, &set, &mask, sizeof(mask), &resp);
+	if (rc == MBOX_E_EVENT && spflt) { /* the card's verdict: the events take turns */
 		fprintf(stderr, "pmuctl: --spflt needs the events on the counters for the whole run: give at most %d "
 			"(and at most one L2 event)\n", KNC_NUM_COUNTERS);
 		return 2;
 	}
-	uint32_t mask = 0;
-	for (int i = 0; spflt && i < KNC_NUM_COUNTERS; i++)
-		if (st.on[i] >= 0)
-			mask |= 1u << i;
-	int rc = call(c, MBOX_OP_PMU_SPFLT, &set, &mask, sizeof(mask), &resp);
 	if (rc == MBOX_OK)
 		rc = call(c, MBOX_OP_PMU_CLEAR, &set, NULL, 0, &resp);
 	if (rc == MBOX_OK)

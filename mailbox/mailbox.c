@@ -112,9 +112,9 @@ static void console_to_host(const char *s, size_t n)
  * cannot (issue 9):
  *  - a CPU that starts a task takes the service; when its last queued task
  *    ends it passes the service to another CPU running a task, else to CPU 0;
- *  - CPU 0 hands it to the CPU of a launch it starts (so it stops waking
- *    while the tasks are measured); a CPU running a task that serves a RUN
- *    keeps it;
+ *  - CPU 0 has the CPU of a launch it starts take it (so CPU 0 stops
+ *    waking while the tasks are measured); a CPU running a task that
+ *    serves a RUN keeps it;
  *  - CPU 0 takes it back when no task is active, and passes it on when it
  *    holds it while a task runs (after an INIT, below);
  *  - a request to INIT the serving CPU itself is not consumed there: the
@@ -188,10 +188,17 @@ static uint32_t pass_to_task_cpu(void)
 	return 0;
 }
 
+/*
+ * The target takes the service itself (a cross-CPU call) and so arms its
+ * beat now: setting service_cpu for it to arm its timer when its task
+ * starts left no beat at all while it still ran an earlier task (the host
+ * saw a stale heartbeat for the length of that task). If the call cannot be
+ * posted, CPU 0 serves on and its idle work passes the service later.
+ */
 void mailbox_hand_over(uint32_t cpu)
 {
-	if (hdr && service_cpu == 0 && this_cpu()->cpu == 0)
-		give_service(cpu); /* it arms its timer when its task starts */
+	if (hdr && service_cpu == 0 && this_cpu()->cpu == 0 && smp_call_try(cpu, take_service, NULL) == 0)
+		timer_cancel(beat_timer());
 }
 
 void mailbox_return_service(void)
@@ -306,29 +313,10 @@ static void info(struct mbox_info *out)
 	strlcpy(out->kernel_version, PMUOS_VERSION, sizeof(out->kernel_version));
 }
 
-static int configure(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t period)
-{
-	char err[80];
-
-	if (!evtsel)
-		return pmu_unconfigure(set, ctr);
-	return pmu_configure(set, ctr, evtsel, period, err, sizeof(err));
-}
-
-static int control(const struct cpuset *set, uint16_t opcode)
+static struct pmu_result control(const struct cpuset *set, uint16_t opcode)
 {
 	return opcode == MBOX_OP_PMU_START ? pmu_start(set) : opcode == MBOX_OP_PMU_STOP ? pmu_stop(set)
 											 : pmu_clear(set);
-}
-
-static int spflt(const struct cpuset *set, uint32_t mask)
-{
-	return pmu_set_spflt(set, mask);
-}
-
-static int mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint32_t slice_us)
-{
-	return pmu_mux_configure(set, nev, evtsel, slice_us * (tsc_hz / 1000000));
 }
 
 /* The image is copied first: the host could change the upload area while it is checked. */
@@ -415,12 +403,12 @@ static int shell(char *line, uint32_t seq)
 
 static const struct mbox_ops kernel_ops = {
 	.info = info,
-	.pmu_configure = configure,
+	.pmu_configure = pmu_configure,
 	.pmu_control = control,
 	.pmu_read = pmu_read,
 	.counts_event = pmu_counts_event,
-	.pmu_spflt = spflt,
-	.pmu_mux = mux,
+	.pmu_spflt = pmu_set_spflt,
+	.pmu_mux = pmu_mux_configure,
 	.run = run,
 	.status = status,
 	.kill = kill_launch,
@@ -456,6 +444,7 @@ bool mailbox_poll(void)
 		return false;
 	ops = kernel_ops;
 	ops.ncpus = cpu_count;
+	ops.tsc_hz = tsc_hz;
 	ops.upload = upload;
 	/* At most a ring's worth per poll: a host cannot keep the card here. */
 	for (int n = 0; n < MBOX_REQ_SLOTS; n++) {

@@ -35,8 +35,9 @@ void mailbox_poll_due(void);
 void mailbox_take_service(void);
 /*
  * A launch is about to start tasks on `cpu`: if CPU 0 holds the service and
- * calls this, it hands the service over and stops its own timer now, so it
- * does not wake again while the tasks are measured. A CPU running a task
+ * calls this, `cpu` takes the service over at once (its beat starts, even if
+ * it still runs an earlier task) and CPU 0 stops its own timer, so it does
+ * not wake again while the tasks are measured. A CPU running a task
  * keeps serving (it may launch onto itself or another busy CPU).
  */
 void mailbox_hand_over(uint32_t cpu);
@@ -57,17 +58,24 @@ void mailbox_output(uint32_t ring, const char *s, size_t n);
 /* Whether the calling CPU holds the service now. */
 bool mailbox_serving_here(void);
 
-/* What the request decoder calls (kernel: the PMU driver; tests: doubles). */
+/*
+ * What the request decoder calls (kernel: the PMU driver; tests: doubles).
+ * The PMU operations check their arguments themselves and answer with the
+ * PMU's verdict (pmu/rules.h), which the decoder turns into a status.
+ */
 struct mbox_ops {
 	uint32_t ncpus;
+	uint64_t tsc_hz;  /* TSC ticks per second: a request's microseconds become the PMU's ticks */
 	void (*info)(struct mbox_info *out);
-	int (*pmu_configure)(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t period);
-	int (*pmu_control)(const struct cpuset *set, uint16_t opcode); /* START, STOP, CLEAR */
-	int (*pmu_read)(uint32_t cpu, struct pmu_reading *r);
+	/* pmu_configure (pmu/pmu.h): evtsel 0 frees the counter. */
+	struct pmu_result (*pmu_configure)(const struct cpuset *set, uint64_t ctr, uint32_t evtsel, uint64_t period);
+	struct pmu_result (*pmu_control)(const struct cpuset *set, uint16_t opcode); /* START, STOP, CLEAR */
+	enum pmu_err (*pmu_read)(uint32_t cpu, struct pmu_reading *r);
 	bool (*counts_event)(uint32_t evtsel);
-	int (*pmu_spflt)(const struct cpuset *set, uint32_t mask);
-	/* nev 1..8 checked EvtSel values; slice in microseconds (checked). CPUs done. */
-	int (*pmu_mux)(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint32_t slice_us);
+	struct pmu_result (*pmu_spflt)(const struct cpuset *set, uint64_t mask);
+	/* pmu_mux_configure: nev as the request gives it (the list holds at most PMU_MUX_MAX); slice in TSC ticks. */
+	struct pmu_result (*pmu_mux)(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel,
+				     uint64_t slice_ticks);
 	/* Launches the image (already copied out of the mailbox by the callee); launch id or -1. */
 	int (*run)(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set);
 	/* Tasks of a launch into out[0..max); how many, or -1 if there is no such launch. */
@@ -97,6 +105,8 @@ struct mbox_ops {
  * writes outside the two structs.
  */
 void mbox_serve(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops);
+/* The status that answers a PMU verdict (one table, kernel/mailbox_proto.c). */
+int mbox_pmu_status(enum pmu_err err);
 /* True if `req` asks for a reset, which the transport performs after publishing the answer. */
 bool mbox_wants_reset(const struct mbox_request *req, const struct mbox_response *resp);
 

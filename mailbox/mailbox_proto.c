@@ -1,14 +1,45 @@
-/* The mailbox request decoder; see mailbox/mailbox.h. Pure: unit-tested and fuzzed on the host. */
+/*
+ * The mailbox request decoder; see mailbox/mailbox.h. Pure: unit-tested and
+ * fuzzed on the host. One descriptor per opcode says what a request must
+ * carry (payload length, a CPU set); those checks are made once, here,
+ * before the opcode's handler runs. What the PMU takes is the PMU's to say
+ * (pmu/rules.h): its verdict becomes a status through one table.
+ */
 #include "mailbox/mailbox.h"
 #include "lib/lib.h"
-#include "pmu/regs.h"
+#include "pmu/rules.h"
 
-static int fail(struct mbox_response *resp, int status)
+/* The PMU's verdicts as statuses (the shell turns them into text instead). */
+static const int8_t pmu_status[PMU_ERR_COUNT] = {
+	[PMU_OK]             = MBOX_OK,
+	[PMU_ERR_EVENT]      = MBOX_E_EVENT,
+	[PMU_ERR_COUNTER]    = MBOX_E_RANGE,
+	[PMU_ERR_L2_COUNTER] = MBOX_E_EVENT,
+	[PMU_ERR_PERIOD]     = MBOX_E_RANGE,
+	[PMU_ERR_TOO_MANY]   = MBOX_E_RANGE,
+	[PMU_ERR_SLICE]      = MBOX_E_RANGE,
+	[PMU_ERR_SPFLT]      = MBOX_E_RANGE,
+	[PMU_ERR_SPFLT_MUX]  = MBOX_E_EVENT, /* a counter constraint: the events do not stay on the counters */
+	[PMU_ERR_CPUSET]     = MBOX_E_CPUSET,
+	[PMU_ERR_OFFLINE]    = MBOX_E_CPUSET, /* the set names a CPU that cannot count: nothing was done */
+	[PMU_ERR_BUSY]       = MBOX_E_BUSY,
+	[PMU_ERR_NOMEM]      = MBOX_E_BUSY,   /* not now: the card is short of memory */
+};
+
+int mbox_pmu_status(enum pmu_err err)
 {
-	resp->status = status;
-	resp->len = 0;
-	return status;
+	return (unsigned)err < PMU_ERR_COUNT ? pmu_status[err] : MBOX_E_BUSY;
 }
+
+/* A handler: the request passed its descriptor's checks; `set` is its CPU set if it carries one. */
+typedef int serve_fn(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+		     const struct mbox_ops *ops);
+
+struct mbox_op_desc {
+	serve_fn *serve;
+	uint32_t min_len, max_len; /* payload bytes */
+	bool cpuset;               /* carries a CPU set: not empty, only CPUs the card has */
+};
 
 /* The request's CPU set, checked against the card's CPUs; MBOX_E_CPUSET if empty or too wide. */
 static int cpus_of(const struct mbox_request *req, uint32_t ncpus, struct cpuset *set)
@@ -27,18 +58,54 @@ static int cpus_of(const struct mbox_request *req, uint32_t ncpus, struct cpuset
 	return any ? MBOX_OK : MBOX_E_CPUSET;
 }
 
-static void serve_read(const struct cpuset *set, struct mbox_response *resp, const struct mbox_ops *ops)
+/* The payload as one uint32_t (its descriptor says it is 4 bytes). */
+static uint32_t u32_of(const struct mbox_request *req)
+{
+	uint32_t v;
+
+	memcpy(&v, req->payload, sizeof(v));
+	return v;
+}
+
+static int serve_info(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+		      const struct mbox_ops *ops)
+{
+	memset(resp->payload, 0, sizeof(struct mbox_info));
+	ops->info((struct mbox_info *)resp->payload);
+	resp->len = sizeof(struct mbox_info);
+	return MBOX_OK;
+}
+
+static int serve_config(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+			const struct mbox_ops *ops)
+{
+	struct mbox_pmu_config c;
+
+	memcpy(&c, req->payload, sizeof(c));
+	return mbox_pmu_status(ops->pmu_configure(set, c.counter, c.evtsel, c.period).err);
+}
+
+static int serve_control(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+			 const struct mbox_ops *ops)
+{
+	return mbox_pmu_status(ops->pmu_control(set, req->opcode).err);
+}
+
+/* Every CPU's counts; a CPU that cannot be read is left out and its verdict is the status. */
+static int serve_read(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+		      const struct mbox_ops *ops)
 {
 	struct mbox_pmu_count *out = (struct mbox_pmu_count *)resp->payload;
 	size_t n = 0, max = MBOX_RESP_PAYLOAD / sizeof(*out);
 	struct pmu_reading r;
-	int status = MBOX_OK;
+	enum pmu_err first = PMU_OK;
 
 	for (uint32_t c = 0; c < ops->ncpus; c++) {
 		if (!cpuset_has(set, c))
 			continue;
-		if (ops->pmu_read(c, &r) != 0) {
-			status = MBOX_E_BUSY; /* that CPU is left out */
+		enum pmu_err e = ops->pmu_read(c, &r);
+		if (e != PMU_OK) {
+			first = first ? first : e;
 			continue;
 		}
 		for (uint32_t i = 0; i < MIN(r.nev, (uint32_t)PMU_MUX_MAX) && n < max; i++) {
@@ -53,39 +120,30 @@ static void serve_read(const struct cpuset *set, struct mbox_response *resp, con
 			};
 		}
 	}
-	resp->status = status;
 	resp->len = n * sizeof(*out);
+	return mbox_pmu_status(first);
 }
 
-/* An EvtSel value a counting counter can take: MBOX_OK or MBOX_E_EVENT. */
-static int evtsel_ok(uint32_t evtsel)
+static int serve_spflt(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+		       const struct mbox_ops *ops)
 {
-	return evtsel & (EVTSEL_RESERVED | EVTSEL_EN | EVTSEL_INT) ? MBOX_E_EVENT : MBOX_OK;
+	return mbox_pmu_status(ops->pmu_spflt(set, u32_of(req)).err);
 }
 
-static int serve_mux(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops)
+static int serve_mux(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+		     const struct mbox_ops *ops)
 {
 	struct mbox_pmu_mux m;
-	struct cpuset set;
-	int st;
 
-	if (req->len != sizeof(m))
-		return fail(resp, MBOX_E_PAYLOAD);
+	_Static_assert(ARRAY_SIZE(m.evtsel) == PMU_MUX_MAX, "the wire list is the PMU's longest");
 	memcpy(&m, req->payload, sizeof(m));
-	if (m.nev < 1 || m.nev > ARRAY_SIZE(m.evtsel) || m.nev > PMU_MUX_MAX)
-		return fail(resp, MBOX_E_PAYLOAD);
-	for (uint32_t i = 0; i < ARRAY_SIZE(m.evtsel); i++) {
+	/* The list's length is said twice (nev, and 0 in the slots past it): they must agree. */
+	for (uint32_t i = 0; i < ARRAY_SIZE(m.evtsel); i++)
 		if ((i < m.nev) != (m.evtsel[i] != 0))
-			return fail(resp, MBOX_E_PAYLOAD); /* an event in the list is 0, or one past it is not */
-		if ((st = evtsel_ok(m.evtsel[i])) != MBOX_OK)
-			return fail(resp, st);
-	}
-	if (m.slice_us < MBOX_MUX_SLICE_MIN_US || m.slice_us > MBOX_MUX_SLICE_MAX_US)
-		return fail(resp, MBOX_E_RANGE);
-	if ((st = cpus_of(req, ops->ncpus, &set)) != MBOX_OK)
-		return fail(resp, st);
-	int n = ops->pmu_mux(&set, m.nev, m.evtsel, m.slice_us);
-	return fail(resp, (uint32_t)n == cpuset_count(&set) ? MBOX_OK : MBOX_E_BUSY);
+			return MBOX_E_PAYLOAD;
+	/* The one conversion of the mailbox's microseconds to the PMU's TSC ticks. */
+	uint64_t slice = pmu_time_to_ticks(m.slice_us, 1000000, ops->tsc_hz);
+	return mbox_pmu_status(ops->pmu_mux(set, m.nev, m.evtsel, slice).err);
 }
 
 /* Splits run->args into argc strings; false if they do not fit in the field. */
@@ -103,193 +161,124 @@ static bool split_args(const struct mbox_run *run, char *copy, char **argv)
 	return true;
 }
 
-static int serve_run(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops)
+static int serve_run(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+		     const struct mbox_ops *ops)
 {
 	struct mbox_run run;
 	char copy[sizeof(run.args)], *argv[16];
-	struct cpuset set;
-	int st;
 
-	if (req->len != sizeof(run))
-		return fail(resp, MBOX_E_PAYLOAD);
 	memcpy(&run, req->payload, sizeof(run));
-	if (run.argc < 1 || run.argc > 16 || !split_args(&run, copy, argv))
-		return fail(resp, MBOX_E_PAYLOAD);
+	if (run.argc < 1 || run.argc > ARRAY_SIZE(argv) || !split_args(&run, copy, argv))
+		return MBOX_E_PAYLOAD;
 	if (run.image_len == 0 || run.image_len > ops->upload_size)
-		return fail(resp, MBOX_E_RANGE);
-	if ((st = cpus_of(req, ops->ncpus, &set)) != MBOX_OK)
-		return fail(resp, st);
-	int id = ops->run(ops->upload, run.image_len, run.argc, argv, &set);
+		return MBOX_E_RANGE;
+	int id = ops->run(ops->upload, run.image_len, run.argc, argv, set);
 	if (id < 0)
-		return fail(resp, MBOX_E_PROGRAM);
+		return MBOX_E_PROGRAM;
 	uint32_t v = id;
 	memcpy(resp->payload, &v, sizeof(v));
-	resp->status = MBOX_OK;
 	resp->len = sizeof(v);
 	return MBOX_OK;
 }
 
-/* Payload that is exactly one uint32_t. */
-static bool one_u32(const struct mbox_request *req, uint32_t *v)
+static int serve_status(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+			const struct mbox_ops *ops)
 {
-	if (req->len != sizeof(*v))
-		return false;
-	memcpy(v, req->payload, sizeof(*v));
-	return true;
+	int n = ops->status(u32_of(req), (struct mbox_task *)resp->payload,
+			    MBOX_RESP_PAYLOAD / sizeof(struct mbox_task));
+	if (n < 0)
+		return MBOX_E_LAUNCH;
+	resp->len = n * sizeof(struct mbox_task);
+	return MBOX_OK;
+}
+
+static int serve_kill(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+		      const struct mbox_ops *ops)
+{
+	return ops->kill(u32_of(req)) ? MBOX_OK : MBOX_E_LAUNCH;
+}
+
+/* The transport resets after the answer is out (mbox_wants_reset). */
+static int serve_reset(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+		       const struct mbox_ops *ops)
+{
+	return MBOX_OK;
+}
+
+static int serve_cpu_init(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+			  const struct mbox_ops *ops)
+{
+	uint32_t cpu = u32_of(req);
+
+	if (cpu == 0 || cpu >= ops->ncpus)
+		return MBOX_E_CPUSET;
+	int r = ops->cpu_init(cpu);
+	return r == 0 ? MBOX_OK : r == -1 ? MBOX_E_CPUSET : MBOX_E_BUSY;
+}
+
+#define SHELL_LINE_MAX 256 /* bytes with the NUL (include/pmuos/mailbox.h: MBOX_OP_SHELL) */
+
+static int serve_shell(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+		       const struct mbox_ops *ops)
+{
+	char line[SHELL_LINE_MAX];
+
+	if (req->payload[req->len - 1] != 0)
+		return MBOX_E_PAYLOAD;
+	memcpy(line, req->payload, req->len);
+	return ops->shell(line, req->seq) == 0 ? MBOX_OK : MBOX_E_AGAIN;
+}
+
+static int serve_shell_intr(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+			    const struct mbox_ops *ops)
+{
+	ops->shell_intr();
+	return MBOX_OK;
+}
+
+#define EXACTLY(n) .min_len = (n), .max_len = (n)
+static const struct mbox_op_desc descs[] = {
+	[MBOX_OP_INFO]       = { serve_info, EXACTLY(0) },
+	[MBOX_OP_PMU_CONFIG] = { serve_config, EXACTLY(sizeof(struct mbox_pmu_config)), .cpuset = true },
+	[MBOX_OP_PMU_START]  = { serve_control, EXACTLY(0), .cpuset = true },
+	[MBOX_OP_PMU_STOP]   = { serve_control, EXACTLY(0), .cpuset = true },
+	[MBOX_OP_PMU_CLEAR]  = { serve_control, EXACTLY(0), .cpuset = true },
+	[MBOX_OP_PMU_READ]   = { serve_read, EXACTLY(0), .cpuset = true },
+	[MBOX_OP_PMU_SPFLT]  = { serve_spflt, EXACTLY(sizeof(uint32_t)), .cpuset = true },
+	[MBOX_OP_RUN]        = { serve_run, EXACTLY(sizeof(struct mbox_run)), .cpuset = true },
+	[MBOX_OP_STATUS]     = { serve_status, EXACTLY(sizeof(uint32_t)) },
+	[MBOX_OP_KILL]       = { serve_kill, EXACTLY(sizeof(uint32_t)) },
+	[MBOX_OP_RESET_WARM] = { serve_reset, EXACTLY(0) },
+	[MBOX_OP_CPU_INIT]   = { serve_cpu_init, EXACTLY(sizeof(uint32_t)) },
+	[MBOX_OP_SHELL]      = { serve_shell, .min_len = 1, .max_len = SHELL_LINE_MAX },
+	[MBOX_OP_PMU_MUX]    = { serve_mux, EXACTLY(sizeof(struct mbox_pmu_mux)), .cpuset = true },
+	[MBOX_OP_SHELL_INTR] = { serve_shell_intr, EXACTLY(0) },
+};
+
+/* The descriptor's checks, once for every opcode, then its handler: the status. */
+static int check_and_serve(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops)
+{
+	const struct mbox_op_desc *d = req->opcode < ARRAY_SIZE(descs) ? &descs[req->opcode] : NULL;
+	struct cpuset set = { 0 };
+	int st;
+
+	if (req->flags || req->reserved || req->len > MBOX_REQ_PAYLOAD)
+		return MBOX_E_PAYLOAD;
+	if (!d || !d->serve)
+		return MBOX_E_OPCODE;
+	if (req->len < d->min_len || req->len > d->max_len)
+		return MBOX_E_PAYLOAD;
+	if (d->cpuset && (st = cpus_of(req, ops->ncpus, &set)) != MBOX_OK)
+		return st;
+	return d->serve(req, &set, resp, ops);
 }
 
 void mbox_serve(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops)
 {
-	struct cpuset set;
-	int st;
-
 	resp->seq = req->seq;
 	resp->reserved = 0;
-	if (req->flags || req->reserved || req->len > MBOX_REQ_PAYLOAD) {
-		fail(resp, MBOX_E_PAYLOAD);
-		return;
-	}
-	switch (req->opcode) {
-	case MBOX_OP_INFO:
-		if (req->len) {
-			fail(resp, MBOX_E_PAYLOAD);
-			return;
-		}
-		memset(resp->payload, 0, sizeof(struct mbox_info));
-		ops->info((struct mbox_info *)resp->payload);
-		resp->status = MBOX_OK;
-		resp->len = sizeof(struct mbox_info);
-		return;
-	case MBOX_OP_PMU_CONFIG: {
-		struct mbox_pmu_config c;
-		if (req->len != sizeof(c)) {
-			fail(resp, MBOX_E_PAYLOAD);
-			return;
-		}
-		memcpy(&c, req->payload, sizeof(c));
-		if ((st = cpus_of(req, ops->ncpus, &set)) != MBOX_OK) {
-			fail(resp, st);
-			return;
-		}
-		if (c.counter >= KNC_NUM_COUNTERS || c.period > (1ULL << KNC_CTR_BITS)) {
-			fail(resp, MBOX_E_RANGE);
-			return;
-		}
-		if (evtsel_ok(c.evtsel) != MBOX_OK ||
-		    (c.counter != 0 && knc_event_counter0_only(EVTSEL_CODE(c.evtsel)))) {
-			fail(resp, MBOX_E_EVENT);
-			return;
-		}
-		if (c.evtsel == 0 && c.period) {
-			fail(resp, MBOX_E_PAYLOAD);
-			return;
-		}
-		int n = ops->pmu_configure(&set, c.counter, c.evtsel, c.period);
-		fail(resp, (uint32_t)n == cpuset_count(&set) ? MBOX_OK : MBOX_E_BUSY);
-		return;
-	}
-	case MBOX_OP_PMU_START:
-	case MBOX_OP_PMU_STOP:
-	case MBOX_OP_PMU_CLEAR:
-	case MBOX_OP_PMU_READ:
-		if (req->len) {
-			fail(resp, MBOX_E_PAYLOAD);
-			return;
-		}
-		if ((st = cpus_of(req, ops->ncpus, &set)) != MBOX_OK) {
-			fail(resp, st);
-			return;
-		}
-		if (req->opcode == MBOX_OP_PMU_READ) {
-			serve_read(&set, resp, ops);
-			return;
-		}
-		fail(resp, (uint32_t)ops->pmu_control(&set, req->opcode) == cpuset_count(&set) ? MBOX_OK
-												: MBOX_E_BUSY);
-		return;
-	case MBOX_OP_PMU_SPFLT: {
-		uint32_t mask;
-		if (!one_u32(req, &mask) || mask > 3) {
-			fail(resp, MBOX_E_PAYLOAD);
-			return;
-		}
-		if ((st = cpus_of(req, ops->ncpus, &set)) != MBOX_OK) {
-			fail(resp, st);
-			return;
-		}
-		fail(resp, (uint32_t)ops->pmu_spflt(&set, mask) == cpuset_count(&set) ? MBOX_OK : MBOX_E_BUSY);
-		return;
-	}
-	case MBOX_OP_PMU_MUX:
-		serve_mux(req, resp, ops);
-		return;
-	case MBOX_OP_RUN:
-		serve_run(req, resp, ops);
-		return;
-	case MBOX_OP_STATUS: {
-		uint32_t launch;
-		if (!one_u32(req, &launch)) {
-			fail(resp, MBOX_E_PAYLOAD);
-			return;
-		}
-		int n = ops->status(launch, (struct mbox_task *)resp->payload,
-				    MBOX_RESP_PAYLOAD / sizeof(struct mbox_task));
-		if (n < 0) {
-			fail(resp, MBOX_E_LAUNCH);
-			return;
-		}
-		resp->status = MBOX_OK;
-		resp->len = n * sizeof(struct mbox_task);
-		return;
-	}
-	case MBOX_OP_KILL: {
-		uint32_t launch;
-		if (!one_u32(req, &launch)) {
-			fail(resp, MBOX_E_PAYLOAD);
-			return;
-		}
-		fail(resp, ops->kill(launch) ? MBOX_OK : MBOX_E_LAUNCH);
-		return;
-	}
-	case MBOX_OP_RESET_WARM:
-		fail(resp, req->len ? MBOX_E_PAYLOAD : MBOX_OK);
-		return;
-	case MBOX_OP_CPU_INIT: {
-		uint32_t cpu;
-		if (!one_u32(req, &cpu)) {
-			fail(resp, MBOX_E_PAYLOAD);
-			return;
-		}
-		if (cpu == 0 || cpu >= ops->ncpus) {
-			fail(resp, MBOX_E_CPUSET);
-			return;
-		}
-		int r = ops->cpu_init(cpu);
-		fail(resp, r == 0 ? MBOX_OK : r == -1 ? MBOX_E_CPUSET : MBOX_E_BUSY);
-		return;
-	}
-	case MBOX_OP_SHELL: {
-		char line[256];
-		if (req->len == 0 || req->len > sizeof(line) || req->payload[req->len - 1] != 0) {
-			fail(resp, MBOX_E_PAYLOAD);
-			return;
-		}
-		memcpy(line, req->payload, req->len);
-		fail(resp, ops->shell(line, req->seq) == 0 ? MBOX_OK : MBOX_E_AGAIN);
-		return;
-	}
-	case MBOX_OP_SHELL_INTR:
-		if (req->len) {
-			fail(resp, MBOX_E_PAYLOAD);
-			return;
-		}
-		ops->shell_intr();
-		fail(resp, MBOX_OK);
-		return;
-	default:
-		fail(resp, MBOX_E_OPCODE);
-		return;
-	}
+	resp->len = 0; /* a handler sets it when it answers with data */
+	resp->status = check_and_serve(req, resp, ops);
 }
 
 bool mbox_wants_reset(const struct mbox_request *req, const struct mbox_response *resp)

@@ -31,11 +31,10 @@ enum run { NO_OVERFLOW, COUNTING, SAMPLING };
 static uint64_t loop_ticks(enum run run, bool lvt_masked)
 {
 	struct cpuset me = { 0 };
-	char err[80];
 
 	cpuset_add(&me, this_cpu()->cpu);
 	pmu_configure(&me, 0, KNC_EV_INSTRUCTIONS_EXECUTED | EVTSEL_OS,
-		      run == SAMPLING ? WRAP_AT : 0, err, sizeof(err));
+		      run == SAMPLING ? WRAP_AT : 0);
 	if (run == COUNTING)
 		pmu_ops->wrmsr(MSR_KNC_PERFCTR0, KNC_CTR_MASK + 1 - WRAP_AT);
 	if (lvt_masked)
@@ -47,7 +46,7 @@ static uint64_t loop_ticks(enum run run, bool lvt_masked)
 	pmu_stop(&me);
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_VALID);
 	apic_lvt_pc_set(VEC_PMI, false);
-	pmu_unconfigure(&me, 0);
+	pmu_configure(&me, 0, 0, 0);
 	return t1 - t0;
 }
 

@@ -2,6 +2,7 @@
 #include "pmu/events.h"
 #include "pmu/plugin_events.h"
 #include "pmu/regs.h"
+#include "pmu/rules.h"
 #include "lib/fmt.h"
 #include "lib/lib.h"
 #include "knc_events.h" /* generated: $(BUILD)/gen/knc_events.h */
@@ -88,9 +89,10 @@ static bool parse_raw(const char *s, size_t n, uint32_t *v, char *err, size_t er
 		snprintf(err, errlen, "raw event 'r%.*s' is not hexadecimal", (int)n, s);
 		return false;
 	}
-	if (x & (EVTSEL_RESERVED | EVTSEL_EN | EVTSEL_INT)) {
-		snprintf(err, errlen, "raw event 0x%llx sets EN, INT or reserved bit 19 (the driver owns them)",
-			 (unsigned long long)x);
+	/* No string can stand for an EvtSel the PMU refuses: its rule and its words. */
+	struct pmu_result r = { .err = pmu_check_evtsel(x), .value = x };
+	if (r.err) {
+		pmu_result_text(&r, err, errlen);
 		return false;
 	}
 	*v = x;
@@ -190,15 +192,4 @@ void knc_event_format(uint32_t evtsel, char *buf, size_t len)
 		n += snprintf(buf + n, len - n, ":c=%u", EVTSEL_CMASK(evtsel));
 	if ((evtsel & EVTSEL_ANY) && n < len)
 		snprintf(buf + n, len - n, ":t");
-}
-
-bool knc_event_allowed(uint32_t evtsel, int ctr, char *err, size_t errlen)
-{
-	if (ctr != 0 && knc_event_counter0_only(EVTSEL_CODE(evtsel))) {
-		char name[48];
-		knc_event_format(evtsel & (EVTSEL_UMASK_MASK | EVTSEL_EVENT_MASK), name, sizeof(name));
-		snprintf(err, errlen, "%s is an L2 event and counts only on counter 0", name);
-		return false;
-	}
-	return true;
 }

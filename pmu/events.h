@@ -41,10 +41,4 @@ const char *knc_event_definition(const char *name, bool *plugin);
 bool knc_event_parse(const char *s, uint32_t *evtsel, char *err, size_t errlen);
 /* Formats evtsel in event-string syntax ("INSTRUCTIONS_EXECUTED:k:c=1"). */
 void knc_event_format(uint32_t evtsel, char *buf, size_t len);
-/*
- * Whether `ctr` (0 or 1) can count the event; false with the reason in err
- * (the L2 events count only on counter 0, DESIGN §5.1).
- */
-bool knc_event_allowed(uint32_t evtsel, int ctr, char *err, size_t errlen);
-
 #endif

@@ -57,7 +57,7 @@ struct pmu_cpu {
 	 * live here, not on the caller's stack, so an operation that runs late
 	 * (the CPU was slow or hung) writes only its own state.
 	 */
-	struct { int ctr; uint32_t evtsel; uint64_t period; } cfg;
+	struct pmu_cfg { int ctr; uint32_t evtsel; uint64_t period; } cfg; /* period: the SPFLT mask for cpu_spflt */
 	struct { uint32_t nev; uint32_t evtsel[PMU_MUX_MAX]; uint64_t slice_ticks; } mux_cfg;
 	struct pmu_reading reading;
 	struct pmu_regs regs;

@@ -5,48 +5,20 @@
  * measured where it counted; readings carry each event's count and time on
  * a counter, and the host scales by enabled / running time. Everything here
  * runs on the CPU itself with interrupts off (pmu.c's per-CPU operations
- * and the slice timer).
+ * and the slice timer); which events share a slice is pmu_place's
+ * (pmu/rules.c).
  */
 #include "pmu/internal.h"
 #include "pmu/regs.h"
 #include "lib/lib.h"
 #include "arch/tsc.h"
 
-/*
- * The events of the slice that starts with event `first`: on[0], on[1]
- * (-1: none); returns how many. An L2 event goes on counter 0 only, so two
- * L2 events cannot share a slice (DESIGN §5.1).
- */
-static uint32_t place(const struct pmu_mux *m, uint32_t first, int on[KNC_NUM_COUNTERS])
-{
-	on[0] = first;
-	on[1] = m->nev > 1 ? (int)((first + 1) % m->nev) : -1;
-	if (on[1] >= 0 && knc_event_counter0_only(EVTSEL_CODE(m->evtsel[on[1]]))) {
-		if (knc_event_counter0_only(EVTSEL_CODE(m->evtsel[on[0]])))
-			on[1] = -1;
-		else {
-			int t = on[0];
-			on[0] = on[1];
-			on[1] = t;
-		}
-	}
-	return on[1] >= 0 ? 2 : 1;
-}
-
-/* Whether the events need more than one slice to all get a counter. */
-static bool rotates(const struct pmu_mux *m)
-{
-	int on[KNC_NUM_COUNTERS];
-
-	return place(m, 0, on) < m->nev;
-}
-
 /* Puts the next slice's events on the (stopped) counters, at 0. */
 static void slice_load(struct pmu_cpu *pc)
 {
 	struct pmu_mux *m = &pc->mux;
 
-	m->next = (m->next + place(m, m->next, m->on)) % m->nev;
+	m->next = (m->next + pmu_place(m->nev, m->evtsel, m->next, m->on)) % m->nev;
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
 		pmu_program_counter(pc, i, m->on[i] >= 0 ? m->evtsel[m->on[i]] : 0, 0);
 	m->slice_ran = 0;
@@ -107,7 +79,7 @@ void mux_started(struct pmu_cpu *pc)
 {
 	struct pmu_mux *m = &pc->mux;
 
-	if (m->nev && rotates(m))
+	if (pmu_mux_rotates(m->nev, m->evtsel))
 		timer_arm(&m->timer, pc->start_tsc + m->slice_ticks - MIN(m->slice_ran, m->slice_ticks),
 			  slice_end, pc);
 }

@@ -31,7 +31,7 @@
 
 static volatile uint32_t pmi_limit = PMU_PMI_LIMIT_DEFAULT;
 
-static void no_sink(const struct pmu_sample *s) {}
+static void no_sink(const struct pmu_sample *s) { (void)s; }
 static void (*sample_sink)(const struct pmu_sample *s) = no_sink;
 
 void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s)) { sample_sink = fn; }

@@ -275,42 +275,92 @@ DEFINE_TARGET(cpu_regs)
 static struct spinlock op_lock;
 
 /*
- * Runs op on every online CPU of `set` whose previous operation finished
- * (a hung CPU is skipped at once), and returns how many ran it. `prepare`
- * fills a CPU's argument fields before the IPI. Every IPI goes out before
- * the caller waits, halted, so a start or stop reaches all CPUs within the
- * time it takes to send them; the caller's own CPU acts last.
+ * The set's verdict before anything is done: PMU_ERR_CPUSET (empty, or a
+ * CPU the card does not have), PMU_ERR_OFFLINE naming the first CPU that is
+ * not online, or what `ready` says of a CPU (it may allocate what the
+ * operation needs there). The CPUs wanted are the set's. Under op_lock: no
+ * operation changes a CPU's configuration meanwhile.
  */
-static int run_on_set(const struct cpuset *set, void (*op)(struct pmu_cpu *),
-		      void (*target)(void *), void (*prepare)(struct pmu_cpu *, const void *),
-		      const void *arg)
+static struct pmu_result set_verdict(const struct cpuset *set,
+				     enum pmu_err (*ready)(struct pmu_cpu *, const void *), const void *arg)
 {
-	uint32_t me = this_cpu()->cpu, n = 0, ran = 0;
+	struct pmu_result r = { .err = PMU_OK };
+
+	for (uint32_t c = 0; c < CPUSET_MAX; c++) {
+		if (!cpuset_has(set, c))
+			continue;
+		r.wanted++;
+		if (r.err)
+			continue;
+		r.cpu = c;
+		if (c >= cpu_count)
+			r.err = PMU_ERR_CPUSET;
+		else if (cpu_table[c]->state != CPU_ONLINE || !cpu_table[c]->pmu)
+			r.err = PMU_ERR_OFFLINE;
+		else if (ready)
+			r.err = ready(cpu_table[c]->pmu, arg);
+	}
+	if (!r.wanted)
+		r.err = PMU_ERR_CPUSET;
+	if (!r.err)
+		r.cpu = 0;
+	return r;
+}
+
+/*
+ * Runs op on every CPU of `set` once the set passed set_verdict(ready); a CPU
+ * whose previous operation has not finished (a hung CPU) is skipped at once
+ * and named as PMU_ERR_BUSY. `prepare` fills a CPU's argument fields before
+ * the IPI. Every IPI goes out before the caller waits, halted, so a start
+ * or stop reaches all CPUs within the time it takes to send them; the
+ * caller's own CPU acts last.
+ */
+static struct pmu_result run_on_set(const struct cpuset *set, void (*op)(struct pmu_cpu *),
+				    void (*target)(void *), void (*prepare)(struct pmu_cpu *, const void *),
+				    enum pmu_err (*ready)(struct pmu_cpu *, const void *), const void *arg)
+{
+	uint32_t me = this_cpu()->cpu, n = 0;
 	bool self = false;
 	static uint32_t sent[MAX_CPUS];
 
 	spin_lock(&op_lock);
+	struct pmu_result r = set_verdict(set, ready, arg);
+	if (r.err) {
+		spin_unlock(&op_lock);
+		return r;
+	}
 	for (uint32_t c = 0; c < cpu_count; c++) {
 		struct percpu *p = cpu_table[c];
-		if (!cpuset_has(set, c) || p->state != CPU_ONLINE || !p->pmu || READ_ONCE(p->call.pending))
+		if (!cpuset_has(set, c))
 			continue;
+		if (p->state != CPU_ONLINE || READ_ONCE(p->call.pending)) {
+			if (!r.err)
+				r = (struct pmu_result){ .err = PMU_ERR_BUSY, .cpu = c, .wanted = r.wanted };
+			continue;
+		}
 		if (prepare)
 			prepare(p->pmu, arg);
 		if (c == me)
 			self = true;
 		else if (smp_call_try(c, target, NULL) == 0)
 			sent[n++] = c;
+		else if (!r.err)
+			r = (struct pmu_result){ .err = PMU_ERR_BUSY, .cpu = c, .wanted = r.wanted };
 	}
 	if (self) {
 		uint64_t f = irq_save();
 		op(pmu_this());
 		irq_restore(f);
-		ran++;
+		r.done++;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		ran += smp_call_wait(sent[i]) == 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (smp_call_wait(sent[i]) == 0)
+			r.done++;
+		else if (!r.err)
+			r = (struct pmu_result){ .err = PMU_ERR_BUSY, .cpu = sent[i], .done = r.done, .wanted = r.wanted };
+	}
 	spin_unlock(&op_lock);
-	return ran;
+	return r;
 }
 
 static void prepare_config(struct pmu_cpu *pc, const void *arg)
@@ -318,32 +368,23 @@ static void prepare_config(struct pmu_cpu *pc, const void *arg)
 	memcpy(&pc->cfg, arg, sizeof(pc->cfg));
 }
 
-int pmu_configure(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t period,
-		  char *err, size_t errlen)
+/* Sampling needs a ring on each CPU: allocated before going there. */
+static enum pmu_err need_ring(struct pmu_cpu *pc, const void *arg)
 {
-	struct pmu_cpu tmp = { .cfg = { ctr, evtsel, period } };
-	uint32_t want = 0;
+	if (!((const struct pmu_cfg *)arg)->period || pc->ring)
+		return PMU_OK;
+	pc->ring = page_alloc(ALIGN_UP(PMU_SAMPLE_RING * sizeof(struct pmu_sample), PAGE_SIZE) / PAGE_SIZE);
+	return pc->ring ? PMU_OK : PMU_ERR_NOMEM;
+}
 
-	for (uint32_t i = 0; i < cpu_count; i++)
-		want += cpuset_has(set, i);
-	if (period) {
-		/* Sampling needs a ring on each CPU; allocate before going there. */
-		for (uint32_t i = 0; i < cpu_count; i++) {
-			struct pmu_cpu *pc = cpu_table[i]->pmu;
-			if (cpuset_has(set, i) && pc && !pc->ring)
-				pc->ring = page_alloc(ALIGN_UP(PMU_SAMPLE_RING * sizeof(struct pmu_sample),
-							       PAGE_SIZE) / PAGE_SIZE);
-			if (cpuset_has(set, i) && pc && !pc->ring) {
-				snprintf(err, errlen, "out of memory for CPU %u's sample ring", i);
-				return 0;
-			}
-		}
-	}
-	int ran = run_on_set(set, cpu_configure, target_cpu_configure, prepare_config, &tmp.cfg);
-	if ((uint32_t)ran < want)
-		snprintf(err, errlen, "%u of the %u CPUs are not online or did not answer",
-			 want - ran, want);
-	return ran;
+struct pmu_result pmu_configure(const struct cpuset *set, uint64_t ctr, uint32_t evtsel, uint64_t period)
+{
+	struct pmu_result r = pmu_check_config(ctr, evtsel, period);
+	struct pmu_cfg cfg = { ctr, evtsel, period };
+
+	if (r.err)
+		return r;
+	return run_on_set(set, cpu_configure, target_cpu_configure, prepare_config, need_ring, &cfg);
 }
 
 static void prepare_mux(struct pmu_cpu *pc, const void *arg)
@@ -351,54 +392,77 @@ static void prepare_mux(struct pmu_cpu *pc, const void *arg)
 	memcpy(&pc->mux_cfg, arg, sizeof(pc->mux_cfg));
 }
 
-int pmu_mux_configure(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks)
+struct pmu_result pmu_mux_configure(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel,
+				    uint64_t slice_ticks)
 {
-	struct pmu_cpu tmp = { .mux_cfg = { .nev = MIN(nev, PMU_MUX_MAX), .slice_ticks = slice_ticks } };
+	struct pmu_result r = pmu_check_mux(nev, evtsel, slice_ticks, tsc_hz);
+	struct pmu_cpu tmp = { .mux_cfg = { .nev = nev, .slice_ticks = slice_ticks } };
 
-	memcpy(tmp.mux_cfg.evtsel, evtsel, tmp.mux_cfg.nev * sizeof(*evtsel));
-	return run_on_set(set, cpu_mux_configure, target_cpu_mux_configure, prepare_mux, &tmp.mux_cfg);
+	if (r.err)
+		return r;
+	memcpy(tmp.mux_cfg.evtsel, evtsel, nev * sizeof(*evtsel));
+	return run_on_set(set, cpu_mux_configure, target_cpu_mux_configure, prepare_mux, NULL, &tmp.mux_cfg);
 }
 
-int pmu_unconfigure(const struct cpuset *set, int ctr)
+/* Gating a counter whose events take turns would stop the events off it for good. */
+static enum pmu_err spflt_fits(struct pmu_cpu *pc, const void *arg)
 {
-	struct pmu_cpu tmp = { .cfg = { ctr, 0, 0 } };
-	return run_on_set(set, cpu_configure, target_cpu_configure, prepare_config, &tmp.cfg);
+	bool gates = ((const struct pmu_cfg *)arg)->period != 0;
+
+	return gates && pmu_mux_rotates(pc->mux.nev, pc->mux.evtsel) ? PMU_ERR_SPFLT_MUX : PMU_OK;
 }
 
-int pmu_set_spflt(const struct cpuset *set, uint32_t mask)
+struct pmu_result pmu_set_spflt(const struct cpuset *set, uint64_t mask)
 {
-	struct pmu_cpu tmp = { .cfg = { 0, 0, mask } };
-	return run_on_set(set, cpu_spflt, target_cpu_spflt, prepare_config, &tmp.cfg);
+	struct pmu_result r = pmu_check_spflt(mask);
+	struct pmu_cfg cfg = { .period = mask }; /* cpu_spflt's argument */
+
+	if (r.err)
+		return r;
+	return run_on_set(set, cpu_spflt, target_cpu_spflt, prepare_config, spflt_fits, &cfg);
 }
 
-int pmu_start(const struct cpuset *set) { return run_on_set(set, cpu_start, target_cpu_start, NULL, NULL); }
-int pmu_stop(const struct cpuset *set) { return run_on_set(set, cpu_stop, target_cpu_stop, NULL, NULL); }
-int pmu_clear(const struct cpuset *set) { return run_on_set(set, cpu_clear, target_cpu_clear, NULL, NULL); }
+struct pmu_result pmu_start(const struct cpuset *set)
+{
+	return run_on_set(set, cpu_start, target_cpu_start, NULL, NULL, NULL);
+}
 
-static int run_on_one(uint32_t cpu, void (*op)(struct pmu_cpu *), void (*target)(void *))
+struct pmu_result pmu_stop(const struct cpuset *set)
+{
+	return run_on_set(set, cpu_stop, target_cpu_stop, NULL, NULL, NULL);
+}
+
+struct pmu_result pmu_clear(const struct cpuset *set)
+{
+	return run_on_set(set, cpu_clear, target_cpu_clear, NULL, NULL, NULL);
+}
+
+static enum pmu_err run_on_one(uint32_t cpu, void (*op)(struct pmu_cpu *), void (*target)(void *))
 {
 	struct cpuset one = { 0 };
 
-	if (cpu >= cpu_count)
-		return -1;
+	if (cpu >= CPUSET_MAX)
+		return PMU_ERR_CPUSET;
 	cpuset_add(&one, cpu);
-	return run_on_set(&one, op, target, NULL, NULL) == 1 ? 0 : -1;
+	return run_on_set(&one, op, target, NULL, NULL, NULL).err;
 }
 
-int pmu_read(uint32_t cpu, struct pmu_reading *r)
+enum pmu_err pmu_read(uint32_t cpu, struct pmu_reading *r)
 {
-	if (run_on_one(cpu, cpu_read, target_cpu_read) != 0)
-		return -1;
-	*r = cpu_table[cpu]->pmu->reading;
-	return 0;
+	enum pmu_err e = run_on_one(cpu, cpu_read, target_cpu_read);
+
+	if (e == PMU_OK)
+		*r = cpu_table[cpu]->pmu->reading;
+	return e;
 }
 
-int pmu_read_regs(uint32_t cpu, struct pmu_regs *r)
+enum pmu_err pmu_read_regs(uint32_t cpu, struct pmu_regs *r)
 {
-	if (run_on_one(cpu, cpu_regs, target_cpu_regs) != 0)
-		return -1;
-	*r = cpu_table[cpu]->pmu->regs;
-	return 0;
+	enum pmu_err e = run_on_one(cpu, cpu_regs, target_cpu_regs);
+
+	if (e == PMU_OK)
+		*r = cpu_table[cpu]->pmu->regs;
+	return e;
 }
 
 size_t pmu_samples(uint32_t cpu, struct pmu_sample *out, size_t max, uint64_t *lost)

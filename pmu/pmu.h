@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <pmuos/sample.h>
 #include "lib/cpuset.h"
+#include "pmu/rules.h"
 
 #define PMU_SAMPLE_RING   4096      /* samples per CPU */
 /*
@@ -22,8 +23,6 @@
  */
 #define PMU_PMI_LIMIT_DEFAULT 125000
 #define PMU_PMI_LIMIT_MAX     10000000
-#define PMU_MAX_PERIOD    (1ULL << 40) /* a period is 1 .. 2^40 events */
-#define PMU_MUX_MAX       8            /* events that can take turns on the 2 counters */
 #define PMU_MUX_SLICE_MS_DEFAULT 4     /* perf's default multiplexing interval */
 
 /* BSP, before the APs start: picks the backend (knc on family 0x0B, else model). */
@@ -45,36 +44,47 @@ bool pmu_counts_event(uint32_t evtsel);
 bool pmu_plugin_present(void);
 
 /*
- * Configures counter `ctr` (0/1) on every CPU of `set` to count `evtsel`
- * (EvtSel without EN/INT, from knc_event_parse) and, with period > 0, to
- * sample every `period` events. Stops and clears that counter. Returns the
- * number of CPUs that did it; CPUs that are not online are skipped and
- * named in err.
+ * Operations on a CPU set. Each checks its arguments and the set itself
+ * (pmu/rules.h) and returns the verdict with the CPUs done and wanted:
+ * PMU_ERR_CPUSET for an empty set or a CPU the card does not have, and
+ * PMU_ERR_OFFLINE naming a CPU of the set that is not online, before
+ * anything is done; PMU_ERR_BUSY naming a CPU that did not answer (a hung
+ * one is skipped at once) after the others did it.
  */
-int pmu_configure(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t period,
-		  char *err, size_t errlen);
-/* Removes counter `ctr`'s configuration on `set`. */
-int pmu_unconfigure(const struct cpuset *set, int ctr);
+
+/*
+ * Configures counter `ctr` (0/1) on every CPU of `set` to count `evtsel`
+ * (EvtSel without EN/INT, from knc_event_parse; 0 frees the counter) and,
+ * with period > 0, to sample every `period` events (1 .. 2^40). Stops and
+ * clears that counter. Also PMU_ERR_COUNTER, _EVENT, _L2_COUNTER, _PERIOD,
+ * _NOMEM.
+ */
+struct pmu_result pmu_configure(const struct cpuset *set, uint64_t ctr, uint32_t evtsel, uint64_t period);
 /*
  * PERF_SPFLT_CONTROL on `set` (000 §1.4.3.4): bit i of mask lets SPFLT gate
- * counter i; USER_PREF starts at 0. Returns the number of CPUs done.
+ * counter i; USER_PREF starts at 0. Also PMU_ERR_SPFLT (a bit beyond
+ * counter 1) and PMU_ERR_SPFLT_MUX (a CPU's events take turns: gating
+ * would stop some of them for good).
  */
-int pmu_set_spflt(const struct cpuset *set, uint32_t mask);
+struct pmu_result pmu_set_spflt(const struct cpuset *set, uint64_t mask);
 /*
  * Multiplexing, as perf does it: the `nev` (1..PMU_MUX_MAX) counting events
  * `evtsel` (EvtSel without EN/INT, from knc_event_parse) take turns on the
  * two counters of every CPU in `set`, the next one or two every
- * `slice_ticks` TSC ticks of counting time (a timer on the CPU itself, so
- * each CPU slices its own time). An L2 event only ever goes on counter 0
- * (DESIGN §5.1). Replaces both counters' configuration; stops them; counts
- * start at 0. Readings give each event's count and its time on a counter,
- * to scale by. Returns the number of CPUs that did it.
+ * `slice_ticks` TSC ticks (1 ms .. 1 s) of counting time (a timer on the
+ * CPU itself, so each CPU slices its own time). Where they go is
+ * pmu_place's: an L2 event only ever on counter 0 (DESIGN §5.1); events
+ * that all fit never move, so this is also the request that counts
+ * events without naming counters. Replaces both counters' configuration;
+ * stops them; counts start at 0. Readings give each event's count and its
+ * time on a counter, to scale by. Also PMU_ERR_TOO_MANY, _EVENT, _SLICE.
  */
-int pmu_mux_configure(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks);
+struct pmu_result pmu_mux_configure(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel,
+				    uint64_t slice_ticks);
 /* Start / stop the configured counters of every CPU in `set` at once; clear: counts and samples to 0. */
-int pmu_start(const struct cpuset *set);
-int pmu_stop(const struct cpuset *set);
-int pmu_clear(const struct cpuset *set);
+struct pmu_result pmu_start(const struct cpuset *set);
+struct pmu_result pmu_stop(const struct cpuset *set);
+struct pmu_result pmu_clear(const struct cpuset *set);
 
 /*
  * A CPU's counts. Entry i is counter i (nev = 2), or with multiplexing the
@@ -94,15 +104,15 @@ struct pmu_reading {
 	bool running;
 	uint64_t pmis, throttles, stuck, lost;
 };
-/* Reads `cpu`'s counters through an IPI; -1 if it is not online or does not answer. */
-int pmu_read(uint32_t cpu, struct pmu_reading *r);
+/* Reads `cpu`'s counters through an IPI: PMU_OK, PMU_ERR_CPUSET, _OFFLINE or _BUSY. */
+enum pmu_err pmu_read(uint32_t cpu, struct pmu_reading *r);
 
 struct pmu_regs {
 	uint64_t tsc, ctr[2], evtsel[2], spflt, status, global_ctrl;
 	uint32_t lvt_pc;
 };
-/* Raw registers of `cpu` (000 §1.4.3); -1 if it is not online or does not answer. */
-int pmu_read_regs(uint32_t cpu, struct pmu_regs *r);
+/* Raw registers of `cpu` (000 §1.4.3): PMU_OK, PMU_ERR_CPUSET, _OFFLINE or _BUSY. */
+enum pmu_err pmu_read_regs(uint32_t cpu, struct pmu_regs *r);
 
 /*
  * Hands every sample to fn as the PMI records it (the mailbox's rings, which

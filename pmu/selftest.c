@@ -70,11 +70,11 @@ static void sampling(void)
 	struct cpuset me = self_set();
 	uint32_t ev = KNC_EV_INSTRUCTIONS_EXECUTED | EVTSEL_OS;
 	static struct pmu_sample s[32];
-	char err[80], line[120];
+	char line[120];
 	uint64_t lost;
 
-	pmu_configure(&me, 0, ev, SAMPLE_PERIOD, err, sizeof(err));
-	pmu_configure(&me, 1, ev, 0, err, sizeof(err));
+	pmu_configure(&me, 0, ev, SAMPLE_PERIOD);
+	pmu_configure(&me, 1, ev, 0);
 	pmu_clear(&me);
 	pmu_start(&me);
 	pmu_region_1m();
@@ -106,11 +106,11 @@ static void overflows(void)
 	uint32_t ev = KNC_EV_INSTRUCTIONS_EXECUTED | EVTSEL_OS;
 	/* A period far beyond a round: each counter wraps exactly once per round. */
 	uint64_t period = 1000000;
-	char err[80], line[120];
+	char line[120];
 	unsigned agree = 0, one_pmi = 0;
 
-	pmu_configure(&me, 0, ev, period, err, sizeof(err));
-	pmu_configure(&me, 1, ev, period, err, sizeof(err));
+	pmu_configure(&me, 0, ev, period);
+	pmu_configure(&me, 1, ev, period);
 	pmu_clear(&me);
 	pc->running = true;
 	for (unsigned r = 0; r < OVERFLOW_ROUNDS; r++) {
@@ -140,8 +140,8 @@ static void overflows(void)
 	snprintf(line, sizeof(line), "%u double overflows (same and consecutive instruction): %u handled in full, "
 		 "%u with one PMI", OVERFLOW_ROUNDS, agree, one_pmi);
 	check(agree == OVERFLOW_ROUNDS, line);
-	pmu_unconfigure(&me, 0);
-	pmu_unconfigure(&me, 1);
+	pmu_configure(&me, 0, 0, 0);
+	pmu_configure(&me, 1, 0, 0);
 	pmu_clear(&me);
 }
 

@@ -28,14 +28,31 @@ static bool parse_set(const char *s, struct cpuset *set)
 	return true;
 }
 
-/* argv[2], if present, is the CPU set; otherwise every CPU. */
+/* argv[2], if present, is the CPU set; otherwise the online CPUs (as perf -a). */
 static bool set_arg(int argc, char **argv, struct cpuset *set)
 {
 	if (argc > 3) {
 		shell_error("pmu", "%s takes at most one CPU set", argv[1]);
 		return false;
 	}
-	return parse_set(argc == 3 ? argv[2] : "all", set);
+	if (argc == 3)
+		return parse_set(argv[2], set);
+	memset(set, 0, sizeof(*set));
+	for (uint32_t c = 0; c < cpu_count; c++)
+		if (cpu_table[c]->state == CPU_ONLINE)
+			cpuset_add(set, c);
+	return true;
+}
+
+/* The PMU's verdict as the shell's answer: 0, or its one text as an error (pmu/rules_text.c). */
+static int verdict(struct pmu_result r)
+{
+	char text[192];
+
+	if (r.err == PMU_OK)
+		return 0;
+	pmu_result_text(&r, text, sizeof(text));
+	return shell_error("pmu", "%s", text);
 }
 
 static int pmu_info(int argc, char **argv)
@@ -96,25 +113,20 @@ static int pmu_set(int argc, char **argv)
 		return shell_error("pmu", "usage: pmu set CPUS CTR EVENT|none [period=N]");
 	if (!parse_set(argv[2], &set))
 		return 1;
-	if (!parse_u64(argv[3], KNC_NUM_COUNTERS - 1, &ctr))
-		return shell_error("pmu", "counter '%.16s' must be 0 or 1", argv[3]);
-	if (strcmp(argv[4], "none") == 0) {
-		if (argc == 6)
-			return shell_error("pmu", "a period needs an event");
-		pmu_unconfigure(&set, ctr);
-		return 0;
+	if (!parse_u64(argv[3], UINT32_MAX, &ctr))
+		return shell_error("pmu", "counter '%.16s' is not a number (0 or 1)", argv[3]);
+	if (strcmp(argv[4], "none") != 0 && !knc_event_parse(argv[4], &evtsel, err, sizeof(err)))
+		return shell_error("pmu", "%s", err);
+	if (argc == 6) {
+		if (strncmp(argv[5], "period=", 7) != 0 || !parse_u64(argv[5] + 7, UINT64_MAX, &period))
+			return shell_error("pmu", "'%.32s' is not period=N (N a number of events)", argv[5]);
+		if (period == 0) /* to the PMU, period 0 is counting: period=0 asks for no period */
+			return verdict((struct pmu_result){ .err = PMU_ERR_PERIOD });
 	}
-	if (!knc_event_parse(argv[4], &evtsel, err, sizeof(err)))
-		return shell_error("pmu", "%s", err);
-	if (!knc_event_allowed(evtsel, ctr, err, sizeof(err)))
-		return shell_error("pmu", "%s", err);
-	if (argc == 6 && (strncmp(argv[5], "period=", 7) != 0 ||
-			  !parse_u64(argv[5] + 7, PMU_MAX_PERIOD, &period) || period == 0))
-		return shell_error("pmu", "'%.32s' should be period=N with N from 1 to 2^40", argv[5]);
-	int n = pmu_configure(&set, ctr, evtsel, period, err, sizeof(err));
-	if ((uint32_t)n < cpuset_count(&set))
-		return shell_error("pmu", "%s", err);
-	if (!pmu_counts_event(evtsel))
+	struct pmu_result r = pmu_configure(&set, ctr, evtsel, period);
+	if (r.err)
+		return verdict(r);
+	if (evtsel && !pmu_counts_event(evtsel))
 		kprintf("note: the %s backend does not count this event; it will read as not counted\n",
 			pmu_backend_name());
 	return 0;
@@ -123,7 +135,8 @@ static int pmu_set(int argc, char **argv)
 static int pmu_mux_cmd(int argc, char **argv)
 {
 	struct cpuset set;
-	uint32_t evtsel[PMU_MUX_MAX], nev = 0;
+	/* A 256-byte list holds at most 128 events: the PMU says how many take turns. */
+	uint32_t evtsel[128], nev = 0;
 	uint64_t ms = PMU_MUX_SLICE_MS_DEFAULT;
 	char err[96], list[256];
 
@@ -131,8 +144,8 @@ static int pmu_mux_cmd(int argc, char **argv)
 		return shell_error("pmu", "usage: pmu mux CPUS EVENT,EVENT,... [slice=MS]");
 	if (!parse_set(argv[2], &set))
 		return 1;
-	if (argc == 5 && (strncmp(argv[4], "slice=", 6) != 0 || !parse_u64(argv[4] + 6, 1000, &ms) || ms == 0))
-		return shell_error("pmu", "'%.32s' should be slice=MS with MS from 1 to 1000", argv[4]);
+	if (argc == 5 && (strncmp(argv[4], "slice=", 6) != 0 || !parse_u64(argv[4] + 6, UINT32_MAX, &ms)))
+		return shell_error("pmu", "'%.32s' is not slice=MS (MS a number of milliseconds)", argv[4]);
 	strlcpy(list, argv[3], sizeof(list));
 	for (char *ev = list;;) {
 		char *end = ev;
@@ -140,33 +153,22 @@ static int pmu_mux_cmd(int argc, char **argv)
 			end++;
 		bool more = *end == ',';
 		*end = 0;
-		if (nev == PMU_MUX_MAX)
-			return shell_error("pmu", "at most %d events take turns", PMU_MUX_MAX);
 		if (!knc_event_parse(ev, &evtsel[nev++], err, sizeof(err)))
 			return shell_error("pmu", "%s", err);
 		if (!more)
 			break;
 		ev = end + 1;
 	}
-	int n = pmu_mux_configure(&set, nev, evtsel, ms * (tsc_hz / 1000));
-	if ((uint32_t)n < cpuset_count(&set))
-		return shell_error("pmu", "%u CPUs are not online or did not answer", cpuset_count(&set) - n);
-	return 0;
+	return verdict(pmu_mux_configure(&set, nev, evtsel, pmu_time_to_ticks(ms, 1000, tsc_hz)));
 }
 
-static int pmu_ctl(int argc, char **argv, int (*fn)(const struct cpuset *))
+static int pmu_ctl(int argc, char **argv, struct pmu_result (*fn)(const struct cpuset *))
 {
 	struct cpuset set;
 
 	if (!set_arg(argc, argv, &set))
 		return 1;
-	uint32_t want = 0;
-	for (uint32_t c = 0; c < cpu_count; c++)
-		want += cpuset_has(&set, c) && cpu_table[c]->state == CPU_ONLINE;
-	int n = fn(&set);
-	if ((uint32_t)n < want)
-		return shell_error("pmu", "%u CPUs did not answer", want - n);
-	return 0;
+	return verdict(fn(&set));
 }
 
 static int pmu_start_cmd(int argc, char **argv) { return pmu_ctl(argc, argv, pmu_start); }
@@ -185,8 +187,10 @@ static int pmu_read_cmd(int argc, char **argv)
 	for (uint32_t c = 0; c < cpu_count; c++) {
 		if (!cpuset_has(&set, c))
 			continue;
-		if (pmu_read(c, &r) != 0) {
-			kprintf("%3u    -  %-32s %20s %10s  %s\n", c, "-", "-", "-", "not answering");
+		enum pmu_err e = pmu_read(c, &r);
+		if (e != PMU_OK) {
+			kprintf("%3u    -  %-32s %20s %10s  %s\n", c, "-", "-", "-",
+				e == PMU_ERR_OFFLINE ? "not online" : "not answering");
 			continue;
 		}
 		for (uint32_t i = 0; i < r.nev; i++) {
@@ -224,8 +228,9 @@ static int pmu_regs_cmd(int argc, char **argv)
 		return shell_error("pmu", "usage: pmu regs CPU");
 	if (!shell_parse_cpu("pmu", argv[2], &cpu))
 		return 1;
-	if (pmu_read_regs(cpu, &r) != 0)
-		return shell_error("pmu", "CPU %u is not online or does not answer", cpu);
+	enum pmu_err e = pmu_read_regs(cpu, &r);
+	if (e != PMU_OK)
+		return verdict((struct pmu_result){ .err = e, .cpu = cpu });
 	kprintf("IA32_TIME_STAMP_COUNTER   (0x10) %#018lx\n", r.tsc);
 	kprintf("IA32_PerfCnt0             (0x20) %#012lx\n", r.ctr[0]);
 	kprintf("IA32_PerfCnt1             (0x21) %#012lx\n", r.ctr[1]);
@@ -274,9 +279,7 @@ static int pmu_spflt_cmd(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
 		if (strcmp(argv[3], modes[i].name) != 0)
 			continue;
-		if ((uint32_t)pmu_set_spflt(&set, modes[i].mask) < cpuset_count(&set))
-			return shell_error("pmu", "some CPUs are not online or did not answer");
-		return 0;
+		return verdict(pmu_set_spflt(&set, modes[i].mask));
 	}
 	return shell_error("pmu", "'%.16s' should be off, 0, 1 or both (the counters SPFLT gates)", argv[3]);
 }
@@ -328,7 +331,7 @@ SHELL_COMMAND(pmu, "pmu", "SUBCOMMAND ...", "KNC core PMU; subcommands:\n"
 	      "             events [FILTER]             the libpfm4 knc events\n"
 	      "             set CPUS CTR EVENT|none [period=N]  configure counter 0 or 1\n"
 	      "             mux CPUS EVENT,... [slice=MS]  up to 8 events taking turns (time slices)\n"
-	      "             start|stop|clear|read [CPUS]  control and read (default: all)\n"
+	      "             start|stop|clear|read [CPUS]  control and read (default: the online CPUs)\n"
 	      "             regs CPU                    raw PMU registers and LVT 0x340\n"
 	      "             samples CPU [N]             the newest N samples\n"
 	      "             spflt CPUS off|0|1|both     which counters a program's SPFLT gates\n"

@@ -10,7 +10,7 @@
 # pure stat output, host/stat_fmt.o (a host program: libc as it is), and
 # test_metrics its metric groups, host/metrics.o.
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics vm parse \
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics vm parse mailbox \
 		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
@@ -38,6 +38,9 @@ UNIT_LIB = $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(LIB_SRC))
 $(foreach d,lib kernel pmu shell platform mailbox,$(BUILD)/unit/obj/$(d)/%.o): UNIT_DEFS = $(HOST_RENAME)
 $(BUILD)/unit/obj/boot/linux/bootparams.o: UNIT_DEFS = $(HOST_RENAME)
 $(BUILD)/unit/obj/tests/unit/%.o: UNIT_DEFS = $(HOST_RENAME_LIB)
+# The decoder's handlers and the test's doubles share one signature each (a
+# table of them, struct mbox_ops): not every one uses every argument.
+$(BUILD)/unit/obj/mailbox/mailbox_proto.o $(BUILD)/unit/obj/tests/unit/test_mailbox.o: UNIT_CFLAGS += -Wno-unused-parameter
 
 # pmu/events.c includes the event table generated from libpfm4 (top Makefile):
 # build it first and find it in $(BUILD)/gen.
@@ -60,7 +63,8 @@ $(BUILD)/unit/test_timerq: $(BUILD)/unit/obj/kernel/timerq.o
 $(BUILD)/unit/test_pmm:    $(BUILD)/unit/obj/kernel/pmm.o
 $(BUILD)/unit/test_acpi:   $(BUILD)/unit/obj/platform/pc/acpi_parse.o
 $(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model_core.o
-$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o
+# test_events: the event strings and the PMU's rules and texts they use (pmu/rules*.c).
+$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/pmu/rules.o $(BUILD)/unit/obj/pmu/rules_text.o
 $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o
 # test_vm: address spaces on the page-allocator double (tests/unit/page_double.c, shared with fuzz_elf).
 $(BUILD)/unit/test_vm:     $(BUILD)/unit/obj/kernel/vm.o $(BUILD)/unit/obj/tests/unit/page_double.o
@@ -68,7 +72,10 @@ $(BUILD)/unit/test_vm:     $(BUILD)/unit/obj/kernel/vm.o $(BUILD)/unit/obj/tests
 # doubles for the kernel (pmu_ops, pmu_this, this_cpu, rdtsc, kprintf, APIC, IRQ, timers).
 $(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/model_core.o
 # test_mux: multiplexing over two fake counters; its doubles stand in for pmu.c and the timers.
-$(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o
+$(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o $(BUILD)/unit/obj/pmu/rules.o
+# test_mailbox: the request decoder, the status of each opcode; its PMU doubles check through
+# the PMU's own rules (pmu/rules.c) as the driver does.
+$(BUILD)/unit/test_mailbox: $(BUILD)/unit/obj/mailbox/mailbox_proto.o $(BUILD)/unit/obj/pmu/rules.o
 $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
 # test_stat_fmt: pmuctl stat's scaling and its table, -x and --json output.
 $(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o

@@ -106,11 +106,11 @@ enum mbox_opcode {
 enum mbox_status {
 	MBOX_OK          = 0,
 	MBOX_E_OPCODE    = -1, /* unknown opcode */
-	MBOX_E_CPUSET    = -2, /* empty set, or a CPU the card does not have */
+	MBOX_E_CPUSET    = -2, /* empty set, a CPU the card does not have, or one not online (nothing done) */
 	MBOX_E_PAYLOAD   = -3, /* payload length or a reserved field is wrong */
 	MBOX_E_EVENT     = -4, /* EvtSel value refused (reserved bits, counter constraint) */
-	MBOX_E_BUSY      = -5, /* some CPUs did not answer */
-	MBOX_E_RANGE     = -6, /* a value out of range (counter number, period) */
+	MBOX_E_BUSY      = -5, /* some CPUs did not answer (the others did it) */
+	MBOX_E_RANGE     = -6, /* a value out of range (counter, period, events, slice, SPFLT mask) */
 	MBOX_E_PROGRAM   = -7, /* the image is not a pmuos program (the console says why) */
 	MBOX_E_LAUNCH    = -8, /* no such launch */
 	MBOX_E_AGAIN     = -9, /* not now: a shell line from the host is still queued or running */
@@ -152,12 +152,13 @@ struct mbox_pmu_config {
  * Multiplexing (time slices, as perf does): the first `nev` EvtSel values
  * take turns on the two counters, the next ones every `slice_us` of the
  * CPU's counting time. Replaces PMU_CONFIG's configuration; counting only.
+ * The card puts the events on the counters (an L2 event on counter 0 only):
+ * events that all fit stay there for good, so this is also the request
+ * that counts up to two events without naming counters.
  */
-#define MBOX_MUX_SLICE_MIN_US 100
-#define MBOX_MUX_SLICE_MAX_US 1000000
 struct mbox_pmu_mux {
 	uint32_t nev;       /* 1..8 */
-	uint32_t slice_us;  /* 100..1000000 */
+	uint32_t slice_us;  /* 1000..1000000 (the PMU's slice: 1 ms to 1 s) */
 	uint32_t evtsel[8]; /* EvtSel without EN/INT; the unused ones 0 */
 };
 

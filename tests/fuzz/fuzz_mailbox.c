@@ -11,15 +11,28 @@
 static uint8_t upload[64];
 
 static void info(struct mbox_info *out) { out->cpu_count = 4; }
-static int configure(const struct cpuset *set, int ctr, uint32_t evtsel, uint64_t period) { return cpuset_count(set); }
-static int control(const struct cpuset *set, uint16_t op) { return cpuset_count(set); }
-static bool counts(uint32_t evtsel) { return evtsel & 1; }
-static int spflt(const struct cpuset *set, uint32_t mask) { return cpuset_count(set); }
-static int mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint32_t slice_us)
+
+/* The PMU's own checks (pmu/rules.c), then every CPU of the set did it. */
+static struct pmu_result done(struct pmu_result r, const struct cpuset *set)
 {
-	if (nev < 1 || nev > 8 || !evtsel[nev - 1] || slice_us < 100)
-		abort(); /* the decoder promised checked values */
-	return cpuset_count(set);
+	if (r.err == PMU_OK)
+		r.done = r.wanted = cpuset_count(set);
+	return r;
+}
+static struct pmu_result configure(const struct cpuset *set, uint64_t ctr, uint32_t evtsel, uint64_t period)
+{
+	return done(pmu_check_config(ctr, evtsel, period), set);
+}
+static struct pmu_result control(const struct cpuset *set, uint16_t op) { return done((struct pmu_result){ 0 }, set); }
+static bool counts(uint32_t evtsel) { return evtsel & 1; }
+static struct pmu_result spflt(const struct cpuset *set, uint64_t mask) { return done(pmu_check_spflt(mask), set); }
+static struct pmu_result mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks)
+{
+	/* The list the decoder passes holds PMU_MUX_MAX events; nev past it is the PMU's to refuse. */
+	struct pmu_result r = pmu_check_mux(nev, evtsel, slice_ticks, 1000000000);
+	if (r.err == PMU_OK && !evtsel[nev - 1])
+		abort(); /* the decoder promised a list as long as nev */
+	return done(r, set);
 }
 static bool kill_launch(uint32_t launch) { return launch == 1; }
 static void no_reset(void) { abort(); } /* the transport resets, never the decoder */
@@ -33,7 +46,7 @@ static int shell(char *line, uint32_t seq)
 	return line[0] == 'x' ? -1 : 0;
 }
 
-static int read_cpu(uint32_t cpu, struct pmu_reading *r)
+static enum pmu_err read_cpu(uint32_t cpu, struct pmu_reading *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->evtsel[0] = 0x16 + cpu;
@@ -46,7 +59,7 @@ static int read_cpu(uint32_t cpu, struct pmu_reading *r)
 		for (int i = 0; i < PMU_MUX_MAX; i++)
 			r->evtsel[i] = 0x16;
 	}
-	return cpu == 3 ? -1 : 0; /* one CPU that does not answer */
+	return cpu == 3 ? PMU_ERR_BUSY : PMU_OK; /* one CPU that does not answer */
 }
 
 static int run(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set)
@@ -69,7 +82,7 @@ static int status(uint32_t launch, struct mbox_task *out, int max)
 }
 
 static const struct mbox_ops ops = {
-	.ncpus = 4, .info = info, .pmu_configure = configure, .pmu_control = control, .pmu_read = read_cpu,
+	.ncpus = 4, .tsc_hz = 1000000000, .info = info, .pmu_configure = configure, .pmu_control = control, .pmu_read = read_cpu,
 	.counts_event = counts, .pmu_spflt = spflt, .pmu_mux = mux, .run = run, .status = status, .kill = kill_launch,
 	.reset = no_reset, .cpu_init = cpu_init, .shell = shell, .shell_intr = shell_intr,
 	.upload = upload, .upload_size = sizeof(upload),

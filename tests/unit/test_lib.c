@@ -53,6 +53,7 @@ static void bad(const char *file, int line, const char *s, uint64_t max)
  */
 static void test_memcpy_memset(void **state)
 {
+	(void)state;
 	uint8_t src[64], dst[64], want[64];
 
 	for (int i = 0; i < 64; i++)

@@ -1,0 +1,88 @@
+/*
+ * The PMU's rules, checked once for every front end (shell, mailbox, the
+ * self-test): which EvtSel values, counters, periods, multiplexing lists,
+ * time slices and SPFLT masks the driver takes, where events go on the two
+ * counters, and the one text for each verdict. Pure: the card's driver
+ * (pmu/pmu.c) checks through these; host tests link them as they are.
+ * Front ends turn a verdict into text (pmu_result_text) or a status code
+ * (the mailbox), and check nothing themselves.
+ */
+#ifndef PMU_RULES_H
+#define PMU_RULES_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "pmu/regs.h"
+
+#define PMU_MAX_PERIOD (1ULL << KNC_CTR_BITS) /* a period is 1 .. 2^40 events (000 §1.4.3.2) */
+#define PMU_MUX_MAX    8                       /* events that can take turns on the 2 counters */
+/* A multiplexing time slice is 1 ms .. 1 s of counting time, as perf's interval (ms, >= 1). */
+#define PMU_SLICE_MIN_PER_S 1000                /* shortest slice: 1/1000 s */
+
+enum pmu_err {
+	PMU_OK = 0,
+	PMU_ERR_EVENT,      /* EvtSel sets EN, INT or reserved bit 19 (000 Table 1-5): value = EvtSel */
+	PMU_ERR_COUNTER,    /* no such counter (0 or 1): value = the counter */
+	PMU_ERR_L2_COUNTER, /* an L2 event on counter 1 (DESIGN §5.1): value = EvtSel */
+	PMU_ERR_PERIOD,     /* period outside 1..2^40 events, or a period without an event: value = period */
+	PMU_ERR_TOO_MANY,   /* multiplexing takes 1..PMU_MUX_MAX events: value = how many */
+	PMU_ERR_SLICE,      /* time slice outside 1 ms .. 1 s: value = TSC ticks */
+	PMU_ERR_SPFLT,      /* SPFLT mask names a counter beyond 0 and 1 (000 §1.4.3.4): value = mask */
+	PMU_ERR_SPFLT_MUX,  /* SPFLT would gate counters whose events take turns: cpu = a CPU that multiplexes */
+	PMU_ERR_CPUSET,     /* empty CPU set, or a CPU the card does not have: cpu */
+	PMU_ERR_OFFLINE,    /* a CPU of the set is not online (nothing was done): cpu */
+	PMU_ERR_BUSY,       /* a CPU did not answer (the others did it): cpu */
+	PMU_ERR_NOMEM,      /* no memory for a CPU's sample ring (nothing was done): cpu */
+	PMU_ERR_COUNT       /* number of verdicts */
+};
+
+/*
+ * A verdict: err, and the value or CPU it names; for operations on a CPU
+ * set, `done` of the `wanted` CPUs did it.
+ */
+struct pmu_result {
+	enum pmu_err err;
+	uint32_t cpu;
+	uint32_t done, wanted; /* CPUs */
+	uint64_t value;
+};
+
+/* EvtSel (without EN/INT) a counter can take: PMU_OK or PMU_ERR_EVENT. 000 Table 1-5. */
+enum pmu_err pmu_check_evtsel(uint32_t evtsel);
+/*
+ * Counter `ctr` counting `evtsel` (0: free the counter), sampling every
+ * `period` events if period > 0: PMU_OK, PMU_ERR_COUNTER, PMU_ERR_EVENT,
+ * PMU_ERR_L2_COUNTER or PMU_ERR_PERIOD (the verdict names the value).
+ */
+struct pmu_result pmu_check_config(uint64_t ctr, uint32_t evtsel, uint64_t period);
+/*
+ * `nev` events taking turns with slices of `slice_ticks` TSC ticks, at
+ * `tsc_hz` ticks per second: PMU_OK, PMU_ERR_TOO_MANY, PMU_ERR_EVENT or
+ * PMU_ERR_SLICE. evtsel[] is read only when nev is in range.
+ */
+struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks, uint64_t tsc_hz);
+/* PERF_SPFLT_CONTROL enable mask: bit i gates counter i (000 §1.4.3.4). PMU_OK or PMU_ERR_SPFLT. */
+struct pmu_result pmu_check_spflt(uint64_t mask);
+
+/*
+ * Event placement, decided here only: the events of the slice that starts
+ * with event `first` of evtsel[0..nev): on[0], on[1] (-1: none); returns
+ * how many. An L2 event goes on counter 0 only, so two L2 events cannot
+ * share a slice (DESIGN §5.1).
+ */
+uint32_t pmu_place(uint32_t nev, const uint32_t *evtsel, uint32_t first, int on[KNC_NUM_COUNTERS]);
+/* Whether the events need more than one slice to all get a counter (they take turns). */
+bool pmu_mux_rotates(uint32_t nev, const uint32_t *evtsel);
+
+/*
+ * `n` units of 1/per_second s (1000: ms, 1000000: us) in TSC ticks at
+ * tsc_hz: the one conversion from a front end's time unit to the PMU's.
+ * Exact to the tick below; n up to 2^32.
+ */
+uint64_t pmu_time_to_ticks(uint64_t n, uint64_t per_second, uint64_t tsc_hz);
+
+/* The text for a verdict, naming what was wrong (pmu/rules_text.c); "" for PMU_OK. */
+void pmu_result_text(const struct pmu_result *r, char *buf, size_t len);
+
+#endif
