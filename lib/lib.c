@@ -124,3 +124,13 @@ bool parse_u64(const char *s, uint64_t max, uint64_t *out)
 	*out = v;
 	return true;
 }
+
+bool bytes_sum_to_zero(const void *p, size_t len)
+{
+	const uint8_t *b = p;
+	uint8_t sum = 0;
+
+	for (size_t i = 0; i < len; i++)
+		sum += b[i];
+	return sum == 0;
+}

@@ -33,4 +33,15 @@ size_t strlcpy(char *dst, const char *src, size_t size);
  */
 bool parse_u64(const char *s, uint64_t max, uint64_t *out);
 
+/* Little-endian loads at any alignment, for firmware tables (ACPI, SFI). */
+static inline uint16_t get_le16(const uint8_t *p) { return p[0] | p[1] << 8; }
+static inline uint32_t get_le32(const uint8_t *p) { return get_le16(p) | (uint32_t)get_le16(p + 2) << 16; }
+static inline uint64_t get_le64(const uint8_t *p) { return get_le32(p) | (uint64_t)get_le32(p + 4) << 32; }
+
+/*
+ * Whether the len bytes at p sum to 0 modulo 256: the checksum of ACPI
+ * tables (ACPI 6.x §5.2.5, §5.2.6) and of SFI tables (SFI 0.8.2 §5.1).
+ */
+bool bytes_sum_to_zero(const void *p, size_t len);
+
 #endif

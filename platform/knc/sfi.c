@@ -15,17 +15,9 @@ struct table {
 	char sig[5]; /* printable, for messages */
 };
 
-static uint32_t rd32(const uint8_t *p) { return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24; }
-static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
-
 bool sfi_checksum_ok(const void *p, size_t len)
 {
-	const uint8_t *b = p;
-	uint8_t sum = 0;
-
-	for (size_t i = 0; i < len; i++)
-		sum += b[i];
-	return sum == 0;
+	return bytes_sum_to_zero(p, len);
 }
 
 /* Sum of len bytes at addr; *got = how many were readable. */
@@ -76,7 +68,7 @@ static const char *check_table(sfi_read_fn read, void *ctx, uint64_t addr, bool 
 	for (int i = 0; i < 4; i++)
 		t->sig[i] = h[i] >= 0x20 && h[i] < 0x7f ? (char)h[i] : '?';
 	t->sig[4] = 0;
-	t->len = rd32(h + 4);
+	t->len = get_le32(h + 4);
 
 	size_t entry = entry_size((const char *)h);
 	if (t->len < SFI_HEADER)
@@ -127,7 +119,7 @@ static uint32_t read_entry32(sfi_read_fn read, void *ctx, uint64_t addr)
 	uint8_t b[4] = { 0 };
 
 	read(ctx, addr, b, 4); /* checked readable with the checksum */
-	return rd32(b);
+	return get_le32(b);
 }
 
 static uint64_t read_entry64(sfi_read_fn read, void *ctx, uint64_t addr)
@@ -135,7 +127,7 @@ static uint64_t read_entry64(sfi_read_fn read, void *ctx, uint64_t addr)
 	uint8_t b[8] = { 0 };
 
 	read(ctx, addr, b, 8);
-	return rd64(b);
+	return get_le64(b);
 }
 
 static void take_cpus(sfi_read_fn read, void *ctx, const struct table *t, struct sfi_info *out)
@@ -166,10 +158,10 @@ static const char *take_mmap(sfi_read_fn read, void *ctx, const struct table *t,
 		struct sfi_mem_range *m = &out->mem[i];
 
 		read(ctx, t->addr + SFI_HEADER + i * SFI_MMAP_ENTRY, e, sizeof(e));
-		uint64_t pages = rd64(e + 20);
-		m->type = rd32(e);
-		m->base = rd64(e + 4);   /* phys_start; virt_start (e + 12) means nothing here */
-		m->attribute = rd64(e + 28);
+		uint64_t pages = get_le64(e + 20);
+		m->type = get_le32(e);
+		m->base = get_le64(e + 4);   /* phys_start; virt_start (e + 12) means nothing here */
+		m->attribute = get_le64(e + 28);
 		/* Its last byte, base + pages * 4 KiB - 1, must not pass 2^64 - 1. */
 		if (pages > UINT64_MAX / SFI_PAGE || (pages && m->base + pages * SFI_PAGE - 1 < m->base)) {
 			snprintf(out->error, sizeof(out->error), "MMAP at %#lx: entry %u (%#lx, %lu pages) runs past 2^64",

@@ -16,25 +16,17 @@ enum {
 	MADT_LAPIC_OVERRIDE = 5,
 };
 
-static uint16_t rd16(const uint8_t *p) { return p[0] | p[1] << 8; }
-static uint32_t rd32(const uint8_t *p) { return rd16(p) | (uint32_t)rd16(p + 2) << 16; }
-static uint64_t rd64(const uint8_t *p) { return rd32(p) | (uint64_t)rd32(p + 4) << 32; }
 
 bool acpi_checksum_ok(const void *p, size_t len)
 {
-	const uint8_t *b = p;
-	uint8_t sum = 0;
-
-	for (size_t i = 0; i < len; i++)
-		sum += b[i];
-	return sum == 0;
+	return bytes_sum_to_zero(p, len);
 }
 
 int acpi_parse_madt(const uint8_t *madt, size_t len, struct acpi_info *out)
 {
 	if (len < MADT_ENTRIES)
 		return -1;
-	out->lapic_addr = rd32(madt + MADT_LAPIC_ADDR);
+	out->lapic_addr = get_le32(madt + MADT_LAPIC_ADDR);
 	for (size_t off = MADT_ENTRIES; off < len;) {
 		const uint8_t *e = madt + off;
 
@@ -49,7 +41,7 @@ int acpi_parse_madt(const uint8_t *madt, size_t len, struct acpi_info *out)
 				struct acpi_cpu *c = &out->cpus[out->ncpus++];
 				c->uid = e[2];
 				c->apic_id = e[3];
-				c->enabled = rd32(e + 4) & 1;
+				c->enabled = get_le32(e + 4) & 1;
 			}
 			break;
 		case MADT_IOAPIC:
@@ -57,8 +49,8 @@ int acpi_parse_madt(const uint8_t *madt, size_t len, struct acpi_info *out)
 				return -1;
 			if (!out->have_ioapic) { /* the first one serves the ISA IRQs */
 				out->have_ioapic = true;
-				out->ioapic_addr = rd32(e + 4);
-				out->ioapic_gsi_base = rd32(e + 8);
+				out->ioapic_addr = get_le32(e + 4);
+				out->ioapic_gsi_base = get_le32(e + 8);
 			}
 			break;
 		case MADT_ISO:
@@ -67,14 +59,14 @@ int acpi_parse_madt(const uint8_t *madt, size_t len, struct acpi_info *out)
 			if (out->niso < ACPI_MAX_ISO) {
 				struct acpi_iso *s = &out->iso[out->niso++];
 				s->irq = e[3];
-				s->gsi = rd32(e + 4);
-				s->flags = rd16(e + 8);
+				s->gsi = get_le32(e + 4);
+				s->flags = get_le16(e + 8);
 			}
 			break;
 		case MADT_LAPIC_OVERRIDE:
 			if (e[1] < 12)
 				return -1;
-			out->lapic_addr = rd64(e + 4);
+			out->lapic_addr = get_le64(e + 4);
 			break;
 		default:
 			break; /* x2APIC and other entries: not used with xAPIC */
@@ -97,16 +89,16 @@ int acpi_parse_fadt(const uint8_t *fadt, size_t len, struct acpi_info *out)
 {
 	if (len < FADT_PM1A_CNT + 4)
 		return -1;
-	out->dsdt = rd32(fadt + FADT_DSDT);
-	out->pm1a_cnt = rd32(fadt + FADT_PM1A_CNT);
-	if (len >= FADT_RESET_VAL + 1 && (rd32(fadt + FADT_FLAGS) & FADT_RESET_REG_SUP) &&
+	out->dsdt = get_le32(fadt + FADT_DSDT);
+	out->pm1a_cnt = get_le32(fadt + FADT_PM1A_CNT);
+	if (len >= FADT_RESET_VAL + 1 && (get_le32(fadt + FADT_FLAGS) & FADT_RESET_REG_SUP) &&
 	    fadt[FADT_RESET_REG] == GAS_SYSTEM_IO) {
 		out->have_reset = true;
-		out->reset_port = (uint16_t)rd64(fadt + FADT_RESET_REG + 4);
+		out->reset_port = (uint16_t)get_le64(fadt + FADT_RESET_REG + 4);
 		out->reset_value = fadt[FADT_RESET_VAL];
 	}
-	if (len >= FADT_X_DSDT + 8 && rd64(fadt + FADT_X_DSDT))
-		out->dsdt = rd64(fadt + FADT_X_DSDT);
+	if (len >= FADT_X_DSDT + 8 && get_le64(fadt + FADT_X_DSDT))
+		out->dsdt = get_le64(fadt + FADT_X_DSDT);
 	return 0;
 }
 
