@@ -246,24 +246,35 @@ int card_alive(struct card *c)
  * /dev/shm, sysfs PCI resource files). header.host_lock gets our pid for
  * other processes' messages only.
  */
-static int lock(struct card *c, uint64_t end)
+/*
+ * Waits for the lock while other processes make progress with it: each
+ * request a holder sends advances header.host_seq, so the wait gives up only
+ * when no request was sent for `patience_ms` (one holder kept it that long),
+ * however many processes take their turns before ours.
+ */
+static int lock(struct card *c, int patience_ms)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET }; /* l_len 0: to the end and beyond */
-	uint64_t start = card_time->now_ms();
+	uint64_t since = card_time->now_ms();
+	uint32_t seq = __atomic_load_n(&c->hdr->host_seq, __ATOMIC_ACQUIRE);
 
 	if (c->locked)
 		return 0;
 	while (fcntl(c->fd, F_OFD_SETLK, &fl) != 0) {
 		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
 			return fail(c, CARD_LOCKED, "cannot lock %s: %s", c->path, strerror(errno));
-		if (card_time->now_ms() > end) {
+		uint32_t now_seq = __atomic_load_n(&c->hdr->host_seq, __ATOMIC_ACQUIRE);
+		if (now_seq != seq) {
+			seq = now_seq;
+			since = card_time->now_ms();
+		} else if (card_time->now_ms() > since + patience_ms) {
 			uint32_t holder = __atomic_load_n(&c->hdr->host_lock, __ATOMIC_ACQUIRE);
 			if (holder)
 				return fail(c, CARD_LOCKED, "the card's mailbox is in use: process %u (as it noted in the "
 					    "mailbox) has held its lock for more than %.1f s", holder,
-					    (card_time->now_ms() - start) / 1000.0);
+					    (card_time->now_ms() - since) / 1000.0);
 			return fail(c, CARD_LOCKED, "the card's mailbox is in use: another process has held its lock "
-				    "for more than %.1f s", (card_time->now_ms() - start) / 1000.0);
+				    "for more than %.1f s", (card_time->now_ms() - since) / 1000.0);
 		}
 		card_time->nap();
 	}
@@ -285,7 +296,7 @@ static void unlock(struct card *c)
 
 int card_hold(struct card *c)
 {
-	int st = lock(c, card_time->now_ms() + 5000);
+	int st = lock(c, 5000);
 
 	c->hold = st == 0;
 	return st;
@@ -379,14 +390,15 @@ static int wait_a_little(struct card *c, uint64_t end)
 int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET_WORDS],
 	      const void *payload, uint32_t len, struct mbox_response *resp, int timeout_ms)
 {
-	uint64_t end = card_time->now_ms() + timeout_ms;
+	uint64_t end;
 	int st;
 
 	if (len > MBOX_REQ_PAYLOAD)
 		return fail(c, CARD_PROTOCOL, "a request of %u bytes: the mailbox takes %u at most", len,
 			    MBOX_REQ_PAYLOAD);
-	if ((st = card_alive(c)) != 0 || (st = lock(c, end)) != 0)
+	if ((st = card_alive(c)) != 0 || (st = lock(c, timeout_ms)) != 0)
 		return st;
+	end = card_time->now_ms() + timeout_ms; /* the card's time to answer, from when it is our turn */
 	/* Answers nobody collected (an earlier caller gave up): skip them. */
 	uint32_t tail = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);

@@ -77,8 +77,9 @@ int card_alive(struct card *c);
 /*
  * One request/response round trip: takes the host lock (an OFD lock on the
  * mailbox file, include/pmuos/mailbox.h; CARD_LOCKED naming the holder if
- * it is not free within `timeout_ms`), sends, waits up to `timeout_ms` for
- * the answer: the response at our request's ring position, with our
+ * no process sent a request for `timeout_ms` while we waited: others taking
+ * turns do not count), sends, then waits up to `timeout_ms` (ms of host
+ * wall time) for the answer: the response at our request's ring position, with our
  * sequence number. Returns the response status (enum
  * mbox_status, MBOX_E_AGAIN..MBOX_OK) or a CARD_* status; *resp gets the
  * answer, whose length is checked against what the opcode answers (an
@@ -90,8 +91,8 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 
 /*
  * Takes the host lock and keeps it across several calls (e.g. writing the
- * upload area, then RUN) until card_release. Waits up to 5 s for another
- * holder; returns 0, or CARD_LOCKED (c->err names the holder) and nothing
+ * upload area, then RUN) until card_release. Waits while other holders
+ * make progress, up to 5 s of none; returns 0, or CARD_LOCKED (c->err names the holder) and nothing
  * is held.
  */
 int card_hold(struct card *c);
