@@ -34,7 +34,8 @@ struct smp_call {
 	void *arg;
 	volatile uint32_t pending; /* set by the caller, cleared by the target when fn returned */
 	uint64_t posted_tsc;
-	uint32_t caller_apic;      /* gets a VEC_WAKE IPI when fn returned */
+	uint32_t caller_apic;      /* gets a VEC_WAKE IPI when fn returned, if wake */
+	bool wake;                 /* the caller waits (smp_call_wait) for fn to return */
 };
 
 struct pmu_cpu;

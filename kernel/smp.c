@@ -49,35 +49,54 @@ static void call_irq(struct trap_frame *f)
 		return;
 	c->fn(c->arg);
 	uint32_t caller = c->caller_apic;
+	bool wake = c->wake;
 	smp_mb();
 	WRITE_ONCE(c->pending, 0);
-	/* The caller halts while it waits (a spinning CPU would be counted). */
-	smp_wake_apic(caller);
+	/*
+	 * A waiting caller halts (a spinning CPU would be counted): wake it. No
+	 * other: under -icount a CPU woken for nothing runs its idle loop on the
+	 * clock of whatever thread is being measured.
+	 */
+	if (wake)
+		smp_wake_apic(caller);
 }
 
 static void wake_irq(struct trap_frame *f) {}
 
 #define YIELD_US 10
 
+static void wake_timeout(struct timer *t) {}
+
 void smp_wake_apic(uint32_t apic)
 {
-	this_cpu()->woke_others = true;
+	if (apic != this_cpu()->apic_id) /* a CPU waking itself (a task queued here) starves nobody */
+		this_cpu()->woke_others = true;
 	apic_send_fixed(apic, VEC_WAKE);
 }
 
 void smp_yield_to_woken(void)
 {
 	struct percpu *p = this_cpu();
+	struct timer t = { 0 };
+	uint64_t end;
 
 	if (!p->woke_others || !irqs_enabled())
 		return;
 	p->woke_others = false;
-	idle_sleep_us(YIELD_US);
+	/* A bare halt, not idle_sleep_us: no idle work (a nested mailbox poll) under a task's trap frame. */
+	end = tsc_deadline_us(YIELD_US);
+	timer_arm(&t, end, wake_timeout, NULL);
+	while (rdtsc() < end) {
+		cli();
+		if (rdtsc() < end)
+			idle_wait();
+		sti();
+	}
+	timer_cancel(&t);
 }
-static void wake_timeout(struct timer *t) {}
 
-/* Posts fn(arg) to p's call slot and sends the IPI; false if the slot is taken. */
-static bool post(struct percpu *p, void (*fn)(void *), void *arg)
+/* Posts fn(arg) to p's call slot and sends the IPI (wake: the caller will wait); false if the slot is taken. */
+static bool post(struct percpu *p, void (*fn)(void *), void *arg, bool wake)
 {
 	struct smp_call *c = &p->call;
 
@@ -86,6 +105,7 @@ static bool post(struct percpu *p, void (*fn)(void *), void *arg)
 	c->fn = fn;
 	c->arg = arg;
 	c->caller_apic = this_cpu()->apic_id;
+	c->wake = wake;
 	c->posted_tsc = rdtsc();
 	smp_mb();
 	apic_send_fixed(p->apic_id, VEC_CALL);
@@ -105,7 +125,7 @@ int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait)
 		return 0;
 	}
 	uint64_t end = tsc_deadline_us(SMP_CALL_TIMEOUT_US);
-	while (!post(p, fn, arg)) {
+	while (!post(p, fn, arg, wait)) {
 		if (rdtsc() > end)
 			return -2;
 		cpu_relax();
@@ -113,12 +133,15 @@ int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait)
 	return wait ? smp_call_wait(cpu) : 0;
 }
 
-int smp_call_try(uint32_t cpu, void (*fn)(void *), void *arg)
+static int post_to(uint32_t cpu, void (*fn)(void *), void *arg, bool wake)
 {
 	if (cpu >= cpu_count || cpu_table[cpu]->state != CPU_ONLINE || cpu_table[cpu] == this_cpu())
 		return -1;
-	return post(cpu_table[cpu], fn, arg) ? 0 : -2;
+	return post(cpu_table[cpu], fn, arg, wake) ? 0 : -2;
 }
+
+int smp_call_try(uint32_t cpu, void (*fn)(void *), void *arg) { return post_to(cpu, fn, arg, true); }
+int smp_call_async(uint32_t cpu, void (*fn)(void *), void *arg) { return post_to(cpu, fn, arg, false); }
 
 int smp_call_wait(uint32_t cpu)
 {

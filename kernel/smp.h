@@ -35,9 +35,16 @@ int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait);
 /*
  * Posts fn(arg) to another CPU without waiting for anything: -1 if it is not
  * online (or is the caller), -2 if a call to it is still pending. `arg` must
- * stay valid until the call ran, even past a timeout.
+ * stay valid until the call ran, even past a timeout. The caller may then
+ * wait with smp_call_wait (it is woken when fn returned).
  */
 int smp_call_try(uint32_t cpu, void (*fn)(void *), void *arg);
+/*
+ * As smp_call_try, for a caller that never waits: it is not woken when fn
+ * returns (a CPU woken for nothing would run its idle loop while another
+ * thread is measured: under -icount that counts in the measured thread).
+ */
+int smp_call_async(uint32_t cpu, void (*fn)(void *), void *arg);
 /* Waits (bounded) for a call posted with wait == false; 0 or -2 as smp_call. */
 int smp_call_wait(uint32_t cpu);
 /* False when a call to `cpu` has been pending longer than SMP_CALL_TIMEOUT_US (hung?). */

@@ -183,7 +183,7 @@ static uint32_t pass_to_task_cpu(void)
 {
 	for (uint32_t c = 1; c < cpu_count; c++)
 		if (cpu_table[c] != this_cpu() && READ_ONCE(cpu_table[c]->task) &&
-		    smp_call_try(c, take_service, NULL) == 0)
+		    smp_call_async(c, take_service, NULL) == 0)
 			return c;
 	return 0;
 }
@@ -197,7 +197,7 @@ static uint32_t pass_to_task_cpu(void)
  */
 void mailbox_hand_over(uint32_t cpu)
 {
-	if (hdr && service_cpu == 0 && this_cpu()->cpu == 0 && smp_call_try(cpu, take_service, NULL) == 0)
+	if (hdr && service_cpu == 0 && this_cpu()->cpu == 0 && smp_call_async(cpu, take_service, NULL) == 0)
 		timer_cancel(beat_timer());
 }
 
