@@ -69,7 +69,10 @@ static void wake_timeout(struct timer *t) {}
 
 void smp_wake_apic(uint32_t apic)
 {
-	if (apic != this_cpu()->apic_id) /* a CPU waking itself (a task queued here) starves nobody */
+	struct percpu *to = apic < ARRAY_SIZE(cpu_by_apic) ? cpu_by_apic[apic] : NULL;
+
+	/* Only a CPU after this one in QEMU's round can be kept waiting by it (smp.h). */
+	if (to && to->cpu > this_cpu()->cpu)
 		this_cpu()->woke_others = true;
 	apic_send_fixed(apic, VEC_WAKE);
 }

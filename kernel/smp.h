@@ -60,17 +60,23 @@ int smp_reinit_cpu(uint32_t cpu);
 
 /*
  * Sends VEC_WAKE to the CPU with APIC ID `apic` (a halted CPU goes on) and
- * notes that the calling CPU woke another, for smp_yield_to_woken.
+ * notes that the calling CPU woke a higher-numbered one, for smp_yield_to_woken.
  */
 void smp_wake_apic(uint32_t apic);
 /*
- * Under QEMU -icount one thread runs every vCPU in turn, and a CPU that
- * woke a halted one and then runs on in Ring 3 can keep it from running
- * for seconds (measured: a task spinning on CPU 1 that served a RUN for
- * CPU 2). A CPU about to return to Ring 3 calls this: if it woke another
- * CPU since the last call, it halts once, for at most 10 us of its own
- * kernel time, so the woken CPU runs. Interrupts must be on; does nothing
- * otherwise.
+ * Under QEMU -icount one thread runs every vCPU in turn, CPU 0 first, each
+ * up to the next timer deadline. In QEMU 7.2 a CPU that runs on up to that
+ * deadline leaves the CPUs after it in the round no instructions at all
+ * (QEMU 8.1 shares the time out: commit "accel/tcg/tcg-accel-ops-rr: ensure
+ * fairness with icount"), so a task spinning on CPU 1 that woke a halted
+ * CPU 2 kept it from running for seconds. A CPU about to return to Ring 3
+ * calls this: if it woke a higher-numbered CPU since the last call, it
+ * halts once, for at most 10 us of its own kernel time, and the woken CPU
+ * runs. A lower-numbered CPU needs no turn given (it runs first in the next
+ * round); halting for it was harmful: the halted CPU is then the one after
+ * a spinning task in the round, and measured, it stayed halted until a host
+ * event (the serving CPU 2, woken by its timer, while CPU 1 ran a task).
+ * Interrupts must be on; does nothing otherwise.
  */
 void smp_yield_to_woken(void);
 
