@@ -3,7 +3,7 @@
 #include "kernel/console.h"
 #include "lib/lib.h"
 #include "kernel/paging.h"
-#include "platform/pc/pci.h"
+#include "platform/platform.h"
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
 #include "arch/sync.h"
@@ -18,9 +18,6 @@
 #include "arch/irq.h"
 #include "kernel/idle.h"
 
-#define IVSHMEM_VENDOR 0x1af4
-#define IVSHMEM_DEVICE 0x1110
-#define IVSHMEM_BAR    2 /* the shared memory */
 #define IDLE_POLL_US   100
 
 /*
@@ -167,15 +164,14 @@ static void take_service(void *unused)
 	mailbox_take_service();
 }
 
-/* Gives the calling CPU's service to `to` (0: CPU 0, woken to take it). */
-static void give_service(uint32_t to)
+/* Gives the calling CPU's service to CPU 0, woken to take it. */
+static void give_service_to_cpu0(void)
 {
 	uint64_t f = irq_save();
 	timer_cancel(beat_timer());
-	service_cpu = to;
+	service_cpu = 0;
 	irq_restore(f);
-	if (to == 0)
-		smp_wake_apic(cpu_table[0]->apic_id);
+	smp_wake_apic(cpu_table[0]->apic_id);
 }
 
 /* A CPU other than the caller that runs a task and takes the service (by a cross-CPU call); 0 if none. */
@@ -208,7 +204,7 @@ void mailbox_return_service(void)
 	timer_cancel(beat_timer());
 	uint32_t to = pass_to_task_cpu();
 	if (to == 0)
-		give_service(0);
+		give_service_to_cpu0();
 }
 
 /* smp.c: `cpu` is about to be INITed or has stopped for good: it must not hold the service. */
@@ -236,12 +232,11 @@ static const struct task_host task_host = {
 
 void mailbox_init(void)
 {
-	struct pci_dev d;
 	uint64_t base, size;
 
 	task_set_host(&task_host);
 	pmu_set_sample_sink(mailbox_sample);
-	if (!pci_find(IVSHMEM_VENDOR, IVSHMEM_DEVICE, &d) || !pci_mem_bar(&d, IVSHMEM_BAR, &base, &size)) {
+	if (!platform_shared_memory(0, &base, &size)) {
 		kprintf("mailbox: no ivshmem device; host tools cannot reach this card\n");
 		return;
 	}
@@ -467,7 +462,7 @@ bool mailbox_poll(void)
 		memcpy(&req, &req_ring[req_tail % MBOX_REQ_SLOTS], sizeof(req));
 		smp_mb();
 		if (serve_elsewhere(&req)) {
-			give_service(0);
+			give_service_to_cpu0();
 			break;
 		}
 		WRITE_ONCE(req_ctl->tail, ++req_tail);

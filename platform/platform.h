@@ -10,6 +10,7 @@
 #ifndef PLATFORM_PLATFORM_H
 #define PLATFORM_PLATFORM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <pmuos/bootinfo.h>
 
@@ -29,5 +30,13 @@ void platform_time_init(void);
 void platform_irq_init(void);
 /* The APIC IDs (0..254) of the processors to start, BSP included, up to `max`; returns how many. */
 uint32_t platform_cpus(uint32_t *apic_ids, uint32_t max);
+/*
+ * The n-th (from 0) region of memory the host shares with this machine: its
+ * physical base and size in bytes (not yet mapped). A PC in QEMU: BAR 2 of
+ * the n-th ivshmem device with a memory BAR (QEMU docs/specs/ivshmem-spec.rst).
+ * The mailbox is region 0; the QEMU plugin's page is found among the others
+ * by its size and magic. False when there is no n-th region.
+ */
+bool platform_shared_memory(unsigned n, uint64_t *base, uint64_t *size);
 
 #endif

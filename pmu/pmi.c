@@ -38,7 +38,14 @@ void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s)) { sample_sink =
 void pmu_set_pmi_limit(uint32_t per_second) { pmi_limit = per_second; }
 uint32_t pmu_pmi_limit(void) { return pmi_limit; }
 
-/* Returns the sample, which holds both counters as the handler stopped them. */
+/*
+ * Returns the sample, which holds both counters as the handler stopped them.
+ * Two rings, for two readers with opposite needs: this one is the card's own
+ * view of the latest samples (shell `pmu samples`), so it overwrites the
+ * oldest; the sink's (the mailbox) is drained by a host that owns its tail,
+ * so, as perf's mmap ring does, it drops the newest and counts them (the
+ * card never writes a slot the host may be reading).
+ */
 static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f, uint32_t mask)
 {
 	struct pmu_sample *s = &pc->ring[pc->ring_head];

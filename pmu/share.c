@@ -5,12 +5,9 @@
 #include "pmu/regs.h"
 #include "kernel/console.h"
 #include "kernel/paging.h"
-#include "platform/pc/pci.h"
+#include "platform/platform.h"
 #include "arch/sync.h"
 
-#define IVSHMEM_VENDOR 0x1af4
-#define IVSHMEM_DEVICE 0x1110
-#define IVSHMEM_BAR    2
 #define SAMPLING_REACH (1ULL << 32) /* events from overflow */
 
 static struct pmushare *page;
@@ -23,11 +20,10 @@ bool share_init(void)
 		PLUGIN_EVENTS(NAME)
 #undef NAME
 	};
-	struct pci_dev d;
 	uint64_t base, size;
 
-	for (unsigned n = 0; pci_find_nth(IVSHMEM_VENDOR, IVSHMEM_DEVICE, n, &d); n++) {
-		if (!pci_mem_bar(&d, IVSHMEM_BAR, &base, &size) || size != PMUSHARE_BYTES)
+	for (unsigned n = 0; platform_shared_memory(n, &base, &size); n++) {
+		if (size != PMUSHARE_BYTES)
 			continue;
 		if (!paging_map_identity(base, size, false))
 			break;

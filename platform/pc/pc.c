@@ -2,6 +2,7 @@
 #include "platform/platform.h"
 #include "platform/pc/pc.h"
 #include "platform/pc/acpi.h"
+#include "platform/pc/pci.h"
 #include "apic/apic.h"
 
 void platform_console_init(void)
@@ -34,6 +35,21 @@ uint32_t platform_cpus(uint32_t *apic_ids, uint32_t max)
 		if (acpi.cpus[i].enabled)
 			apic_ids[n++] = acpi.cpus[i].apic_id;
 	return n;
+}
+
+/* QEMU docs/specs/ivshmem-spec.rst: vendor 1af4, device 1110, the shared memory in BAR 2. */
+#define IVSHMEM_VENDOR 0x1af4
+#define IVSHMEM_DEVICE 0x1110
+#define IVSHMEM_BAR    2
+
+bool platform_shared_memory(unsigned n, uint64_t *base, uint64_t *size)
+{
+	struct pci_dev d;
+
+	for (unsigned i = 0, found = 0; pci_find_nth(IVSHMEM_VENDOR, IVSHMEM_DEVICE, i, &d); i++)
+		if (pci_mem_bar(&d, IVSHMEM_BAR, base, size) && found++ == n)
+			return true;
+	return false;
 }
 
 void pc_route_isa_irq(unsigned irq, irq_handler h)

@@ -23,11 +23,6 @@ static void cfg_write(const struct pci_dev *d, uint8_t off, uint32_t v)
 	outl(CONFIG_DATA, v);
 }
 
-bool pci_find(uint16_t vendor, uint16_t device, struct pci_dev *out)
-{
-	return pci_find_nth(vendor, device, 0, out);
-}
-
 bool pci_find_nth(uint16_t vendor, uint16_t device, unsigned n, struct pci_dev *out)
 {
 	for (unsigned bus = 0; bus < 256; bus++) {

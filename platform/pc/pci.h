@@ -10,9 +10,7 @@ struct pci_dev {
 	uint16_t vendor, device;
 };
 
-/* Finds the first function with this vendor and device ID on buses 0-255. */
-bool pci_find(uint16_t vendor, uint16_t device, struct pci_dev *out);
-/* The n-th (from 0) such function, in the same order; false if there are n or fewer. */
+/* The n-th (from 0) function with this vendor and device ID on buses 0-255; false if there are n or fewer. */
 bool pci_find_nth(uint16_t vendor, uint16_t device, unsigned n, struct pci_dev *out);
 /*
  * Base address and size (bytes) of memory BAR `bar` (0-5; a 64-bit BAR takes
