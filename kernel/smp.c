@@ -71,8 +71,8 @@ void smp_wake_apic(uint32_t apic)
 {
 	struct percpu *to = apic < ARRAY_SIZE(cpu_by_apic) ? cpu_by_apic[apic] : NULL;
 
-	/* Only a CPU after this one in QEMU's round can be kept waiting by it (smp.h). */
-	if (to && to->cpu > this_cpu()->cpu)
+	/* A halted CPU is what the yield is for; one that runs a task needs no turn given (smp.h). */
+	if (to && to != this_cpu() && READ_ONCE(to->idle))
 		this_cpu()->woke_others = true;
 	apic_send_fixed(apic, VEC_WAKE);
 }
