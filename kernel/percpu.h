@@ -63,7 +63,7 @@ struct percpu {
 	struct smp_call call;
 	struct pmu_cpu *pmu;      /* pmu/internal.h; kept across INIT */
 	volatile bool idle;       /* halted in idle_wait(), until the next interrupt */
-	bool woke_others;         /* woke a halted CPU since the last smp_yield_to_woken */
+	bool woke_others;         /* woke a CPU without a task since the last smp_yield_to_woken */
 	bool rejoined;            /* came back through INIT-SIPI-SIPI */
 	struct task *task;        /* running in Ring 3 on this CPU, or NULL */
 	struct task *runq;        /* tasks waiting for this CPU, FIFO */

@@ -71,8 +71,8 @@ void smp_wake_apic(uint32_t apic)
 {
 	struct percpu *to = apic < ARRAY_SIZE(cpu_by_apic) ? cpu_by_apic[apic] : NULL;
 
-	/* A halted CPU is what the yield is for; one that runs a task needs no turn given (smp.h). */
-	if (to && to != this_cpu() && READ_ONCE(to->idle))
+	/* A CPU that runs a task needs no turn given (smp.h); an idle one does, halted yet or not. */
+	if (to && to != this_cpu() && !READ_ONCE(to->task))
 		this_cpu()->woke_others = true;
 	apic_send_fixed(apic, VEC_WAKE);
 }

@@ -60,13 +60,13 @@ int smp_reinit_cpu(uint32_t cpu);
 
 /*
  * Sends VEC_WAKE to the CPU with APIC ID `apic` (a halted CPU goes on) and
- * notes that the calling CPU woke a halted one, for smp_yield_to_woken.
+ * notes that the calling CPU woke one that runs no task, for smp_yield_to_woken.
  */
 void smp_wake_apic(uint32_t apic);
 /*
  * Under QEMU -icount one thread runs every vCPU in turn, CPU 0 first, each
  * up to the next timer deadline, and one clock counts them all. A CPU about
- * to return to Ring 3 calls this: if it woke a halted CPU since the last
+ * to return to Ring 3 calls this: if it woke a CPU without a task since the last
  * call, it halts once, for at most 10 us of its own kernel time, so the
  * woken CPU runs now: its instructions then fall in this CPU's kernel time,
  * not in a measured Ring-3 stretch (calib's 10^6-instruction region counted
