@@ -64,20 +64,18 @@ int smp_reinit_cpu(uint32_t cpu);
  */
 void smp_wake_apic(uint32_t apic);
 /*
- * Under QEMU -icount one thread runs every vCPU in turn, CPU 0 first, each
- * up to the next timer deadline, and one clock counts them all. A CPU about
- * to return to Ring 3 calls this: if it woke a CPU without a task since the last
- * call, it halts once, for at most 10 us of its own kernel time, so the
- * woken CPU runs now: its instructions then fall in this CPU's kernel time,
- * not in a measured Ring-3 stretch (calib's 10^6-instruction region counted
- * 1,000,434 without it), and a task spinning here cannot keep it waiting
- * (measured: seconds, for CPU 2 woken by a task's CPU 1). A CPU woken that
- * was running a task is given no turn: halting then only put this CPU
- * behind the spinning one in QEMU 7.2's round, which can leave the CPUs
- * after a spinning one no instructions until a host event (QEMU 8.1 shares
- * the time out: "accel/tcg/tcg-accel-ops-rr: ensure fairness with icount");
- * the serving CPU 2, after waking CPU 1 that ran a task, so stopped
- * answering. Interrupts must be on; does nothing otherwise.
+ * Under QEMU -icount one thread runs every vCPU in turn, CPU 0 first, each up
+ * to the next timer deadline, and one clock counts them all. A CPU about to
+ * return to Ring 3 calls this: if it woke a CPU that runs no task since the
+ * last call, it halts once, for at most 10 us of its own kernel time, so the
+ * woken CPU runs now, inside this CPU's kernel time rather than in a measured
+ * Ring-3 stretch (calib's 10^6-instruction region counted 1,000,434 without
+ * it), and a task spinning here cannot keep it waiting for seconds. A CPU
+ * that runs a task is given no turn: the halt would only put this CPU behind
+ * a spinning one, and QEMU 7.2's round can leave the CPUs after a spinning
+ * one no instructions until a host event (fixed in QEMU 8.1, "accel/tcg/
+ * tcg-accel-ops-rr: ensure fairness with icount"). Interrupts must be on;
+ * does nothing otherwise.
  */
 void smp_yield_to_woken(void);
 

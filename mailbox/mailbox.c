@@ -237,7 +237,7 @@ void mailbox_init(void)
 	task_set_host(&task_host);
 	pmu_set_sample_sink(mailbox_sample);
 	if (!platform_shared_memory(0, &base, &size)) {
-		kprintf("mailbox: no ivshmem device; host tools cannot reach this card\n");
+		kprintf("mailbox: no memory shared with the host; host tools cannot reach this card\n");
 		return;
 	}
 	uint32_t req_off = 8192, resp_off = ALIGN_UP(req_off + MBOX_REQ_SLOTS * sizeof(struct mbox_request) + 4096, 4096);
@@ -247,12 +247,12 @@ void mailbox_init(void)
 	uint32_t samples_off = output_off + MBOX_OUTPUT_RINGS * sizeof(struct mbox_output_ring);
 	uint64_t need = samples_off + (uint64_t)cpu_count * sizeof(struct mbox_sample_ring);
 	if (size < MBOX_MIN_SIZE || size < need || (size & (size - 1))) {
-		kprintf("mailbox: ivshmem BAR of %lu bytes is not a power of two of at least %lu; not used\n",
+		kprintf("mailbox: shared memory of %lu bytes is not a power of two of at least %lu; not used\n",
 			size, MAX(need, (uint64_t)MBOX_MIN_SIZE));
 		return;
 	}
 	if (!paging_map_identity(base, size, false)) {
-		kprintf("mailbox: out of memory mapping the ivshmem BAR\n");
+		kprintf("mailbox: out of memory mapping the shared memory\n");
 		return;
 	}
 	hdr = (struct mbox_header *)base;
@@ -289,7 +289,7 @@ void mailbox_init(void)
 	smp_on_leaving(cpu_leaving);
 	idle_set_work(mailbox_idle_work);
 	mailbox_take_service();
-	kprintf("mailbox: %lu KiB of ivshmem at %#lx\n", size >> 10, base);
+	kprintf("mailbox: %lu KiB of shared memory at %#lx\n", size >> 10, base);
 }
 
 void mailbox_ready(void)
