@@ -55,15 +55,17 @@ def test_spmd_launch_one_instance_per_cpu(card):
     assert card.cmd("run hello fail").count("exit status 3") == 1
 
 
-@pytest.mark.parametrize("k", [1, 10, 1000, 1000000])
-def test_spflt_region_counts_exactly_k_user_instructions(card, k):
+def test_spflt_regions_count_exactly_k_user_instructions_run_after_run(card):
     card.cmd("pmu set 1 0 INSTRUCTIONS_EXECUTED:u")
     card.cmd("pmu spflt 1 0")
     card.cmd("pmu start 1")
-    out = card.cmd("run calib", timeout=120)
-    m = re.search(rf"^calib: region of {k} user instructions counted (\d+)$", out, re.M)
-    assert m and int(m[1]) == k, out
-    assert re.search(r"^calib: region of 0 user instructions counted 0$", out, re.M)
+    # Run after run: CPU 0's mailbox heartbeat, re-armed while a launch was
+    # being handed to CPU 1, once woke it inside the 10^6 region in 4 runs of 10.
+    for run in range(10):
+        out = card.cmd("run calib", timeout=120)
+        for k in (0, 1, 10, 1000, 1000000):
+            m = re.search(rf"^calib: region of {k} user instructions counted (\d+)$", out, re.M)
+            assert m and int(m[1]) == k, (run, out)
 
 
 def test_rdpmc_monotonic_and_agrees_with_the_kernel(card):
