@@ -37,7 +37,7 @@ struct pmu_cpu {
 	uint32_t enabled;       /* GLOBAL_CTRL bits while running */
 	bool running;
 	uint64_t start_tsc;     /* counters last started (or a slice began), TSC */
-	uint64_t enabled_ticks; /* counting time since the last clear, up to start_tsc */
+	uint64_t enabled_ticks; /* counting time since the last clear, up to start_tsc (multiplexed: unhalted only) */
 	struct pmu_mux mux;
 
 	/* PMI handler (pmi.c) */

@@ -3,7 +3,12 @@
  * time slices, as perf does. Each CPU cuts its own slices with a timer in
  * TSC ticks of its counting time, so an event's share of the time is
  * measured where it counted; readings carry each event's count and time on
- * a counter, and the host scales by enabled / running time. Everything here
+ * a counter, and the host scales by enabled / running time. Halted time is
+ * not counting time (pmu_idle_enter/exit pause the slice and the enabled
+ * time, as perf's task events count only while the task runs): slices spent
+ * halted before a short program started left its events on the counters
+ * for a fraction of it, and the slice timer would wake a halted CPU inside
+ * another CPU's measured time (one -icount clock). Everything here
  * runs on the CPU itself with interrupts off (pmu.c's per-CPU operations
  * and the slice timer); which events share a slice is pmu_place's
  * (pmu/rules.c).

@@ -77,14 +77,29 @@ void pmu_user_exit(uint64_t first_kernel, uint64_t first_user)
 
 void pmu_idle_enter(void)
 {
-	if (this_cpu()->pmu)
-		pmu_ops->idle_enter();
+	struct pmu_cpu *pc = this_cpu()->pmu;
+
+	if (!pc)
+		return;
+	if (pc->running && pc->mux.nev) {
+		uint64_t now = rdtsc();
+		pc->enabled_ticks += now - pc->start_tsc;
+		mux_stopped(pc, now);
+	}
+	pmu_ops->idle_enter();
 }
 
 void pmu_idle_exit(void)
 {
-	if (this_cpu()->pmu)
-		pmu_ops->idle_exit();
+	struct pmu_cpu *pc = this_cpu()->pmu;
+
+	if (!pc)
+		return;
+	pmu_ops->idle_exit();
+	if (pc->running && pc->mux.nev) {
+		pc->start_tsc = rdtsc();
+		mux_started(pc);
+	}
 }
 
 static void pmu_rejoined(void)

@@ -142,7 +142,10 @@ uint64_t pmu_count_region(void (*region)(void));
 void pmu_user_enter(void);
 void pmu_user_exit(uint64_t first_kernel, uint64_t first_user);
 
-/* The calling CPU halts / woke up (kernel idle paths). */
+/*
+ * The calling CPU halts / woke up (kernel idle paths). Multiplexing's slices
+ * and enabled time pause while the CPU is halted (pmu/mux.c).
+ */
 void pmu_idle_enter(void);
 void pmu_idle_exit(void);
 
