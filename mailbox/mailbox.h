@@ -3,7 +3,7 @@
  * include/pmuos/mailbox.h). One CPU holds the service (heartbeat and
  * request polling): CPU 0 in its waits while no program runs, else a CPU
  * running a task, so idle CPUs stay halted and measured counts exact. The
- * rules that move it are in mailbox/mailbox.c.
+ * rules that move it are in mailbox/service.c.
  */
 #ifndef MAILBOX_MAILBOX_H
 #define MAILBOX_MAILBOX_H

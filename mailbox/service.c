@@ -1,0 +1,199 @@
+/*
+ * The CPU that serves the mailbox (heartbeat and request polling) and the
+ * rules that move it; see mailbox/mailbox.h.
+ */
+#include "mailbox/internal.h"
+#include "lib/lib.h"
+#include "kernel/percpu.h"
+#include "kernel/smp.h"
+#include "arch/sync.h"
+#include "kernel/task.h"
+#include "kernel/timer.h"
+#include "arch/tsc.h"
+#include "arch/irq.h"
+#include "kernel/idle.h"
+
+#define IDLE_POLL_US   100
+
+/*
+ * The mailbox service (heartbeat and request polling) runs on one CPU at a
+ * time, in Ring 0: CPU 0 while no CPU runs a task, else a CPU that runs
+ * one. Under QEMU -icount the TSC counts every vCPU's instructions, so work
+ * on an idle CPU would show up in a measured thread's counts; on the
+ * measured CPU it is kernel time, which USR counts leave out (DESIGN §5.2,
+ * §7). The rules that keep exactly one CPU serving, and never a CPU that
+ * cannot (issue 9):
+ *  - a CPU that starts a task takes the service; when its last queued task
+ *    ends it passes the service to another CPU running a task, else to CPU 0;
+ *  - CPU 0 has the CPU of a launch it starts take it (so CPU 0 stops
+ *    waking while the tasks are measured); a CPU running a task that
+ *    serves a RUN keeps it;
+ *  - CPU 0 takes it back when no task is active, and passes it on when it
+ *    holds it while a task runs (after an INIT, below);
+ *  - a request to INIT the serving CPU itself is not consumed there: the
+ *    service goes to CPU 0, which serves it; a CPU about to be INITed or
+ *    stopped by a kernel exception gives the service up first.
+ */
+static volatile uint32_t service_cpu;
+static bool mailbox_idle_work(void);
+static bool poll_due[MAX_CPUS]; /* a task CPU's beat asked for a poll on the way back to Ring 3 */
+
+static void beat(struct timer *t)
+{
+	if (service_cpu != this_cpu()->cpu)
+		return; /* the service moved on */
+	mbox_hdr->heartbeat++;
+	mbox_hdr->cpus_online = smp_online_count();
+	if (this_cpu()->cpu != 0)
+		poll_due[this_cpu()->cpu] = true;
+	/*
+	 * No doorbell in QEMU: an idle card polls every 100 us (its shell loop
+	 * serves on each wake-up); a CPU measuring a task, every 1 ms.
+	 */
+	uint64_t us = this_cpu()->cpu == 0 ? IDLE_POLL_US : MBOX_HEARTBEAT_US;
+	/* From now, not from the last deadline: a late beat must not try to catch up. */
+	timer_arm(t, rdtsc() + us * (tsc_hz / 1000000), beat, NULL);
+}
+
+/* Each CPU's own heartbeat timer (timers are per CPU). */
+static struct timer *beat_timer(void)
+{
+	static struct timer timers[MAX_CPUS];
+	return &timers[this_cpu()->cpu];
+}
+
+void mailbox_take_service(void)
+{
+	if (!mbox_hdr)
+		return;
+	uint64_t f = irq_save();
+	service_cpu = this_cpu()->cpu;
+	struct timer *t = beat_timer();
+	if (!t->armed)
+		timer_arm(t, rdtsc(), beat, NULL);
+	irq_restore(f);
+}
+
+static void take_service(void *unused)
+{
+	mailbox_take_service();
+}
+
+void mailbox_give_service_to_cpu0(void)
+{
+	uint64_t f = irq_save();
+	timer_cancel(beat_timer());
+	service_cpu = 0;
+	irq_restore(f);
+	smp_wake_apic(cpu_table[0]->apic_id);
+}
+
+/* A CPU other than the caller that runs a task and takes the service (by a cross-CPU call); 0 if none. */
+static uint32_t pass_to_task_cpu(void)
+{
+	for (uint32_t c = 1; c < cpu_count; c++)
+		if (cpu_table[c] != this_cpu() && READ_ONCE(cpu_table[c]->task) &&
+		    smp_call_async(c, take_service, NULL) == 0)
+			return c;
+	return 0;
+}
+
+/*
+ * The target takes the service itself (a cross-CPU call) and so arms its
+ * beat now: setting service_cpu for it to arm its timer when its task
+ * starts left no beat at all while it still ran an earlier task (the host
+ * saw a stale heartbeat for the length of that task). service_cpu moves at
+ * once, before the call lands: CPU 0's idle work, run before the target
+ * does, took the service back and armed a beat that then woke CPU 0 inside
+ * the task's measured time (446 instructions in calib's 10^6 region). If
+ * the call cannot be posted, CPU 0 serves on and its idle work passes the
+ * service later.
+ */
+void mailbox_hand_over(uint32_t cpu)
+{
+	if (!mbox_hdr || service_cpu != 0 || this_cpu()->cpu != 0)
+		return;
+	uint64_t f = irq_save();
+	service_cpu = cpu;
+	if (smp_call_async(cpu, take_service, NULL) == 0)
+		timer_cancel(beat_timer());
+	else
+		service_cpu = 0;
+	irq_restore(f);
+}
+
+void mailbox_return_service(void)
+{
+	if (!mbox_hdr || service_cpu != this_cpu()->cpu || this_cpu()->cpu == 0)
+		return;
+	timer_cancel(beat_timer());
+	uint32_t to = pass_to_task_cpu();
+	if (to == 0)
+		mailbox_give_service_to_cpu0();
+}
+
+/* smp.c: `cpu` is about to be INITed or has stopped for good: it must not hold the service. */
+static void cpu_leaving(uint32_t cpu)
+{
+	if (!mbox_hdr || service_cpu != cpu)
+		return;
+	if (this_cpu()->cpu == cpu) {
+		service_cpu = 0; /* a CPU stopped by a kernel exception: no timer of its own runs again */
+		smp_wake_apic(cpu_table[0]->apic_id);
+	} else {
+		mailbox_take_service(); /* the CPU sending the INIT serves meanwhile */
+	}
+}
+
+/* What tasks tell the host through the mailbox (kernel/task.h). */
+static const struct task_host task_host = {
+	.output_open = mailbox_output_open,
+	.output = mailbox_output,
+	.hand_over = mailbox_hand_over,
+	.take_service = mailbox_take_service,
+	.return_service = mailbox_return_service,
+	.poll_due = mailbox_poll_due,
+};
+
+void mailbox_service_start(void)
+{
+	task_set_host(&task_host);
+	smp_on_leaving(cpu_leaving);
+	idle_set_work(mailbox_idle_work);
+	mailbox_take_service();
+}
+
+void mailbox_poll_due(void)
+{
+	uint32_t me = this_cpu()->cpu;
+
+	if (!poll_due[me])
+		return;
+	poll_due[me] = false;
+	sti();
+	mailbox_poll();
+	smp_yield_to_woken();
+	cli();
+}
+
+bool mailbox_serving_here(void)
+{
+	return mbox_hdr && service_cpu == this_cpu()->cpu;
+}
+
+/*
+ * Idle work (kernel/idle.h) of every waiting CPU. CPU 0 takes the service
+ * back when no task is active and passes it on when it holds it while a
+ * task runs; whichever CPU holds it serves.
+ */
+static bool mailbox_idle_work(void)
+{
+	if (!mbox_hdr)
+		return false;
+	if (this_cpu()->cpu == 0 && (service_cpu == 0 || !any_task_active())) {
+		mailbox_take_service(); /* arms CPU 0's heartbeat if it was given the service */
+		if (any_task_active() && pass_to_task_cpu())
+			timer_cancel(beat_timer());
+	}
+	return mailbox_serving_here() && mailbox_poll();
+}
