@@ -56,8 +56,9 @@ KLDFLAGS = -nostdlib -static -no-pie -z max-page-size=0x1000 -z noexecstack -Wl,
 
 # Layers, lowest first (README "Layout"; tests/system/test_layers.py checks
 # that no file includes a higher one). platform/knc/ is not linked yet: the
-# kernel boots a PC in QEMU (platform/pc/); its KNC pieces are unit-tested.
-KSRC := $(wildcard lib/*.c arch/*.S arch/*.c apic/*.c kernel/*.S kernel/*.c platform/pc/*.c boot/*.S boot/*.c \
+# kernel boots a PC in QEMU (platform/pc/; without ACPI, the SFI tables of
+# platform/sfi.c, as a card's); the SBOX pieces are unit-tested.
+KSRC := $(wildcard lib/*.c arch/*.S arch/*.c apic/*.c kernel/*.S kernel/*.c platform/*.c platform/pc/*.c boot/*.S boot/*.c \
 	  boot/linux/*.c pmu/*.S pmu/*.c shell/*.c mailbox/*.c init/*.c)
 # Host-side code that lives beside kernel sources: not kernel code.
 KSRC := $(filter-out pmu/gen_events.c boot/linux/bzimage_check.c,$(KSRC)) $(BUILD)/gen/programs.S

@@ -1,6 +1,7 @@
 /* Ring-3 x87/SSE state; see arch/fpu.h. */
 #include <stdbool.h>
 #include "arch/fpu.h"
+#include "arch/sync.h"
 #include "arch/x86.h"
 
 #define CR0_MP (1ULL << 1)
@@ -11,19 +12,37 @@
 #define CPUID1_EDX_FXSR (1u << 24)
 #define CPUID1_EDX_SSE  (1u << 25)
 
+#define MXCSR_RESET   0x1f80u    /* SDM Vol. 1, 10.2.3 */
+/*
+ * A KNC erratum: FXRSTOR raises #GP unless the image's MXCSR has bit 21
+ * (DUE) set (Intel's k1om Linux, arch/x86/include/asm/i387.h
+ * fxrstor_checking: "KNC errata: MXCSR.DUE (bit 21) must be 1"; seen on a
+ * card by Lasimeri/Intel-Phi-3120A patches/0018). Not simulated here:
+ * QEMU's CPUs are not family 0x0B, and theirs would #GP on it.
+ */
+#define MXCSR_KNC_DUE (1u << 21)
+#define IMAGE_MXCSR   24         /* MXCSR's byte offset in an FXSAVE image */
+
 /*
  * The FXSAVE image of the reset state (SDM Vol. 1, Table 10-2): FCW 0x37f at
- * byte 0, abridged tag word 0 (all empty) at byte 4, MXCSR 0x1f80 at byte 24,
- * every register zero.
+ * byte 0, abridged tag word 0 (all empty) at byte 4, MXCSR at byte 24
+ * (fpu_clean_mxcsr; each CPU writes the same value), every register zero.
  */
-static const uint8_t clean_image[512] __attribute__((aligned(16))) = {
-	[0] = 0x7f, [1] = 0x03, [24] = 0x80, [25] = 0x1f,
-};
+static uint8_t clean_image[512] __attribute__((aligned(16))) = { [0] = 0x7f, [1] = 0x03 };
 static bool have_fxsr;
+
+uint32_t fpu_clean_mxcsr(uint32_t cpuid1_eax)
+{
+	return cpuid_family(cpuid1_eax) == CPUID_FAMILY_KNC ? MXCSR_RESET | MXCSR_KNC_DUE : MXCSR_RESET;
+}
 
 void fpu_cpu_init(void)
 {
 	struct cpuid_regs r = cpuid(1, 0);
+	uint32_t mxcsr = fpu_clean_mxcsr(r.eax);
+
+	for (int i = 0; i < 4; i++) /* every CPU writes the same value */
+		WRITE_ONCE(clean_image[IMAGE_MXCSR + i], (uint8_t)(mxcsr >> (8 * i)));
 
 	write_cr0((read_cr0() & ~CR0_EM) | CR0_MP | CR0_NE);
 	if (r.edx & CPUID1_EDX_SSE)

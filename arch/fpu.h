@@ -8,6 +8,8 @@
 #ifndef ARCH_FPU_H
 #define ARCH_FPU_H
 
+#include <stdint.h>
+
 /*
  * Per-CPU set-up: CR0.EM off, MP on, NE on (an unmasked x87 exception is a
  * #MF the task gets, not the legacy FERR# line); CR4.OSFXSR and OSXMMEXCPT
@@ -21,5 +23,11 @@ void fpu_cpu_init(void);
  * Ring-3 instruction.
  */
 void fpu_reset_user(void);
+/*
+ * The MXCSR of that clean image for a CPU whose CPUID.1:EAX is cpuid1_eax:
+ * 0x1f80, or 0x201f80 on a KNC core (family 0x0B), whose FXRSTOR faults
+ * without bit 21 (arch/fpu.c).
+ */
+uint32_t fpu_clean_mxcsr(uint32_t cpuid1_eax);
 
 #endif

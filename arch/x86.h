@@ -47,6 +47,18 @@ static inline struct cpuid_regs cpuid(uint32_t leaf, uint32_t subleaf)
 	return r;
 }
 
+/*
+ * The family in CPUID.1:EAX (SDM Vol. 2A, CPUID, "Family ID": bits 11:8,
+ * plus the extended family in bits 27:20 when those read 0xF).
+ */
+static inline uint32_t cpuid_family(uint32_t eax)
+{
+	uint32_t f = (eax >> 8) & 0xf;
+	return f == 0xf ? f + ((eax >> 20) & 0xff) : f;
+}
+/* A Knights Corner core (k1om): family 11, model 1 (Linux drivers/misc/mic/card/mic_x100.c mic_init). */
+#define CPUID_FAMILY_KNC 0x0b
+
 #define DEFINE_CR(n)                                                              \
 	static inline uint64_t read_cr##n(void)                                   \
 	{ uint64_t v; __asm__ volatile("mov %%cr" #n ", %0" : "=r"(v)); return v; } \

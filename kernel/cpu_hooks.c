@@ -6,7 +6,7 @@ static void nothing_bool(bool b) {}
 static void nothing_cpu(uint32_t cpu) {}
 static void nothing_exit(uint64_t first_kernel, uint64_t first_user) {}
 
-static const struct cpu_hooks none = {
+struct cpu_hooks cpu_hooks = {
 	.online = nothing_bool,
 	.rejoined = nothing,
 	.init_sent = nothing_cpu,
@@ -16,9 +16,7 @@ static const struct cpu_hooks none = {
 	.idle_exit = nothing,
 };
 
-const struct cpu_hooks *cpu_hooks = &none;
-
 void cpu_hooks_set(const struct cpu_hooks *h)
 {
-	cpu_hooks = h;
+	cpu_hooks = *h;
 }

@@ -15,7 +15,7 @@ static bool (*idle_work)(void);
 void idle_wait(void)
 {
 	this_cpu()->idle = true;
-	cpu_hooks->idle_enter();
+	cpu_hooks.idle_enter();
 	sti_hlt();
 }
 
@@ -25,7 +25,7 @@ void idle_woken(void)
 
 	if (p->idle) {
 		p->idle = false;
-		cpu_hooks->idle_exit();
+		cpu_hooks.idle_exit();
 	}
 }
 

@@ -65,6 +65,7 @@ struct percpu {
 	volatile bool idle;       /* halted in idle_wait(), until the next interrupt */
 	bool woke_others;         /* woke a CPU without a task since the last smp_yield_to_woken */
 	bool rejoined;            /* came back through INIT-SIPI-SIPI */
+	bool user_work;           /* call task_host.user_work before the next return to Ring 3 */
 	struct task *task;        /* running in Ring 3 on this CPU, or NULL */
 	struct task *runq;        /* tasks waiting for this CPU, FIFO */
 	struct spinlock runq_lock;

@@ -189,7 +189,7 @@ void cpu_setup_local(struct percpu *p, bool rejoin)
 	fpu_cpu_init();
 	apic_enable_local();
 	timer_cpu_init();
-	cpu_hooks->online(rejoin);
+	cpu_hooks.online(rejoin);
 	task_cpu_init();
 }
 
@@ -285,7 +285,7 @@ void ap_main(uint32_t apic)
 	p->call.pending = 0; /* a call it was stuck in is abandoned */
 	cpu_setup_local(p, rejoin);
 	if (rejoin) {
-		cpu_hooks->rejoined();
+		cpu_hooks.rejoined();
 		task_cpu_rejoined();
 	}
 	p->online_tsc = rdtsc();
@@ -307,7 +307,7 @@ int smp_reinit_cpu(uint32_t cpu)
 	smp_cpu_leaving(cpu);
 	p->rejoined = true;
 	p->state = CPU_STARTING;
-	cpu_hooks->init_sent(cpu);
+	cpu_hooks.init_sent(cpu);
 	smp_mb();
 	apic_send_init(p->apic_id);
 	idle_sleep_us(INIT_DELAY_US);

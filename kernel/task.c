@@ -63,7 +63,7 @@ static const struct task_host no_host = {
 	.hand_over = no_cpu,
 	.take_service = nothing,
 	.return_service = nothing,
-	.poll_due = nothing,
+	.user_work = nothing,
 };
 static const struct task_host *host = &no_host;
 
@@ -283,7 +283,7 @@ bool task_run_next(void)
 			fr->rsp = t->initial_rsp;
 			fr->ss = SEL_UDATA;
 			fpu_reset_user(); /* nothing of the previous task's x87/SSE state */
-			cpu_hooks->user_enter();
+			cpu_hooks.user_enter();
 			user_start(fr);
 		}
 		write_cr3(kernel_cr3);
@@ -403,7 +403,7 @@ void syscall_dispatch(struct trap_frame *f)
 	struct percpu *p = this_cpu();
 	struct task *t = p->task;
 
-	cpu_hooks->user_exit(p->entry_tsc - SYSCALL_ENTRY_INSNS, p->exit_tsc);
+	cpu_hooks.user_exit(p->entry_tsc - SYSCALL_ENTRY_INSNS, p->exit_tsc);
 	sti();
 	switch (f->rax) {
 	case SYS_WRITE:
@@ -438,10 +438,15 @@ struct trap_frame *task_user_frame(void)
 
 void task_return_to_user(struct trap_frame *f)
 {
-	host->poll_due();
-	if (this_cpu()->task->kill_requested)
+	struct percpu *p = this_cpu();
+
+	if (p->user_work) { /* a flag here, not a call on every return: bench/tasks.py */
+		p->user_work = false;
+		host->user_work();
+	}
+	if (p->task->kill_requested)
 		task_leave(TASK_KILLED, 0);
-	cpu_hooks->user_enter();
+	cpu_hooks.user_enter();
 }
 
 /* ---- faults ---- */

@@ -128,8 +128,11 @@ struct task_host {
 	/* The calling CPU starts a task / has no task left to run. */
 	void (*take_service)(void);
 	void (*return_service)(void);
-	/* On every return to Ring 3: serve the host if that is due on this CPU. */
-	void (*poll_due)(void);
+	/*
+	 * On a return to Ring 3 after something set this CPU's `user_work`
+	 * (cleared before the call), interrupts off on entry and return.
+	 */
+	void (*user_work)(void);
 };
 void task_set_host(const struct task_host *h);
 

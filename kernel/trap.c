@@ -165,7 +165,7 @@ static void __attribute__((noreturn)) user_return_faulted(struct trap_frame *f)
 	struct trap_frame uf = *f;
 	struct percpu *p = this_cpu();
 
-	cpu_hooks->user_exit(p->exit_tsc, p->exit_tsc);
+	cpu_hooks.user_exit(p->exit_tsc, p->exit_tsc);
 	uf.rip = iret[0];
 	uf.cs = iret[1];
 	uf.rflags = iret[2];
@@ -182,8 +182,10 @@ void trap_dispatch(struct trap_frame *f)
 	if (!user && f->rip == (uint64_t)user_iretq && this_cpu()->task)
 		user_return_faulted(f);
 
-	if (user)
-		cpu_hooks->user_exit(this_cpu()->entry_tsc - entry_insns(v), this_cpu()->exit_tsc);
+	if (user) {
+		struct percpu *p = this_cpu();
+		cpu_hooks.user_exit(p->entry_tsc - entry_insns(v), p->exit_tsc);
+	}
 	if (v < 32) {
 		if (exc_handlers[v] && exc_handlers[v](f)) {
 			if (user)

@@ -16,6 +16,6 @@ HOST_RENAME_LIBC = -Dvsnprintf=k_vsnprintf -Dsnprintf=k_snprintf \
 # lib/'s own names, k_ too: host code (pmuctl, tests) that calls them gets
 # these alone (it keeps the C library's memcpy & co.) and links to the same
 # k_ symbols.
-HOST_RENAME_LIB  = -Dcpuset_parse=k_cpuset_parse -Dcpuset_count=k_cpuset_count -Dparse_u64=k_parse_u64
+HOST_RENAME_LIB  = -Dcpuset_parse=k_cpuset_parse -Dcpuset_count=k_cpuset_count -Dparse_u64=k_parse_u64 -Dcmdline_find=k_cmdline_find
 # Every card-side file compiled for the host.
 HOST_RENAME      = $(HOST_RENAME_LIBC) $(HOST_RENAME_LIB)

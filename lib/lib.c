@@ -134,3 +134,30 @@ bool bytes_sum_to_zero(const void *p, size_t len)
 		sum += b[i];
 	return sum == 0;
 }
+
+bool cmdline_find(const char *line, const char *key, const char **val, size_t *len)
+{
+	size_t klen = strlen(key);
+	bool found = false;
+
+	while (*line) {
+		while (*line == ' ')
+			line++;
+		const char *w = line;
+		while (*line && *line != ' ')
+			line++;
+		size_t wlen = (size_t)(line - w);
+		if (wlen < klen || strncmp(w, key, klen) != 0)
+			continue;
+		if (wlen == klen) {
+			*val = w + wlen;
+			*len = 0;
+			found = true;
+		} else if (w[klen] == '=') {
+			*val = w + klen + 1;
+			*len = wlen - klen - 1;
+			found = true;
+		}
+	}
+	return found;
+}

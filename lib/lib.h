@@ -33,6 +33,15 @@ size_t strlcpy(char *dst, const char *src, size_t size);
  */
 bool parse_u64(const char *s, uint64_t max, uint64_t *out);
 
+/*
+ * A boot command line's parameter (words separated by spaces, as Linux's
+ * Documentation/admin-guide/kernel-parameters.rst): the last word that is
+ * `key` or `key=VALUE` wins. Returns true with *val pointing at VALUE in
+ * `line` (not NUL-terminated) and *len its length in bytes (0 for a bare
+ * `key`); false, leaving both alone, when no word has that key.
+ */
+bool cmdline_find(const char *line, const char *key, const char **val, size_t *len);
+
 /* Little-endian loads at any alignment, for firmware tables (ACPI, SFI). */
 static inline uint16_t get_le16(const uint8_t *p) { return p[0] | p[1] << 8; }
 static inline uint32_t get_le32(const uint8_t *p) { return get_le16(p) | (uint32_t)get_le16(p + 2) << 16; }

@@ -24,11 +24,11 @@ void mailbox_ready(void);
  */
 bool mailbox_poll(void);
 /*
- * A task CPU's beat only marks a poll as due; it runs here, on the way back
- * to Ring 3 with interrupts on, because serving may wait for other CPUs
- * (cross-CPU calls), and under QEMU -icount a CPU that spins with
- * interrupts off keeps a halted CPU from ever running. Interrupts off on
- * entry and on return.
+ * A task CPU's beat only marks a poll as due (percpu user_work); it runs
+ * here, on the way back to Ring 3 with interrupts on, because serving may
+ * wait for other CPUs (cross-CPU calls), and under QEMU -icount a CPU that
+ * spins with interrupts off keeps a halted CPU from ever running.
+ * Interrupts off on entry and on return.
  */
 void mailbox_poll_due(void);
 /* The calling CPU starts to run a task: it takes the heartbeat and polling over. */

@@ -36,7 +36,6 @@
  */
 static volatile uint32_t service_cpu;
 static bool mailbox_idle_work(void);
-static bool poll_due[MAX_CPUS]; /* a task CPU's beat asked for a poll on the way back to Ring 3 */
 
 static void beat(struct timer *t)
 {
@@ -45,7 +44,7 @@ static void beat(struct timer *t)
 	mbox_hdr->heartbeat++;
 	mbox_hdr->cpus_online = smp_online_count();
 	if (this_cpu()->cpu != 0)
-		poll_due[this_cpu()->cpu] = true;
+		this_cpu()->user_work = true; /* a poll on the way back to Ring 3 */
 	/*
 	 * No doorbell in QEMU: an idle card polls every 100 us (its shell loop
 	 * serves on each wake-up); a CPU measuring a task, every 1 ms.
@@ -152,7 +151,7 @@ static const struct task_host task_host = {
 	.hand_over = mailbox_hand_over,
 	.take_service = mailbox_take_service,
 	.return_service = mailbox_return_service,
-	.poll_due = mailbox_poll_due,
+	.user_work = mailbox_poll_due,
 };
 
 void mailbox_service_start(void)
@@ -165,11 +164,6 @@ void mailbox_service_start(void)
 
 void mailbox_poll_due(void)
 {
-	uint32_t me = this_cpu()->cpu;
-
-	if (!poll_due[me])
-		return;
-	poll_due[me] = false;
 	sti();
 	mailbox_poll();
 	smp_yield_to_woken();

@@ -19,8 +19,6 @@
 #include "arch/sync.h"
 #include "arch/tsc.h"
 
-#define CPUID_FAMILY(eax) (((eax) >> 8) & 0xf)
-#define KNC_FAMILY 0x0b /* k1om */
 
 const struct pmu_ops *pmu_ops = &pmu_model_ops;
 static bool counts_exact;
@@ -35,7 +33,7 @@ static const struct cpu_hooks pmu_cpu_hooks; /* below, with the functions it nam
 
 void pmu_init(void)
 {
-	if (CPUID_FAMILY(cpuid(1, 0).eax) == KNC_FAMILY)
+	if (cpuid_family(cpuid(1, 0).eax) == CPUID_FAMILY_KNC)
 		pmu_ops = &pmu_knc_ops;
 	else
 		pmu_emul_init(); /* RDPMC and SPFLT trap without a KNC PMU */

@@ -137,8 +137,7 @@ SHELL_COMMAND(reboot, "reboot", "", "warm reset of the card", 0, 0, cmd_reboot);
 static int cmd_poweroff(int argc, char **argv)
 {
 	kprintf("powering off\n");
-	power_off();
-	return shell_error("poweroff", "ACPI soft-off did not take effect (no PM1a control block or \\_S5)");
+	return shell_error("poweroff", power_off());
 }
 SHELL_COMMAND(poweroff, "poweroff", "", "power the card off (QEMU exits with status 0)", 0, 0, cmd_poweroff);
 

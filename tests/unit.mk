@@ -11,7 +11,7 @@
 # test_metrics its metric groups, host/metrics.o.
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics vm parse mailbox \
-		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys
+		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -83,8 +83,9 @@ $(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o
 $(BUILD)/unit/test_metrics: $(BUILD)/unit/obj/host/metrics.o $(BUILD)/unit/obj/host/stat_fmt.o
 $(BUILD)/unit/test_bootparams: $(BUILD)/unit/obj/boot/linux/bootparams.o
 $(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
-$(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/knc/sfi.o
+$(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o
 $(BUILD)/unit/test_sbox:   $(BUILD)/unit/obj/platform/knc/sbox.o
+$(BUILD)/unit/test_fpu:    $(BUILD)/unit/obj/arch/fpu.o
 
 # test_bzimage also reads the built image, System.map and the kernel's flat
 # image (absolute paths: the binary runs from anywhere); they must exist first.

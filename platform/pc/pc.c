@@ -1,9 +1,50 @@
-/* platform/platform.h for a PC in QEMU: ACPI's tables, the PIT, the UART, the IOAPIC. */
+/*
+ * platform/platform.h for a PC in QEMU: ACPI's tables, the PIT, the UART,
+ * the IOAPIC. Without ACPI (`acpi=off` on the command line, or no RSDP) the
+ * processors and the I/O APIC come from SFI tables, where a KNC card's
+ * bootstrap leaves them and the simulated card's (tests/cardsim) does too.
+ */
 #include "platform/platform.h"
 #include "platform/pc/pc.h"
 #include "platform/pc/acpi.h"
 #include "platform/pc/pci.h"
+#include "platform/sfi.h"
 #include "apic/apic.h"
+#include "kernel/console.h"
+#include "lib/lib.h"
+
+static bool no_acpi;     /* the processors came from SFI */
+static struct sfi_info sfi;
+
+/* Physical memory for the SFI parser: the kernel maps [0, 4 GiB) (kernel/paging.h). */
+static size_t read_low(void *ctx, uint64_t addr, void *dst, size_t len)
+{
+	const uint64_t end = 1ULL << 32;
+
+	if (addr >= end)
+		return 0;
+	len = MIN(len, (size_t)(end - addr));
+	memcpy(dst, (const void *)addr, len);
+	return len;
+}
+
+static const char *sfi_init(void)
+{
+	uint64_t syst = sfi_find_syst(read_low, NULL, SFI_SEARCH_START, SFI_SEARCH_END);
+
+	if (!syst)
+		return "no ACPI and no SFI tables (SYST in 0xE0000-0xFFFFF): the processors cannot be found";
+	if (sfi_parse(read_low, NULL, syst, &sfi) != 0) {
+		kprintf("sfi: %s\n", sfi.error);
+		return "no ACPI, and the SFI tables are not valid";
+	}
+	if (!sfi.have_cpus || !sfi.ncpus)
+		return "no ACPI, and the SFI tables list no CPUS";
+	kprintf("sfi: SYST at %#lx: %u CPUs, %u I/O APICs, %u memory ranges; no ACPI\n", syst, sfi.cpus_total,
+		sfi.ioapics_total, sfi.mem_total);
+	no_acpi = true;
+	return NULL;
+}
 
 void platform_console_init(void)
 {
@@ -12,7 +53,14 @@ void platform_console_init(void)
 
 const char *platform_init(const struct boot_info *bi)
 {
-	return acpi_init(bi->rsdp) ? NULL : "ACPI tables are needed to find the processors";
+	const char *v;
+	size_t n;
+
+	if (cmdline_find(bi->cmdline, "acpi", &v, &n) && n == 3 && strncmp(v, "off", 3) == 0) {
+		kprintf("acpi: off (command line)\n");
+		return sfi_init();
+	}
+	return acpi_init(bi->rsdp) ? NULL : sfi_init();
 }
 
 void platform_time_init(void)
@@ -23,7 +71,10 @@ void platform_time_init(void)
 
 void platform_irq_init(void)
 {
-	ioapic_init(acpi.have_ioapic ? acpi.ioapic_addr : 0, acpi.ioapic_gsi_base);
+	if (no_acpi) /* SFI's first I/O APIC takes GSI 0 on (Linux arch/x86/platform/sfi/sfi.c) */
+		ioapic_init(sfi.nioapics ? sfi.ioapic_addr[0] : 0, 0);
+	else
+		ioapic_init(acpi.have_ioapic ? acpi.ioapic_addr : 0, acpi.ioapic_gsi_base);
 	uart_enable_rx_irq();
 }
 
@@ -31,6 +82,12 @@ uint32_t platform_cpus(uint32_t *apic_ids, uint32_t max)
 {
 	uint32_t n = 0;
 
+	if (no_acpi) {
+		for (uint32_t i = 0; i < sfi.ncpus && n < max; i++)
+			if (sfi.cpu_apic_id[i] <= 0xfe) /* xAPIC: 8-bit IDs, 0xFF is broadcast */
+				apic_ids[n++] = sfi.cpu_apic_id[i];
+		return n;
+	}
 	for (uint32_t i = 0; i < acpi.ncpus && n < max; i++)
 		if (acpi.cpus[i].enabled)
 			apic_ids[n++] = acpi.cpus[i].apic_id;
@@ -54,8 +111,13 @@ bool platform_shared_memory(unsigned n, uint64_t *base, uint64_t *size)
 
 void pc_route_isa_irq(unsigned irq, irq_handler h)
 {
-	uint32_t gsi = irq;
-	bool level = false, low = false; /* ISA default: edge, active high */
+	/*
+	 * ISA default: edge, active high, GSI = IRQ. Without ACPI's overrides,
+	 * the one QEMU's PC boards always wire: the PIT's IRQ 0 on pin 2 (QEMU
+	 * hw/i386/acpi-build.c build_madt, "apic_xrupt_override").
+	 */
+	uint32_t gsi = no_acpi && irq == 0 ? 2 : irq;
+	bool level = false, low = false;
 
 	for (uint32_t i = 0; i < acpi.niso; i++) {
 		const struct acpi_iso *s = &acpi.iso[i];

@@ -7,12 +7,16 @@
 #define SLP_EN (1u << 13)
 #define SLP_TYP(t) ((uint32_t)(t) << 10)
 
-void power_off(void)
+const char *power_off(void)
 {
+	if (!acpi.rsdp)
+		return "no ACPI (acpi=off, or none found), so no soft-off: `reboot` still resets; "
+		       "QEMU's monitor (Ctrl-A x) or the host ends the machine";
 	if (!acpi.pm1a_cnt || acpi.s5_slp_typ < 0)
-		return;
+		return "ACPI has no PM1a control block or \\_S5, so no soft-off: `reboot` still resets";
 	outw(acpi.pm1a_cnt, SLP_TYP(acpi.s5_slp_typ) | SLP_EN);
 	delay_us(100000);
+	return "ACPI soft-off did not take effect";
 }
 
 void power_reset(void)

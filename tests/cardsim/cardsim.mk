@@ -24,10 +24,10 @@ $(CARDSIM)/knc_bootstrap.elf: tests/cardsim/knc_bootstrap.c tests/cardsim/knc_bo
 	@mkdir -p $(dir $@)
 	$(CC) $(KNCBOOT_CFLAGS) $(KNCBOOT_LDFLAGS) $< -o $@
 
-# A host program: the top Makefile's compiler, warnings on; platform/knc/sfi.h by path.
+# A host program: the top Makefile's compiler, warnings on; platform/sfi.h by path.
 SFIGEN_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -I.
 
-$(CARDSIM)/sfi_gen: tests/cardsim/sfi_gen.c platform/knc/sfi.h
+$(CARDSIM)/sfi_gen: tests/cardsim/sfi_gen.c platform/sfi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(SFIGEN_CFLAGS) $< -o $@
 

@@ -20,8 +20,17 @@
  *     ESI = boot_params, EBX = EDI = EBP = 0, and a jump to the 32-bit part
  *     where it lies in the copy.
  *
- * Its command line: "[download=ADDR] [bp=image|page] [cmdline=ADDR] -- LINE",
- * LINE being pmuos's command line; cmdline=ADDR puts LINE there instead.
+ * A card's bootstrap also leaves SFI tables in 0xE0000-0xFFFFF for the OS
+ * to find (a 3120A's SYST sat at 0xEF180; platform/sfi.h): with sfi=ADDR
+ * it copies module 1 (tests/cardsim/sfi_gen's file, made for ADDR) there,
+ * after opening that window for writes as SeaBIOS's make_bios_writable
+ * does (src/fw/shadow.c): the q35 MCH's PAM registers, PCI 00:00.0 config
+ * 0x90-0x96 (Intel 3 Series Chipset datasheet 316966 §5.1.14-20; QEMU
+ * hw/pci-host/q35.c MCH_HOST_BRIDGE_PAM0), 0x3 in a nibble = read/write RAM.
+ *
+ * Its command line: "[download=ADDR] [bp=image|page] [cmdline=ADDR] [sfi=ADDR]
+ * -- LINE", LINE being pmuos's command line; cmdline=ADDR puts LINE there
+ * instead.
  * Anything wrong stops it with a message on COM1 (QEMU's serial port).
  */
 #include <stddef.h>
@@ -72,6 +81,7 @@ static const uint64_t gdt[] __attribute__((aligned(8))) = {
 };
 
 static void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" :: "a"(v), "Nd"(port)); }
+static void outl(uint16_t port, uint32_t v) { __asm__ volatile("outl %0, %1" :: "a"(v), "Nd"(port)); }
 
 static void say(const char *s)
 {
@@ -126,6 +136,7 @@ static uint32_t hex(const char *s)
 		stop("addresses are hex with 0x");
 	for (s += 2; *s && *s != ' '; s++) {
 		char c = *s;
+		c = c >= 'A' && c <= 'F' ? (char)(c - 'A' + 'a') : c;
 		uint32_t d = c >= '0' && c <= '9' ? (uint32_t)(c - '0') : c >= 'a' && c <= 'f' ? (uint32_t)(c - 'a' + 10) : 16;
 		if (d > 15)
 			stop("bad hex digit");
@@ -134,9 +145,40 @@ static uint32_t hex(const char *s)
 	return v;
 }
 
+#define PCI_CONFIG_ADDRESS 0xcf8 /* PCI Local Bus 3.0 §3.2.2.3.2: configuration mechanism #1 */
+#define PCI_CONFIG_DATA    0xcfc
+#define MCH_PAM0           0x90  /* PAM0: 0xF0000-0xFFFFF in bits 5:4; PAM1-6: 32 KiB each from 0xC0000 */
+#define PAM_RW             0x33  /* both halves of a PAM register: read/write to RAM */
+
+static void pam_write(uint32_t reg, uint8_t v)
+{
+	outl(PCI_CONFIG_ADDRESS, 0x80000000u | (reg & 0xfc));
+	outb(PCI_CONFIG_DATA + (reg & 3), v);
+}
+
+/* Module 1 (SFI tables made for this address) copied to `at` in the BIOS window. */
+static void place_sfi(const struct mb_info *mb, uint32_t at)
+{
+	if (mb->mods_count < 2)
+		stop("sfi= needs the SFI tables as module 1");
+	const uint32_t *mod = (const uint32_t *)mb->mods_addr + 4;
+	uint32_t size = mod[1] - mod[0];
+	if (at < 0xc0000 || size > 0x100000 - at)
+		stop("sfi= must place the tables within 0xC0000-0xFFFFF");
+	for (uint32_t a = at & ~0x7fffu; a < at + size; a += 0x8000)
+		pam_write(a >= 0xf0000 ? MCH_PAM0 : MCH_PAM0 + 1 + (a - 0xc0000) / 0x8000, a >= 0xf0000 ? 0x30 : PAM_RW);
+	const uint8_t *src = (const uint8_t *)mod[0];
+	volatile uint8_t *dst = (volatile uint8_t *)at;
+	for (uint32_t i = 0; i < size; i++)
+		dst[i] = src[i];
+	for (uint32_t i = 0; i < size; i++)
+		if (dst[i] != src[i])
+			stop("the SFI tables did not stay where they were written");
+}
+
 void bootstrap_main(uint32_t magic, const struct mb_info *mb)
 {
-	uint32_t download = 0x4000000, cmdline_at = 0;
+	uint32_t download = 0x4000000, cmdline_at = 0, sfi_at = 0;
 	int in_place = 0;
 	const char *line = "";
 
@@ -149,6 +191,8 @@ void bootstrap_main(uint32_t magic, const struct mb_info *mb)
 				download = hex(s + 9);
 			else if (starts(s, "cmdline="))
 				cmdline_at = hex(s + 8);
+			else if (starts(s, "sfi="))
+				sfi_at = hex(s + 4);
 			else if (starts(s, "bp=image"))
 				in_place = 1;
 			else if (starts(s, "-- ")) {
@@ -167,6 +211,9 @@ void bootstrap_main(uint32_t magic, const struct mb_info *mb)
 	uint32_t size = mod[1] - mod[0];
 	if (size < BP_SIZE || file[BP_HEADER] != 'H' || file[BP_HEADER + 3] != 'S')
 		stop("module 0 is not a bzImage");
+
+	if (sfi_at)
+		place_sfi(mb, sfi_at);
 
 	/* The image and, right after it, the command line: Intel's placement. */
 	uint8_t *image = (uint8_t *)download;

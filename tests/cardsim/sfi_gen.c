@@ -1,6 +1,6 @@
 /*
  * sfi_gen: SFI tables for a simulated KNC card with N hardware threads, as
- * a card's bootstrap provides them (platform/knc/sfi.h; SFI 0.8.2). QEMU has no
+ * a card's bootstrap provides them (platform/sfi.h; SFI 0.8.2). QEMU has no
  * SFI: the simulated card loads this file into guest RAM.
  *
  *   sfi_gen --cpus N --addr ADDR [--ioapic ADDR] [--ram BYTES] [--bsp ID] -o FILE
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "platform/knc/sfi.h"
+#include "platform/sfi.h"
 
 #define LOW_RAM_END 0xa0000
 #define HIGH_RAM    0x100000

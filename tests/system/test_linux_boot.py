@@ -16,6 +16,8 @@ from conftest import BUILD, ROOT, Card, cpu_rows
 
 STAND_IN = os.path.join(BUILD, "cardsim", "knc_bootstrap.elf")
 BZIMAGE = os.path.join(BUILD, "pmuos.bzImage")
+SFI_GEN = os.path.join(BUILD, "cardsim", "sfi_gen")
+SYST_AT = "0xef180"  # where a 3120A's bootstrap left SYST (docs/knc.md "SFI")
 
 
 def map_lines(mem_output):
@@ -150,3 +152,72 @@ def test_32bit_entry_stops_before_overwriting_what_it_needs(tmp_path, where, che
             os.unlink(f"/dev/shm/pmuos-{name}")
         except FileNotFoundError:
             pass
+
+
+@pytest.fixture
+def sfi_tables(tmp_path):
+    """SFI tables for n CPUs made for SYST_AT (tests/cardsim/sfi_gen)."""
+    def make(n):
+        out = tmp_path / f"sfi{n}.bin"
+        subprocess.run([SFI_GEN, "--cpus", str(n), "--addr", SYST_AT, "-o", str(out)], check=True)
+        return str(out)
+    return make
+
+
+def no_acpi_env(tables, cmdline="acpi=off"):
+    """The bootstrap stand-in leaves the SFI tables at SYST_AT, as a card's does."""
+    return {"KERNEL": STAND_IN, "PROGRAMS": f"{BZIMAGE} {tables}" if tables else BZIMAGE,
+            "CMDLINE": (f"sfi={SYST_AT} " if tables else "") + f"-- {cmdline}"}
+
+
+def test_244_threads_come_up_without_acpi(card_factory, sfi_tables):
+    """acpi=off: the processors and the I/O APIC come from the SFI tables, a
+    KNC card's way (docs/knc.md "SFI"); 244 threads start, the serial line's
+    interrupt reaches the shell, a task runs on the last thread."""
+    card = card_factory(cpus=244, timeout=300, env=no_acpi_env(sfi_tables(244)))
+    assert "acpi: off (command line)" in card.boot_log
+    assert f"sfi: SYST at {SYST_AT}: 244 CPUs, 1 I/O APICs" in card.boot_log
+    assert "244 of 244 CPUs online" in card.boot_log
+    rows = cpu_rows(card.cmd("cpus", timeout=60))
+    assert sorted(rows) == list(range(244))
+    assert all(r[3] == "online" for r in rows.values())
+    out = card.cmd("run hello on 243", timeout=60)
+    assert "hello from pmuos: rank 0 of 1 on CPU 243" in out and "exit status 0" in out
+    out = card.cmd("poweroff")
+    assert "error: poweroff: no ACPI (acpi=off, or none found), so no soft-off: `reboot` still resets" in out
+
+
+def test_without_acpi_the_sfi_tables_alone_name_the_cpus(card_factory, sfi_tables):
+    """QEMU has 8 CPUs (and ACPI lists 8); SFI lists 6: acpi=off starts 6."""
+    card = card_factory(cpus=8, env=no_acpi_env(sfi_tables(6)))
+    assert "6 of 6 CPUs online" in card.boot_log
+    assert sorted(cpu_rows(card.cmd("cpus"))) == list(range(6))
+    # Without acpi=off the same machine goes by ACPI's MADT.
+    card = card_factory(cpus=8, env=no_acpi_env(sfi_tables(6), cmdline="x=1"))
+    assert "8 of 8 CPUs online" in card.boot_log and "sfi:" not in card.boot_log
+
+
+def test_without_acpi_or_sfi_the_kernel_says_why_it_halts():
+    env = dict(os.environ, CPUS="2", BOOT="multiboot", BUILD=BUILD, CARD=f"test{os.getpid()}-nosfi",
+               **no_acpi_env(None))
+    qemu = subprocess.Popen([os.path.join(ROOT, "scripts", "qemu.sh")], cwd=ROOT, env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    out = b""
+    try:
+        deadline = time.time() + 60
+        while b"halting." not in out and time.time() < deadline:
+            chunk = qemu.stdout.read1(4096)
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        qemu.kill()
+        qemu.wait()
+        try:
+            os.unlink(f"/dev/shm/pmuos-{env['CARD']}")
+        except FileNotFoundError:
+            pass
+    text = out.decode("latin-1")
+    assert ("pmuos: no ACPI and no SFI tables (SYST in 0xE0000-0xFFFFF): the processors cannot be found; "
+            "halting.") in text, text
+    assert "pmuos> " not in text

@@ -1,7 +1,7 @@
 /*
  * Physical memory for the unit tests of parsers that read it through a
  * read(ctx, addr, dst, len) function (boot/linux/bootparams.c,
- * platform/knc/sfi.c): a few regions, each a heap buffer of exactly its size, so
+ * platform/sfi.c): a few regions, each a heap buffer of exactly its size, so
  * AddressSanitizer stops the binary on any read the function lets past a
  * region's end. Header-only: each test binary has its own copy.
  */

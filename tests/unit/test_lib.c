@@ -175,6 +175,40 @@ static void test_single_digit_above_max(void **state)
 	BAD("07", 5);
 }
 
+/* cmdline_find(line, key) finds `want` (NULL: finds nothing). */
+static void arg(const char *file, int line, const char *cmd, const char *key, const char *want)
+{
+	const char *v = "untouched";
+	size_t n = 99;
+	bool got = cmdline_find(cmd, key, &v, &n);
+	char what[200];
+
+	snprintf(what, sizeof(what), "cmdline_find(\"%s\", \"%s\")", cmd, key);
+	if (!want) {
+		_assert_true(!got && n == 99 && strcmp(v, "untouched") == 0, what, file, line);
+		return;
+	}
+	_assert_true(got, what, file, line);
+	_assert_int_equal(n, strlen(want), file, line);
+	_assert_true(strncmp(v, want, n) == 0, what, file, line);
+}
+#define ARG(cmd, key, want) arg(__FILE__, __LINE__, cmd, key, want)
+
+static void test_cmdline_find(void **state)
+{
+	ARG("acpi=off", "acpi", "off");
+	ARG("  x=1   acpi=off  ", "acpi", "off");
+	ARG("acpi=off acpi=on", "acpi", "on");          /* the last word wins */
+	ARG("quiet", "quiet", "");                      /* a bare key */
+	ARG("acpi= y", "acpi", "");                     /* an empty value */
+	ARG("acpix=off", "acpi", NULL);                 /* a longer key is another key */
+	ARG("noacpi", "acpi", NULL);
+	ARG("acp", "acpi", NULL);
+	ARG("", "acpi", NULL);
+	ARG("pmuos.mbox=0x1000,0x2000", "pmuos.mbox", "0x1000,0x2000");
+	ARG("a=b=c", "a", "b=c");                       /* only the first '=' splits */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +218,7 @@ int main(void)
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_stray_characters),
 		cmocka_unit_test(test_u64_overflow),
+		cmocka_unit_test(test_cmdline_find),
 		cmocka_unit_test(test_max_bound),
 		cmocka_unit_test(test_single_digit_above_max),
 	};

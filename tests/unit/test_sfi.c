@@ -1,5 +1,5 @@
 /*
- * platform/knc/sfi.c on the host: SFI tables laid out per the SFI 0.8.2
+ * platform/sfi.c on the host: SFI tables laid out per the SFI 0.8.2
  * specification (24-byte header, entries packed) in simulated physical
  * memory (tests/unit/physmem.h: regions of exact size under
  * AddressSanitizer), and the tables tests/cardsim/sfi_gen writes (SFI_GEN
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include <pmuos/bootinfo.h>
-#include "platform/knc/sfi.h"
+#include "platform/sfi.h"
 #include "tests/unit/physmem.h"
 
 /* ------------------------------------------------------------ building tables */

@@ -20,8 +20,8 @@
  * The parser is pure: it reads physical memory only through the caller's
  * read function (tests/unit/test_sfi.c runs it on table images).
  */
-#ifndef PLATFORM_KNC_SFI_H
-#define PLATFORM_KNC_SFI_H
+#ifndef PLATFORM_SFI_H
+#define PLATFORM_SFI_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,9 +1,9 @@
 /*
- * SFI table parser; see platform/knc/sfi.h. Pure: physical memory only through
+ * SFI table parser; see platform/sfi.h. Pure: physical memory only through
  * read(), every length checked before use.
  */
 #include <pmuos/bootinfo.h>
-#include "platform/knc/sfi.h"
+#include "platform/sfi.h"
 #include "lib/fmt.h"
 #include "lib/lib.h"
 

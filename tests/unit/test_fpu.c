@@ -1,0 +1,49 @@
+/*
+ * arch/fpu.c's clean MXCSR on the host: the KNC erratum's bit 21 (DUE) on
+ * family 0x0B only (Intel's k1om Linux i387.h fxrstor_checking), the reset
+ * value 0x1f80 (SDM Vol. 1, 10.2.3) elsewhere. CPUID.1:EAX values: family in
+ * bits 11:8, model 7:4, stepping 3:0, extended family 27:20 (SDM Vol. 2A,
+ * CPUID); KNC is family 11, model 1 (Linux drivers/misc/mic/card/mic_x100.c).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "arch/fpu.h"
+#include "arch/x86.h"
+
+static void test_knc_gets_due(void **state __attribute__((unused)))
+{
+	for (uint32_t stepping = 0; stepping < 16; stepping++)
+		assert_int_equal(fpu_clean_mxcsr(0x00000b10 | stepping), 0x201f80);
+	assert_int_equal(fpu_clean_mxcsr(0x00000b00), 0x201f80); /* any model of family 0x0B */
+}
+
+static void test_others_get_the_reset_value(void **state __attribute__((unused)))
+{
+	assert_int_equal(fpu_clean_mxcsr(0x000806f8), 0x1f80); /* family 6 (Sapphire Rapids, QEMU -cpu max) */
+	assert_int_equal(fpu_clean_mxcsr(0x00000a10), 0x1f80); /* family 0x0A */
+	assert_int_equal(fpu_clean_mxcsr(0x00000c10), 0x1f80); /* family 0x0C */
+	assert_int_equal(fpu_clean_mxcsr(0x00a20f10), 0x1f80); /* 0xF + extended 0x0A: family 0x19 */
+	assert_int_equal(fpu_clean_mxcsr(0x00b00610), 0x1f80); /* extended family counts only with 0xF */
+}
+
+static void test_cpuid_family(void **state __attribute__((unused)))
+{
+	assert_int_equal(cpuid_family(0x00000b11), CPUID_FAMILY_KNC);
+	assert_int_equal(cpuid_family(0x000806f8), 6);
+	assert_int_equal(cpuid_family(0x00a20f10), 0x19);
+	assert_int_equal(cpuid_family(0x00b00610), 6);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_knc_gets_due),
+		cmocka_unit_test(test_others_get_the_reset_value),
+		cmocka_unit_test(test_cpuid_family),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
