@@ -11,7 +11,8 @@
 # ICOUNT=1|0 (default 1: -icount shift=0), MEM=512M, PROGRAMS="a.elf b.elf"
 # (your own programs, built with build/bin/pmuos-cc, for the shell's `run`),
 # PLUGIN=1|0 (default 1: load build/pmuos-pmu.so, the events beyond
-# instructions and cycles).
+# instructions and cycles), MBOX=ivshmem|card (default ivshmem: where the
+# mailbox is; card: in card memory, as on a Xeon Phi, scripts/qemu.sh).
 
 BUILD   ?= build
 VERSION := 0.1.0
@@ -28,7 +29,8 @@ ICOUNT ?= 1
 MEM    ?= 512M
 PROGRAMS ?=
 PLUGIN ?= 1
-export CPUS BOOT ACCEL ICOUNT MEM BUILD PROGRAMS PLUGIN
+MBOX   ?= ivshmem
+export CPUS BOOT ACCEL ICOUNT MEM BUILD PROGRAMS PLUGIN MBOX
 
 # ---------------------------------------------------------------- kernel flags
 # Freestanding C11 with GNU extensions (inline asm, attributes).

@@ -13,9 +13,10 @@ HOST_SRC     = $(wildcard host/*.c)
 HOST_OBJS    = $(patsubst %.c,$(BUILD)/%.o,$(HOST_SRC)) $(patsubst %.c,$(BUILD)/host/shared/%.o,$(HOST_SHARED))
 
 # -MMD -MP: each object is rebuilt when a header it includes changes.
+# pmuctl's own files keep the C library's names and call lib/'s (parse_u64 & co.) by their k_ names.
 $(BUILD)/host/%.o: host/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(HOST_CFLAGS) $(HOST_RENAME_LIB) -MMD -MP -c $< -o $@
 
 $(BUILD)/host/shared/%.o: %.c
 	@mkdir -p $(dir $@)

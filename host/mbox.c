@@ -43,58 +43,6 @@ static int __attribute__((format(printf, 3, 4))) fail(struct card *c, int status
 	return status;
 }
 
-/* The file shrank under the mapping (truncated, or the card's file replaced): a named error, not a crash. */
-static char sigbus_msg[384];
-static void on_sigbus(int sig)
-{
-	(void)sig;
-	if (write(2, sigbus_msg, strlen(sigbus_msg)) < 0)
-		_exit(1);
-	_exit(1);
-}
-
-int card_open(struct card *c, const char *name)
-{
-	static char path[256];
-	struct stat st;
-
-	memset(c, 0, sizeof(*c));
-	c->fd = -1;
-	if (strchr(name, '/'))
-		snprintf(path, sizeof(path), "%s", name);
-	else
-		snprintf(path, sizeof(path), "/dev/shm/pmuos-%s", name);
-	c->path = path;
-	c->fd = open(path, O_RDWR | O_CLOEXEC);
-	if (c->fd < 0) {
-		fprintf(stderr, "pmuctl: no card at %s: %s (is the card running? make run CARD=%s)\n", path,
-			strerror(errno), name);
-		return -1;
-	}
-	if (fstat(c->fd, &st) != 0 || (size_t)st.st_size < sizeof(struct mbox_header)) {
-		fprintf(stderr, "pmuctl: %s is too small to be a card mailbox\n", path);
-		card_close(c);
-		return -1;
-	}
-	c->size = st.st_size;
-	c->base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd, 0);
-	if (c->base == MAP_FAILED) {
-		c->base = NULL;
-		fprintf(stderr, "pmuctl: cannot map %s: %s\n", path, strerror(errno));
-		card_close(c);
-		return -1;
-	}
-	snprintf(sigbus_msg, sizeof(sigbus_msg),
-		 "pmuctl: %s shrank under pmuctl (SIGBUS): the card's mailbox file was truncated or replaced\n", path);
-	struct sigaction sa = { .sa_handler = on_sigbus };
-	sigaction(SIGBUS, &sa, NULL);
-	if (card_check(c) != 0) {
-		card_close(c);
-		return -1;
-	}
-	return 0;
-}
-
 /* The areas of a layout, as a header gives them. */
 struct area {
 	const char *name;

@@ -1,6 +1,6 @@
 /*
  * pmuctl: drive a pmuos card from the host through its mailbox (DESIGN §8).
- *   pmuctl [--card NAME|PATH] info
+ *   pmuctl [--card NAME|PATH|sim:NAME|pci:BDF] info
  *   pmuctl events [PATTERN]
  *   pmuctl [--card ...] stat [-e EV[,EV...]] [-M GROUP[,GROUP...]] [-C CPUS] [--spflt] [-I MS]
  *                            [--mux-interval MS] [-x SEP | --json] -- PROGRAM.elf [ARGS]
@@ -32,7 +32,7 @@ bool k_cpuset_parse(const char *s, uint32_t ncpus, struct cpuset *out, char *err
 int usage(void)
 {
 	fprintf(stderr,
-		"usage: pmuctl [--card NAME|PATH] COMMAND ...\n"
+		"usage: pmuctl [--card NAME|PATH|sim:NAME[@BASE]|pci:BDF[@BASE]] COMMAND ...\n"
 		"  info                                   the card: CPUs, PMU backend, exactness\n"
 		"  events [PATTERN]                       KNC events (libpfm4)\n"
 		"  stat [-e EV[,EV...]] [-M GROUP[,GROUP...]] [-C CPUS] [--spflt] [-I MS] [--mux-interval MS]\n"

@@ -5,6 +5,7 @@
  * (kernel/smp.c).
  */
 #include "kernel/boot.h"
+#include "boot/mmap.h"
 #include "platform/platform.h"
 #include "kernel/console.h"
 #include "lib/lib.h"
@@ -22,6 +23,7 @@ struct boot_info boot_info;
 uint64_t prompt_tsc;
 
 extern uint64_t boot_mb_magic, boot_mb_info, boot_uefi_info, boot_linux_params;
+extern char __kernel_start[], __kernel_end[];
 
 static void __attribute__((noreturn)) halt_forever(const char *why)
 {
@@ -56,6 +58,12 @@ void __attribute__((noreturn)) kernel_main(void)
 	boot_info.cmdline[BOOT_INFO_CMDLINE - 1] = 0;
 	boot_info.loader[BOOT_INFO_LOADER - 1] = 0;
 
+	/* Before the page allocator reads the map: the mailbox's place in card memory is not RAM to hand out. */
+	struct boot_range mbox, image = { (uint64_t)__kernel_start, (uint64_t)(__kernel_end - __kernel_start) };
+	const char *bad = boot_take_host_memory(&boot_info, image, &mbox);
+	if (bad)
+		kprintf("pmuos.mbox: %s; the mailbox stays in the memory the platform shares with the host\n", bad);
+
 	pmm_init(&boot_info);
 	paging_init();
 	const char *why = platform_init(&boot_info);
@@ -71,7 +79,7 @@ void __attribute__((noreturn)) kernel_main(void)
 	static uint32_t cpus[256]; /* APIC IDs are 8 bits */
 	smp_init(cpus, platform_cpus(cpus, ARRAY_SIZE(cpus)));
 	pmu_calibrate();
-	mailbox_init();
+	mailbox_init(mbox.base, mbox.size);
 
 	kprintf("pmuos: %u of %u CPUs online, TSC %lu.%03lu MHz, %lu MiB usable, boot via %s\n",
 		smp_online_count(), cpu_count, tsc_hz / 1000000, tsc_hz / 1000 % 1000,

@@ -89,12 +89,12 @@ static void console_to_host(const char *s, size_t n)
 	mbox_hdr->console_head = console_head;
 }
 
-void mailbox_init(void)
+void mailbox_init(uint64_t base, uint64_t size)
 {
-	uint64_t base, size;
+	const char *where = size ? "card memory (pmuos.mbox)" : "memory shared with the host";
 
 	pmu_set_sample_sink(mailbox_sample);
-	if (!platform_shared_memory(0, &base, &size)) {
+	if (!size && !platform_shared_memory(0, &base, &size)) {
 		kprintf("mailbox: no memory shared with the host; host tools cannot reach this card\n");
 		return;
 	}
@@ -145,7 +145,7 @@ void mailbox_init(void)
 	resp_ring = (struct mbox_response *)(base + resp_off);
 	console_tee(console_to_host);
 	mailbox_service_start();
-	kprintf("mailbox: %lu KiB of shared memory at %#lx\n", size >> 10, base);
+	kprintf("mailbox: %lu KiB of %s at %#lx\n", size >> 10, where, base);
 }
 
 void mailbox_ready(void)

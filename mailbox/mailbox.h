@@ -14,8 +14,13 @@
 #include "lib/cpuset.h"
 #include "pmu/pmu.h"
 
-/* BSP, after SMP start-up: finds the ivshmem device and lays out the mailbox (state BOOTING). */
-void mailbox_init(void);
+/*
+ * BSP, after SMP start-up: lays out the mailbox (state BOOTING) in
+ * [base, base+size) of card memory (pmuos.mbox, boot/mmap.h; identity-mapped
+ * here), or with size 0 in the platform's shared memory region 0 (a PC in
+ * QEMU: the ivshmem BAR). One layout either way (include/pmuos/mailbox.h).
+ */
+void mailbox_init(uint64_t base, uint64_t size);
 /* BSP, just before the first prompt: state READY. */
 void mailbox_ready(void);
 /*

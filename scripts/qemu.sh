@@ -15,6 +15,14 @@
 #   KERNEL  image to boot (default $BUILD/kernel.mb; $BUILD/pmuos.bzImage for linux)
 #   CMDLINE kernel command line
 #   CARD    mailbox name (default card0): /dev/shm/pmuos-$CARD, for host tools
+#   MBOX    ivshmem (default): the mailbox is an ivshmem device's memory,
+#           /dev/shm/pmuos-$CARD (pmuctl --card $CARD); card: it is in guest
+#           RAM as on a KNC card, the RAM being the shared file
+#           /dev/shm/pmuos-$CARD-ram that pmuctl maps as card memory (the
+#           aperture: file offset = guest physical address below the PCI
+#           hole) and the kernel told its place with pmuos.mbox=BASE,SIZE
+#           (pmuctl --card sim:$CARD); Multiboot or Linux boot only
+#   MBOX_BASE where in card memory (default 0x10000000, pmuos MBOX_CARD_BASE)
 #   PROGRAMS pmuos programs (ELF files, space-separated) to load as Multiboot
 #           modules; the shell's `run NAME` starts them by file name
 #           without ".elf"
@@ -44,6 +52,8 @@ PROGRAMS=${PROGRAMS:-}
 CARD=${CARD:-card0}
 PLUGIN=${PLUGIN:-1}
 PLUGIN_ARGS=${PLUGIN_ARGS:-}
+MBOX=${MBOX:-ivshmem}
+MBOX_BASE=${MBOX_BASE:-0x10000000}
 case "$CARD" in ''|*/*|*[!A-Za-z0-9._-]*) die "CARD must be a name of letters, digits, '.', '_' or '-', got '$CARD'";; esac
 
 case "$CPUS" in ''|*[!0-9]*) die "CPUS must be a number from 1 to 255, got '$CPUS'";; esac
@@ -56,6 +66,9 @@ else
 	THREADS=1
 fi
 case "$PLUGIN" in 0|1) ;; *) die "PLUGIN must be 1 or 0, got '$PLUGIN'" ;; esac
+case "$MBOX" in ivshmem|card) ;; *) die "MBOX must be ivshmem or card, got '$MBOX'" ;; esac
+case "${MBOX_BASE#0x}" in "$MBOX_BASE"|''|*[!0-9a-fA-F]*) die "MBOX_BASE must be 0x hex, got '$MBOX_BASE'" ;; esac
+[ "$MBOX" = ivshmem ] || [ "$BOOT" != uefi ] || die "MBOX=card gives the kernel its place on the command line: BOOT=multiboot or linux"
 
 case "$ACCEL" in
 tcg)
@@ -121,6 +134,16 @@ if [ -e "$MBOX_FILE" ] && [ "$(stat -c %s "$MBOX_FILE")" != "$MBOX_BYTES" ]; the
 fi
 MAILBOX="-object memory-backend-file,id=mbox,size=$MBOX_BYTES,share=on,mem-path=$MBOX_FILE"
 MAILBOX="$MAILBOX -device ivshmem-plain,memdev=mbox"
+RAM="-m $MEM"
+if [ "$MBOX" = card ]; then
+	# Card memory the host maps, as a KNC card's GDDR through BAR0; a fresh
+	# file each boot (QEMU refuses one of another size).
+	RAM_FILE=/dev/shm/pmuos-$CARD-ram
+	rm -f "$RAM_FILE"
+	RAM="-m $MEM -object memory-backend-file,id=ram,size=$MEM,share=on,mem-path=$RAM_FILE -machine memory-backend=ram"
+	MAILBOX=""
+	CMDLINE="${CMDLINE:+$CMDLINE }pmuos.mbox=$MBOX_BASE,$MBOX_BYTES"
+fi
 
 # The plugin and its page: a second ivshmem-plain device, after the mailbox's
 # (the card takes the first ivshmem device as the mailbox and finds this one
@@ -141,7 +164,7 @@ if [ "$ACCEL" = tcg ] && [ "$PLUGIN" = 1 ]; then
 fi
 
 # shellcheck disable=SC2086
-set -- qemu-system-x86_64 -machine q35 -m "$MEM" -smp "$SMP" $ACC \
+set -- qemu-system-x86_64 -machine q35 $RAM -smp "$SMP" $ACC \
 	-nodefaults -no-user-config -display none $CONSOLE $MAILBOX $PMU \
 	$BOOTARGS "$@"
 if [ "$BOOT" != uefi ]; then

@@ -57,6 +57,7 @@ static const char *mem_type_name(uint32_t t)
 	case BOOT_MEM_ACPI_RECLAIM: return "ACPI reclaimable";
 	case BOOT_MEM_ACPI_NVS: return "ACPI NVS";
 	case BOOT_MEM_BAD: return "bad";
+	case BOOT_MEM_HOST: return "host mailbox";
 	default: return "reserved";
 	}
 }

@@ -11,7 +11,7 @@
 # test_metrics its metric groups, host/metrics.o.
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics vm parse mailbox \
-		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu
+		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu bootmmap
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -36,8 +36,8 @@ UNIT_LDLIBS  = -lcmocka
 # k_ names.
 UNIT_LIB = $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(LIB_SRC))
 $(foreach d,lib kernel pmu shell platform mailbox,$(BUILD)/unit/obj/$(d)/%.o): UNIT_DEFS = $(HOST_RENAME)
-$(BUILD)/unit/obj/boot/linux/bootparams.o: UNIT_DEFS = $(HOST_RENAME)
-$(BUILD)/unit/obj/tests/unit/%.o: UNIT_DEFS = $(HOST_RENAME_LIB)
+$(BUILD)/unit/obj/boot/linux/bootparams.o $(BUILD)/unit/obj/boot/mmap.o: UNIT_DEFS = $(HOST_RENAME)
+$(BUILD)/unit/obj/tests/unit/%.o $(BUILD)/unit/obj/host/%.o: UNIT_DEFS = $(HOST_RENAME_LIB)
 # The decoder's handlers and the test's doubles share one signature each (a
 # table of them, struct mbox_ops): not every one uses every argument.
 $(BUILD)/unit/obj/mailbox/mailbox_proto.o $(BUILD)/unit/obj/tests/unit/test_mailbox.o: UNIT_CFLAGS += -Wno-unused-parameter
@@ -86,6 +86,7 @@ $(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
 $(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o
 $(BUILD)/unit/test_sbox:   $(BUILD)/unit/obj/platform/knc/sbox.o
 $(BUILD)/unit/test_fpu:    $(BUILD)/unit/obj/arch/fpu.o
+$(BUILD)/unit/test_bootmmap: $(BUILD)/unit/obj/boot/mmap.o
 
 # test_bzimage also reads the built image, System.map and the kernel's flat
 # image (absolute paths: the binary runs from anywhere); they must exist first.

@@ -36,6 +36,7 @@ enum boot_mem_type {
 	BOOT_MEM_ACPI_RECLAIM = 3,
 	BOOT_MEM_ACPI_NVS    = 4,
 	BOOT_MEM_BAD         = 5,
+	BOOT_MEM_HOST        = 6, /* pmuos's own: shared with the host (the mailbox in card memory) */
 };
 
 struct boot_mmap_entry {

@@ -33,6 +33,14 @@
 #define MBOX_VERSION      3
 #define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat at least this often */
 #define MBOX_MIN_SIZE     (1u << 20)
+/*
+ * Where in card memory the host puts the mailbox unless told otherwise
+ * (pmuos.mbox=BASE,SIZE on the card's command line; pmuctl --card
+ * sim:NAME@BASE / pci:BDF@BASE): 256 MiB, clear of a card's download
+ * address (64 MiB) and of the initramfs place (128 MiB) that Intel's loader
+ * used (Linux drivers/misc/mic/host/mic_x100.c mic_x100_load_ramdisk).
+ */
+#define MBOX_CARD_BASE    0x10000000ULL
 #define MBOX_REQ_SLOTS    16
 #define MBOX_RESP_SLOTS   16
 #define MBOX_REQ_PAYLOAD  256

@@ -66,7 +66,7 @@ class Card:
         if self.child.proc.poll() is None:
             self.child.kill(9)
             self.child.proc.wait()
-        for f in (f"/dev/shm/pmuos-{self.name}", f"/dev/shm/pmuos-{self.name}-pmu"):
+        for f in (f"/dev/shm/pmuos-{self.name}", f"/dev/shm/pmuos-{self.name}-pmu", f"/dev/shm/pmuos-{self.name}-ram"):
             try:
                 os.unlink(f)
             except FileNotFoundError:

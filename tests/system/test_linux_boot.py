@@ -51,7 +51,7 @@ def check_card(card, cpus, loader, cmdline, bios_map):
         assert "exit status 0" in out
 
 
-@pytest.mark.parametrize("cpus", [1, 4, 64])
+@pytest.mark.parametrize("cpus", [1, 4, 64, 244])
 def test_linux_boot_through_qemus_loader(card_factory, bios_map, cpus):
     cmdline = f"pmuos.test=linux cpus={cpus} a=b,c"
     card = card_factory(cpus=cpus, boot="linux", timeout=180, env={"CMDLINE": cmdline})
@@ -174,7 +174,7 @@ def test_244_threads_come_up_without_acpi(card_factory, sfi_tables):
     """acpi=off: the processors and the I/O APIC come from the SFI tables, a
     KNC card's way (docs/knc.md "SFI"); 244 threads start, the serial line's
     interrupt reaches the shell, a task runs on the last thread."""
-    card = card_factory(cpus=244, timeout=300, env=no_acpi_env(sfi_tables(244)))
+    card = card_factory(cpus=244, boot="multiboot", timeout=300, env=no_acpi_env(sfi_tables(244)))
     assert "acpi: off (command line)" in card.boot_log
     assert f"sfi: SYST at {SYST_AT}: 244 CPUs, 1 I/O APICs" in card.boot_log
     assert "244 of 244 CPUs online" in card.boot_log
@@ -189,11 +189,11 @@ def test_244_threads_come_up_without_acpi(card_factory, sfi_tables):
 
 def test_without_acpi_the_sfi_tables_alone_name_the_cpus(card_factory, sfi_tables):
     """QEMU has 8 CPUs (and ACPI lists 8); SFI lists 6: acpi=off starts 6."""
-    card = card_factory(cpus=8, env=no_acpi_env(sfi_tables(6)))
+    card = card_factory(cpus=8, boot="multiboot", env=no_acpi_env(sfi_tables(6)))
     assert "6 of 6 CPUs online" in card.boot_log
     assert sorted(cpu_rows(card.cmd("cpus"))) == list(range(6))
     # Without acpi=off the same machine goes by ACPI's MADT.
-    card = card_factory(cpus=8, env=no_acpi_env(sfi_tables(6), cmdline="x=1"))
+    card = card_factory(cpus=8, boot="multiboot", env=no_acpi_env(sfi_tables(6), cmdline="x=1"))
     assert "8 of 8 CPUs online" in card.boot_log and "sfi:" not in card.boot_log
 
 

@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
 """)
     elf = tmp_path / "mine.elf"
     subprocess.run([PMUOS_CC, "-O2", "-o", str(elf), str(src)], check=True)
-    card = card_factory(cpus=4, env={"PROGRAMS": str(elf)})
+    card = card_factory(cpus=4, boot="multiboot", env={"PROGRAMS": str(elf)})  # modules: Multiboot
     out = card.cmd("run mine 1000 on 2")
     n = 1000
     want = sum(i * i for i in range(n))
@@ -147,7 +147,7 @@ def test_program_over_the_task_memory_limit_is_refused(card_factory, tmp_path):
                    "int main(int argc, char **argv) { big[argc] = 1; return big[1] - 1; }\n")
     elf = tmp_path / "bigbss.elf"
     subprocess.run([PMUOS_CC, "-O2", "-o", str(elf), str(src)], check=True)
-    card = card_factory(env={"PROGRAMS": str(elf)})
+    card = card_factory(boot="multiboot", env={"PROGRAMS": str(elf)})  # modules: Multiboot
     usable, free = mem_kib(card)
     assert 256 * 1024 < free - 4096  # it would fit in the card's memory
     out = card.cmd("run bigbss")
@@ -193,7 +193,7 @@ def test_bad_program_image_is_refused_with_the_reason(card_factory, tmp_path):
     bad.write_bytes(b"\x7fELF" + bytes(60))
     host = tmp_path / "host.elf"
     subprocess.run(["gcc", "-x", "c", "-o", str(host), "-"], input=b"int main(){return 0;}", check=True)
-    card = card_factory(cpus=2, env={"PROGRAMS": f"{bad} {host}"})
+    card = card_factory(cpus=2, boot="multiboot", env={"PROGRAMS": f"{bad} {host}"})  # modules: Multiboot
     assert "error: run: not a 64-bit little-endian ELF" in card.cmd("run junk")
     out = card.cmd("run host")
     assert out.startswith("error: run: ") and ("ET_EXEC" in out or "outside the user region" in out), out

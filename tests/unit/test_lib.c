@@ -194,7 +194,7 @@ static void arg(const char *file, int line, const char *cmd, const char *key, co
 }
 #define ARG(cmd, key, want) arg(__FILE__, __LINE__, cmd, key, want)
 
-static void test_cmdline_find(void **state)
+static void test_cmdline_find(void **state __attribute__((unused)))
 {
 	ARG("acpi=off", "acpi", "off");
 	ARG("  x=1   acpi=off  ", "acpi", "off");

@@ -1,0 +1,81 @@
+/* The mailbox's place taken out of the boot memory map; see boot/mmap.h. */
+#include "boot/mmap.h"
+#include "lib/lib.h"
+#include <pmuos/mailbox.h>
+
+#define KEY "pmuos.mbox"
+
+static bool overlaps(uint64_t b1, uint64_t s1, uint64_t b2, uint64_t s2)
+{
+	return b1 < b2 + s2 && b2 < b1 + s1;
+}
+
+/* "BASE,SIZE" of n bytes at v. */
+static bool parse_range(const char *v, size_t n, struct boot_range *r)
+{
+	char buf[48];
+	const char *comma = NULL;
+
+	if (n >= sizeof(buf))
+		return false;
+	memcpy(buf, v, n);
+	buf[n] = 0;
+	for (size_t i = 0; i < n && !comma; i++)
+		if (buf[i] == ',')
+			comma = buf + i;
+	if (!comma)
+		return false;
+	buf[comma - buf] = 0;
+	return parse_u64(buf, UINT64_MAX, &r->base) && parse_u64(comma + 1, UINT64_MAX, &r->size);
+}
+
+const char *boot_take_host_memory(struct boot_info *bi, struct boot_range keep, struct boot_range *out)
+{
+	struct boot_range r;
+	const char *v;
+	size_t n;
+
+	out->base = out->size = 0;
+	if (!cmdline_find(bi->cmdline, KEY, &v, &n))
+		return NULL;
+	if (!parse_range(v, n, &r))
+		return "not BASE,SIZE (two numbers, decimal or 0x hex)";
+	if (r.base & 0xfff)
+		return "BASE is not a multiple of 4 KiB";
+	if (r.size < MBOX_MIN_SIZE || (r.size & (r.size - 1)))
+		return "SIZE is not a power of two of at least 1 MiB";
+	if (r.base + r.size < r.base)
+		return "BASE + SIZE is past the end of the address space";
+	if (overlaps(r.base, r.size, keep.base, keep.size))
+		return "the range overlaps the kernel image";
+	for (uint32_t i = 0; i < bi->module_count && i < BOOT_INFO_MODULES; i++)
+		if (overlaps(r.base, r.size, bi->modules[i].base, bi->modules[i].size))
+			return "the range overlaps a module the loader placed";
+
+	uint32_t i = 0;
+	for (; i < bi->mmap_count; i++) {
+		const struct boot_mmap_entry *e = &bi->mmap[i];
+		if (e->type == BOOT_MEM_USABLE && r.base >= e->base && r.base + r.size <= e->base + e->length)
+			break;
+	}
+	if (i == bi->mmap_count)
+		return "the range is not inside one usable RAM range of the memory map";
+
+	/* Entry i becomes up to three: RAM before, the mailbox, RAM after. */
+	struct boot_mmap_entry e = bi->mmap[i];
+	struct boot_mmap_entry parts[3];
+	uint32_t np = 0;
+	if (r.base > e.base)
+		parts[np++] = (struct boot_mmap_entry){ e.base, r.base - e.base, BOOT_MEM_USABLE, 0 };
+	parts[np++] = (struct boot_mmap_entry){ r.base, r.size, BOOT_MEM_HOST, 0 };
+	if (r.base + r.size < e.base + e.length)
+		parts[np++] = (struct boot_mmap_entry){ r.base + r.size, e.base + e.length - r.base - r.size,
+							BOOT_MEM_USABLE, 0 };
+	if (bi->mmap_count + np - 1 > BOOT_INFO_MMAP_MAX)
+		return "the memory map has no room for the split";
+	memmove(&bi->mmap[i + np], &bi->mmap[i + 1], (bi->mmap_count - i - 1) * sizeof(bi->mmap[0]));
+	memcpy(&bi->mmap[i], parts, np * sizeof(parts[0]));
+	bi->mmap_count += np - 1;
+	*out = r;
+	return NULL;
+}

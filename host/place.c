@@ -1,0 +1,82 @@
+/* pmuctl --card's argument: where the mailbox is; see host/place.h. */
+#include "host/place.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <pmuos/mailbox.h>
+
+#include "lib/lib.h"
+
+/* Linux's PCI address as sysfs names it: domain:bus:device.function, hex. */
+static bool is_bdf(const char *s)
+{
+	static const char form[] = "hhhh:hh:hh.h";
+
+	if (strlen(s) != sizeof(form) - 1)
+		return false;
+	for (size_t i = 0; form[i]; i++)
+		if (form[i] == 'h' ? !isxdigit((unsigned char)s[i]) : s[i] != form[i])
+			return false;
+	return true;
+}
+
+/* A name: letters, digits, '.', '_', '-' (as scripts/qemu.sh allows for CARD). */
+static bool is_name(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && !strchr("._-", *s))
+			return false;
+	return true;
+}
+
+int card_place_parse(const char *arg, struct card_place *p, char *err, size_t errlen)
+{
+	char what[128];
+	const char *at;
+	bool sim = strncmp(arg, "sim:", 4) == 0, pci = strncmp(arg, "pci:", 4) == 0;
+
+	memset(p, 0, sizeof(*p));
+	if (!sim && !pci) {
+		p->whole = true;
+		if (strchr(arg, '/'))
+			snprintf(p->path, sizeof(p->path), "%s", arg);
+		else if (strchr(arg, ':')) {
+			snprintf(err, errlen, "--card %s: a card is NAME, PATH, sim:NAME[@BASE] or pci:BDF[@BASE]", arg);
+			return -1;
+		} else
+			snprintf(p->path, sizeof(p->path), "/dev/shm/pmuos-%s", arg);
+		return 0;
+	}
+	p->pci = pci;
+	p->offset = MBOX_CARD_BASE;
+	snprintf(what, sizeof(what), "%s", arg + 4);
+	at = strchr(arg + 4, '@');
+	if (at) {
+		what[at - (arg + 4)] = 0;
+		if (!parse_u64(at + 1, UINT64_MAX, &p->offset)) {
+			snprintf(err, errlen, "--card %s: BASE '%s' is not a number (decimal or 0x hex)", arg, at + 1);
+			return -1;
+		}
+		if (p->offset & 0xfff) {
+			snprintf(err, errlen, "--card %s: BASE %#llx is not a multiple of 4 KiB", arg,
+				 (unsigned long long)p->offset);
+			return -1;
+		}
+	}
+	if (pci && !is_bdf(what)) {
+		snprintf(err, errlen, "--card %s: '%s' is not a PCI address DDDD:BB:DD.F (lspci -D shows it)", arg, what);
+		return -1;
+	}
+	if (sim && !is_name(what)) {
+		snprintf(err, errlen, "--card %s: a simulated card's name is letters, digits, '.', '_' or '-'", arg);
+		return -1;
+	}
+	if (pci)
+		snprintf(p->path, sizeof(p->path), "/sys/bus/pci/devices/%s/resource0", what);
+	else
+		snprintf(p->path, sizeof(p->path), "/dev/shm/pmuos-%s-ram", what);
+	return 0;
+}

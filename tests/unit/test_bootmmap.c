@@ -1,0 +1,156 @@
+/*
+ * boot/mmap.c on the host: `pmuos.mbox=BASE,SIZE` takes the mailbox's place
+ * out of the usable RAM of a boot memory map, or names what is wrong with
+ * it and leaves the map alone.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "boot/mmap.h"
+
+#define MiB (1ULL << 20)
+static const struct boot_range image = { 0x100000, 0x200000 }; /* the kernel at 1-3 MiB */
+
+/* SeaBIOS's map for 512 MiB (as `mem` shows it) and a module at 16 MiB. */
+static void qemu_map(struct boot_info *bi, const char *cmdline)
+{
+	memset(bi, 0, sizeof(*bi));
+	bi->mmap[0] = (struct boot_mmap_entry){ 0, 0x9fc00, BOOT_MEM_USABLE, 0 };
+	bi->mmap[1] = (struct boot_mmap_entry){ 0x9fc00, 0x400, BOOT_MEM_RESERVED, 0 };
+	bi->mmap[2] = (struct boot_mmap_entry){ 0xf0000, 0x10000, BOOT_MEM_RESERVED, 0 };
+	bi->mmap[3] = (struct boot_mmap_entry){ 0x100000, 512 * MiB - 0x100000 - 0x20000, BOOT_MEM_USABLE, 0 };
+	bi->mmap[4] = (struct boot_mmap_entry){ 512 * MiB - 0x20000, 0x20000, BOOT_MEM_RESERVED, 0 };
+	bi->mmap_count = 5;
+	bi->module_count = 1;
+	bi->modules[0] = (struct boot_module){ 16 * MiB, 100000, "calib.elf" };
+	snprintf(bi->cmdline, sizeof(bi->cmdline), "%s", cmdline);
+}
+
+static void test_absent(void **state __attribute__((unused)))
+{
+	struct boot_info bi, before;
+	struct boot_range r = { 1, 1 };
+
+	qemu_map(&bi, "acpi=off pmuos.mboxx=1");
+	before = bi;
+	assert_null(boot_take_host_memory(&bi, image, &r));
+	assert_int_equal(r.base, 0);
+	assert_int_equal(r.size, 0);
+	assert_memory_equal(&bi, &before, sizeof(bi));
+}
+
+static void test_split_in_three(void **state __attribute__((unused)))
+{
+	struct boot_info bi;
+	struct boot_range r;
+
+	qemu_map(&bi, "x=1 pmuos.mbox=0x10000000,0x2000000");
+	assert_null(boot_take_host_memory(&bi, image, &r));
+	assert_int_equal(r.base, 0x10000000);
+	assert_int_equal(r.size, 32 * MiB);
+	assert_int_equal(bi.mmap_count, 7);
+	assert_int_equal(bi.mmap[3].base, 0x100000);
+	assert_int_equal(bi.mmap[3].length, 0x10000000 - 0x100000);
+	assert_int_equal(bi.mmap[3].type, BOOT_MEM_USABLE);
+	assert_int_equal(bi.mmap[4].base, 0x10000000);
+	assert_int_equal(bi.mmap[4].length, 32 * MiB);
+	assert_int_equal(bi.mmap[4].type, BOOT_MEM_HOST);
+	assert_int_equal(bi.mmap[5].base, 0x12000000);
+	assert_int_equal(bi.mmap[5].length, 512 * MiB - 0x20000 - 0x12000000);
+	assert_int_equal(bi.mmap[5].type, BOOT_MEM_USABLE);
+	assert_int_equal(bi.mmap[6].base, 512 * MiB - 0x20000); /* what followed moved up */
+	assert_int_equal(bi.mmap[6].type, BOOT_MEM_RESERVED);
+}
+
+static void test_at_the_ends_of_a_range(void **state __attribute__((unused)))
+{
+	struct boot_info bi;
+	struct boot_range r;
+
+	/* Ends where the usable range ends: two entries, nothing after. */
+	qemu_map(&bi, "pmuos.mbox=0x1ce00000,16777216");
+	bi.mmap[3].length = 0x1de00000 - 0x100000;
+	assert_null(boot_take_host_memory(&bi, image, &r));
+	assert_int_equal(bi.mmap_count, 6);
+	assert_int_equal(bi.mmap[4].base, 0x1ce00000);
+	assert_int_equal(bi.mmap[4].type, BOOT_MEM_HOST);
+	assert_int_equal(bi.mmap[5].type, BOOT_MEM_RESERVED);
+	/* Starts where it starts: the low range, nothing before. */
+	qemu_map(&bi, "pmuos.mbox=0x0,0x100000");
+	assert_string_equal(boot_take_host_memory(&bi, image, &r),
+			    "the range is not inside one usable RAM range of the memory map"); /* 0x9FC00 < 1 MiB */
+	bi.mmap[0].length = 0x100000;
+	bi.mmap[3].base = 0x100000; /* keep the rest apart */
+	assert_null(boot_take_host_memory(&bi, (struct boot_range){ 0x200000, 0x1000 }, &r));
+	assert_int_equal(bi.mmap[0].type, BOOT_MEM_HOST);
+	assert_int_equal(bi.mmap[0].length, 0x100000);
+	assert_int_equal(bi.mmap_count, 5);
+}
+
+/* Each bad value is named, and the map is left as it was. */
+static void bad(const char *cmdline, const char *why)
+{
+	struct boot_info bi, before;
+	struct boot_range r = { 1, 1 };
+
+	qemu_map(&bi, cmdline);
+	before = bi;
+	const char *got = boot_take_host_memory(&bi, image, &r);
+	assert_non_null(got);
+	assert_string_equal(got, why);
+	assert_memory_equal(&bi, &before, sizeof(bi));
+}
+
+static void test_bad_values(void **state __attribute__((unused)))
+{
+	bad("pmuos.mbox", "not BASE,SIZE (two numbers, decimal or 0x hex)");
+	bad("pmuos.mbox=0x10000000", "not BASE,SIZE (two numbers, decimal or 0x hex)");
+	bad("pmuos.mbox=0x10000000,", "not BASE,SIZE (two numbers, decimal or 0x hex)");
+	bad("pmuos.mbox=0x1000000g,0x100000", "not BASE,SIZE (two numbers, decimal or 0x hex)");
+	bad("pmuos.mbox=0x10000000,0x100000,1", "not BASE,SIZE (two numbers, decimal or 0x hex)");
+	bad("pmuos.mbox=0x10000000,0x100000000000000000000000000000000000000", "not BASE,SIZE (two numbers, decimal or 0x hex)");
+	bad("pmuos.mbox=0x10000800,0x100000", "BASE is not a multiple of 4 KiB");
+	bad("pmuos.mbox=0x10000000,0x180000", "SIZE is not a power of two of at least 1 MiB");
+	bad("pmuos.mbox=0x10000000,0x80000", "SIZE is not a power of two of at least 1 MiB");
+	bad("pmuos.mbox=0x10000000,0", "SIZE is not a power of two of at least 1 MiB");
+	bad("pmuos.mbox=0xfffffffffff00000,0x200000", "BASE + SIZE is past the end of the address space");
+	bad("pmuos.mbox=0x200000,0x100000", "the range overlaps the kernel image");
+	bad("pmuos.mbox=0x1000000,0x100000", "the range overlaps a module the loader placed");
+	bad("pmuos.mbox=0x1ff00000,0x100000", "the range is not inside one usable RAM range of the memory map");
+	bad("pmuos.mbox=0x40000000,0x100000", "the range is not inside one usable RAM range of the memory map");
+	bad("pmuos.mbox=0xf0000000,0x100000", "the range is not inside one usable RAM range of the memory map");
+}
+
+static void test_full_map(void **state __attribute__((unused)))
+{
+	struct boot_info bi, before;
+	struct boot_range r;
+
+	qemu_map(&bi, "pmuos.mbox=0x10000000,0x100000");
+	for (uint32_t i = 5; i < BOOT_INFO_MMAP_MAX - 1; i++)
+		bi.mmap[i] = (struct boot_mmap_entry){ 0x100000000ULL + i * 0x1000, 0x1000, BOOT_MEM_RESERVED, 0 };
+	bi.mmap_count = BOOT_INFO_MMAP_MAX - 1; /* room for one more entry, the split needs two */
+	before = bi;
+	assert_string_equal(boot_take_host_memory(&bi, image, &r), "the memory map has no room for the split");
+	assert_memory_equal(&bi, &before, sizeof(bi));
+	bi.mmap_count = BOOT_INFO_MMAP_MAX - 2;
+	assert_null(boot_take_host_memory(&bi, image, &r));
+	assert_int_equal(bi.mmap_count, BOOT_INFO_MMAP_MAX);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_absent),
+		cmocka_unit_test(test_split_in_three),
+		cmocka_unit_test(test_at_the_ends_of_a_range),
+		cmocka_unit_test(test_bad_values),
+		cmocka_unit_test(test_full_map),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
