@@ -10,7 +10,10 @@ HOST_CFLAGS += -I. -Iinclude
 HOST_SHARED  = $(LIB_SRC)
 # One file per group of commands (pmuctl.c: the command line and what they share).
 HOST_SRC     = $(wildcard host/*.c)
-HOST_OBJS    = $(patsubst %.c,$(BUILD)/%.o,$(HOST_SRC)) $(patsubst %.c,$(BUILD)/host/shared/%.o,$(HOST_SHARED))
+# Host code that lives beside the card's: the bzImage checks, the KNC register decoders.
+HOST_BESIDE  = boot/linux/bzimage_check.c platform/knc/sbox.c
+HOST_OBJS    = $(patsubst %.c,$(BUILD)/%.o,$(HOST_SRC)) $(patsubst %.c,$(BUILD)/host/shared/%.o,$(HOST_SHARED)) \
+	       $(patsubst %.c,$(BUILD)/host/beside/%.o,$(HOST_BESIDE))
 
 # -MMD -MP: each object is rebuilt when a header it includes changes.
 # pmuctl's own files keep the C library's names and call lib/'s (parse_u64 & co.) by their k_ names.
@@ -21,6 +24,10 @@ $(BUILD)/host/%.o: host/%.c
 $(BUILD)/host/shared/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) $(HOST_RENAME) -MMD -MP -c $< -o $@
+
+$(BUILD)/host/beside/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(HOST_CFLAGS) -MMD -MP -c $< -o $@
 
 $(BUILD)/pmuctl: $(HOST_OBJS)
 	$(CC) $^ -o $@ -lpfm -lelf

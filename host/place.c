@@ -74,9 +74,13 @@ int card_place_parse(const char *arg, struct card_place *p, char *err, size_t er
 		snprintf(err, errlen, "--card %s: a simulated card's name is letters, digits, '.', '_' or '-'", arg);
 		return -1;
 	}
-	if (pci)
-		snprintf(p->path, sizeof(p->path), "/sys/bus/pci/devices/%s/resource0", what);
-	else
+	if (pci) {
+		snprintf(p->dev, sizeof(p->dev), "/sys/bus/pci/devices/%.12s", what); /* a BDF: 12 characters */
+		snprintf(p->path, sizeof(p->path), "%s/resource0", p->dev);
+		snprintf(p->regs, sizeof(p->regs), "%s/resource4", p->dev);
+	} else {
 		snprintf(p->path, sizeof(p->path), "/dev/shm/pmuos-%s-ram", what);
+		snprintf(p->regs, sizeof(p->regs), "/dev/shm/pmuos-%s-mmio", what);
+	}
 	return 0;
 }

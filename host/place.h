@@ -21,7 +21,10 @@
 #include <stdint.h>
 
 struct card_place {
-	char path[256];  /* the file to map */
+	char path[256];  /* the file to map: the mailbox, or card memory */
+	char regs[256];  /* a card's registers, BAR4 (DBOX, SBOX): its resource4, or the simulated
+			  * card's /dev/shm/pmuos-NAME-mmio; "" for an ivshmem mailbox */
+	char dev[64];    /* pci: the device's sysfs directory (its driver link); "" otherwise */
 	uint64_t offset; /* where in it the mailbox starts, bytes (4 KiB-aligned) */
 	bool whole;      /* the whole file is the mailbox (offset 0) */
 	bool pci;        /* a real card's sysfs resource file */

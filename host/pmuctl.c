@@ -9,6 +9,7 @@
  *   pmuctl [--card ...] record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]
  *   pmuctl report [-i FILE] [--folded]
  *   pmuctl [--card ...] reset --warm | --init CPU
+ *   pmuctl --card sim:NAME|pci:BDF boot [IMAGE] [--cmdline TEXT] [--timeout S]
  *   pmuctl [--card ...] console
  * Event names come from libpfm4 (its knc PMU); symbols from the program's ELF
  * (elfutils libelf); CPU sets are written "1-3,8". This file: the command
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/boot.h"
 #include "host/metrics.h"
 #include "host/pmuctl.h"
 #include "host/progress.h"
@@ -48,7 +50,10 @@ int usage(void)
 		"  report [-i FILE] [--folded]            hottest functions of a recording\n"
 		"  ping [N]                               N info round trips (1 to 1000000, default 100):\n"
 		"                                         median and p99 latency\n"
-		"  reset --warm | --init CPU              warm reset (PMU registers to 0) or INIT one AP (kept)\n"
+		"  reset --warm | --init CPU              warm reset (PMU registers to 0; a card with registers:\n"
+		"                                         RGCR, back to its bootstrap) or INIT one AP (kept)\n"
+		"  boot [IMAGE] [--cmdline T] [--timeout S]  reset a card (sim:/pci:), boot IMAGE\n"
+		"                                         (build/pmuos.bzImage), wait for READY\n"
 		"  console                                the card's shell, a line at a time, through the mailbox\n");
 	return 2;
 }
@@ -94,6 +99,11 @@ int main(int argc, char **argv)
 		metrics_list(stdout);
 		return 0;
 	}
+	if (strcmp(cmd, "boot") == 0)
+		return cmd_boot(card_name, argc - i, argv + i);
+	if (strcmp(cmd, "reset") == 0 && i + 1 < argc && strcmp(argv[i + 1], "--warm") == 0 &&
+	    card_has_registers(card_name))
+		return cmd_card_reset(card_name);
 	if (strcmp(cmd, "info") && strcmp(cmd, "stat") && strcmp(cmd, "run") && strcmp(cmd, "record") &&
 	    strcmp(cmd, "ping") && strcmp(cmd, "reset") && strcmp(cmd, "console")) {
 		fprintf(stderr, "pmuctl: unknown command '%s'\n", cmd);

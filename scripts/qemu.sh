@@ -23,6 +23,9 @@
 #           hole) and the kernel told its place with pmuos.mbox=BASE,SIZE
 #           (pmuctl --card sim:$CARD); Multiboot or Linux boot only
 #   MBOX_BASE where in card memory (default 0x10000000, pmuos MBOX_CARD_BASE)
+#   RAM_KEEP 1: with MBOX=card, keep the RAM file's contents and a
+#           pmuos.mbox= already on CMDLINE (the simulated card's bootstrap,
+#           tests/cardsim/card.py, put image and command line there)
 #   PROGRAMS pmuos programs (ELF files, space-separated) to load as Multiboot
 #           modules; the shell's `run NAME` starts them by file name
 #           without ".elf"
@@ -139,10 +142,10 @@ if [ "$MBOX" = card ]; then
 	# Card memory the host maps, as a KNC card's GDDR through BAR0; a fresh
 	# file each boot (QEMU refuses one of another size).
 	RAM_FILE=/dev/shm/pmuos-$CARD-ram
-	rm -f "$RAM_FILE"
+	[ "${RAM_KEEP:-0}" = 1 ] || rm -f "$RAM_FILE"
 	RAM="-m $MEM -object memory-backend-file,id=ram,size=$MEM,share=on,mem-path=$RAM_FILE -machine memory-backend=ram"
 	MAILBOX=""
-	CMDLINE="${CMDLINE:+$CMDLINE }pmuos.mbox=$MBOX_BASE,$MBOX_BYTES"
+	case " $CMDLINE" in *" pmuos.mbox="*) ;; *) CMDLINE="${CMDLINE:+$CMDLINE }pmuos.mbox=$MBOX_BASE,$MBOX_BYTES" ;; esac
 fi
 
 # The plugin and its page: a second ivshmem-plain device, after the mailbox's

@@ -1,0 +1,400 @@
+/*
+ * pmuctl boot, and reset --warm of a card with registers: a Xeon Phi (KNC)
+ * card from reset to a READY pmuos, from user space, as Intel's host driver
+ * did (Linux drivers/misc/mic/host/mic_x100.c, v3.13-v5.9: mic_x100_hw_reset,
+ * mic_x100_load_firmware, mic_x100_load_command_line,
+ * mic_x100_send_firmware_intr). Registers: platform/knc/sbox.h, each with
+ * its source; facts and open questions: docs/knc.md.
+ *
+ * Here it runs against the simulated card (tests/cardsim/card.py): its
+ * memory and BAR4 are files the simulation plays the bootstrap on. On a
+ * real card it maps the same two BARs through sysfs; that has not been run.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <pmuos/mailbox.h>
+#include "boot/linux/bootparams.h"
+#include "boot/linux/bzimage_check.h"
+#include "host/boot.h"
+#include "host/place.h"
+#include "host/pmuctl.h"
+#include "platform/knc/sbox.h"
+
+#define BAR4_BYTES     0x20000   /* DBOX + SBOX (docs/knc.md "SBOX and DBOX registers") */
+#define RESET_HOLD_MS  1000      /* LNX-C mic_x100_hw_reset: reset, then wait before polling */
+#define READY_MS       60000     /* the bootstrap back to ready after a reset (GDDR training) */
+#define BOOT_MS        120000    /* the boot interrupt to a READY mailbox (244 threads in QEMU) */
+#define CHUNK          4096      /* aperture writes: 4 KiB, each read back (PHI3120 card.rs) */
+
+struct knc_card {
+	struct card_place place;
+	int mem_fd, regs_fd;
+	uint64_t mem_size;       /* bytes of card memory the host can reach */
+	volatile uint8_t *bar4;  /* DBOX at +0, SBOX at +0x10000 */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	nanosleep(&ts, NULL);
+}
+
+static uint32_t sbox(struct knc_card *k, uint32_t off) { return knc_reg_read(k->bar4 + KNC_BAR4_SBOX, off); }
+static void sbox_write(struct knc_card *k, uint32_t off, uint32_t v) { knc_reg_write(k->bar4 + KNC_BAR4_SBOX, off, v); }
+
+/* The POST code's two characters, or what it is instead. */
+static const char *post(struct knc_card *k, char buf[16])
+{
+	char two[3];
+
+	switch (knc_postcode_decode(knc_reg_read(k->bar4 + KNC_BAR4_DBOX, KNC_DBOX_POSTCODE), two)) {
+	case KNC_POST_CODE: snprintf(buf, 16, "'%s'", two); break;
+	case KNC_POST_NOTHING: snprintf(buf, 16, "none yet"); break;
+	case KNC_POST_OFF_BUS: snprintf(buf, 16, "off the bus"); break;
+	default: snprintf(buf, 16, "garbled"); break;
+	}
+	return buf;
+}
+
+/* Why a card file cannot be opened, and what to do about it. */
+static int open_failed(const struct card_place *p, const char *path)
+{
+	int e = errno;
+
+	if (e == EACCES || e == EPERM)
+		fprintf(stderr, "pmuctl: cannot open %s: %s: run as root, or give your user the card's memory and "
+			"registers (chown $USER %s %s; docs/knc.md)\n", path, strerror(e), p->path, p->regs);
+	else if (p->dev[0])
+		fprintf(stderr, "pmuctl: cannot open %s: %s (no such PCI device? lspci -D -d 8086:)\n", path,
+			strerror(e));
+	else
+		fprintf(stderr, "pmuctl: cannot open %s: %s (is the simulated card running? tests/cardsim/card.py)\n",
+			path, strerror(e));
+	return -1;
+}
+
+/* A driver bound to the card would fight pmuctl for it (pci only). */
+static int driver_bound(const struct card_place *p)
+{
+	char link[300], target[256];
+
+	if (!p->dev[0])
+		return 0;
+	snprintf(link, sizeof(link), "%s/driver", p->dev);
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return 0;
+	target[n] = 0;
+	const char *drv = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+	fprintf(stderr, "pmuctl: driver '%s' is bound to %s: unbind it first (echo %s > /sys/bus/pci/drivers/%s/unbind)\n",
+		drv, strrchr(p->dev, '/') + 1, strrchr(p->dev, '/') + 1, drv);
+	return -1;
+}
+
+static int knc_open(struct knc_card *k, const char *name)
+{
+	char err[320];
+	struct stat st;
+
+	memset(k, 0, sizeof(*k));
+	k->mem_fd = k->regs_fd = -1;
+	if (card_place_parse(name, &k->place, err, sizeof(err)) != 0) {
+		fprintf(stderr, "pmuctl: %s\n", err);
+		return -1;
+	}
+	if (!k->place.regs[0]) {
+		fprintf(stderr, "pmuctl: --card %s has no card registers: boot needs a card, --card sim:NAME or pci:BDF\n",
+			name);
+		return -1;
+	}
+	if (driver_bound(&k->place) != 0)
+		return -1;
+	k->regs_fd = open(k->place.regs, O_RDWR | O_CLOEXEC);
+	if (k->regs_fd < 0)
+		return open_failed(&k->place, k->place.regs);
+	if (fstat(k->regs_fd, &st) != 0 || st.st_size < BAR4_BYTES) {
+		fprintf(stderr, "pmuctl: %s is not a KNC card's BAR4 (%lld bytes, want %d)\n", k->place.regs,
+			(long long)st.st_size, BAR4_BYTES);
+		return -1;
+	}
+	k->bar4 = mmap(NULL, BAR4_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, k->regs_fd, 0);
+	if (k->bar4 == MAP_FAILED) {
+		fprintf(stderr, "pmuctl: cannot map %s: %s\n", k->place.regs, strerror(errno));
+		return -1;
+	}
+	k->mem_fd = open(k->place.path, O_RDWR | O_CLOEXEC);
+	if (k->mem_fd < 0)
+		return open_failed(&k->place, k->place.path);
+	if (fstat(k->mem_fd, &st) != 0 || st.st_size <= 0) {
+		fprintf(stderr, "pmuctl: %s: no card memory to map\n", k->place.path);
+		return -1;
+	}
+	k->mem_size = st.st_size;
+	return 0;
+}
+
+static void knc_close(struct knc_card *k)
+{
+	if (k->bar4 && k->bar4 != MAP_FAILED)
+		munmap((void *)k->bar4, BAR4_BYTES);
+	if (k->regs_fd >= 0)
+		close(k->regs_fd);
+	if (k->mem_fd >= 0)
+		close(k->mem_fd);
+}
+
+/*
+ * Copies n bytes to card physical address `at` through the aperture, 4 KiB
+ * at a time, each chunk read back. Returns 0, or -1 said why.
+ */
+static int card_write(struct knc_card *k, uint64_t at, const void *src, size_t n)
+{
+	uint64_t start = at & ~(uint64_t)(CHUNK - 1), len = at + n - start;
+	uint8_t *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, k->mem_fd, (off_t)start);
+
+	if (map == MAP_FAILED) {
+		fprintf(stderr, "pmuctl: cannot map card memory at %#llx: %s\n", (unsigned long long)start, strerror(errno));
+		return -1;
+	}
+	volatile uint8_t *dst = map + (at - start);
+	const uint8_t *s = src;
+	for (size_t done = 0; done < n; done += CHUNK) {
+		size_t c = n - done < CHUNK ? n - done : CHUNK;
+		for (size_t i = 0; i < c; i++)
+			dst[done + i] = s[done + i];
+		for (size_t i = 0; i < c; i++)
+			if (dst[done + i] != s[done + i]) {
+				fprintf(stderr, "pmuctl: card memory at %#llx did not keep what was written\n",
+					(unsigned long long)(at + done + i));
+				munmap(map, len);
+				return -1;
+			}
+	}
+	munmap(map, len);
+	return 0;
+}
+
+/* Waits up to timeout_ms for the bootstrap's ready bit in SPAD2, printing each new POST code. */
+static int wait_bootstrap(struct knc_card *k, struct knc_download *dl, unsigned timeout_ms)
+{
+	char now[16], shown[16] = "";
+	uint64_t end = now_ms() + timeout_ms;
+
+	for (;;) {
+		*dl = knc_download_decode(sbox(k, KNC_SPAD(KNC_SPAD_DOWNLOAD)));
+		post(k, now);
+		if (strcmp(now, shown)) {
+			fprintf(stderr, "pmuctl: card POST code %s\n", now);
+			strcpy(shown, now);
+		}
+		if (dl->ready && dl->addr)
+			return 0;
+		if (now_ms() > end) {
+			fprintf(stderr, "pmuctl: the card's bootstrap is not ready after %u s (last POST code %s)\n",
+				timeout_ms / 1000, now);
+			return -1;
+		}
+		nap_ms(50);
+	}
+}
+
+static int card_write(struct knc_card *k, uint64_t at, const void *src, size_t n);
+
+/*
+ * RGCR reset (LNX-C mic_x100_hw_reset), then the bootstrap ready again
+ * within timeout_ms. The mailbox's magic in card memory is cleared first:
+ * what the last pmuos left there must not pass for a running card.
+ */
+static int hw_reset(struct knc_card *k, struct knc_download *dl, unsigned timeout_ms)
+{
+	static const uint64_t no_mailbox = 0;
+
+	if (k->mem_size >= MBOX_CARD_BASE + sizeof(no_mailbox) &&
+	    card_write(k, MBOX_CARD_BASE, &no_mailbox, sizeof(no_mailbox)) != 0)
+		return -1;
+	fprintf(stderr, "pmuctl: resetting the card (RGCR)\n");
+	sbox_write(k, KNC_RGCR, sbox(k, KNC_RGCR) | KNC_RGCR_RESET);
+	nap_ms(RESET_HOLD_MS);
+	return wait_bootstrap(k, dl, timeout_ms);
+}
+
+int cmd_card_reset(const char *name)
+{
+	struct knc_card k;
+	struct knc_download dl;
+	int r = knc_open(&k, name) == 0 && hw_reset(&k, &dl, READY_MS) == 0 ? 0 : 1;
+
+	if (!r)
+		printf("card %s: reset through RGCR; its bootstrap is ready for `pmuctl boot`\n", k.place.path);
+	knc_close(&k);
+	return r;
+}
+
+/* The mailbox header at MBOX_CARD_BASE once it says READY; 0, or -1 said why. */
+static int wait_ready(struct knc_card *k, unsigned timeout_ms)
+{
+	struct mbox_header *h = mmap(NULL, sizeof(*h), PROT_READ, MAP_SHARED, k->mem_fd, (off_t)MBOX_CARD_BASE);
+	uint64_t end = now_ms() + timeout_ms;
+	char status[64] = "", p[16];
+	size_t ns = 0;
+
+	if (h == MAP_FAILED) {
+		fprintf(stderr, "pmuctl: cannot map the mailbox's place: %s\n", strerror(errno));
+		return -1;
+	}
+	while (!(h->magic == MBOX_MAGIC && h->state == MBOX_READY)) {
+		/* Status characters the card may leave in SPAD8/SPAD15 (BF convention): taken and acknowledged. */
+		char c4[4];
+		unsigned n = knc_status_decode(sbox(k, KNC_SPAD(KNC_SPAD_STATUS_CTRL)), sbox(k, KNC_SPAD(KNC_SPAD_STATUS_DATA)), c4);
+		if (n) {
+			for (unsigned i = 0; i < n && ns + 1 < sizeof(status); i++)
+				status[ns++] = c4[i];
+			status[ns] = 0;
+			sbox_write(k, KNC_SPAD(KNC_SPAD_STATUS_CTRL), 0);
+		}
+		if (h->magic == MBOX_MAGIC && h->state == MBOX_PANIC) {
+			fprintf(stderr, "pmuctl: the card panicked while booting (mailbox state PANIC)\n");
+			munmap(h, sizeof(*h));
+			return -1;
+		}
+		if (now_ms() > end) {
+			fprintf(stderr, "pmuctl: no READY from the card within %u s (card status characters: '%s'; POST code %s)\n",
+				timeout_ms / 1000, status, post(k, p));
+			munmap(h, sizeof(*h));
+			return -1;
+		}
+		nap_ms(10);
+	}
+	printf("card %s: pmuos %s READY, %u CPUs\n", k->place.path, h->kernel_version, h->cpu_count);
+	munmap(h, sizeof(*h));
+	return 0;
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *buf = NULL;
+
+	if (!f) {
+		fprintf(stderr, "pmuctl: cannot read %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	if (fseek(f, 0, SEEK_END) == 0) {
+		long n = ftell(f);
+		rewind(f);
+		if (n > 0 && n < (1L << 30) && (buf = malloc(n)) && fread(buf, 1, n, f) == (size_t)n)
+			*len = n;
+		else {
+			fprintf(stderr, "pmuctl: cannot read %s: %s\n", path, n >= (1L << 30) ? "larger than 1 GiB" : "empty or unreadable");
+			free(buf);
+			buf = NULL;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+int cmd_boot(const char *name, int argc, char **argv)
+{
+	const char *image = "build/pmuos.bzImage", *extra = "";
+	unsigned timeout_s = 0; /* 0: READY_MS for the bootstrap, BOOT_MS for READY */
+	int image_given = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--cmdline") && i + 1 < argc)
+			extra = argv[++i];
+		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
+			char *end;
+			unsigned long v = strtoul(argv[++i], &end, 10);
+			if (*end || !v || v > 3600) {
+				fprintf(stderr, "pmuctl: boot --timeout %s: seconds from 1 to 3600\n", argv[i]);
+				return 2;
+			}
+			timeout_s = v;
+		} else if (argv[i][0] == '-' || image_given++) {
+			fprintf(stderr, "pmuctl: boot [IMAGE] [--cmdline TEXT] [--timeout S]: unexpected '%s'\n", argv[i]);
+			return 2;
+		} else
+			image = argv[i];
+	}
+
+	/* The image first: nothing touches the card for a file it could not boot. */
+	size_t len = 0;
+	uint8_t *img = read_file(image, &len);
+	if (!img)
+		return 1;
+	struct bzimage_info info;
+	char why[160], line[2048];
+	if (bzimage_check(img, len, &info, why, sizeof(why)) != 0) {
+		fprintf(stderr, "pmuctl: %s is not a bzImage a card can boot: %s\n", image, why);
+		free(img);
+		return 1;
+	}
+	int n = snprintf(line, sizeof(line), "%s%spmuos.mbox=%#llx,%u", extra, *extra ? " " : "",
+			 (unsigned long long)MBOX_CARD_BASE, 32u << 20);
+	if (n < 0 || (size_t)n > info.cmdline_size || (size_t)n >= sizeof(line)) {
+		fprintf(stderr, "pmuctl: the command line is %d bytes with pmuos.mbox=; %s takes at most %u\n", n, image,
+			info.cmdline_size);
+		free(img);
+		return 1;
+	}
+
+	struct knc_card k;
+	struct knc_download dl;
+	int r = 1;
+	if (knc_open(&k, name) != 0 || hw_reset(&k, &dl, timeout_s ? timeout_s * 1000 : READY_MS) != 0)
+		goto out;
+	/* Intel's placement: the image at the download address, the command line right after it. */
+	uint64_t cmd_at = dl.addr + len, end = cmd_at + n + 1;
+	if (end > k.mem_size || end > MBOX_CARD_BASE) {
+		fprintf(stderr, "pmuctl: image (%zu bytes) and command line at %#x end at %#llx, past %s\n", len, dl.addr,
+			(unsigned long long)end, end > k.mem_size ? "card memory" : "the mailbox's place (0x10000000)");
+		goto out;
+	}
+	if (MBOX_CARD_BASE + (32u << 20) > k.mem_size) {
+		fprintf(stderr, "pmuctl: card memory (%llu MiB) ends before the mailbox's place\n",
+			(unsigned long long)(k.mem_size >> 20));
+		goto out;
+	}
+	/* Where the command line is, in the copy's header too (whether the bootstrap sets it is unknown). */
+	uint32_t v = (uint32_t)cmd_at;
+	memcpy(img + BP_CMD_LINE_PTR, &v, sizeof(v));
+	if (card_write(&k, dl.addr, img, len) != 0 || card_write(&k, cmd_at, line, n + 1) != 0)
+		goto out;
+	sbox_write(&k, KNC_SPAD(KNC_SPAD_IMAGE_SIZE), (uint32_t)len);
+	/* The boot interrupt: destination first, then the low dword that sends (LNX-C mic_x100_send_firmware_intr). */
+	sbox_write(&k, KNC_APICICR_HI(KNC_APICICR_BOOT), dl.bsp_apic_id);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	sbox_write(&k, KNC_APICICR(KNC_APICICR_BOOT), knc_boot_icr_low());
+	fprintf(stderr, "pmuctl: %s (%zu bytes) at %#x, command line '%s'; boot interrupt sent to APIC ID %u\n", image,
+		len, dl.addr, line, dl.bsp_apic_id);
+	r = wait_ready(&k, timeout_s ? timeout_s * 1000 : BOOT_MS) == 0 ? 0 : 1;
+out:
+	knc_close(&k);
+	free(img);
+	return r;
+}
+
+int card_has_registers(const char *name)
+{
+	struct card_place p;
+	char err[320];
+
+	return card_place_parse(name, &p, err, sizeof(err)) == 0 && p.regs[0] && access(p.regs, F_OK) == 0;
+}

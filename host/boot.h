@@ -1,0 +1,20 @@
+/* pmuctl boot and the card reset: a KNC card through its two BARs (host/boot.c). */
+#ifndef HOST_BOOT_H
+#define HOST_BOOT_H
+
+/*
+ * pmuctl --card sim:NAME|pci:BDF boot [IMAGE] [--cmdline TEXT] [--timeout S]:
+ * checks IMAGE (default build/pmuos.bzImage), resets the card through RGCR,
+ * waits for its bootstrap (POST codes on stderr), copies image and command
+ * line (TEXT + pmuos.mbox=0x10000000,33554432) to the download address,
+ * writes SPAD5, sends the boot interrupt and waits for the mailbox to say
+ * READY; S bounds each wait (default 60 s for the bootstrap, 120 s for READY). Returns pmuctl's exit status
+ * (0; 1 with the cause on stderr; 2 for bad arguments).
+ */
+int cmd_boot(const char *card, int argc, char **argv);
+/* Whether --card names a card with registers (a BAR4 file that exists): reset --warm is RGCR's. */
+int card_has_registers(const char *card);
+/* RGCR reset, then the bootstrap ready again; pmuctl's exit status. */
+int cmd_card_reset(const char *card);
+
+#endif

@@ -1,0 +1,141 @@
+"""pmuctl boot on a simulated Xeon Phi card (issue 11): tests/cardsim/card.py
+plays the card's bootstrap over the two files pmuctl maps as the card's
+BAR0 (memory) and BAR4 (DBOX, SBOX); pmuctl resets it through RGCR, waits
+for its bootstrap, copies image and command line into card memory, sends
+the boot interrupt and waits for the mailbox there to say READY. Each error
+pmuctl boot names is produced here, and the card is not touched for a file
+it could not boot."""
+import os
+import re
+import shutil
+import struct
+import subprocess
+import time
+
+import pytest
+
+from conftest import BUILD, ROOT
+
+PMUCTL = os.path.join(BUILD, "pmuctl")
+CARD_PY = os.path.join(ROOT, "tests", "cardsim", "card.py")
+BZIMAGE = os.path.join(BUILD, "pmuos.bzImage")
+CALIB = os.path.join(BUILD, "user", "calib.elf")
+HELLO = os.path.join(BUILD, "user", "hello.elf")
+SPAD2 = 0x10000 + 0xAB28
+RGCR = 0x10000 + 0x4010
+
+
+class SimCard:
+    def __init__(self, name, *args):
+        self.name = name
+        self.log = f"/tmp/pmuos-{name}.log"
+        self.proc = subprocess.Popen([CARD_PY, name, "--log", self.log, *args], cwd=ROOT)
+        deadline = time.time() + 10
+        while not os.path.exists(self.mmio) and time.time() < deadline:
+            time.sleep(0.05)
+
+    @property
+    def mmio(self):
+        return f"/dev/shm/pmuos-{self.name}-mmio"
+
+    def reg(self, off):
+        with open(self.mmio, "rb") as f:
+            f.seek(off)
+            return struct.unpack("<I", f.read(4))[0]
+
+    def pmuctl(self, *args, timeout=300, input=None):
+        return subprocess.run([PMUCTL, "--card", f"sim:{self.name}", *args], capture_output=True, text=True,
+                              timeout=timeout, input=input)
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(30)
+        for f in (self.log, f"/dev/shm/pmuos-{self.name}-pmu"):
+            try:
+                os.unlink(f)
+            except FileNotFoundError:
+                pass
+
+
+@pytest.fixture
+def sim_card():
+    cards = []
+
+    def make(*args):
+        c = SimCard(f"sim{os.getpid()}-{len(cards)}", *args)
+        cards.append(c)
+        return c
+    yield make
+    for c in cards:
+        c.close()
+
+
+def test_boot_stat_reset_and_boot_again(sim_card):
+    card = sim_card("--cpus", "4")
+    p = card.pmuctl("boot", BZIMAGE, "--cmdline", "pmuos.test=sim")
+    assert p.returncode == 0, p.stderr + open(card.log, errors="replace").read()
+    assert re.search(r"pmuos \S+ READY, 4 CPUs", p.stdout)
+    assert "card POST code '12'" in p.stderr and "boot interrupt sent to APIC ID 0" in p.stderr
+    # Exact through the mailbox in card memory.
+    p = card.pmuctl("stat", "--spflt", "-e", "INSTRUCTIONS_EXECUTED:u", "-C", "1", "--", CALIB)
+    assert p.returncode == 0, p.stderr
+    for k in (1, 10, 1000, 1000000):
+        assert f"calib: region of {k} user instructions counted {k}\n" in p.stdout
+    # The kernel got our command line from card memory, with the mailbox's place.
+    p = card.pmuctl("console", timeout=60, input="version\n")
+    assert "Linux boot protocol via QEMU; command line " \
+        "'pmuos.test=sim pmuos.mbox=0x10000000,33554432'" in p.stdout, p.stdout + p.stderr
+    # reset --warm is the card's RGCR: back to the bootstrap, then booted again.
+    p = card.pmuctl("reset", "--warm")
+    assert p.returncode == 0 and "reset through RGCR" in p.stdout, p.stderr
+    assert card.reg(SPAD2) & 1 and card.reg(RGCR) & 1 == 0
+    p = card.pmuctl("info")
+    assert p.returncode != 0 and "no pmuos mailbox at 0x10000000" in p.stderr  # not the old one
+    p = card.pmuctl("boot")
+    assert p.returncode == 0, p.stderr
+    p = card.pmuctl("run", "-C", "1", HELLO)
+    assert p.returncode == 0 and "hello from pmuos: rank 0 of 1 on CPU 1" in p.stdout, p.stderr
+
+
+def test_a_file_that_cannot_boot_leaves_the_card_alone(sim_card, tmp_path):
+    card = sim_card()
+    for path, why in [(CALIB, "no \"HdrS\""), (str(tmp_path / "none"), "cannot read")]:
+        p = card.pmuctl("boot", path)
+        assert p.returncode == 1 and why in p.stderr, p.stderr
+        assert "resetting" not in p.stderr
+    short = tmp_path / "short.bzImage"
+    short.write_bytes(open(BZIMAGE, "rb").read()[:100000])
+    p = card.pmuctl("boot", str(short))
+    assert p.returncode == 1 and "is not a bzImage a card can boot" in p.stderr, p.stderr
+    p = card.pmuctl("boot", "--cmdline", "x" * 300)
+    assert p.returncode == 1 and "the command line is" in p.stderr and "takes at most" in p.stderr, p.stderr
+    assert card.reg(SPAD2) & 1  # the bootstrap still waits: never reset
+
+
+def test_boot_errors_name_their_cause(sim_card, tmp_path):
+    stuck = sim_card("--stuck", "0E")
+    p = stuck.pmuctl("boot", "--timeout", "3")
+    assert p.returncode == 1 and "bootstrap is not ready after 3 s (last POST code '0E')" in p.stderr, p.stderr
+    small = sim_card("--mem", "128M")
+    p = small.pmuctl("boot", "--timeout", "5")
+    assert p.returncode == 1 and "card memory (128 MiB) ends before the mailbox's place" in p.stderr, p.stderr
+    tiny = sim_card("--mem", "64M")  # the download address (64 MiB) is its end
+    p = tiny.pmuctl("boot", "--timeout", "5")
+    assert p.returncode == 1 and re.search(r"image \(\d+ bytes\) and command line at 0x4000000 end at 0x[0-9a-f]+, "
+                                           r"past card memory", p.stderr), p.stderr
+    # Another user, without the files: told how to get them.
+    p = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", PMUCTL, "--card",
+                        f"sim:{tiny.name}", "boot"], capture_output=True, text=True)
+    assert p.returncode == 1 and f"cannot open {tiny.mmio}: Permission denied: run as root, or give your user " \
+        f"the card's memory and registers (chown $USER /dev/shm/pmuos-{tiny.name}-ram {tiny.mmio}" in p.stderr, p.stderr
+    # A kernel that halts before its mailbox (no ACPI, no SFI): no READY, and the card's POST code said.
+    halts = sim_card()
+    p = halts.pmuctl("boot", "--cmdline", "acpi=off", "--timeout", "15")
+    assert p.returncode == 1 and "no READY from the card within 15 s" in p.stderr, p.stderr
+    assert "halting" in open(halts.log, errors="replace").read()
+    p = subprocess.run([PMUCTL, "--card", "sim:nosuch", "boot"], capture_output=True, text=True)
+    assert p.returncode == 1 and "cannot open /dev/shm/pmuos-nosuch-mmio" in p.stderr, p.stderr
+    p = subprocess.run([PMUCTL, "--card", "card0x", "boot"], capture_output=True, text=True)
+    assert p.returncode == 1 and "has no card registers" in p.stderr, p.stderr
+    p = subprocess.run([PMUCTL, "--card", "pci:0000:ff:1f.7", "boot"], capture_output=True, text=True)
+    assert p.returncode == 1 and "cannot open /sys/bus/pci/devices/0000:ff:1f.7/resource4" in p.stderr, p.stderr
