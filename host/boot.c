@@ -253,6 +253,7 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 	uint64_t end = now_ms() + timeout_ms;
 	char status[64] = "", p[16];
 	size_t ns = 0;
+	bool line_open = false;
 
 	if (h == MAP_FAILED) {
 		fprintf(stderr, "pmuctl: cannot map the mailbox's place: %s\n", strerror(errno));
@@ -263,10 +264,19 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 		char c4[4];
 		unsigned n = knc_status_decode(sbox(k, KNC_SPAD(KNC_SPAD_STATUS_CTRL)), sbox(k, KNC_SPAD(KNC_SPAD_STATUS_DATA)), c4);
 		if (n) {
-			for (unsigned i = 0; i < n && ns + 1 < sizeof(status); i++)
-				status[ns++] = c4[i];
-			status[ns] = 0;
+			/* Shown as they come; the last ones kept for an error. */
 			sbox_write(k, KNC_SPAD(KNC_SPAD_STATUS_CTRL), 0);
+			for (unsigned i = 0; i < n; i++) {
+				if (!line_open)
+					fputs("card: ", stderr);
+				fputc(c4[i], stderr);
+				line_open = c4[i] != '\n';
+				if (ns + 1 == sizeof(status)) {
+					memmove(status, status + 1, --ns);
+				}
+				status[ns++] = c4[i] == '\n' ? ' ' : c4[i];
+				status[ns] = 0;
+			}
 		}
 		if (h->magic == MBOX_MAGIC && h->state == MBOX_PANIC) {
 			fprintf(stderr, "pmuctl: the card panicked while booting (mailbox state PANIC)\n");
@@ -279,8 +289,11 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 			munmap(h, sizeof(*h));
 			return -1;
 		}
-		nap_ms(10);
+		if (!n)
+			nap_ms(1);
 	}
+	if (line_open)
+		fputc('\n', stderr);
 	printf("card %s: pmuos %s READY, %u CPUs\n", k->place.path, h->kernel_version, h->cpu_count);
 	munmap(h, sizeof(*h));
 	return 0;
