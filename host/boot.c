@@ -89,24 +89,6 @@ static int open_failed(const struct card_place *p, const char *path)
 	return -1;
 }
 
-/* A driver bound to the card would fight pmuctl for it (pci only). */
-static int driver_bound(const struct card_place *p)
-{
-	char link[300], target[256];
-
-	if (!p->dev[0])
-		return 0;
-	snprintf(link, sizeof(link), "%s/driver", p->dev);
-	ssize_t n = readlink(link, target, sizeof(target) - 1);
-	if (n <= 0)
-		return 0;
-	target[n] = 0;
-	const char *drv = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
-	fprintf(stderr, "pmuctl: driver '%s' is bound to %s: unbind it first (echo %s > /sys/bus/pci/drivers/%s/unbind)\n",
-		drv, strrchr(p->dev, '/') + 1, strrchr(p->dev, '/') + 1, drv);
-	return -1;
-}
-
 static int knc_open(struct knc_card *k, const char *name)
 {
 	char err[320];
@@ -123,8 +105,10 @@ static int knc_open(struct knc_card *k, const char *name)
 			name);
 		return -1;
 	}
-	if (driver_bound(&k->place) != 0)
+	if (card_driver_bound(&k->place, err, sizeof(err))) {
+		fprintf(stderr, "pmuctl: %s\n", err);
 		return -1;
+	}
 	k->regs_fd = open(k->place.regs, O_RDWR | O_CLOEXEC);
 	if (k->regs_fd < 0)
 		return open_failed(&k->place, k->place.regs);
