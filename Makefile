@@ -57,10 +57,10 @@ KCFLAGS += -I. -Iinclude -I$(BUILD)/gen -DPMUOS_VERSION='"$(VERSION)"'
 KLDFLAGS = -nostdlib -static -no-pie -z max-page-size=0x1000 -z noexecstack -Wl,--build-id=none -T linker.ld
 
 # Layers, lowest first (README "Layout"; tests/system/test_layers.py checks
-# that no file includes a higher one). platform/knc/ is not linked yet: the
-# kernel boots a PC in QEMU (platform/pc/; without ACPI, the SFI tables of
-# platform/sfi.c, as a card's); the SBOX pieces are unit-tested.
-KSRC := $(wildcard lib/*.c arch/*.S arch/*.c apic/*.c kernel/*.S kernel/*.c platform/*.c platform/pc/*.c boot/*.S boot/*.c \
+# that no file includes a higher one). Both platforms are linked; init/main.c
+# chooses (platform/platform.h).
+KSRC := $(wildcard lib/*.c arch/*.S arch/*.c apic/*.c kernel/*.S kernel/*.c platform/*.c platform/pc/*.c platform/knc/*.c \
+	  boot/*.S boot/*.c \
 	  boot/linux/*.c pmu/*.S pmu/*.c shell/*.c mailbox/*.c init/*.c)
 # Host-side code that lives beside kernel sources: not kernel code.
 KSRC := $(filter-out pmu/gen_events.c boot/linux/bzimage_check.c,$(KSRC)) $(BUILD)/gen/programs.S

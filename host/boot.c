@@ -89,24 +89,6 @@ static int open_failed(const struct card_place *p, const char *path)
 	return -1;
 }
 
-/* A driver bound to the card would fight pmuctl for it (pci only). */
-static int driver_bound(const struct card_place *p)
-{
-	char link[300], target[256];
-
-	if (!p->dev[0])
-		return 0;
-	snprintf(link, sizeof(link), "%s/driver", p->dev);
-	ssize_t n = readlink(link, target, sizeof(target) - 1);
-	if (n <= 0)
-		return 0;
-	target[n] = 0;
-	const char *drv = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
-	fprintf(stderr, "pmuctl: driver '%s' is bound to %s: unbind it first (echo %s > /sys/bus/pci/drivers/%s/unbind)\n",
-		drv, strrchr(p->dev, '/') + 1, strrchr(p->dev, '/') + 1, drv);
-	return -1;
-}
-
 static int knc_open(struct knc_card *k, const char *name)
 {
 	char err[320];
@@ -123,8 +105,10 @@ static int knc_open(struct knc_card *k, const char *name)
 			name);
 		return -1;
 	}
-	if (driver_bound(&k->place) != 0)
+	if (card_driver_bound(&k->place, err, sizeof(err))) {
+		fprintf(stderr, "pmuctl: %s\n", err);
 		return -1;
+	}
 	k->regs_fd = open(k->place.regs, O_RDWR | O_CLOEXEC);
 	if (k->regs_fd < 0)
 		return open_failed(&k->place, k->place.regs);
@@ -253,6 +237,7 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 	uint64_t end = now_ms() + timeout_ms;
 	char status[64] = "", p[16];
 	size_t ns = 0;
+	bool line_open = false;
 
 	if (h == MAP_FAILED) {
 		fprintf(stderr, "pmuctl: cannot map the mailbox's place: %s\n", strerror(errno));
@@ -263,10 +248,19 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 		char c4[4];
 		unsigned n = knc_status_decode(sbox(k, KNC_SPAD(KNC_SPAD_STATUS_CTRL)), sbox(k, KNC_SPAD(KNC_SPAD_STATUS_DATA)), c4);
 		if (n) {
-			for (unsigned i = 0; i < n && ns + 1 < sizeof(status); i++)
-				status[ns++] = c4[i];
-			status[ns] = 0;
+			/* Shown as they come; the last ones kept for an error. */
 			sbox_write(k, KNC_SPAD(KNC_SPAD_STATUS_CTRL), 0);
+			for (unsigned i = 0; i < n; i++) {
+				if (!line_open)
+					fputs("card: ", stderr);
+				fputc(c4[i], stderr);
+				line_open = c4[i] != '\n';
+				if (ns + 1 == sizeof(status)) {
+					memmove(status, status + 1, --ns);
+				}
+				status[ns++] = c4[i] == '\n' ? ' ' : c4[i];
+				status[ns] = 0;
+			}
 		}
 		if (h->magic == MBOX_MAGIC && h->state == MBOX_PANIC) {
 			fprintf(stderr, "pmuctl: the card panicked while booting (mailbox state PANIC)\n");
@@ -279,8 +273,11 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 			munmap(h, sizeof(*h));
 			return -1;
 		}
-		nap_ms(10);
+		if (!n)
+			nap_ms(1);
 	}
+	if (line_open)
+		fputc('\n', stderr);
 	printf("card %s: pmuos %s READY, %u CPUs\n", k->place.path, h->kernel_version, h->cpu_count);
 	munmap(h, sizeof(*h));
 	return 0;

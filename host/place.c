@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <pmuos/mailbox.h>
 
 #include "lib/lib.h"
@@ -83,4 +84,22 @@ int card_place_parse(const char *arg, struct card_place *p, char *err, size_t er
 		snprintf(p->regs, sizeof(p->regs), "/dev/shm/pmuos-%s-mmio", what);
 	}
 	return 0;
+}
+
+int card_driver_bound(const struct card_place *p, char *msg, size_t len)
+{
+	char link[96], target[256];
+
+	if (!p->dev[0])
+		return 0;
+	snprintf(link, sizeof(link), "%s/driver", p->dev);
+	ssize_t n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return 0;
+	target[n] = 0;
+	const char *drv = strrchr(target, '/') ? strrchr(target, '/') + 1 : target;
+	const char *bdf = strrchr(p->dev, '/') + 1;
+	snprintf(msg, len, "driver '%s' is bound to %s: unbind it first (echo %s > /sys/bus/pci/drivers/%s/unbind)",
+		 drv, bdf, bdf, drv);
+	return 1;
 }

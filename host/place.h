@@ -37,5 +37,11 @@ struct card_place {
  * number or not 4 KiB-aligned.
  */
 int card_place_parse(const char *arg, struct card_place *p, char *err, size_t errlen);
+/*
+ * Whether a driver is bound to a pci: card (its sysfs directory has a
+ * `driver` link): it would fight pmuctl for the card. Returns 1 with msg
+ * naming the driver and how to unbind it; 0 when none is (or not pci:).
+ */
+int card_driver_bound(const struct card_place *p, char *msg, size_t len);
 
 #endif

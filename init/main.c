@@ -7,6 +7,9 @@
 #include "kernel/boot.h"
 #include "boot/mmap.h"
 #include "platform/platform.h"
+#include "platform/pc/pc.h"
+#include "platform/knc/knc.h"
+#include "arch/x86.h"
 #include "kernel/console.h"
 #include "lib/lib.h"
 #include "kernel/paging.h"
@@ -37,6 +40,8 @@ static void __attribute__((noreturn)) halt_forever(const char *why)
 void __attribute__((noreturn)) kernel_main(void)
 {
 	smp_bsp_early();
+	/* A card's CPU says so; a PC may be told it plays one (platform=knc, below). */
+	platform_use(cpuid_family(cpuid(1, 0).eax) == CPUID_FAMILY_KNC ? &platform_knc : &platform_pc);
 	platform_console_init();
 	kprintf("\npmuos %s: kernel entered\n", PMUOS_VERSION);
 
@@ -57,6 +62,17 @@ void __attribute__((noreturn)) kernel_main(void)
 	}
 	boot_info.cmdline[BOOT_INFO_CMDLINE - 1] = 0;
 	boot_info.loader[BOOT_INFO_LOADER - 1] = 0;
+	const char *v;
+	size_t n;
+	if (cmdline_find(boot_info.cmdline, "platform", &v, &n)) {
+		if (n == 3 && !strncmp(v, "knc", 3))
+			platform_use(&platform_knc);
+		else if (n == 2 && !strncmp(v, "pc", 2))
+			platform_use(&platform_pc);
+		else
+			kprintf("pmuos: platform=%.*s: not knc or pc; staying on %s\n", (int)n, v, platform->name);
+		platform_console_init();
+	}
 
 	/* Before the page allocator reads the map: the mailbox's place in card memory is not RAM to hand out. */
 	struct boot_range mbox, image = { (uint64_t)__kernel_start, (uint64_t)(__kernel_end - __kernel_start) };

@@ -1,6 +1,6 @@
 /*
- * Power control, implemented by the platform (a PC: platform/pc/power.c,
- * ACPI soft-off and warm reset).
+ * Power control, implemented by the platform (platform/platform.h: a PC's
+ * in platform/pc/power.c, a card's in platform/knc/knc.c).
  */
 #ifndef KERNEL_POWER_H
 #define KERNEL_POWER_H
@@ -13,8 +13,9 @@
 const char *power_off(void);
 /*
  * Warm reset (a PC: the FADT reset register, else port 0xCF9, else the
- * 8042, else a triple fault: none of them needs ACPI). Does not return.
+ * 8042, else a triple fault: none of them needs ACPI). Returns only if the
+ * machine cannot reset itself (a card: its host resets it), with why.
  */
-void __attribute__((noreturn)) power_reset(void);
+const char *power_reset(void);
 
 #endif

@@ -85,7 +85,7 @@ static bool kill_launch(uint32_t launch)
 static void reset(void)
 {
 	kprintf("mailbox: warm reset requested by the host\n");
-	power_reset();
+	kprintf("mailbox: no warm reset: %s\n", power_reset());
 }
 
 static int cpu_init(uint32_t cpu)

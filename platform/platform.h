@@ -1,11 +1,14 @@
 /*
  * What differs between a PC in QEMU and a Xeon Phi card, behind one
- * interface (DESIGN §2). init/main.c calls these once, on the BSP, in this
- * order; platform/pc/ implements them for a PC (ACPI tables, PCI, the 8254
- * PIT, the COM1 UART, the IOAPIC's routes), platform/knc/ will for a card
- * (SFI tables, the SBOX). The core never includes this: it gets what it
- * needs registered (a console device, kernel/console.h) or as arguments
- * (the CPUs to start, smp_init). Reset and power-off: kernel/power.h.
+ * interface (DESIGN §2), as SerenityOS's Kernel/Arch: one ops table per
+ * platform, chosen once at boot (init/main.c): platform/pc/ for a PC
+ * (ACPI tables, PCI, the 8254 PIT, the COM1 UART, the IOAPIC's routes;
+ * without ACPI, SFI), platform/knc/ for a card (SFI tables, the SBOX; no
+ * port I/O, no legacy devices). init/main.c calls them once, on the BSP, in
+ * this order. The core never includes this: it gets what it needs
+ * registered (a console device, kernel/console.h) or as arguments (the
+ * CPUs to start, smp_init). Reset and power-off: kernel/power.h, through
+ * the platform's ops.
  */
 #ifndef PLATFORM_PLATFORM_H
 #define PLATFORM_PLATFORM_H
@@ -14,29 +17,54 @@
 #include <stdint.h>
 #include <pmuos/bootinfo.h>
 
-/* The console device (kprintf prints nothing before). First thing. */
-void platform_console_init(void);
-/*
- * Reads the firmware's tables (a PC: ACPI from bi->rsdp or a scan).
- * Returns NULL, or why the machine cannot be run (the caller halts).
- */
-const char *platform_init(const struct boot_info *bi);
-/* Measures tsc_hz (arch/tsc.h) and starts what keeps QEMU's IPIs prompt. Interrupts off. */
-void platform_time_init(void);
-/*
- * After the BSP's local APIC is up: the interrupt controllers behind the
- * local APICs, and the console's receive interrupt to the calling CPU.
- */
-void platform_irq_init(void);
-/* The APIC IDs (0..254) of the processors to start, BSP included, up to `max`; returns how many. */
-uint32_t platform_cpus(uint32_t *apic_ids, uint32_t max);
-/*
- * The n-th (from 0) region of memory the host shares with this machine: its
- * physical base and size in bytes (not yet mapped). A PC in QEMU: BAR 2 of
- * the n-th ivshmem device with a memory BAR (QEMU docs/specs/ivshmem-spec.rst).
- * The mailbox is region 0; the QEMU plugin's page is found among the others
- * by its size and magic. False when there is no n-th region.
- */
-bool platform_shared_memory(unsigned n, uint64_t *base, uint64_t *size);
+struct platform {
+	const char *name;  /* "pc", "knc" */
+	/* The console device (kprintf prints nothing before). First thing. */
+	void (*console_init)(void);
+	/*
+	 * Reads the firmware's tables (a PC: ACPI from bi->rsdp or a scan; a
+	 * card: SFI). Returns NULL, or why the machine cannot be run (the
+	 * caller halts).
+	 */
+	const char *(*init)(const struct boot_info *bi);
+	/* Measures or reads tsc_hz (arch/tsc.h). Interrupts off. */
+	void (*time_init)(void);
+	/*
+	 * After the BSP's local APIC is up: the interrupt controllers behind
+	 * the local APICs, and the console's receive interrupt to the calling CPU.
+	 */
+	void (*irq_init)(void);
+	/* The APIC IDs (0..254) of the processors to start, BSP included, up to `max`; returns how many. */
+	uint32_t (*cpus)(uint32_t *apic_ids, uint32_t max);
+	/*
+	 * The n-th (from 0) region of memory the host shares with this machine
+	 * other than card memory: its physical base and size in bytes (not yet
+	 * mapped). A PC in QEMU: BAR 2 of the n-th ivshmem device with a memory
+	 * BAR (QEMU docs/specs/ivshmem-spec.rst); a card: none (its mailbox is
+	 * in card memory, pmuos.mbox=). The mailbox is region 0 unless the
+	 * command line places it; the QEMU plugin's page is found among them by
+	 * its size and magic. False when there is no n-th region.
+	 */
+	bool (*shared_memory)(unsigned n, uint64_t *base, uint64_t *size);
+	/* kernel/power.h: off (returns why not), warm reset (returns only if it cannot, with why). */
+	const char *(*power_off)(void);
+	const char *(*power_reset)(void);
+};
+
+/* The platform in force (platform_pc until init/main.c chooses). */
+extern const struct platform *platform;
+/* Chooses p, on the BSP, before anything above calls the platform. */
+void platform_use(const struct platform *p);
+
+/* Shorthands for platform->... */
+static inline void platform_console_init(void) { platform->console_init(); }
+static inline const char *platform_init(const struct boot_info *bi) { return platform->init(bi); }
+static inline void platform_time_init(void) { platform->time_init(); }
+static inline void platform_irq_init(void) { platform->irq_init(); }
+static inline uint32_t platform_cpus(uint32_t *ids, uint32_t max) { return platform->cpus(ids, max); }
+static inline bool platform_shared_memory(unsigned n, uint64_t *base, uint64_t *size)
+{
+	return platform->shared_memory(n, base, size);
+}
 
 #endif

@@ -109,4 +109,13 @@ int sfi_parse(sfi_read_fn read, void *ctx, uint64_t syst, struct sfi_info *out);
  */
 uint32_t sfi_boot_mem_type(uint32_t uefi_type);
 
+/*
+ * The kernel's side (platform/sfi_read.c): finds SYST in the card's window
+ * of physical memory and parses it into *out, printing what it found.
+ * Returns NULL, or why the processors cannot be found from SFI.
+ */
+const char *sfi_read(struct sfi_info *out);
+/* The APIC IDs in out that xAPIC can address (0..0xFE), up to max, in table order; returns how many. */
+uint32_t sfi_cpus(const struct sfi_info *sfi, uint32_t *apic_ids, uint32_t max);
+
 #endif

@@ -23,6 +23,9 @@
 #           hole) and the kernel told its place with pmuos.mbox=BASE,SIZE
 #           (pmuctl --card sim:$CARD); Multiboot or Linux boot only
 #   MBOX_BASE where in card memory (default 0x10000000, pmuos MBOX_CARD_BASE)
+#   KNC_MMIO a file of 128 KiB: a KNC card's BAR4 (DBOX, SBOX) at the
+#           physical addresses a card's cores see it, 0x8007C0000 (a QEMU
+#           pc-dimm there; platform/knc/sbox.h), for the simulated card
 #   RAM_KEEP 1: with MBOX=card, keep the RAM file's contents and a
 #           pmuos.mbox= already on CMDLINE (the simulated card's bootstrap,
 #           tests/cardsim/card.py, put image and command line there)
@@ -146,6 +149,13 @@ if [ "$MBOX" = card ]; then
 	RAM="-m $MEM -object memory-backend-file,id=ram,size=$MEM,share=on,mem-path=$RAM_FILE -machine memory-backend=ram"
 	MAILBOX=""
 	case " $CMDLINE" in *" pmuos.mbox="*) ;; *) CMDLINE="${CMDLINE:+$CMDLINE }pmuos.mbox=$MBOX_BASE,$MBOX_BYTES" ;; esac
+fi
+if [ -n "${KNC_MMIO:-}" ]; then
+	[ "$(stat -c %s "$KNC_MMIO" 2>/dev/null)" = 131072 ] || die "KNC_MMIO must be a file of 131072 bytes, got '$KNC_MMIO'"
+	# Not RAM the guest is told of (no e820 entry): device memory at the card's DBOX address.
+	RAM="$(echo "$RAM" | sed "s/^-m $MEM/-m $MEM,slots=1,maxmem=64G/")"
+	RAM="$RAM -object memory-backend-file,id=kncmmio,size=128K,share=on,mem-path=$KNC_MMIO"
+	RAM="$RAM -device pc-dimm,memdev=kncmmio,addr=0x8007c0000"
 fi
 
 # The plugin and its page: a second ivshmem-plain device, after the mailbox's

@@ -131,7 +131,7 @@ SHELL_COMMAND(sleep, "sleep", "MS", "wait MS milliseconds on the timer queue; Ct
 static int cmd_reboot(int argc, char **argv)
 {
 	kprintf("rebooting (warm reset)\n");
-	power_reset();
+	return shell_error("reboot", power_reset());
 }
 SHELL_COMMAND(reboot, "reboot", "", "warm reset of the card", 0, 0, cmd_reboot);
 

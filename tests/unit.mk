@@ -11,7 +11,7 @@
 # test_metrics its metric groups, host/metrics.o.
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics vm parse mailbox \
-		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu bootmmap
+		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu bootmmap place
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -87,6 +87,8 @@ $(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o
 $(BUILD)/unit/test_sbox:   $(BUILD)/unit/obj/platform/knc/sbox.o
 $(BUILD)/unit/test_fpu:    $(BUILD)/unit/obj/arch/fpu.o
 $(BUILD)/unit/test_bootmmap: $(BUILD)/unit/obj/boot/mmap.o
+# test_place: pmuctl's --card argument and its driver check (host/place.c).
+$(BUILD)/unit/test_place:  $(BUILD)/unit/obj/host/place.o
 
 # test_bzimage also reads the built image, System.map and the kernel's flat
 # image (absolute paths: the binary runs from anywhere); they must exist first.

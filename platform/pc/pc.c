@@ -11,47 +11,31 @@
 #include "platform/sfi.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
+#include "lib/fmt.h"
 #include "lib/lib.h"
 
 static bool no_acpi;     /* the processors came from SFI */
 static struct sfi_info sfi;
 
-/* Physical memory for the SFI parser: the kernel maps [0, 4 GiB) (kernel/paging.h). */
-static size_t read_low(void *ctx, uint64_t addr, void *dst, size_t len)
-{
-	const uint64_t end = 1ULL << 32;
-
-	if (addr >= end)
-		return 0;
-	len = MIN(len, (size_t)(end - addr));
-	memcpy(dst, (const void *)addr, len);
-	return len;
-}
-
 static const char *sfi_init(void)
 {
-	uint64_t syst = sfi_find_syst(read_low, NULL, SFI_SEARCH_START, SFI_SEARCH_END);
+	static char why[128];
+	const char *no = sfi_read(&sfi);
 
-	if (!syst)
-		return "no ACPI and no SFI tables (SYST in 0xE0000-0xFFFFF): the processors cannot be found";
-	if (sfi_parse(read_low, NULL, syst, &sfi) != 0) {
-		kprintf("sfi: %s\n", sfi.error);
-		return "no ACPI, and the SFI tables are not valid";
+	if (no) {
+		snprintf(why, sizeof(why), "no ACPI and %s", no);
+		return why;
 	}
-	if (!sfi.have_cpus || !sfi.ncpus)
-		return "no ACPI, and the SFI tables list no CPUS";
-	kprintf("sfi: SYST at %#lx: %u CPUs, %u I/O APICs, %u memory ranges; no ACPI\n", syst, sfi.cpus_total,
-		sfi.ioapics_total, sfi.mem_total);
 	no_acpi = true;
 	return NULL;
 }
 
-void platform_console_init(void)
+static void pc_console_init(void)
 {
 	uart_init();
 }
 
-const char *platform_init(const struct boot_info *bi)
+static const char *pc_init(const struct boot_info *bi)
 {
 	const char *v;
 	size_t n;
@@ -63,13 +47,13 @@ const char *platform_init(const struct boot_info *bi)
 	return acpi_init(bi->rsdp) ? NULL : sfi_init();
 }
 
-void platform_time_init(void)
+static void pc_time_init(void)
 {
 	tsc_calibrate();
 	pit_heartbeat_start();
 }
 
-void platform_irq_init(void)
+static void pc_irq_init(void)
 {
 	if (no_acpi) /* SFI's first I/O APIC takes GSI 0 on (Linux arch/x86/platform/sfi/sfi.c) */
 		ioapic_init(sfi.nioapics ? sfi.ioapic_addr[0] : 0, 0);
@@ -78,16 +62,12 @@ void platform_irq_init(void)
 	uart_enable_rx_irq();
 }
 
-uint32_t platform_cpus(uint32_t *apic_ids, uint32_t max)
+static uint32_t pc_cpus(uint32_t *apic_ids, uint32_t max)
 {
 	uint32_t n = 0;
 
-	if (no_acpi) {
-		for (uint32_t i = 0; i < sfi.ncpus && n < max; i++)
-			if (sfi.cpu_apic_id[i] <= 0xfe) /* xAPIC: 8-bit IDs, 0xFF is broadcast */
-				apic_ids[n++] = sfi.cpu_apic_id[i];
-		return n;
-	}
+	if (no_acpi)
+		return sfi_cpus(&sfi, apic_ids, max);
 	for (uint32_t i = 0; i < acpi.ncpus && n < max; i++)
 		if (acpi.cpus[i].enabled)
 			apic_ids[n++] = acpi.cpus[i].apic_id;
@@ -99,7 +79,7 @@ uint32_t platform_cpus(uint32_t *apic_ids, uint32_t max)
 #define IVSHMEM_DEVICE 0x1110
 #define IVSHMEM_BAR    2
 
-bool platform_shared_memory(unsigned n, uint64_t *base, uint64_t *size)
+static bool pc_shared_memory(unsigned n, uint64_t *base, uint64_t *size)
 {
 	struct pci_dev d;
 
@@ -130,3 +110,15 @@ void pc_route_isa_irq(unsigned irq, irq_handler h)
 	irq_register(VEC_ISA_BASE + irq, h);
 	ioapic_route(gsi, VEC_ISA_BASE + irq, apic_id(), level, low);
 }
+
+const struct platform platform_pc = {
+	.name = "pc",
+	.console_init = pc_console_init,
+	.init = pc_init,
+	.time_init = pc_time_init,
+	.irq_init = pc_irq_init,
+	.cpus = pc_cpus,
+	.shared_memory = pc_shared_memory,
+	.power_off = pc_power_off,
+	.power_reset = pc_power_reset,
+};

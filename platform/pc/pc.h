@@ -3,6 +3,10 @@
 #define PLATFORM_PC_PC_H
 
 #include "kernel/trap.h"
+#include "platform/platform.h"
+
+/* The PC's ops (pc.c). */
+extern const struct platform platform_pc;
 
 /* 8254 PIT (pit.c): measures tsc_hz (10 ms gate on channel 2), BSP, interrupts off. */
 void tsc_calibrate(void);
@@ -19,5 +23,9 @@ void uart_enable_rx_irq(void);
  * the MADT's interrupt source overrides, and installs h on its vector.
  */
 void pc_route_isa_irq(unsigned irq, irq_handler h);
+
+/* power.c: the platform's power ops. */
+const char *pc_power_off(void);
+const char *pc_power_reset(void);
 
 #endif

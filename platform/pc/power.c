@@ -1,5 +1,5 @@
-/* kernel/power.h on a PC: ACPI soft-off and warm reset. */
-#include "kernel/power.h"
+/* A PC's power ops (platform/platform.h, kernel/power.h): ACPI soft-off and warm reset. */
+#include "platform/pc/pc.h"
 #include "platform/pc/acpi.h"
 #include "arch/tsc.h"
 #include "arch/x86.h"
@@ -7,7 +7,7 @@
 #define SLP_EN (1u << 13)
 #define SLP_TYP(t) ((uint32_t)(t) << 10)
 
-const char *power_off(void)
+const char *pc_power_off(void)
 {
 	if (!acpi.rsdp)
 		return "no ACPI (acpi=off, or none found), so no soft-off: `reboot` still resets; "
@@ -19,7 +19,7 @@ const char *power_off(void)
 	return "ACPI soft-off did not take effect";
 }
 
-void power_reset(void)
+const char *pc_power_reset(void)
 {
 	cli();
 	if (acpi.have_reset) {

@@ -76,6 +76,10 @@ def test_boot_stat_reset_and_boot_again(sim_card):
     assert p.returncode == 0, p.stderr + open(card.log, errors="replace").read()
     assert re.search(r"pmuos \S+ READY, 4 CPUs", p.stdout)
     assert "card POST code '12'" in p.stderr and "boot interrupt sent to APIC ID 0" in p.stderr
+    # The KNC platform's early status, through the SBOX scratchpads, shown by pmuctl as it came.
+    assert "card: pmuos: KNC platform: SBOX at 0x8007d0000, no ACPI, no legacy devices\n" in p.stderr, p.stderr
+    assert "card: sfi: SYST at 0xef180: 4 CPUs" in p.stderr
+    assert "TSC 1000.000 MHz" in p.stderr  # from SPAD4 and CURRENTRATIO, not the PIT
     # Exact through the mailbox in card memory.
     p = card.pmuctl("stat", "--spflt", "-e", "INSTRUCTIONS_EXECUTED:u", "-C", "1", "--", CALIB)
     assert p.returncode == 0, p.stderr
@@ -83,8 +87,8 @@ def test_boot_stat_reset_and_boot_again(sim_card):
         assert f"calib: region of {k} user instructions counted {k}\n" in p.stdout
     # The kernel got our command line from card memory, with the mailbox's place.
     p = card.pmuctl("console", timeout=60, input="version\n")
-    assert "Linux boot protocol via QEMU; command line " \
-        "'pmuos.test=sim pmuos.mbox=0x10000000,33554432'" in p.stdout, p.stdout + p.stderr
+    assert "Linux boot protocol via undefined loader (0xFF); command line " \
+        "'pmuos.test=sim pmuos.mbox=0x10000000,33554432 platform=knc'" in p.stdout, p.stdout + p.stderr
     # reset --warm is the card's RGCR: back to the bootstrap, then booted again.
     p = card.pmuctl("reset", "--warm")
     assert p.returncode == 0 and "reset through RGCR" in p.stdout, p.stderr
@@ -129,7 +133,7 @@ def test_boot_errors_name_their_cause(sim_card, tmp_path):
     assert p.returncode == 1 and f"cannot open {tiny.mmio}: Permission denied: run as root, or give your user " \
         f"the card's memory and registers (chown $USER /dev/shm/pmuos-{tiny.name}-ram {tiny.mmio}" in p.stderr, p.stderr
     # A kernel that halts before its mailbox (no ACPI, no SFI): no READY, and the card's POST code said.
-    halts = sim_card()
+    halts = sim_card("--platform", "pc")  # a PC without ACPI, and no SFI: the kernel halts
     p = halts.pmuctl("boot", "--cmdline", "acpi=off", "--timeout", "15")
     assert p.returncode == 1 and "no READY from the card within 15 s" in p.stderr, p.stderr
     assert "halting" in open(halts.log, errors="replace").read()
