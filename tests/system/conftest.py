@@ -92,6 +92,18 @@ def card(card_factory):
     return card_factory(cpus=4)
 
 
+def check_calib_spflt(p):
+    """pmuctl stat --spflt -e INSTRUCTIONS_EXECUTED:u... of calib (its result p): every
+    SPFLT region counted exactly, and the table's count is the kernel's reading of the
+    counter that calib printed last."""
+    assert p.returncode == 0, p.stderr
+    for k in (1, 10, 1000, 1000000):
+        assert f"calib: region of {k} user instructions counted {k}\n" in p.stdout, p.stdout
+    final = int(re.search(r"final counter 0 = (\d+)", p.stdout)[1])
+    m = re.search(r"^\s+([\d,]+)\s+INSTRUCTIONS_EXECUTED:u$", p.stderr, re.M)
+    assert m and int(m[1].replace(",", "")) == final, p.stderr
+
+
 def cpu_rows(output):
     """Parses the 'cpus' table into {cpu: (apic, core, thread, state)}."""
     rows = {}
