@@ -218,18 +218,6 @@ static int hw_reset(struct knc_card *k, struct knc_download *dl, unsigned timeou
 	return wait_bootstrap(k, dl, timeout_ms);
 }
 
-int cmd_card_reset(const char *name)
-{
-	struct knc_card k;
-	struct knc_download dl;
-	int r = knc_open(&k, name) == 0 && hw_reset(&k, &dl, READY_MS) == 0 ? 0 : 1;
-
-	if (!r)
-		printf("card %s: reset through RGCR; its bootstrap is ready for `pmuctl boot`\n", k.place.path);
-	knc_close(&k);
-	return r;
-}
-
 /* The mailbox header at MBOX_CARD_BASE once it says READY; 0, or -1 said why. */
 static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 {
@@ -307,6 +295,72 @@ static uint8_t *read_file(const char *path, size_t *len)
 	return buf;
 }
 
+/* What boot copies to a card: a checked image and its whole command line. */
+struct boot_image {
+	const char *what;   /* for messages: the file, or "the image in card memory" */
+	uint8_t *img;       /* malloc'ed */
+	size_t len;
+	char line[2048];    /* the command line with pmuos.mbox= */
+	int n;              /* its length, bytes */
+};
+
+/* Checks b->img and builds the command line from extra; 0, or -1 said why. */
+static int image_prepare(struct boot_image *b, const char *extra)
+{
+	struct bzimage_info info;
+	char why[160];
+
+	if (bzimage_check(b->img, b->len, &info, why, sizeof(why)) != 0) {
+		fprintf(stderr, "pmuctl: %s is not a bzImage a card can boot: %s\n", b->what, why);
+		return -1;
+	}
+	b->n = snprintf(b->line, sizeof(b->line), "%s%spmuos.mbox=%#llx,%u", extra, *extra ? " " : "",
+			(unsigned long long)MBOX_CARD_BASE, 32u << 20);
+	if (b->n < 0 || (size_t)b->n > info.cmdline_size || (size_t)b->n >= sizeof(b->line)) {
+		fprintf(stderr, "pmuctl: the command line is %d bytes with pmuos.mbox=; %s takes at most %u\n", b->n,
+			b->what, info.cmdline_size);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Resets the card, copies b to it as Intel's loader placed an image (the
+ * image at the download address, the command line right after it), sends
+ * the boot interrupt and waits for READY. 0, or -1 said why.
+ */
+static int image_boot(struct knc_card *k, struct boot_image *b, unsigned timeout_s)
+{
+	struct knc_download dl;
+
+	if (hw_reset(k, &dl, timeout_s ? timeout_s * 1000 : READY_MS) != 0)
+		return -1;
+	uint64_t cmd_at = dl.addr + b->len, end = cmd_at + b->n + 1;
+	if (end > k->mem_size || end > MBOX_CARD_BASE) {
+		fprintf(stderr, "pmuctl: image (%zu bytes) and command line at %#x end at %#llx, past %s\n", b->len, dl.addr,
+			(unsigned long long)end, end > k->mem_size ? "card memory" : "the mailbox's place (0x10000000)");
+		return -1;
+	}
+	if (MBOX_CARD_BASE + (32u << 20) > k->mem_size) {
+		fprintf(stderr, "pmuctl: card memory (%llu MiB) ends before the mailbox's place\n",
+			(unsigned long long)(k->mem_size >> 20));
+		return -1;
+	}
+	/* Where the command line is, in the copy's header too (whether the bootstrap sets it is unknown). */
+	uint32_t v = (uint32_t)cmd_at;
+	memcpy(b->img + BP_CMD_LINE_PTR, &v, sizeof(v));
+	if (card_write(k, dl.addr, b->img, b->len) != 0 || card_write(k, cmd_at, b->line, b->n + 1) != 0)
+		return -1;
+	sbox_write(k, KNC_SPAD(KNC_SPAD_IMAGE_SIZE), (uint32_t)b->len);
+	/* The boot interrupt: destination first, then the low dword that sends (LNX-C mic_x100_send_firmware_intr). */
+	sbox_write(k, KNC_APICICR_HI(KNC_APICICR_BOOT), dl.bsp_apic_id);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	sbox_write(k, KNC_APICICR(KNC_APICICR_BOOT), knc_boot_icr_low());
+	fprintf(stderr, "pmuctl: %s (%zu bytes) at %#x, command line '%s'; boot interrupt sent to APIC ID %u\n", b->what,
+		b->len, dl.addr, b->line, dl.bsp_apic_id);
+	return wait_ready(k, timeout_s ? timeout_s * 1000 : BOOT_MS);
+}
+
 int cmd_boot(const char *name, int argc, char **argv)
 {
 	const char *image = "build/pmuos.bzImage", *extra = "";
@@ -332,59 +386,78 @@ int cmd_boot(const char *name, int argc, char **argv)
 	}
 
 	/* The image first: nothing touches the card for a file it could not boot. */
-	size_t len = 0;
-	uint8_t *img = read_file(image, &len);
-	if (!img)
-		return 1;
-	struct bzimage_info info;
-	char why[160], line[2048];
-	if (bzimage_check(img, len, &info, why, sizeof(why)) != 0) {
-		fprintf(stderr, "pmuctl: %s is not a bzImage a card can boot: %s\n", image, why);
-		free(img);
+	struct boot_image b = { .what = image };
+	struct knc_card k;
+	int r = 1;
+	if (!(b.img = read_file(image, &b.len)) || image_prepare(&b, extra) != 0) {
+		free(b.img);
 		return 1;
 	}
-	int n = snprintf(line, sizeof(line), "%s%spmuos.mbox=%#llx,%u", extra, *extra ? " " : "",
-			 (unsigned long long)MBOX_CARD_BASE, 32u << 20);
-	if (n < 0 || (size_t)n > info.cmdline_size || (size_t)n >= sizeof(line)) {
-		fprintf(stderr, "pmuctl: the command line is %d bytes with pmuos.mbox=; %s takes at most %u\n", n, image,
-			info.cmdline_size);
-		free(img);
-		return 1;
-	}
+	if (knc_open(&k, name) == 0 && image_boot(&k, &b, timeout_s) == 0)
+		r = 0;
+	knc_close(&k);
+	free(b.img);
+	return r;
+}
 
+/*
+ * The image and command line the last boot left in card memory (SPAD2's
+ * download address, SPAD5's size, the command line right after), without
+ * the pmuos.mbox= that boot adds again. 0, or -1 when there is none.
+ */
+static int image_from_card(struct knc_card *k, struct boot_image *b, char *extra, size_t extra_len)
+{
+	struct knc_download dl = knc_download_decode(sbox(k, KNC_SPAD(KNC_SPAD_DOWNLOAD)));
+	uint64_t len = sbox(k, KNC_SPAD(KNC_SPAD_IMAGE_SIZE)), at = dl.addr;
+	char line[2048];
+
+	if (!at || !len || at + len + sizeof(line) > k->mem_size || len > (256u << 20))
+		return -1;
+	uint64_t start = at & ~(uint64_t)(CHUNK - 1), maplen = at + len + sizeof(line) - start;
+	uint8_t *map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, k->mem_fd, (off_t)start);
+	if (map == MAP_FAILED || !(b->img = malloc(len))) {
+		if (map != MAP_FAILED)
+			munmap(map, maplen);
+		return -1;
+	}
+	memcpy(b->img, map + (at - start), len);
+	memcpy(line, map + (at - start) + len, sizeof(line));
+	munmap(map, maplen);
+	b->len = len;
+	b->what = "the image in card memory";
+	if (!memchr(line, 0, sizeof(line)))
+		return -1;
+	/* Every word but pmuos.mbox=. */
+	extra[0] = 0;
+	for (char *w = strtok(line, " "); w; w = strtok(NULL, " "))
+		if (strncmp(w, "pmuos.mbox=", 11) && strlen(extra) + strlen(w) + 2 < extra_len)
+			strcat(strcat(extra, *extra ? " " : ""), w);
+	return 0;
+}
+
+int cmd_card_reset(const char *name)
+{
 	struct knc_card k;
 	struct knc_download dl;
+	struct boot_image b = { 0 };
+	char extra[2048];
 	int r = 1;
-	if (knc_open(&k, name) != 0 || hw_reset(&k, &dl, timeout_s ? timeout_s * 1000 : READY_MS) != 0)
+
+	if (knc_open(&k, name) != 0)
 		goto out;
-	/* Intel's placement: the image at the download address, the command line right after it. */
-	uint64_t cmd_at = dl.addr + len, end = cmd_at + n + 1;
-	if (end > k.mem_size || end > MBOX_CARD_BASE) {
-		fprintf(stderr, "pmuctl: image (%zu bytes) and command line at %#x end at %#llx, past %s\n", len, dl.addr,
-			(unsigned long long)end, end > k.mem_size ? "card memory" : "the mailbox's place (0x10000000)");
-		goto out;
+	/* A warm reset of a card: RGCR, then the same image and command line again, back to READY. */
+	if (image_from_card(&k, &b, extra, sizeof(extra)) == 0 && image_prepare(&b, extra) == 0) {
+		r = image_boot(&k, &b, 0) == 0 ? 0 : 1;
+		if (!r)
+			printf("card %s: reset through RGCR and booted again\n", k.place.path);
+	} else if (hw_reset(&k, &dl, READY_MS) == 0) {
+		printf("card %s: reset through RGCR; no image in card memory to boot again: `pmuctl boot`\n",
+		       k.place.path);
+		r = 0;
 	}
-	if (MBOX_CARD_BASE + (32u << 20) > k.mem_size) {
-		fprintf(stderr, "pmuctl: card memory (%llu MiB) ends before the mailbox's place\n",
-			(unsigned long long)(k.mem_size >> 20));
-		goto out;
-	}
-	/* Where the command line is, in the copy's header too (whether the bootstrap sets it is unknown). */
-	uint32_t v = (uint32_t)cmd_at;
-	memcpy(img + BP_CMD_LINE_PTR, &v, sizeof(v));
-	if (card_write(&k, dl.addr, img, len) != 0 || card_write(&k, cmd_at, line, n + 1) != 0)
-		goto out;
-	sbox_write(&k, KNC_SPAD(KNC_SPAD_IMAGE_SIZE), (uint32_t)len);
-	/* The boot interrupt: destination first, then the low dword that sends (LNX-C mic_x100_send_firmware_intr). */
-	sbox_write(&k, KNC_APICICR_HI(KNC_APICICR_BOOT), dl.bsp_apic_id);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	sbox_write(&k, KNC_APICICR(KNC_APICICR_BOOT), knc_boot_icr_low());
-	fprintf(stderr, "pmuctl: %s (%zu bytes) at %#x, command line '%s'; boot interrupt sent to APIC ID %u\n", image,
-		len, dl.addr, line, dl.bsp_apic_id);
-	r = wait_ready(&k, timeout_s ? timeout_s * 1000 : BOOT_MS) == 0 ? 0 : 1;
 out:
 	knc_close(&k);
-	free(img);
+	free(b.img);
 	return r;
 }
 

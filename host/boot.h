@@ -14,7 +14,12 @@
 int cmd_boot(const char *card, int argc, char **argv);
 /* Whether --card names a card with registers (a BAR4 file that exists): reset --warm is RGCR's. */
 int card_has_registers(const char *card);
-/* RGCR reset, then the bootstrap ready again; pmuctl's exit status. */
+/*
+ * pmuctl reset --warm of a card: RGCR reset, then the image and command
+ * line the last boot left in card memory booted again, back to READY (or,
+ * when card memory holds none, the bootstrap ready for pmuctl boot).
+ * pmuctl's exit status.
+ */
 int cmd_card_reset(const char *card);
 
 #endif

@@ -53,6 +53,7 @@ BOOT_VECTOR, ICR_SEND = 229, 1 << 13
 CURRENTRATIO = SBOX + 0x402C
 DOWNLOAD = 0x4000000         # 64 MiB, a 3120A's
 SYST_AT = 0xEF180            # where a 3120A's bootstrap left SFI's SYST
+CMDLINE_COPY = 0x3F00000     # the stand-in's copy of the command line: free RAM below the download address
 # The core clock from SPAD4's ICC divider 20 and this ratio: 4000 MHz / 20 x fb 10 / 2 = 1000 MHz,
 # the TSC rate QEMU's -icount shift=0 gives (knc_core_khz, platform/knc/sbox.h)
 RATIO_1000MHZ = 0x04140414
@@ -144,7 +145,10 @@ class Card:
             subprocess.run([SFI_GEN, "--cpus", str(self.cpus), "--addr", hex(SYST_AT), "--ram", str(mem_bytes(self.mem)),
                             "-o", self.sfi], check=True)
             env.update(BOOT="multiboot", KERNEL=STAND_IN, PROGRAMS=f"{self.image} {self.sfi}", KNC_MMIO=self.mmio_path,
-                       CMDLINE=f"download={DOWNLOAD:#x} sfi={SYST_AT:#x} -- {cmdline} platform=knc")
+                       # The stand-in's own copy of the line (with platform=knc) goes below the download
+                       # address: what the host left after the image stays as it left it.
+                       CMDLINE=f"download={DOWNLOAD:#x} sfi={SYST_AT:#x} cmdline={CMDLINE_COPY:#x} -- "
+                               f"{cmdline} platform=knc")
         self.qemu = subprocess.Popen([os.path.join(ROOT, "scripts", "qemu.sh")], env=env, cwd=ROOT,
                                      stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
 

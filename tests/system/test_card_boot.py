@@ -87,16 +87,16 @@ def test_boot_stat_reset_and_boot_again(sim_card):
     p = card.pmuctl("console", timeout=60, input="version\n")
     assert "Linux boot protocol via undefined loader (0xFF); command line " \
         "'pmuos.test=sim pmuos.mbox=0x10000000,33554432 platform=knc'" in p.stdout, p.stdout + p.stderr
-    # reset --warm is the card's RGCR: back to the bootstrap, then booted again.
+    # reset --warm is the card's RGCR, then the same image and command line again: READY once more.
     p = card.pmuctl("reset", "--warm")
-    assert p.returncode == 0 and "reset through RGCR" in p.stdout, p.stderr
-    assert card.reg(SPAD2) & 1 and card.reg(RGCR) & 1 == 0
-    p = card.pmuctl("info")
-    assert p.returncode != 0 and "no pmuos mailbox at 0x10000000" in p.stderr  # not the old one
-    p = card.pmuctl("boot")
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 0 and "reset through RGCR and booted again" in p.stdout, p.stderr
+    assert "resetting the card (RGCR)" in p.stderr and "the image in card memory" in p.stderr
+    assert "command line 'pmuos.test=sim pmuos.mbox=0x10000000,33554432'" in p.stderr  # not added twice
+    assert card.reg(RGCR) & 1 == 0
     p = card.pmuctl("run", "-C", "1", HELLO)
     assert p.returncode == 0 and "hello from pmuos: rank 0 of 1 on CPU 1" in p.stdout, p.stderr
+    p = card.pmuctl("console", timeout=60, input="version\n")
+    assert "command line 'pmuos.test=sim pmuos.mbox=0x10000000,33554432 platform=knc'" in p.stdout
 
 
 def test_a_file_that_cannot_boot_leaves_the_card_alone(sim_card, tmp_path):
@@ -112,6 +112,10 @@ def test_a_file_that_cannot_boot_leaves_the_card_alone(sim_card, tmp_path):
     p = card.pmuctl("boot", "--cmdline", "x" * 300)
     assert p.returncode == 1 and "the command line is" in p.stderr and "takes at most" in p.stderr, p.stderr
     assert card.reg(SPAD2) & 1  # the bootstrap still waits: never reset
+    # Nothing was ever booted: reset --warm resets, and says there is nothing to boot again.
+    p = card.pmuctl("reset", "--warm")
+    assert p.returncode == 0 and "no image in card memory to boot again: `pmuctl boot`" in p.stdout, p.stderr
+    assert card.reg(SPAD2) & 1
 
 
 def test_boot_errors_name_their_cause(sim_card, tmp_path):
