@@ -127,17 +127,32 @@ void console_write(const char *s, size_t n)
 	tx_unlock(taken, flags);
 }
 
+/* Formatted output goes to the device and the tee a run at a time, not a call per character. */
+struct fmt_run {
+	char buf[120];
+	size_t n;
+};
+
 static void put_formatted(char c, void *ctx)
 {
-	write_locked(&c, 1);
+	struct fmt_run *r = ctx;
+
+	r->buf[r->n++] = c;
+	if (r->n == sizeof(r->buf)) {
+		write_locked(r->buf, r->n);
+		r->n = 0;
+	}
 }
 
 int vkprintf(const char *fmt, va_list ap)
 {
 	uint64_t flags;
+	struct fmt_run run = { .n = 0 };
 	bool taken = tx_lock(&flags);
-	int n = fmt_vformat(put_formatted, NULL, fmt, ap);
+	int n = fmt_vformat(put_formatted, &run, fmt, ap);
 
+	if (run.n)
+		write_locked(run.buf, run.n);
 	tx_unlock(taken, flags);
 	return n;
 }

@@ -91,7 +91,7 @@ static void console_to_host(const char *s, size_t n)
 
 void mailbox_init(uint64_t base, uint64_t size)
 {
-	const char *where = size ? "card memory (pmuos.mbox)" : "memory shared with the host";
+	const char *where = size ? "card memory (pmuos.mbox)" : "shared memory";
 
 	pmu_set_sample_sink(mailbox_sample);
 	if (!size && !platform_shared_memory(0, &base, &size)) {

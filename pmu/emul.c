@@ -13,22 +13,30 @@
 #include "kernel/trap.h"
 #include "kernel/percpu.h"
 #include "kernel/task.h"
+#include "kernel/pmm.h"
 #include "kernel/vm.h"
 #include "arch/x86.h"
 
 #define MAX_INSN 5
 
-/* Copies up to n instruction bytes at f->rip; returns how many could be read. */
+/*
+ * Copies up to n instruction bytes at f->rip; returns how many could be
+ * read. A task's bytes are translated once per page, not once per byte
+ * (each translation walks the page tables: bench/tasks.py).
+ */
 static int fetch(const struct trap_frame *f, uint8_t *buf, int n)
 {
 	struct task *t = this_cpu()->task;
+	const uint8_t *b = NULL;
 
 	for (int i = 0; i < n; i++) {
-		const uint8_t *b;
-		if (f->cs & 3)
-			b = t ? vm_translate(t->as, f->rip + i) : NULL;
+		uint64_t va = f->rip + i;
+		if (!(f->cs & 3))
+			b = (const uint8_t *)va;
+		else if (!b || !(va & (PAGE_SIZE - 1)))
+			b = t ? vm_translate(t->as, va) : NULL;
 		else
-			b = (const uint8_t *)(f->rip + i);
+			b++; /* the next byte of the same page */
 		if (!b)
 			return i;
 		buf[i] = *b;

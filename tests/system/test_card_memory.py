@@ -62,7 +62,7 @@ def test_a_bad_place_is_refused_and_the_mailbox_stays_on_the_bar(card_factory):
         card = card_factory(cpus=1, env={"CMDLINE": f"pmuos.mbox={value}"})
         assert f"pmuos.mbox: {why}; the mailbox stays in the memory the platform shares with the host" \
             in card.boot_log, card.boot_log
-        assert "mailbox: 32768 KiB of memory shared with the host at" in card.boot_log
+        assert "mailbox: 32768 KiB of shared memory at" in card.boot_log
         assert "host mailbox" not in card.cmd("mem")
         assert pmuctl(card.name, "info").returncode == 0
         card.close()
