@@ -19,11 +19,33 @@ EXEMPT_SECTION = ".fpu_text"
 EXEMPT_MNEMONIC = "fxrstor64"
 
 
+# boot/entry.S: the 32-bit entries run from multiboot_entry up to kernel_entry64
+# (.code32). Read as 64-bit code their bytes can look like anything (a far
+# jump's pointer decodes as x87 once addresses move), so they are read as i386.
+CODE32 = ("multiboot_entry", "kernel_entry64")
+
+
+def code32_range(elf):
+    """[start, end) of the kernel's 32-bit code, or None (another ELF)."""
+    syms = dict((name, int(addr, 16)) for addr, _, name in
+                (l.split()[:3] for l in subprocess.run(["nm", elf], capture_output=True, text=True,
+                                                       check=True).stdout.splitlines() if len(l.split()) == 3))
+    return (syms[CODE32[0]], syms[CODE32[1]]) if all(n in syms for n in CODE32) else None
+
+
 def forbidden_instructions(elf):
     """Returns (address, instruction) for every forbidden instruction in the
-    executable sections of `elf`."""
+    executable sections of `elf` (its 32-bit code decoded as such)."""
     dump = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-M", "att", elf],
                           capture_output=True, text=True, check=True).stdout
+    r32 = code32_range(elf)
+    if r32:
+        dump = "\n".join(l for l in dump.splitlines()
+                         if not (re.match(r"^\s*([0-9a-f]+):", l) and
+                                 r32[0] <= int(re.match(r"^\s*([0-9a-f]+):", l)[1], 16) < r32[1]))
+        dump += "\n" + subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-M", "att,i386",
+                                        f"--start-address={r32[0]:#x}", f"--stop-address={r32[1]:#x}", elf],
+                                       capture_output=True, text=True, check=True).stdout
     bad, count, section = [], 0, None
     for line in dump.splitlines():
         s = re.match(r"^Disassembly of section (\S+):", line)
