@@ -42,13 +42,6 @@ struct knc_card {
 	volatile uint8_t *bar4;  /* DBOX at +0, SBOX at +0x10000 */
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
-
 static void nap_ms(unsigned ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -178,7 +171,7 @@ static int card_write(struct knc_card *k, uint64_t at, const void *src, size_t n
 static int wait_bootstrap(struct knc_card *k, struct knc_download *dl, unsigned timeout_ms)
 {
 	char now[16], shown[16] = "";
-	uint64_t end = now_ms() + timeout_ms;
+	uint64_t end = card_time->now_ms() + timeout_ms;
 
 	for (;;) {
 		*dl = knc_download_decode(sbox(k, KNC_SPAD(KNC_SPAD_DOWNLOAD)));
@@ -189,7 +182,7 @@ static int wait_bootstrap(struct knc_card *k, struct knc_download *dl, unsigned 
 		}
 		if (dl->ready && dl->addr)
 			return 0;
-		if (now_ms() > end) {
+		if (card_time->now_ms() > end) {
 			fprintf(stderr, "pmuctl: the card's bootstrap is not ready after %u s (last POST code %s)\n",
 				timeout_ms / 1000, now);
 			return -1;
@@ -222,7 +215,7 @@ static int hw_reset(struct knc_card *k, struct knc_download *dl, unsigned timeou
 static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 {
 	struct mbox_header *h = mmap(NULL, sizeof(*h), PROT_READ, MAP_SHARED, k->mem_fd, (off_t)MBOX_CARD_BASE);
-	uint64_t end = now_ms() + timeout_ms;
+	uint64_t end = card_time->now_ms() + timeout_ms;
 	char status[64] = "", p[16];
 	size_t ns = 0;
 	bool line_open = false;
@@ -255,7 +248,7 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 			munmap(h, sizeof(*h));
 			return -1;
 		}
-		if (now_ms() > end) {
+		if (card_time->now_ms() > end) {
 			fprintf(stderr, "pmuctl: no READY from the card within %u s (card status characters: '%s'; POST code %s)\n",
 				timeout_ms / 1000, status, post(k, p));
 			munmap(h, sizeof(*h));

@@ -64,7 +64,10 @@ static void status_write(const char *s, size_t n)
 		status_word(s + i, n - i < 4 ? (unsigned)(n - i) : 4);
 }
 
-static const struct console_dev status_console = { .write = status_write, .rx_resume = NULL };
+/* No receiving here (console input comes only through the mailbox): nothing to resume. */
+static void status_rx_resume(void) {}
+
+static const struct console_dev status_console = { .write = status_write, .rx_resume = status_rx_resume };
 
 static void knc_console_init(void)
 {
