@@ -105,6 +105,17 @@ def report(intro, columns, rows):
         print(line(r))
 
 
+def target(value, limit, more_is_better=False):
+    """The target column of a figure (issue 12's table): the limit and
+    whether `value` meets it, with the distance when it does not."""
+    if more_is_better:
+        ok, sign = value >= limit, ">="
+    else:
+        ok, sign = value <= limit, "<="
+    gap = "" if ok else f" (off by {abs(value - limit):,.0f})"
+    return f"{sign} {limit:,}: {'met' if ok else 'not met'}{gap}"
+
+
 def on_card(cpus, dialogue, env=None):
     """Boots pmuos with `cpus` CPUs (and `env` for scripts/qemu.sh), waits
     for the prompt and returns dialogue(guest); None, after saying why on
