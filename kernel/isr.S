@@ -27,13 +27,29 @@ isr_stub_base:                          /* stub v at isr_stub_base + 16 * v */
 	pushq $0
 	.endif
 	pushq $v
+	.if v == 6 || v == 13
+	jmp fast_common                 /* #UD, #GP */
+	.else
 	jmp trap_common
+	.endif
 	.set v, v + 1
 	.endr
 
+/* PCPU_ENTRY_TSC = the TSC, every register as it was: 2 instructions before the RDTSC. */
+.macro STAMP_ENTRY
+	movq %rax, %gs:PCPU_SCRATCH0
+	movq %rdx, %gs:PCPU_SCRATCH1
+	rdtsc
+	shlq $32, %rdx
+	orq %rdx, %rax
+	movq %rax, %gs:PCPU_ENTRY_TSC
+	movq %gs:PCPU_SCRATCH0, %rax
+	movq %gs:PCPU_SCRATCH1, %rdx
+.endm
+
 /*
  * Ring 3 -> 0: 8 instructions of the entry run before the RDTSC below (the
- * stub's two pushes and jmp, testb, jz, swapgs, two movs); 7 where the CPU
+ * stub's two pushes and jmp, testb, jnz, swapgs, two movs); 7 where the CPU
  * pushed the error code itself. trap.c subtracts that many.
  */
 trap_common:
@@ -48,17 +64,11 @@ trap_common:
 	swapgs
 	jmp 1f
 3:	swapgs
-	movq %rax, %gs:PCPU_SCRATCH0
-	movq %rdx, %gs:PCPU_SCRATCH1
-	rdtsc
-	shlq $32, %rdx
-	orq %rdx, %rax
-	movq %rax, %gs:PCPU_ENTRY_TSC
-	movq %gs:PCPU_SCRATCH0, %rax
-	movq %gs:PCPU_SCRATCH1, %rdx
+	STAMP_ENTRY
 1:	PUSH_GPRS
 	movq %rsp, %rdi
 	cld
+call_dispatch:
 	call trap_dispatch
 trap_exit:                              /* RSP = a struct trap_frame to return to */
 	POP_GPRS
@@ -84,6 +94,26 @@ user_iretq:
 	iretq
 2:	addq $16, %rsp
 	iretq
+
+/*
+ * #UD and #GP: from Ring 3, trap_fast (kernel/trap.c) first, which completes
+ * an instruction the kernel emulates without the general path; from Ring 0
+ * the general path. The entry stamp comes after as many instructions as in
+ * trap_common (8, or 7 for #GP's error code), so entry_insns holds.
+ */
+fast_common:
+	testb $3, 24(%rsp)
+	jz trap_common
+	swapgs
+	STAMP_ENTRY
+	PUSH_GPRS
+	movq %rsp, %rdi
+	cld
+	call trap_fast
+	testb %al, %al
+	jnz trap_exit
+	movq %rsp, %rdi
+	jmp call_dispatch
 
 	.section .rodata
 	.balign 8

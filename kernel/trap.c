@@ -29,6 +29,11 @@ extern char __kernel_start[], __kernel_end[];
 static struct idt_gate idt[256];
 static irq_handler irq_handlers[256];
 static exc_handler exc_handlers[32];
+static bool no_fast_path(struct trap_frame *f, uint64_t first_kernel, uint64_t first_user)
+{
+	return false;
+}
+static exc_fast_handler exc_fast = no_fast_path;
 static volatile uint64_t unhandled_irqs;
 
 static const char *const exc_names[32] = {
@@ -93,6 +98,11 @@ void exc_register(uint8_t vector, exc_handler h)
 		exc_handlers[vector] = h;
 }
 
+void exc_fast_register(exc_fast_handler h)
+{
+	exc_fast = h;
+}
+
 static bool kernel_text(uint64_t a)
 {
 	return a >= (uint64_t)__kernel_start && a < (uint64_t)__kernel_end;
@@ -142,15 +152,19 @@ static void __attribute__((noreturn)) fault_report(struct trap_frame *f)
 
 /*
  * Ticks before the entry stamp that belong to the kernel: the stub's
- * instructions (kernel/isr.S: 8, or 7 where the CPU pushed an error code),
+ * instructions (kernel/isr.S: 8, or 7 where the CPU pushed an error code:
+ * its HAS_ERROR vectors),
  * and for #UD and #GP the trapping instruction itself, which QEMU's icount
  * charges before raising the exception: an RDPMC or SPFLT that the kernel
  * emulates is kernel time (DESIGN §5.6).
  */
 static uint64_t entry_insns(uint64_t v)
 {
-	bool err = v == 8 || (v >= 10 && v <= 14) || v == 17 || v == 21 || v == 29 || v == 30;
-	return (err ? 7 : 8) + (v == EXC_UD || v == EXC_GP);
+	static const uint8_t insns[32] = {
+		8, 8, 8, 8, 8, 8, 9 /* #UD */, 8, 7, 8, 7, 7, 7, 8 /* #GP */, 7, 8,
+		8, 7, 8, 8, 8, 7, 8, 8, 8, 8, 8, 8, 8, 7, 7, 8,
+	};
+	return v < 32 ? insns[v] : 8;
 }
 
 /*
@@ -172,6 +186,18 @@ static void __attribute__((noreturn)) user_return_faulted(struct trap_frame *f)
 	uf.rsp = iret[3];
 	uf.ss = iret[4];
 	task_fault(&uf);
+}
+
+/*
+ * kernel/isr.S, for #UD and #GP from Ring 3 (see exc_fast_register):
+ * true if the fast path completed the entry and the task may resume.
+ */
+bool trap_fast(struct trap_frame *f)
+{
+	struct percpu *p = this_cpu();
+
+	return !p->user_work && !p->task->kill_requested &&
+	       exc_fast(f, p->entry_tsc - entry_insns(f->vector), p->exit_tsc);
 }
 
 void trap_dispatch(struct trap_frame *f)

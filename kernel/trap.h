@@ -8,6 +8,7 @@
 #define KERNEL_TRAP_H
 
 #include <stdint.h>
+#include <stdbool.h>
 #include "arch/irq.h"
 
 typedef void (*irq_handler)(struct trap_frame *f);
@@ -30,5 +31,21 @@ void irq_invoke(uint8_t vector, struct trap_frame *f);
  */
 typedef int (*exc_handler)(struct trap_frame *f);
 void exc_register(uint8_t vector, exc_handler h);
+
+/*
+ * The fast path of #UD and #GP from Ring 3 (kernel/isr.S): the handler
+ * runs straight from the vector stub, before the general path, with the
+ * TSC of the first kernel instruction of this entry and of the first
+ * Ring-3 instruction of the stretch it ends (cpu_hooks.user_exit's
+ * arguments). It returns true once it has completed the instruction and
+ * done the work of user_exit and user_enter itself: the stub then returns
+ * to Ring 3. False, with nothing changed: the general path (user_exit,
+ * exc_handler, fault) follows. Only entries with no work pending on the
+ * way back to Ring 3 (task_return_to_user) get there. For instructions the
+ * kernel emulates (pmu/emul.c), whose general path costs several times the
+ * emulation (bench/tasks.py).
+ */
+typedef bool (*exc_fast_handler)(struct trap_frame *f, uint64_t first_kernel, uint64_t first_user);
+void exc_fast_register(exc_fast_handler h);
 
 #endif

@@ -7,6 +7,11 @@
  *   RDPMC          0F 33                ECX = 0 or 1 -> EDX:EAX (40 bits)
  *   SPFLT r32      C5 FB AE /6 (mod 11)  USER_PREF = bit 0 of the register
  *   SPFLT r32/r64  C4 E1|C1 7B|FB AE /6  (VEX.B clear selects r8-r15)
+ * A task's RDPMC or SPFLT takes the fast path from the vector stub
+ * (exc_fast_register): fetch in place, decode, emulate, skip, with the
+ * Ring-3 exit and re-entry accounted in the same pass; what it cannot take
+ * (bytes across a page, RDPMC with another ECX, anything else) goes the
+ * general way.
  */
 #include "pmu/internal.h"
 #include "pmu/regs.h"
@@ -16,8 +21,16 @@
 #include "kernel/pmm.h"
 #include "kernel/vm.h"
 #include "arch/x86.h"
+#include <stddef.h>
 
 #define MAX_INSN 5
+
+/* A decoded RDPMC or SPFLT. */
+struct insn {
+	bool rdpmc;
+	uint8_t len;
+	uint64_t spflt; /* SPFLT's operand */
+};
 
 /*
  * Copies up to n instruction bytes at f->rip; returns how many could be
@@ -44,13 +57,20 @@ static int fetch(const struct trap_frame *f, uint8_t *buf, int n)
 	return n;
 }
 
-static uint64_t *gpr(struct trap_frame *f, unsigned r)
+/* General register r (ModRM/VEX numbering) of the interrupted context. */
+static uint64_t gpr(const struct trap_frame *f, unsigned r)
 {
-	uint64_t *const regs[16] = {
-		&f->rax, &f->rcx, &f->rdx, &f->rbx, &f->rsp, &f->rbp, &f->rsi, &f->rdi,
-		&f->r8, &f->r9, &f->r10, &f->r11, &f->r12, &f->r13, &f->r14, &f->r15,
+	static const uint8_t at[16] = {
+		offsetof(struct trap_frame, rax), offsetof(struct trap_frame, rcx),
+		offsetof(struct trap_frame, rdx), offsetof(struct trap_frame, rbx),
+		offsetof(struct trap_frame, rsp), offsetof(struct trap_frame, rbp),
+		offsetof(struct trap_frame, rsi), offsetof(struct trap_frame, rdi),
+		offsetof(struct trap_frame, r8), offsetof(struct trap_frame, r9),
+		offsetof(struct trap_frame, r10), offsetof(struct trap_frame, r11),
+		offsetof(struct trap_frame, r12), offsetof(struct trap_frame, r13),
+		offsetof(struct trap_frame, r14), offsetof(struct trap_frame, r15),
 	};
-	return regs[r & 15];
+	return *(const uint64_t *)((const uint8_t *)f + at[r & 15]);
 }
 
 /* ModRM of SPFLT: mod = 11, reg = 110; returns rm (0-7) or -1. */
@@ -59,42 +79,80 @@ static int spflt_rm(uint8_t modrm)
 	return (modrm & 0xf8) == 0xf0 ? modrm & 7 : -1;
 }
 
+/*
+ * The n bytes b (of the instruction at f) as an RDPMC or SPFLT the model
+ * can perform: false for anything else, and for an RDPMC whose ECX selects
+ * no counter (#GP, as on KNC).
+ */
+static bool decode(struct trap_frame *f, const uint8_t *b, int n, struct insn *in)
+{
+	int rm;
+
+	if (n >= 2 && b[0] == 0x0f && b[1] == 0x33) {
+		*in = (struct insn){ .rdpmc = true, .len = 2 };
+		return (uint32_t)f->rcx < KNC_NUM_COUNTERS;
+	}
+	if (n >= 4 && b[0] == 0xc5 && b[1] == 0xfb && b[2] == 0xae && (rm = spflt_rm(b[3])) >= 0) {
+		*in = (struct insn){ .len = 4, .spflt = gpr(f, rm) };
+		return true;
+	}
+	if (n >= 5 && b[0] == 0xc4 && (b[1] == 0xe1 || b[1] == 0xc1) && (b[2] & 0x7f) == 0x7b &&
+	    b[3] == 0xae && (rm = spflt_rm(b[4])) >= 0) {
+		*in = (struct insn){ .len = 5, .spflt = gpr(f, rm + (b[1] == 0xc1 ? 8 : 0)) };
+		return true;
+	}
+	return false;
+}
+
+/* The general path (exc_register): after user_exit, from either privilege level. */
 static int emulate(struct trap_frame *f)
 {
 	struct pmu_cpu *pc = pmu_this();
 	uint8_t b[MAX_INSN];
-	int n = fetch(f, b, MAX_INSN), rm;
+	struct insn in;
 	uint64_t v;
 
-	if (!pc)
+	if (!pc || !decode(f, b, fetch(f, b, MAX_INSN), &in))
 		return 0;
-	if (n >= 2 && b[0] == 0x0f && b[1] == 0x33) {
+	if (in.rdpmc) {
 		model_share_take(pc);
-		if (model_rdpmc(&pc->model, rdtsc(), (uint32_t)f->rcx, &v) != 0)
-			return 0; /* ECX other than 0 or 1: #GP, as on KNC */
+		model_rdpmc(&pc->model, rdtsc(), (uint32_t)f->rcx, &v);
 		f->rax = (uint32_t)v;
 		f->rdx = v >> 32;
-		f->rip += 2;
-		return 1;
-	}
-	if (n >= 4 && b[0] == 0xc5 && b[1] == 0xfb && b[2] == 0xae && (rm = spflt_rm(b[3])) >= 0) {
-		model_spflt(&pc->model, rdtsc(), *gpr(f, rm));
+	} else {
+		model_spflt(&pc->model, rdtsc(), in.spflt);
 		model_share_publish(pc);
-		f->rip += 4;
-		return 1;
 	}
-	if (n >= 5 && b[0] == 0xc4 && (b[1] == 0xe1 || b[1] == 0xc1) && (b[2] & 0x7f) == 0x7b &&
-	    b[3] == 0xae && (rm = spflt_rm(b[4])) >= 0) {
-		model_spflt(&pc->model, rdtsc(), *gpr(f, rm + (b[1] == 0xc1 ? 8 : 0)));
-		model_share_publish(pc);
-		f->rip += 5;
-		return 1;
+	f->rip += in.len;
+	return 1;
+}
+
+/*
+ * The fast path (exc_fast_register), from Ring 3 only. The bytes are read
+ * in place: the task's page tables are the live ones and the instruction's
+ * page was just fetched from, so only bytes in that page are safe to read.
+ */
+static bool emulate_fast(struct trap_frame *f, uint64_t first_kernel, uint64_t first_user)
+{
+	struct pmu_cpu *pc = pmu_this();
+	struct insn in;
+
+	if (!pc || (f->rip & (PAGE_SIZE - 1)) > PAGE_SIZE - MAX_INSN ||
+	    !decode(f, (const uint8_t *)f->rip, MAX_INSN, &in))
+		return false;
+	uint64_t v;
+	model_emulate_fast(pc, f, first_kernel, first_user, in.rdpmc ? (int)f->rcx : -1, in.spflt, &v);
+	if (in.rdpmc) {
+		f->rax = (uint32_t)v;
+		f->rdx = v >> 32;
 	}
-	return 0;
+	f->rip += in.len;
+	return true;
 }
 
 void pmu_emul_init(void)
 {
 	exc_register(EXC_UD, emulate);
 	exc_register(EXC_GP, emulate);
+	exc_fast_register(emulate_fast);
 }

@@ -16,6 +16,8 @@
  * Multiplexing state (mux.c). Counts and times of ended slices; the current
  * slice's are on the counters and in slice_ran + the time since start_tsc.
  */
+struct trap_frame;
+
 struct pmu_mux {
 	uint32_t nev;                  /* 0: off */
 	uint32_t evtsel[PMU_MUX_MAX];
@@ -93,6 +95,14 @@ void mux_read(struct pmu_cpu *pc, struct pmu_reading *r, uint64_t live);
 /* model.c, for emul.c: take the plugin's counts before reading a counter; publish the registers after a change. */
 void model_share_take(struct pmu_cpu *pc);
 void model_share_publish(struct pmu_cpu *pc);
+/*
+ * model.c, for emul.c's fast path: from_user (pmu/backend.h), an RDPMC
+ * (ecx 0 or 1: the counter into *v) or SPFLT (ecx -1, its operand) and
+ * to_user, for a task's instruction that trapped; a PMI for a counter that
+ * wrapped in the task's stretch is delivered on `user`.
+ */
+void model_emulate_fast(struct pmu_cpu *pc, struct trap_frame *user, uint64_t first_kernel, uint64_t first_user,
+			int ecx, uint64_t operand, uint64_t *v);
 
 /* emul.c: RDPMC/SPFLT emulation on the model */
 void pmu_emul_init(void);

@@ -186,22 +186,50 @@ static void model_op_to_user(void)
 	sync_lazy(pc);
 }
 
-static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
+/* from_user's bookkeeping before the stretch is accounted: the slack, and the plugin's counts. */
+static void stretch_ended(struct pmu_cpu *pc, uint64_t first_kernel, uint64_t first_user)
 {
-	struct pmu_cpu *pc = pmu_this();
-	struct pmu_model *m = &pc->model;
-
 	if (first_kernel > first_user)
 		pc->slack_shift = 0;
 	else if (pc->slack_shift < USER_SLACK_SHIFT_MAX)
 		pc->slack_shift++;
-	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
 	pc->user_entry = false;
 	model_share_take(pc);
-	model_set_cpl(m, m->last, 0);
-	model_set_cpl(m, first_user, 3);
-	model_set_cpl(m, first_kernel, 0);
+}
+
+static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
+{
+	struct pmu_cpu *pc = pmu_this();
+
+	stretch_ended(pc, first_kernel, first_user);
+	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
+	model_user_stretch(&pc->model, first_user, first_kernel);
 	sync_at(pc, task_user_frame(), true);
+}
+
+void model_emulate_fast(struct pmu_cpu *pc, struct trap_frame *user, uint64_t first_kernel, uint64_t first_user,
+			int ecx, uint64_t operand, uint64_t *v)
+{
+	struct pmu_model *m = &pc->model;
+	uint64_t now = rdtsc();
+
+	stretch_ended(pc, first_kernel, first_user);
+	if (!model_user_insn(m, first_user, first_kernel, now, ecx, operand, v)) {
+		/* Step by step, as from_user, the instruction and to_user would. */
+		model_user_stretch(m, first_user, first_kernel);
+		sync_at(pc, user, true);
+		now = rdtsc();
+		model_share_take(pc);
+		if (ecx >= 0)
+			model_rdpmc(m, now, ecx, v);
+		else
+			model_spflt(m, now, operand);
+		model_set_cpl(m, now, 3);
+	}
+	if (ecx < 0)
+		model_share_publish(pc);
+	pc->user_entry = true;
+	sync_lazy(pc);
 }
 
 static void model_op_cpu_online(bool rejoin)

@@ -38,6 +38,12 @@ struct pmu_model {
 	bool halted;
 	/* Bit i: counter i counts now; at CPL 0 and CPL 1-3 in the current state. Kept by every change. */
 	uint8_t active, active_at[2];
+	/*
+	 * Derived from the EvtSels and GLOBAL_CTRL, bit i for counter i: each
+	 * tick is one event (no edge detect, CMASK/INV pass: the fast case);
+	 * it counts at CPL 0 / CPL 1-3 unless halted or held by SPFLT; INT set.
+	 */
+	uint8_t plain, at_os, at_usr, intr;
 	uint64_t last;        /* tick up to which the counters are accounted */
 };
 
@@ -67,6 +73,25 @@ int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v);
 void model_spflt(struct pmu_model *m, uint64_t now, uint64_t operand);
 /* Privilege transitions and HLT, at tick `now`. */
 void model_set_cpl(struct pmu_model *m, uint64_t now, uint8_t cpl);
+/*
+ * A stretch of Ring 3 seen after the fact, at its end: the thread ran
+ * kernel code from `last` to `first_user`, its task from `first_user` to
+ * `first_kernel` (TSC ticks, each >= the one before to count), and is in
+ * the kernel (CPL 0) now. The same as model_set_cpl at `last` (0),
+ * `first_user` (3) and `first_kernel` (0), in one call: the Ring-3 exit path.
+ */
+void model_user_stretch(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel);
+/*
+ * An emulated RDPMC (ecx 0 or 1: the counter into *v) or SPFLT (ecx -1:
+ * USER_PREF = bit 0 of operand) at tick `now` that ended a Ring-3 stretch,
+ * and the provisional return to CPL 3 at `now`, in one step: the same as
+ * model_user_stretch, the instruction at `now` and model_set_cpl(now, 3),
+ * where order cannot matter: every counter that counts is plain and none
+ * wraps. Returns false, having changed nothing, otherwise (and when the
+ * ticks are out of order): then the step-by-step calls serve.
+ */
+bool model_user_insn(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel, uint64_t now,
+		     int ecx, uint64_t operand, uint64_t *v);
 void model_set_halted(struct pmu_model *m, uint64_t now, bool halted);
 /*
  * Ticks from `last` until the next overflow if the thread keeps running at

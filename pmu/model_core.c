@@ -14,20 +14,6 @@ void model_reset(struct pmu_model *m, uint64_t now)
 	*m = (struct pmu_model){ .last = now };
 }
 
-/* Counter i accumulates events in the current state, at CPL 0 or (`user`) at CPL 1-3. */
-static bool counts_at(const struct pmu_model *m, int i, bool user)
-{
-	uint32_t e = m->evtsel[i];
-
-	if (!(e & EVTSEL_EN) || !(m->global_ctrl & GLOBAL_CTR(i)) || m->halted)
-		return false;
-	if (!(e & (user ? EVTSEL_USR : EVTSEL_OS)))
-		return false;
-	if ((m->spflt & SPFLT_EN(i)) && !(m->spflt & SPFLT_USER_PREF))
-		return false;
-	return model_counts_event(e);
-}
-
 /* The CMASK/INV comparison for one tick with one event in it. */
 static bool tick_condition(uint32_t e)
 {
@@ -40,27 +26,15 @@ static bool tick_condition(uint32_t e)
 
 static void update_line(struct pmu_model *m)
 {
-	uint32_t intr = 0;
-
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
-		if (m->evtsel[i] & EVTSEL_INT)
-			intr |= GLOBAL_CTR(i);
-	bool line = (m->status & intr) != 0;
+	bool line = (m->status & m->intr) != 0;
 	if (line && !m->line)
 		m->rose = true;
 	m->line = line;
 }
 
-void model_advance(struct pmu_model *m, uint64_t now)
+/* model_advance for counters that are not all plain: edge detect and the CMASK/INV comparison. */
+static void advance_general(struct pmu_model *m, uint64_t ticks)
 {
-	if (now <= m->last)
-		return;
-	uint64_t ticks = now - m->last;
-	uint32_t status = m->status;
-
-	m->last = now;
-	if (!m->active)
-		return; /* and every edge condition is false (select_active) */
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
 		if (!(m->active & GLOBAL_CTR(i)))
 			continue;
@@ -79,6 +53,36 @@ void model_advance(struct pmu_model *m, uint64_t now)
 		if (v > KNC_CTR_MASK)
 			m->status |= GLOBAL_CTR(i); /* sticky, with or without INT (000 §1.4.3.5) */
 		m->ctr[i] = v & KNC_CTR_MASK;
+	}
+}
+
+/*
+ * Every privilege change and emulated access advances the model, mostly
+ * with plain counters only: that case is straight-line code
+ * (bench/tasks.py, bench/pmi.py count it).
+ */
+void model_advance(struct pmu_model *m, uint64_t now)
+{
+	if (now <= m->last)
+		return;
+	uint64_t ticks = now - m->last;
+	uint32_t status = m->status;
+	uint8_t a = m->active;
+
+	m->last = now;
+	if (!a)
+		return; /* and every edge condition is false (select_active) */
+	if (a & ~m->plain) {
+		advance_general(m, ticks);
+	} else {
+		/* Branch-free: an inactive counter adds 0 (KNC_NUM_COUNTERS is 2). */
+		uint64_t v0 = m->ctr[0] + ticks * (a & 1);
+		uint64_t v1 = m->ctr[1] + ticks * (a >> 1 & 1);
+
+		m->cond |= a; /* a plain counter's condition holds on every tick */
+		m->status |= (uint32_t)(v0 > KNC_CTR_MASK) | (uint32_t)(v1 > KNC_CTR_MASK) << 1; /* sticky (000 §1.4.3.5) */
+		m->ctr[0] = v0 & KNC_CTR_MASK;
+		m->ctr[1] = v1 & KNC_CTR_MASK;
 	}
 	if (m->status != status)
 		update_line(m);
@@ -105,17 +109,36 @@ static void select_active(struct pmu_model *m)
 	m->cond &= m->active;
 }
 
-/* After a change of anything but the CPL: the counters that count at each privilege level. */
+/* After a change of SPFLT or the halt state: the counters that count at each privilege level. */
 static void state_changed(struct pmu_model *m)
 {
-	m->active_at[0] = m->active_at[1] = 0;
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
-		if (counts_at(m, i, false))
-			m->active_at[0] |= GLOBAL_CTR(i);
-		if (counts_at(m, i, true))
-			m->active_at[1] |= GLOBAL_CTR(i);
-	}
+	uint8_t gate = m->halted ? 0 : 0xff;
+
+	if (!(m->spflt & SPFLT_USER_PREF))
+		gate &= ~(uint8_t)(m->spflt & (SPFLT_EN(0) | SPFLT_EN(1))); /* held by SPFLT (000 §1.4.3.4) */
+	m->active_at[0] = m->at_os & gate;
+	m->active_at[1] = m->at_usr & gate;
 	select_active(m);
+}
+
+/* After a write of an EvtSel or GLOBAL_CTRL: what each counter's configuration implies. */
+static void config_changed(struct pmu_model *m)
+{
+	m->plain = m->at_os = m->at_usr = m->intr = 0;
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+		uint32_t e = m->evtsel[i];
+		if (!(e & EVTSEL_EDGE) && tick_condition(e))
+			m->plain |= GLOBAL_CTR(i);
+		if (e & EVTSEL_INT)
+			m->intr |= GLOBAL_CTR(i);
+		if (!(e & EVTSEL_EN) || !(m->global_ctrl & GLOBAL_CTR(i)) || !model_counts_event(e))
+			continue;
+		if (e & EVTSEL_OS)
+			m->at_os |= GLOBAL_CTR(i);
+		if (e & EVTSEL_USR)
+			m->at_usr |= GLOBAL_CTR(i);
+	}
+	state_changed(m);
 }
 
 int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
@@ -133,8 +156,9 @@ int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 		if (v > 0xffffffffULL || (v & EVTSEL_RESERVED))
 			return -1;
 		m->evtsel[msr - MSR_KNC_EVNTSEL0] = v;
+		config_changed(m);
 		update_line(m); /* EvtSel.INT gates the line */
-		break;
+		return 0;
 	case MSR_KNC_SPFLT_CTRL:
 		if (v & ~SPFLT_VALID)
 			return -1;
@@ -150,7 +174,8 @@ int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 		if (v & ~(uint64_t)GLOBAL_VALID)
 			return -1;
 		m->global_ctrl = v;
-		break;
+		config_changed(m);
+		return 0;
 	default: /* GLOBAL_STATUS is read-only; anything else is not the PMU's */
 		return -1;
 	}
@@ -208,6 +233,54 @@ void model_set_cpl(struct pmu_model *m, uint64_t now, uint8_t cpl)
 	select_active(m);
 }
 
+void model_user_stretch(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel)
+{
+	m->cpl = 0;
+	select_active(m);
+	model_advance(m, first_user);
+	m->cpl = 3;
+	select_active(m);
+	model_advance(m, first_kernel);
+	m->cpl = 0;
+	select_active(m);
+}
+
+static bool user_stretch_plain(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel, uint64_t now)
+{
+	uint8_t k = m->active_at[0], u = m->active_at[1];
+
+	if (first_user < m->last || first_kernel < first_user || now <= first_kernel || ((k | u) & ~m->plain))
+		return false;
+	uint64_t kt = (first_user - m->last) + (now - first_kernel), ut = first_kernel - first_user;
+	uint64_t v0 = m->ctr[0] + kt * (k & 1) + ut * (u & 1);
+	uint64_t v1 = m->ctr[1] + kt * (k >> 1 & 1) + ut * (u >> 1 & 1);
+
+	if ((v0 | v1) > KNC_CTR_MASK)
+		return false; /* a wrap: its place in the sequence decides where the PMI lands */
+	m->ctr[0] = v0;
+	m->ctr[1] = v1;
+	m->last = now;
+	m->cpl = 0;
+	m->active = m->cond = k; /* as model_set_cpl leaves them after a kernel tick */
+	return true;
+}
+
+bool model_user_insn(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel, uint64_t now,
+		     int ecx, uint64_t operand, uint64_t *v)
+{
+	if (!user_stretch_plain(m, first_user, first_kernel, now))
+		return false;
+	if (ecx >= 0) {
+		*v = m->ctr[ecx & 1];
+	} else {
+		m->spflt = (m->spflt & ~SPFLT_USER_PREF) | (operand & 1 ? SPFLT_USER_PREF : 0);
+		state_changed(m);
+	}
+	m->cpl = 3;
+	select_active(m);
+	return true;
+}
+
 void model_set_halted(struct pmu_model *m, uint64_t now, bool halted)
 {
 	model_advance(m, now);
@@ -218,12 +291,10 @@ void model_set_halted(struct pmu_model *m, uint64_t now, bool halted)
 uint64_t model_ticks_to_overflow(const struct pmu_model *m)
 {
 	uint64_t best = UINT64_MAX;
+	uint8_t a = m->active & m->plain; /* an edge counter counts stretches, and is never near */
 
-	if (!m->active)
-		return best;
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
-		uint32_t e = m->evtsel[i];
-		if (!(m->active & GLOBAL_CTR(i)) || (e & EVTSEL_EDGE) || !tick_condition(e))
+	for (int i = 0; a && i < KNC_NUM_COUNTERS; i++) {
+		if (!(a & GLOBAL_CTR(i)))
 			continue;
 		uint64_t left = KNC_CTR_MASK + 1 - m->ctr[i];
 		if (left < best)

@@ -788,6 +788,94 @@ static void test_add(void **state)
 	READS(&m, 1000, STATUS, 2);
 }
 
+/* xorshift64: the same pseudo-random configurations on every run */
+static uint64_t rnd(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+static void assert_same_model(const struct pmu_model *a, const struct pmu_model *b)
+{
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(a->ctr[i], b->ctr[i]);
+		assert_int_equal(a->evtsel[i], b->evtsel[i]);
+		assert_int_equal(a->active_at[i], b->active_at[i]);
+	}
+	assert_int_equal(a->spflt, b->spflt);
+	assert_int_equal(a->status, b->status);
+	assert_int_equal(a->global_ctrl, b->global_ctrl);
+	assert_int_equal(a->line, b->line);
+	assert_int_equal(a->rose, b->rose);
+	assert_int_equal(a->cond, b->cond);
+	assert_int_equal(a->cpl, b->cpl);
+	assert_int_equal(a->halted, b->halted);
+	assert_int_equal(a->active, b->active);
+	assert_int_equal(a->last, b->last);
+}
+
+/*
+ * model_user_insn (the emulation's fast path) against the calls it stands
+ * for: Ring-3 stretch, RDPMC or SPFLT at `now`, provisional CPL 3. Over
+ * pseudo-random configurations (edge, CMASK, INV, USR/OS, SPFLT gating,
+ * counters near the wrap, ticks out of order) it either leaves the model
+ * as the step-by-step calls do, or declines and changes nothing; and it
+ * takes the plain, wrap-free case it exists for.
+ */
+static void test_user_insn_same_as_steps(void **state)
+{
+	(void)state;
+	static const uint32_t events[] = { INST_EXEC, 0x002a /* CPU_CLK_UNHALTED */, 0x0000 };
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	int taken = 0, declined = 0;
+
+	for (int iter = 0; iter < 20000; iter++) {
+		struct pmu_model m, steps;
+		uint64_t last = rnd(&x) % 1000;
+
+		model_reset(&m, 0);
+		for (int i = 0; i < 2; i++) {
+			uint64_t r = rnd(&x);
+			uint32_t e = events[r % 3] | (r & 8 ? USR : 0) | (r & 16 ? OS : 0) | (r & 32 ? EN : 0) |
+				     (r & 64 ? INT : 0);
+			if (r % 7 == 0)
+				e |= EDGE;
+			if (r % 11 == 0)
+				e |= CMASK(r % 3) | (r & 128 ? INV : 0);
+			WR(&m, 0, EVNTSEL0 + i, e);
+			WR(&m, 0, PERFCTR0 + i, r & 256 ? TWO40 - 1 - (r >> 32) % 3000 : (r >> 24) % 100000);
+		}
+		WR(&m, 0, SPFLT, rnd(&x) & 3);
+		WR(&m, 0, GLOBAL, rnd(&x) & 3);
+		model_spflt(&m, 0, rnd(&x) & 1);
+		model_set_cpl(&m, last, 3); /* to_user, provisional */
+		uint64_t fu = last + rnd(&x) % 2000 - (iter % 50 == 0 ? 1500 : 0);
+		uint64_t fk = fu + rnd(&x) % 2000, now = fk + rnd(&x) % 500 + (iter % 97 != 0);
+		int ecx = rnd(&x) % 3 - 1; /* -1: SPFLT */
+		uint64_t operand = rnd(&x), v = 0, want = 0;
+
+		steps = m;
+		if (!model_user_insn(&m, fu, fk, now, ecx, operand, &v)) {
+			assert_same_model(&m, &steps);
+			declined++;
+			continue;
+		}
+		model_user_stretch(&steps, fu, fk);
+		if (ecx >= 0)
+			assert_int_equal(model_rdpmc(&steps, now, ecx, &want), 0);
+		else
+			model_spflt(&steps, now, operand);
+		model_set_cpl(&steps, now, 3);
+		assert_same_model(&m, &steps);
+		assert_int_equal(v, want);
+		taken++;
+	}
+	assert_true(taken > 5000);
+	assert_true(declined > 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -812,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_write_while_counting),
 		cmocka_unit_test(test_ring_and_state_changes),
 		cmocka_unit_test(test_add),
+		cmocka_unit_test(test_user_insn_same_as_steps),
 	};
 
 	alarm(60); /* a hang is a failure too */
