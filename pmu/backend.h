@@ -24,6 +24,13 @@ struct pmu_ops {
 	 */
 	void (*to_user)(void);
 	void (*from_user)(uint64_t first_kernel, uint64_t first_user);
+	/*
+	 * Around the PMI handler's register accesses (pmu/pmi.c): between them
+	 * a backend may defer what it does after each access (the model: the
+	 * PMI line and its overflow timer, once at pmi_end).
+	 */
+	void (*pmi_begin)(void);
+	void (*pmi_end)(void);
 	/* The calling CPU halts / wakes (halted cycles are not counted). */
 	void (*idle_enter)(void);
 	void (*idle_exit)(void);

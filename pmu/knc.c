@@ -36,6 +36,8 @@ const struct pmu_ops pmu_knc_ops = {
 	.cpu_online = knc_cpu_online,
 	.to_user = knc_nothing,
 	.from_user = knc_from_user,
+	.pmi_begin = knc_nothing,
+	.pmi_end = knc_nothing,
 	.idle_enter = knc_nothing,
 	.idle_exit = knc_nothing,
 };

@@ -79,7 +79,7 @@ static void sync_at(struct pmu_cpu *pc, struct trap_frame *user, bool lazy)
 		}
 	}
 	uint64_t left = m->active ? model_ticks_to_overflow(m) : UINT64_MAX;
-	if (pc->share && !m->halted && share_sampling(pc->share, m))
+	if (pc->plugin_sel && !m->halted && share_sampling(pc->share, m))
 		left = MIN(left, SHARE_POLL_TICKS);
 	if (left == UINT64_MAX) {
 		if (pc->ovf_timer.armed && (!lazy || m->halted))
@@ -109,9 +109,14 @@ static void sync_lazy(struct pmu_cpu *pc)
 	sync_at(pc, NULL, true);
 }
 
+/*
+ * Only while an enabled EvtSel selects an event of the plugin's: the take
+ * comes first in every emulated access (a write takes in any case, so
+ * what the plugin counted before it belongs before it).
+ */
 void model_share_take(struct pmu_cpu *pc)
 {
-	if (pc->share)
+	if (pc->share && pc->plugin_sel)
 		share_take(pc->share, &pc->model);
 }
 
@@ -137,7 +142,8 @@ static int model_op_rdmsr(uint32_t msr, uint64_t *v)
 
 	model_share_take(pc);
 	int r = model_rdmsr(&pc->model, rdtsc(), msr, v);
-	sync(pc);
+	if (!pc->in_pmi)
+		sync(pc);
 	irq_restore(f);
 	return r;
 }
@@ -147,12 +153,39 @@ static int model_op_wrmsr(uint32_t msr, uint64_t v)
 	uint64_t f = irq_save();
 	struct pmu_cpu *pc = pmu_this();
 
-	model_share_take(pc); /* counts from before the write belong before it */
+	if (pc->share)
+		share_take(pc->share, &pc->model); /* counts from before the write belong before it */
 	int r = model_wrmsr(&pc->model, rdtsc(), msr, v);
-	model_share_publish(pc);
-	sync(pc);
+	if (msr == MSR_KNC_EVNTSEL0 || msr == MSR_KNC_EVNTSEL1) {
+		pc->plugin_sel = 0;
+		for (int i = 0; pc->share && i < KNC_NUM_COUNTERS; i++)
+			if ((pc->model.evtsel[i] & EVTSEL_EN) && share_counts(pc->model.evtsel[i]))
+				pc->plugin_sel |= GLOBAL_CTR(i);
+	}
+	if (msr != MSR_KNC_PERFCTR0 && msr != MSR_KNC_PERFCTR1 && msr != MSR_KNC_GLOBAL_OVF_CTRL)
+		model_share_publish(pc); /* what the plugin reads changed (pmu/share.h) */
+	if (!pc->in_pmi)
+		sync(pc);
 	irq_restore(f);
 	return r;
+}
+
+static void model_op_pmi_begin(void)
+{
+	pmu_this()->in_pmi = true;
+}
+
+/*
+ * After the handler: lazy, for the timer a counting counter keeps (the
+ * handler's accesses are not in a measured region, whose costs must not
+ * vary: see sync_at).
+ */
+static void model_op_pmi_end(void)
+{
+	struct pmu_cpu *pc = pmu_this();
+
+	pc->in_pmi = false;
+	sync_at(pc, NULL, true);
 }
 
 static bool model_op_counts_event(uint32_t evtsel)
@@ -240,6 +273,7 @@ static void model_op_cpu_online(bool rejoin)
 	pc->share = share_slot(this_cpu()->apic_id);
 	if (!rejoin) {
 		model_reset(&pc->model, now);
+		pc->plugin_sel = 0; /* every EvtSel 0: EN clear */
 		if (pc->share)
 			share_drop(pc->share); /* warm reset: every counter 0 (000 §1.4.4) */
 		model_share_publish(pc);
@@ -260,6 +294,8 @@ const struct pmu_ops pmu_model_ops = {
 	.cpu_online = model_op_cpu_online,
 	.to_user = model_op_to_user,
 	.from_user = model_op_from_user,
+	.pmi_begin = model_op_pmi_begin,
+	.pmi_end = model_op_pmi_end,
 	.idle_enter = model_op_idle_enter,
 	.idle_exit = model_op_idle_exit,
 };

@@ -39,11 +39,13 @@ struct pmu_model {
 	/* Bit i: counter i counts now; at CPL 0 and CPL 1-3 in the current state. Kept by every change. */
 	uint8_t active, active_at[2];
 	/*
-	 * Derived from the EvtSels and GLOBAL_CTRL, bit i for counter i: each
-	 * tick is one event (no edge detect, CMASK/INV pass: the fast case);
-	 * it counts at CPL 0 / CPL 1-3 unless halted or held by SPFLT; INT set.
+	 * Derived from the EvtSels, bit i for counter i: each tick is one event
+	 * (no edge detect, CMASK/INV pass: the fast case); EN, an event the
+	 * model observes and OS / USR set; INT set. at_os / at_usr: sel_os /
+	 * sel_usr and GLOBAL_CTRL, so counts at CPL 0 / CPL 1-3 unless halted
+	 * or held by SPFLT.
 	 */
-	uint8_t plain, at_os, at_usr, intr;
+	uint8_t plain, sel_os, sel_usr, intr, at_os, at_usr;
 	uint64_t last;        /* tick up to which the counters are accounted */
 };
 

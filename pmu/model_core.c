@@ -121,24 +121,32 @@ static void state_changed(struct pmu_model *m)
 	select_active(m);
 }
 
-/* After a write of an EvtSel or GLOBAL_CTRL: what each counter's configuration implies. */
-static void config_changed(struct pmu_model *m)
+/* After a write of GLOBAL_CTRL (or an EvtSel): the counters that count at CPL 0 and at CPL 1-3. */
+static void enables_changed(struct pmu_model *m)
 {
-	m->plain = m->at_os = m->at_usr = m->intr = 0;
+	m->at_os = m->sel_os & m->global_ctrl;
+	m->at_usr = m->sel_usr & m->global_ctrl;
+	state_changed(m);
+}
+
+/* After a write of an EvtSel: what each counter's EvtSel implies. */
+static void evtsel_changed(struct pmu_model *m)
+{
+	m->plain = m->sel_os = m->sel_usr = m->intr = 0;
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
 		uint32_t e = m->evtsel[i];
 		if (!(e & EVTSEL_EDGE) && tick_condition(e))
 			m->plain |= GLOBAL_CTR(i);
 		if (e & EVTSEL_INT)
 			m->intr |= GLOBAL_CTR(i);
-		if (!(e & EVTSEL_EN) || !(m->global_ctrl & GLOBAL_CTR(i)) || !model_counts_event(e))
+		if (!(e & EVTSEL_EN) || !model_counts_event(e))
 			continue;
 		if (e & EVTSEL_OS)
-			m->at_os |= GLOBAL_CTR(i);
+			m->sel_os |= GLOBAL_CTR(i);
 		if (e & EVTSEL_USR)
-			m->at_usr |= GLOBAL_CTR(i);
+			m->sel_usr |= GLOBAL_CTR(i);
 	}
-	state_changed(m);
+	enables_changed(m);
 }
 
 int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
@@ -156,7 +164,7 @@ int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 		if (v > 0xffffffffULL || (v & EVTSEL_RESERVED))
 			return -1;
 		m->evtsel[msr - MSR_KNC_EVNTSEL0] = v;
-		config_changed(m);
+		evtsel_changed(m);
 		update_line(m); /* EvtSel.INT gates the line */
 		return 0;
 	case MSR_KNC_SPFLT_CTRL:
@@ -174,7 +182,7 @@ int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 		if (v & ~(uint64_t)GLOBAL_VALID)
 			return -1;
 		m->global_ctrl = v;
-		config_changed(m);
+		enables_changed(m);
 		return 0;
 	default: /* GLOBAL_STATUS is read-only; anything else is not the PMU's */
 		return -1;

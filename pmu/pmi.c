@@ -136,6 +136,7 @@ static void pmi_handler(struct trap_frame *f)
 	uint64_t ctrl, status = 0;
 	uint32_t handled = 0; /* counters are stopped: a bit that comes back is stuck, not new */
 
+	pmu_ops->pmi_begin();
 	pmu_ops->rdmsr(MSR_KNC_GLOBAL_CTRL, &ctrl);
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);                          /* 1 */
 	pc->pmis++;
@@ -177,6 +178,7 @@ static void pmi_handler(struct trap_frame *f)
 		pc->throttled |= throttle(pc, rdtsc());
 	apic_lvt_pc_unmask();                                            /* 4 */
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl & ~(uint64_t)pc->throttled);
+	pmu_ops->pmi_end();
 }
 
 void pmi_init(void)

@@ -11,7 +11,8 @@
 #define SAMPLING_REACH (1ULL << 32) /* events from overflow */
 
 static struct pmushare *page;
-static uint16_t codes[PEV_COUNT];
+/* Bit c: the plugin counts the event whose umask << 8 | event code is c (EVTSEL_CODE). */
+static uint8_t counted[(EVTSEL_UMASK_MASK | EVTSEL_EVENT_MASK) / 8 + 1];
 
 bool share_init(void)
 {
@@ -32,7 +33,8 @@ bool share_init(void)
 			continue;
 		for (int i = 0; i < PEV_COUNT; i++) {
 			const struct knc_event *e = knc_event_named(names[i]);
-			codes[i] = e ? e->code : 0xffff; /* a name libpfm4 lacks: nothing selects it */
+			if (e) /* a name libpfm4 lacks: nothing selects it */
+				counted[e->code / 8] |= 1 << (e->code % 8);
 		}
 		page = p;
 		page->card_seen = 1;
@@ -49,10 +51,9 @@ struct pmushare_thread *share_slot(uint32_t apic_id)
 
 bool share_counts(uint32_t evtsel)
 {
-	for (int i = 0; page && i < PEV_COUNT; i++)
-		if (codes[i] == EVTSEL_CODE(evtsel))
-			return true;
-	return false;
+	uint32_t c = EVTSEL_CODE(evtsel); /* a table, not a search: every sync of a sampling counter asks */
+
+	return counted[c / 8] >> (c % 8) & 1;
 }
 
 void share_publish(struct pmushare_thread *s, const struct pmu_model *m)
@@ -69,14 +70,6 @@ void share_publish(struct pmushare_thread *s, const struct pmu_model *m)
 	WRITE_ONCE(s->seq, seq + 1);
 }
 
-void share_take(struct pmushare_thread *s, struct pmu_model *m)
-{
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
-		if (READ_ONCE(s->delta[i]))
-			/* XCHG: one instruction, so no plugin count falls between the read and the write. */
-			model_add(m, i, __atomic_exchange_n(&s->delta[i], 0, __ATOMIC_RELAXED));
-}
-
 void share_drop(struct pmushare_thread *s)
 {
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
@@ -87,9 +80,10 @@ bool share_sampling(const struct pmushare_thread *s, const struct pmu_model *m)
 {
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
 		uint32_t e = m->evtsel[i];
-		if ((e & (EVTSEL_EN | EVTSEL_INT)) != (EVTSEL_EN | EVTSEL_INT) || !(m->global_ctrl & GLOBAL_CTR(i)))
+		if ((e & (EVTSEL_EN | EVTSEL_INT)) != (EVTSEL_EN | EVTSEL_INT) || !(m->global_ctrl & GLOBAL_CTR(i)) ||
+		    !share_counts(e))
 			continue;
-		if (m->ctr[i] + READ_ONCE(s->delta[i]) >= KNC_CTR_MASK + 1 - SAMPLING_REACH && share_counts(e))
+		if (m->ctr[i] + READ_ONCE(s->delta[i]) >= KNC_CTR_MASK + 1 - SAMPLING_REACH)
 			return true;
 	}
 	return false;

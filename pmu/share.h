@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <pmuos/pmushare.h>
 #include "pmu/model.h"
+#include "pmu/regs.h"
 
 /*
  * Looks for the page among the ivshmem devices (a 64 KiB BAR 2 starting
@@ -26,8 +27,17 @@ struct pmushare_thread *share_slot(uint32_t apic_id);
 bool share_counts(uint32_t evtsel);
 /* Writes the model's EvtSel, GLOBAL_CTRL and SPFLT into the slot. */
 void share_publish(struct pmushare_thread *s, const struct pmu_model *m);
-/* Adds the plugin's counts since the last take to the model's counters. */
-void share_take(struct pmushare_thread *s, struct pmu_model *m);
+/*
+ * Adds the plugin's counts since the last take to the model's counters.
+ * Inline: every emulated access takes first (pmu/model.c).
+ */
+static inline void share_take(struct pmushare_thread *s, struct pmu_model *m)
+{
+	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
+		if (__atomic_load_n(&s->delta[i], __ATOMIC_RELAXED))
+			/* XCHG: one instruction, so no plugin count falls between the read and the write. */
+			model_add(m, i, __atomic_exchange_n(&s->delta[i], 0, __ATOMIC_RELAXED));
+}
 /* Drops the plugin's untaken counts (warm reset). */
 void share_drop(struct pmushare_thread *s);
 /*

@@ -131,10 +131,27 @@ static int test_wrmsr(uint32_t msr, uint64_t v)
 	return r;
 }
 
+/* pmi_begin / pmi_end: where in the log of accesses each came (-1: not yet), and how often. */
+static int begin_at, end_at, brackets;
+
+static void test_pmi_begin(void)
+{
+	begin_at = nev;
+	brackets++;
+}
+
+static void test_pmi_end(void)
+{
+	end_at = nev;
+	brackets++;
+}
+
 static const struct pmu_ops test_ops = {
 	.name = "test",
 	.rdmsr = test_rdmsr,
 	.wrmsr = test_wrmsr,
+	.pmi_begin = test_pmi_begin,
+	.pmi_end = test_pmi_end,
 };
 const struct pmu_ops *pmu_ops = &test_ops;
 
@@ -286,9 +303,15 @@ static void pmi_(uint64_t rip, uint64_t cs, const char *file, int line)
 
 	_assert_true(pmi_handler_fn != NULL, "pmi_handler_fn", file, line);
 	nev = 0;
+	begin_at = end_at = -1;
+	brackets = 0;
 	entry_tsc = now;
 	pmi_handler_fn(&f);
 	exit_tsc = now;
+	/* Every access between pmi_begin and pmi_end (the model syncs once, at the end). */
+	_assert_int_equal(brackets, 2, file, line);
+	_assert_int_equal(begin_at, 0, file, line);
+	_assert_int_equal(end_at, nev, file, line);
 	_assert_int_equal(gp_faults, 0, file, line);
 	_assert_true(!log_full, "log_full", file, line);
 }
