@@ -38,14 +38,14 @@ class BootFailed(Exception):
 class Guest:
     """One QEMU run: serial console on the process's stdin/stdout."""
 
-    def __init__(self, kernel, cpus, env=None):
+    def __init__(self, kernel, cpus, env=None, args=()):
         self.what = f"{kernel} with CPUS={cpus}"
         env = dict(os.environ, CPUS=str(cpus), KERNEL=kernel, CARD=f"bench{os.getpid()}",
                    # Pinned so figures are comparable across invocations and
                    # TSC ticks count instructions, whatever `make` exported.
                    BOOT="multiboot", ACCEL="tcg", ICOUNT="1", **(env or {}))
         self.start = time.monotonic()
-        self.proc = subprocess.Popen(["scripts/qemu.sh"], cwd=ROOT, env=env,
+        self.proc = subprocess.Popen(["scripts/qemu.sh", *args], cwd=ROOT, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
         self.out = b""
@@ -116,11 +116,11 @@ def target(value, limit, more_is_better=False):
     return f"{sign} {limit:,}: {'met' if ok else 'not met'}{gap}"
 
 
-def on_card(cpus, dialogue, env=None):
-    """Boots pmuos with `cpus` CPUs (and `env` for scripts/qemu.sh), waits
-    for the prompt and returns dialogue(guest); None, after saying why on
-    stderr, if the boot fails."""
-    g = Guest(PMUOS, cpus, env)
+def on_card(cpus, dialogue, env=None, args=()):
+    """Boots pmuos with `cpus` CPUs (and `env` for scripts/qemu.sh, `args`
+    for QEMU), waits for the prompt and returns dialogue(guest); None, after
+    saying why on stderr, if the boot fails."""
+    g = Guest(PMUOS, cpus, env, args)
     try:
         g.expect(PROMPT)
         return dialogue(g)
