@@ -58,11 +58,11 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
 		pmu_ops->rdmsr(MSR_KNC_PERFCTR(i), &s->ctr[i]);
 	sample_sink(s); /* for the host, drained without a request */
+	/* Branch-free, as on every sample: a full ring loses its oldest. */
+	bool full = pc->ring_count == PMU_SAMPLE_RING;
 	pc->ring_head = (pc->ring_head + 1) % PMU_SAMPLE_RING;
-	if (pc->ring_count < PMU_SAMPLE_RING)
-		pc->ring_count++;
-	else
-		pc->lost++; /* the oldest sample was overwritten */
+	pc->ring_count += !full;
+	pc->lost += full;
 	return s;
 }
 
