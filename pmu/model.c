@@ -124,9 +124,14 @@ void model_share_take(struct pmu_cpu *pc)
 		share_take(pc->share, &pc->model);
 }
 
+/*
+ * While no enabled EvtSel selects an event of the plugin's, the plugin
+ * counts nothing whatever GLOBAL_CTRL and SPFLT say: only EvtSel writes
+ * publish then (wrmsr_synced), and each publishes every register.
+ */
 void model_share_publish(struct pmu_cpu *pc)
 {
-	if (pc->share)
+	if (pc->share && pc->plugin_sel)
 		share_publish(pc->share, &pc->model);
 }
 
@@ -139,11 +144,6 @@ static void overflow_due(struct timer *t)
 	sync(pc);
 }
 
-/*
- * Inside the PMI handler (interrupts off, synced at pmi_end) an access
- * with nothing of the plugin's to take or publish is the model's access
- * alone, a tail call: the handler makes 6-9 (bench/pmi.py).
- */
 /* An access in full: the plugin's counts taken first, its page published and the model synced after. */
 static int __attribute__((noinline)) rdmsr_synced(struct pmu_cpu *pc, uint32_t msr, uint64_t *v)
 {
@@ -157,21 +157,22 @@ static int __attribute__((noinline)) rdmsr_synced(struct pmu_cpu *pc, uint32_t m
 	return r;
 }
 
-static int __attribute__((noinline)) wrmsr_synced(struct pmu_cpu *pc, uint32_t msr, uint64_t v, bool published)
+static int __attribute__((noinline)) wrmsr_synced(struct pmu_cpu *pc, uint32_t msr, uint64_t v)
 {
 	uint64_t f = irq_save();
 
 	if (pc->share)
 		share_take(pc->share, &pc->model); /* counts from before the write belong before it */
 	int r = model_wrmsr(&pc->model, rdtsc(), msr, v);
-	if (msr == MSR_KNC_EVNTSEL0 || msr == MSR_KNC_EVNTSEL1) {
+	if (pc->share && (msr == MSR_KNC_EVNTSEL0 || msr == MSR_KNC_EVNTSEL1)) {
 		pc->plugin_sel = 0;
-		for (int i = 0; pc->share && i < KNC_NUM_COUNTERS; i++)
+		for (int i = 0; i < KNC_NUM_COUNTERS; i++)
 			if ((pc->model.evtsel[i] & EVTSEL_EN) && share_counts(pc->model.evtsel[i]))
 				pc->plugin_sel |= GLOBAL_CTR(i);
-	}
-	if (published)
+		share_publish(pc->share, &pc->model);
+	} else if (msr == MSR_KNC_GLOBAL_CTRL || msr == MSR_KNC_SPFLT_CTRL) {
 		model_share_publish(pc); /* what the plugin reads changed (pmu/share.h) */
+	}
 	if (!pc->in_pmi)
 		sync(pc);
 	irq_restore(f);
@@ -196,11 +197,10 @@ static int model_op_rdmsr(uint32_t msr, uint64_t *v)
 static int model_op_wrmsr(uint32_t msr, uint64_t v)
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
-	bool published = msr != MSR_KNC_PERFCTR0 && msr != MSR_KNC_PERFCTR1 && msr != MSR_KNC_GLOBAL_OVF_CTRL;
 
-	if (pc->in_pmi && !pc->plugin_sel && !(pc->share && published))
+	if (pc->in_pmi && !pc->plugin_sel && !(pc->share && (msr == MSR_KNC_EVNTSEL0 || msr == MSR_KNC_EVNTSEL1)))
 		return model_wrmsr(&pc->model, rdtsc(), msr, v);
-	return wrmsr_synced(pc, msr, v, published);
+	return wrmsr_synced(pc, msr, v);
 }
 
 static void model_op_pmi_begin(void)
@@ -308,9 +308,10 @@ static void model_op_cpu_online(bool rejoin)
 	if (!rejoin) {
 		model_reset(&pc->model, now);
 		pc->plugin_sel = 0; /* every EvtSel 0: EN clear */
-		if (pc->share)
+		if (pc->share) {
 			share_drop(pc->share); /* warm reset: every counter 0 (000 §1.4.4) */
-		model_share_publish(pc);
+			share_publish(pc->share, &pc->model);
+		}
 	} else if (pc->init_sent_tsc) {
 		/* Running until the INIT arrived, not executing from then to now. */
 		model_set_halted(&pc->model, pc->init_sent_tsc, true);
