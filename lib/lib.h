@@ -48,6 +48,22 @@ static inline uint32_t get_le32(const uint8_t *p) { return get_le16(p) | (uint32
 static inline uint64_t get_le64(const uint8_t *p) { return get_le32(p) | (uint64_t)get_le32(p + 4) << 32; }
 
 /*
+ * floor(n / d) of a 128-bit n, where the quotient fits in 64 bits: false
+ * (and *q untouched) when it would not, or d is 0. One DIV: libgcc's
+ * 128-bit division (__udivti3) pads with multi-byte NOPs, which a KNC core
+ * lacks (tests/system/test_knc_text.py).
+ */
+static inline bool udiv128_64(unsigned __int128 n, uint64_t d, uint64_t *q)
+{
+	uint64_t hi = n >> 64, lo = (uint64_t)n, r;
+
+	if (hi >= d)
+		return false;
+	__asm__("divq %4" : "=a"(*q), "=d"(r) : "a"(lo), "d"(hi), "rm"(d));
+	return true;
+}
+
+/*
  * Whether the len bytes at p sum to 0 modulo 256: the checksum of ACPI
  * tables (ACPI 6.x §5.2.5, §5.2.6) and of SFI tables (SFI 0.8.2 §5.1).
  */

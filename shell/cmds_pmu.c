@@ -9,6 +9,7 @@
 #include "pmu/regs.h"
 #include "pmu/selftest.h"
 #include "shell/shell.h"
+#include "shell/cmds_pmu.h"
 #include "kernel/console.h"
 #include "lib/cpuset.h"
 #include "lib/fmt.h"
@@ -44,8 +45,7 @@ static bool set_arg(int argc, char **argv, struct cpuset *set)
 	return true;
 }
 
-/* The PMU's verdict as the shell's answer: 0, or its one text as an error (pmu/rules_text.c). */
-static int verdict(struct pmu_result r)
+int pmu_verdict(struct pmu_result r)
 {
 	char text[192];
 
@@ -121,11 +121,11 @@ static int pmu_set(int argc, char **argv)
 		if (strncmp(argv[5], "period=", 7) != 0 || !parse_u64(argv[5] + 7, UINT64_MAX, &period))
 			return shell_error("pmu", "'%.32s' is not period=N (N a number of events)", argv[5]);
 		if (period == 0) /* to the PMU, period 0 is counting: period=0 asks for no period */
-			return verdict((struct pmu_result){ .err = PMU_ERR_PERIOD });
+			return pmu_verdict((struct pmu_result){ .err = PMU_ERR_PERIOD });
 	}
 	struct pmu_result r = pmu_configure(&set, ctr, evtsel, period);
 	if (r.err)
-		return verdict(r);
+		return pmu_verdict(r);
 	if (evtsel && !pmu_counts_event(evtsel))
 		kprintf("note: the %s backend does not count this event; it will read as not counted\n",
 			pmu_backend_name());
@@ -159,7 +159,7 @@ static int pmu_mux_cmd(int argc, char **argv)
 			break;
 		ev = end + 1;
 	}
-	return verdict(pmu_mux_configure(&set, nev, evtsel, pmu_time_to_ticks(ms, 1000, tsc_hz)));
+	return pmu_verdict(pmu_mux_configure(&set, nev, evtsel, pmu_time_to_ticks(ms, 1000, tsc_hz)));
 }
 
 static int pmu_ctl(int argc, char **argv, struct pmu_result (*fn)(const struct cpuset *))
@@ -168,7 +168,7 @@ static int pmu_ctl(int argc, char **argv, struct pmu_result (*fn)(const struct c
 
 	if (!set_arg(argc, argv, &set))
 		return 1;
-	return verdict(fn(&set));
+	return pmu_verdict(fn(&set));
 }
 
 static int pmu_start_cmd(int argc, char **argv) { return pmu_ctl(argc, argv, pmu_start); }
@@ -230,7 +230,7 @@ static int pmu_regs_cmd(int argc, char **argv)
 		return 1;
 	enum pmu_err e = pmu_read_regs(cpu, &r);
 	if (e != PMU_OK)
-		return verdict((struct pmu_result){ .err = e, .cpu = cpu });
+		return pmu_verdict((struct pmu_result){ .err = e, .cpu = cpu });
 	kprintf("IA32_TIME_STAMP_COUNTER   (0x10) %#018lx\n", r.tsc);
 	kprintf("IA32_PerfCnt0             (0x20) %#012lx\n", r.ctr[0]);
 	kprintf("IA32_PerfCnt1             (0x21) %#012lx\n", r.ctr[1]);
@@ -279,7 +279,7 @@ static int pmu_spflt_cmd(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
 		if (strcmp(argv[3], modes[i].name) != 0)
 			continue;
-		return verdict(pmu_set_spflt(&set, modes[i].mask));
+		return pmu_verdict(pmu_set_spflt(&set, modes[i].mask));
 	}
 	return shell_error("pmu", "'%.16s' should be off, 0, 1 or both (the counters SPFLT gates)", argv[3]);
 }
@@ -316,6 +316,7 @@ static const struct {
 	{ "start", pmu_start_cmd }, { "stop", pmu_stop_cmd }, { "read", pmu_read_cmd },
 	{ "clear", pmu_clear_cmd }, { "regs", pmu_regs_cmd }, { "samples", pmu_samples_cmd },
 	{ "spflt", pmu_spflt_cmd }, { "limit", pmu_limit_cmd }, { "selftest", pmu_selftest_cmd }, { "bench", pmu_bench_cmd },
+	{ "metrics", pmu_metrics_cmd },
 };
 
 static int cmd_pmu(int argc, char **argv)
@@ -324,13 +325,15 @@ static int cmd_pmu(int argc, char **argv)
 		if (strcmp(argv[1], subcommands[i].name) == 0)
 			return subcommands[i].fn(argc, argv);
 	return shell_error("pmu", "unknown subcommand '%.32s' (info, events, set, mux, start, stop, read, "
-			   "clear, regs, samples, spflt, limit, selftest, bench)", argv[1]);
+			   "clear, regs, samples, spflt, limit, selftest, bench, metrics)", argv[1]);
 }
 SHELL_COMMAND(pmu, "pmu", "SUBCOMMAND ...", "KNC core PMU; subcommands:\n"
 	      "             info                        backend, exactness, counters, PMI vector\n"
 	      "             events [FILTER]             the libpfm4 knc events\n"
 	      "             set CPUS CTR EVENT|none [period=N]  configure counter 0 or 1\n"
 	      "             mux CPUS EVENT,... [slice=MS]  up to 8 events taking turns (time slices)\n"
+	      "             metrics CPUS GROUP,... [slice=MS]  count a metric group's events (pmuctl stat -M)\n"
+	      "             metrics [CPUS] | list       their metrics so far; the groups and formulas\n"
 	      "             start|stop|clear|read [CPUS]  control and read (default: the online CPUs)\n"
 	      "             regs CPU                    raw PMU registers and LVT 0x340\n"
 	      "             samples CPU [N]             the newest N samples\n"

@@ -80,7 +80,7 @@ $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
 # test_stat_fmt: pmuctl stat's scaling and its table, -x and --json output.
 $(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o
 # test_metrics: pmuctl stat -M's groups, values and output (it prints times through stat_fmt.o).
-$(BUILD)/unit/test_metrics: $(BUILD)/unit/obj/host/metrics.o $(BUILD)/unit/obj/host/stat_fmt.o
+$(BUILD)/unit/test_metrics: $(BUILD)/unit/obj/host/metrics.o $(BUILD)/unit/obj/host/stat_fmt.o $(BUILD)/unit/obj/pmu/metrics.o
 $(BUILD)/unit/test_bootparams: $(BUILD)/unit/obj/boot/linux/bootparams.o
 $(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
 $(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o

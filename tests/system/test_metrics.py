@@ -88,8 +88,9 @@ def evaluate(formula, counts, tsc_hz):
         return None
 
 
-def check_metrics(groups, printed, counts, formulas, tsc_hz):
-    """printed: {group: [(value, name, unit)]} in the order shown; each agrees with its formula."""
+def check_metrics(groups, printed, counts, formulas, tsc_hz, places=None):
+    """printed: {group: [(value, name, unit)]} in the order shown; each agrees with its formula
+    (to 6 significant digits, or rounded to `places` decimals)."""
     assert list(printed) == groups, printed
     for g in groups:
         assert [(n, u) for _, n, u in printed[g]] == [(n, u) for n, u, _ in formulas[g]], printed[g]
@@ -100,6 +101,8 @@ def check_metrics(groups, printed, counts, formulas, tsc_hz):
                 continue
             got = float(shown)
             tol = 0.5 if abs(want) >= 1e6 else 1e-5 * abs(want)
+            if places is not None:
+                tol = 0.5 * 10 ** -places + 1e-9
             assert abs(got - want) <= tol, (g, name, shown, want, formula, counts)
             if PLUGIN and unit == "%":
                 assert 0 <= got <= 100, (g, name, shown)
@@ -194,3 +197,29 @@ def test_group_errors(card, formulas):
     assert p.returncode == 0, p.stderr
     counts, printed = parse_table(p.stderr)
     assert list(counts) == ["CPU_CLK_UNHALTED", "INSTRUCTIONS_EXECUTED"] and list(printed) == ["CPI"], p.stderr
+
+
+def test_shell_metrics(formulas, tsc_hz):
+    """`pmu metrics`, the shell's stat -M: pmuctl's table (the same one, pmu/metrics.c), the events
+    its groups need counted on the CPUs given, and each metric its formula over the counts it
+    prints, in thousandths (the kernel computes them without floating point)."""
+    listing = pmuctl("nosuchcard", "stat", "-M", "list").stdout
+    c = Card(cpus=4, boot="multiboot", timeout=120, env={"PROGRAMS": os.path.join(USER, "chase.elf")})
+    try:
+        assert c.cmd("pmu metrics list") == listing
+        assert "no metric groups chosen yet" in c.cmd("pmu metrics")
+        assert "no metric group 'NOSUCH' (pmu metrics list shows them)" in c.cmd("pmu metrics 1 CPI,NOSUCH")
+        assert "these groups need more than 8 events" in c.cmd("pmu metrics 1 L1,L2")
+        assert "is not slice=MS" in c.cmd("pmu metrics 1 CPI slice=x")
+        assert c.cmd("pmu metrics 1 L1,CPI slice=1") == ""
+        c.cmd("pmu start 1")
+        assert "exit status 0" in c.cmd("run chase 131072", timeout=120)
+        c.cmd("pmu stop 1")
+        out = c.cmd("pmu metrics 1")
+    finally:
+        c.close()
+    assert out.startswith("CPU 1\n"), out
+    counts, printed = parse_table(out)
+    check_counts(["L1", "CPI"], counts, formulas)
+    check_metrics(["L1", "CPI"], printed, counts, formulas, tsc_hz, places=3)
+    assert [v for v, n, _ in printed["CPI"] if n == "CPI"] == ["1.000"]

@@ -310,6 +310,47 @@ static void test_list_shows_every_metric_with_its_formula(void **state)
 	free(s);
 }
 
+/*
+ * The card's values (pmu metrics: thousandths, no floating point) agree with
+ * pmuctl's (double) to the rounding: every metric over pseudo-random counts,
+ * some not counted, some zero, as large as 2^44; n/a on the card only where
+ * the thousandths (times per_second, as the card divides) would not fit in
+ * 64 bits.
+ */
+static void test_milli_matches_floating_point(void **state)
+{
+	(void)state;
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+	int compared = 0, na = 0;
+
+	for (int iter = 0; iter < 2000; iter++) {
+		struct metric_count c[sizeof(counted) / sizeof(counted[0])];
+		for (size_t i = 0; i < sizeof(counted) / sizeof(counted[0]); i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			c[i] = (struct metric_count){ counted[i], (x >> 20) % (1ULL << (x % 45)), x % 17 != 0 };
+		}
+		uint64_t hz = iter % 5 ? 1000000000ULL + iter : 0;
+		for (int g = 0; g < METRIC_NGROUPS; g++)
+			for_each_metric(m, &metric_groups[g]) {
+				double v;
+				int64_t milli;
+				int a = metric_value(m, c, N(c), hz, &v), b = metric_value_milli(m, c, N(c), hz, &milli);
+				if (a == 0 && b) /* thousandths (times per_second, on the way) past 64 bits */
+					assert_true(fabs(v) * 1000 > (double)INT64_MAX * 0.999 ||
+						    fabs(v) * 1000 * (m->per_second ? m->per_second : 1) > 0x1p64 * 0.999);
+				else
+					assert_int_equal(a, b);
+				if (a || b) {
+					na++;
+					continue;
+				}
+				assert_true(fabs(milli / 1000.0 - v) <= 0.0005 + 1e-12 * fabs(v));
+				compared++;
+			}
+	}
+	assert_true(compared > 10000 && na > 1000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -324,6 +365,7 @@ int main(void)
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_list_shows_every_metric_with_its_formula),
+		cmocka_unit_test(test_milli_matches_floating_point),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
