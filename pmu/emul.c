@@ -84,7 +84,7 @@ static int spflt_rm(uint8_t modrm)
  * can perform: false for anything else, and for an RDPMC whose ECX selects
  * no counter (#GP, as on KNC).
  */
-static bool decode(struct trap_frame *f, const uint8_t *b, int n, struct insn *in)
+static inline __attribute__((always_inline)) bool decode(struct trap_frame *f, const uint8_t *b, int n, struct insn *in)
 {
 	int rm;
 
@@ -128,25 +128,56 @@ static int emulate(struct trap_frame *f)
 }
 
 /*
- * The fast path (exc_fast_register), from Ring 3 only. The bytes are read
- * in place: the task's page tables are the live ones and the instruction's
- * page was just fetched from, so only bytes in that page are safe to read.
+ * The fast path (exc_fast_register), from Ring 3 only, in one function
+ * (bench/tasks.py counts it). The bytes are read in place: the task's page
+ * tables are the live ones and the instruction's page was just fetched
+ * from, so only bytes in that page are safe to read.
  */
+/* What model_user_insn does not take, or with the plugin counting: step by step. */
+static bool __attribute__((noinline)) emulate_steps(struct pmu_cpu *pc, struct trap_frame *f, uint64_t first_kernel,
+						      uint64_t first_user, const struct insn *in)
+{
+	uint64_t v = 0;
+
+	model_emulate_steps(pc, f, first_kernel, first_user, in->rdpmc ? (int)(f->rcx & 1) : -1, in->spflt, &v);
+	if (in->rdpmc) {
+		f->rax = (uint32_t)v;
+		f->rdx = v >> 32;
+	}
+	f->rip += in->len;
+	return true;
+}
+
+/* The rest of to_user, when it has something to do (model_sync_needed). */
+static bool __attribute__((noinline)) sync_then_return(struct pmu_cpu *pc)
+{
+	model_sync_lazy(pc);
+	return true;
+}
+
 static bool emulate_fast(struct trap_frame *f, uint64_t first_kernel, uint64_t first_user)
 {
-	struct pmu_cpu *pc = pmu_this();
+	struct pmu_cpu *pc = this_cpu()->pmu;
 	struct insn in;
+	uint64_t v = 0;
 
 	if (!pc || (f->rip & (PAGE_SIZE - 1)) > PAGE_SIZE - MAX_INSN ||
 	    !decode(f, (const uint8_t *)f->rip, MAX_INSN, &in))
 		return false;
-	uint64_t v;
-	model_emulate_fast(pc, f, first_kernel, first_user, in.rdpmc ? (int)f->rcx : -1, in.spflt, &v);
+	if (pc->plugin_sel) /* the plugin's counts to take and its page to tell */
+		return emulate_steps(pc, f, first_kernel, first_user, &in);
+	if (!model_user_insn(&pc->model, first_user, first_kernel, rdtsc(), in.rdpmc ? (int)(f->rcx & 1) : -1,
+			     in.spflt, &v))
+		return emulate_steps(pc, f, first_kernel, first_user, &in);
+	model_slack_update(pc, first_kernel, first_user);
 	if (in.rdpmc) {
 		f->rax = (uint32_t)v;
 		f->rdx = v >> 32;
 	}
 	f->rip += in.len;
+	pc->user_entry = true; /* to_user's, after model_user_insn's return to CPL 3 */
+	if (model_sync_needed(pc))
+		return sync_then_return(pc);
 	return true;
 }
 

@@ -8,6 +8,7 @@
 #include <pmuos/sample.h>
 #include "pmu/backend.h"
 #include "pmu/model.h"
+#include "pmu/share.h"
 #include "pmu/regs.h"
 #include "pmu/pmu.h"
 #include "kernel/timer.h"
@@ -94,17 +95,56 @@ void mux_stopped(struct pmu_cpu *pc, uint64_t now); /* counters just stopped at 
 void mux_clear(struct pmu_cpu *pc);
 void mux_read(struct pmu_cpu *pc, struct pmu_reading *r, uint64_t live);
 
-/* model.c, for emul.c: take the plugin's counts before reading a counter; publish the registers after a change. */
-void model_share_take(struct pmu_cpu *pc);
-void model_share_publish(struct pmu_cpu *pc);
 /*
- * model.c, for emul.c's fast path: from_user (pmu/backend.h), an RDPMC
- * (ecx 0 or 1: the counter into *v) or SPFLT (ecx -1, its operand) and
- * to_user, for a task's instruction that trapped; a PMI for a counter that
- * wrapped in the task's stretch is delivered on `user`.
+ * model.c and emul.c: take the plugin's counts before reading a counter
+ * (pmu/share.h), only while an enabled EvtSel selects an event of the
+ * plugin's: the take comes first in every emulated access (a write takes
+ * in any case, so what the plugin counted before it belongs before it).
  */
-void model_emulate_fast(struct pmu_cpu *pc, struct trap_frame *user, uint64_t first_kernel, uint64_t first_user,
-			int ecx, uint64_t operand, uint64_t *v);
+static inline void model_share_take(struct pmu_cpu *pc)
+{
+	if (pc->share && pc->plugin_sel)
+		share_take(pc->share, &pc->model);
+}
+/* model.c, for emul.c: publish the registers the plugin reads after a change of them. */
+void model_share_publish(struct pmu_cpu *pc);
+/* model.c: a thread's Ring-3 deadline slack is USER_ENTRY_SLACK << up to this. */
+#define USER_SLACK_SHIFT_MAX 11 /* 2^20 ticks, about 1 ms */
+
+/*
+ * from_user's bookkeeping before the stretch is accounted (model.c, and
+ * emul.c's fast path): the Ring-3 slack (see model.c). Inline and without
+ * calls: the fast path is one function.
+ */
+static inline void model_slack_update(struct pmu_cpu *pc, uint64_t first_kernel, uint64_t first_user)
+{
+	if (first_kernel > first_user)
+		pc->slack_shift = 0;
+	else if (pc->ovf_timer.armed && pc->ovf_timer.deadline <= first_kernel &&
+		 pc->slack_shift < USER_SLACK_SHIFT_MAX)
+		pc->slack_shift++; /* the overflow timer itself ended the empty stretch (not another interrupt) */
+	pc->user_entry = false;
+}
+
+/*
+ * model.c, for emul.c's fast path when model_user_insn declines or the
+ * plugin counts: from_user (a PMI for a counter that wrapped in the task's
+ * stretch delivered on `user`), an RDPMC (ecx 0 or 1: the counter into *v)
+ * or SPFLT (ecx -1, its operand) and to_user, step by step.
+ */
+void model_emulate_steps(struct pmu_cpu *pc, struct trap_frame *user, uint64_t first_kernel, uint64_t first_user,
+			 int ecx, uint64_t operand, uint64_t *v);
+/* model.c: sync_at, lazy (after a privilege change or a halt). */
+void model_sync_lazy(struct pmu_cpu *pc);
+/*
+ * Whether to_user's lazy sync has anything to do: a PMI is due, a counter
+ * counting at CPL 3 can wrap, or a plugin event counts (model.c sync_at
+ * leaves the timer as it is otherwise).
+ */
+static inline bool model_sync_needed(const struct pmu_cpu *pc)
+{
+	return pc->model.rose || (pc->model.active & pc->model.plain) || pc->plugin_sel;
+}
 
 /* emul.c: RDPMC/SPFLT emulation on the model */
 void pmu_emul_init(void);

@@ -48,7 +48,6 @@ static void overflow_due(struct timer *t);
  * slack in force events late.
  */
 #define USER_ENTRY_SLACK 512
-#define USER_SLACK_SHIFT_MAX 11 /* 2^20 ticks, about 1 ms */
 #define OVF_HORIZON (1ULL << 32)  /* TSC ticks: 4.3 s at 1 GHz */
 #define SHARE_POLL_TICKS 8192     /* TSC ticks between looks at a sampling plugin event */
 
@@ -111,17 +110,6 @@ static void sync(struct pmu_cpu *pc)
 static void sync_lazy(struct pmu_cpu *pc)
 {
 	sync_at(pc, NULL, true);
-}
-
-/*
- * Only while an enabled EvtSel selects an event of the plugin's: the take
- * comes first in every emulated access (a write takes in any case, so
- * what the plugin counted before it belongs before it).
- */
-void model_share_take(struct pmu_cpu *pc)
-{
-	if (pc->share && pc->plugin_sel)
-		share_take(pc->share, &pc->model);
 }
 
 /*
@@ -252,51 +240,42 @@ static void model_op_to_user(void)
 	sync_lazy(pc);
 }
 
-/* from_user's bookkeeping before the stretch is accounted: the slack, and the plugin's counts. */
-static void stretch_ended(struct pmu_cpu *pc, uint64_t first_kernel, uint64_t first_user)
-{
-	if (first_kernel > first_user)
-		pc->slack_shift = 0;
-	else if (pc->ovf_timer.armed && pc->ovf_timer.deadline <= first_kernel &&
-		 pc->slack_shift < USER_SLACK_SHIFT_MAX)
-		pc->slack_shift++; /* the overflow timer itself ended the empty stretch (not another interrupt) */
-	pc->user_entry = false;
-	model_share_take(pc);
-}
-
 static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
 {
 	struct pmu_cpu *pc = pmu_this();
 
-	stretch_ended(pc, first_kernel, first_user);
+	model_slack_update(pc, first_kernel, first_user);
+	model_share_take(pc);
 	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
 	model_user_stretch(&pc->model, first_user, first_kernel);
 	sync_at(pc, task_user_frame(), true);
 }
 
-void model_emulate_fast(struct pmu_cpu *pc, struct trap_frame *user, uint64_t first_kernel, uint64_t first_user,
-			int ecx, uint64_t operand, uint64_t *v)
+void model_emulate_steps(struct pmu_cpu *pc, struct trap_frame *user, uint64_t first_kernel, uint64_t first_user,
+			 int ecx, uint64_t operand, uint64_t *v)
 {
 	struct pmu_model *m = &pc->model;
-	uint64_t now = rdtsc();
 
-	stretch_ended(pc, first_kernel, first_user);
-	if (!model_user_insn(m, first_user, first_kernel, now, ecx, operand, v)) {
-		/* Step by step, as from_user, the instruction and to_user would. */
-		model_user_stretch(m, first_user, first_kernel);
-		sync_at(pc, user, true);
-		now = rdtsc();
-		model_share_take(pc);
-		if (ecx >= 0)
-			model_rdpmc(m, now, ecx, v);
-		else
-			model_spflt(m, now, operand);
-		model_set_cpl(m, now, 3);
-	}
-	if (ecx < 0)
+	model_slack_update(pc, first_kernel, first_user);
+	model_share_take(pc);
+	model_user_stretch(m, first_user, first_kernel);
+	sync_at(pc, user, true);
+	uint64_t now = rdtsc();
+	model_share_take(pc);
+	if (ecx >= 0) {
+		model_rdpmc(m, now, ecx, v);
+	} else {
+		model_spflt(m, now, operand);
 		model_share_publish(pc);
+	}
+	model_set_cpl(m, now, 3);
 	pc->user_entry = true;
 	sync_lazy(pc);
+}
+
+void model_sync_lazy(struct pmu_cpu *pc)
+{
+	sync_at(pc, NULL, true);
 }
 
 static void model_op_cpu_online(bool rejoin)

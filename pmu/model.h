@@ -24,6 +24,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include "pmu/regs.h"
 
 struct pmu_model {
 	uint64_t ctr[2];      /* 40 bits, as of `last` */
@@ -84,16 +85,73 @@ void model_set_cpl(struct pmu_model *m, uint64_t now, uint8_t cpl);
  */
 void model_user_stretch(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel);
 /*
+ * Which counters count from now on (advance and ticks_to_overflow look only
+ * at those); edge detection starts afresh for the others.
+ */
+static inline void model_select_active(struct pmu_model *m)
+{
+	m->active = m->active_at[m->cpl != 0];
+	m->cond &= m->active;
+}
+
+/* After a change of SPFLT or the halt state: the counters that count at each privilege level. */
+static inline void model_state_changed(struct pmu_model *m)
+{
+	uint8_t gate = m->halted ? 0 : 0xff;
+
+	if (!(m->spflt & SPFLT_USER_PREF))
+		gate &= ~(uint8_t)(m->spflt & (SPFLT_EN(0) | SPFLT_EN(1))); /* held by SPFLT (000 §1.4.3.4) */
+	m->active_at[0] = m->at_os & gate;
+	m->active_at[1] = m->at_usr & gate;
+	model_select_active(m);
+}
+
+/*
  * An emulated RDPMC (ecx 0 or 1: the counter into *v) or SPFLT (ecx -1:
  * USER_PREF = bit 0 of operand) at tick `now` that ended a Ring-3 stretch,
  * and the provisional return to CPL 3 at `now`, in one step: the same as
  * model_user_stretch, the instruction at `now` and model_set_cpl(now, 3),
  * where order cannot matter: every counter that counts is plain and none
  * wraps. Returns false, having changed nothing, otherwise (and when the
- * ticks are out of order): then the step-by-step calls serve.
+ * ticks are out of order): then the step-by-step calls serve. Inline: the
+ * emulation's fast path (pmu/emul.c) is all one function.
  */
-bool model_user_insn(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel, uint64_t now,
-		     int ecx, uint64_t operand, uint64_t *v);
+static inline bool model_user_insn(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel, uint64_t now,
+				   int ecx, uint64_t operand, uint64_t *v)
+{
+	uint8_t k = m->active_at[0], u = m->active_at[1];
+
+	if (first_user < m->last || first_kernel < first_user || now <= first_kernel || ((k | u) & ~m->plain))
+		return false;
+	uint64_t kt = (first_user - m->last) + (now - first_kernel), ut = first_kernel - first_user;
+	uint64_t v0 = m->ctr[0], v1 = m->ctr[1];
+
+	if (k & 1)
+		v0 += kt;
+	if (u & 1)
+		v0 += ut;
+	if (k & 2)
+		v1 += kt;
+	if (u & 2)
+		v1 += ut;
+
+	if ((v0 | v1) > KNC_CTR_MASK)
+		return false; /* a wrap: its place in the sequence decides where the PMI lands */
+	m->ctr[0] = v0;
+	m->ctr[1] = v1;
+	m->last = now;
+	m->active = m->cond = k; /* as model_set_cpl leaves them after a kernel tick */
+	if (ecx >= 0) {
+		*v = ecx ? v1 : v0;
+	} else {
+		m->spflt = (m->spflt & ~SPFLT_USER_PREF) | (operand & 1 ? SPFLT_USER_PREF : 0);
+		m->cpl = 0;
+		model_state_changed(m);
+	}
+	m->cpl = 3;
+	model_select_active(m);
+	return true;
+}
 void model_set_halted(struct pmu_model *m, uint64_t now, bool halted);
 /*
  * Ticks from `last` until the next overflow if the thread keeps running at

@@ -99,34 +99,13 @@ void model_add(struct pmu_model *m, int i, uint64_t n)
 	m->ctr[i] = v & KNC_CTR_MASK;
 }
 
-/*
- * Which counters count from now on (advance and ticks_to_overflow look only
- * at those); edge detection starts afresh for the others.
- */
-static void select_active(struct pmu_model *m)
-{
-	m->active = m->active_at[m->cpl != 0];
-	m->cond &= m->active;
-}
-
-/* After a change of SPFLT or the halt state: the counters that count at each privilege level. */
-static void state_changed(struct pmu_model *m)
-{
-	uint8_t gate = m->halted ? 0 : 0xff;
-
-	if (!(m->spflt & SPFLT_USER_PREF))
-		gate &= ~(uint8_t)(m->spflt & (SPFLT_EN(0) | SPFLT_EN(1))); /* held by SPFLT (000 §1.4.3.4) */
-	m->active_at[0] = m->at_os & gate;
-	m->active_at[1] = m->at_usr & gate;
-	select_active(m);
-}
 
 /* After a write of GLOBAL_CTRL (or an EvtSel): the counters that count at CPL 0 and at CPL 1-3. */
 static void enables_changed(struct pmu_model *m)
 {
 	m->at_os = m->sel_os & m->global_ctrl;
 	m->at_usr = m->sel_usr & m->global_ctrl;
-	state_changed(m);
+	model_state_changed(m);
 }
 
 /* After a write of an EvtSel: what each counter's EvtSel implies. */
@@ -187,7 +166,7 @@ int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 	default: /* GLOBAL_STATUS is read-only; anything else is not the PMU's */
 		return -1;
 	}
-	state_changed(m);
+	model_state_changed(m);
 	return 0;
 }
 
@@ -231,69 +210,33 @@ void model_spflt(struct pmu_model *m, uint64_t now, uint64_t operand)
 		m->spflt |= SPFLT_USER_PREF;
 	else
 		m->spflt &= ~SPFLT_USER_PREF;
-	state_changed(m);
+	model_state_changed(m);
 }
 
 void model_set_cpl(struct pmu_model *m, uint64_t now, uint8_t cpl)
 {
 	model_advance(m, now);
 	m->cpl = cpl;
-	select_active(m);
+	model_select_active(m);
 }
 
 void model_user_stretch(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel)
 {
 	m->cpl = 0;
-	select_active(m);
+	model_select_active(m);
 	model_advance(m, first_user);
 	m->cpl = 3;
-	select_active(m);
+	model_select_active(m);
 	model_advance(m, first_kernel);
 	m->cpl = 0;
-	select_active(m);
-}
-
-static bool user_stretch_plain(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel, uint64_t now)
-{
-	uint8_t k = m->active_at[0], u = m->active_at[1];
-
-	if (first_user < m->last || first_kernel < first_user || now <= first_kernel || ((k | u) & ~m->plain))
-		return false;
-	uint64_t kt = (first_user - m->last) + (now - first_kernel), ut = first_kernel - first_user;
-	uint64_t v0 = m->ctr[0] + kt * (k & 1) + ut * (u & 1);
-	uint64_t v1 = m->ctr[1] + kt * (k >> 1 & 1) + ut * (u >> 1 & 1);
-
-	if ((v0 | v1) > KNC_CTR_MASK)
-		return false; /* a wrap: its place in the sequence decides where the PMI lands */
-	m->ctr[0] = v0;
-	m->ctr[1] = v1;
-	m->last = now;
-	m->cpl = 0;
-	m->active = m->cond = k; /* as model_set_cpl leaves them after a kernel tick */
-	return true;
-}
-
-bool model_user_insn(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel, uint64_t now,
-		     int ecx, uint64_t operand, uint64_t *v)
-{
-	if (!user_stretch_plain(m, first_user, first_kernel, now))
-		return false;
-	if (ecx >= 0) {
-		*v = m->ctr[ecx & 1];
-	} else {
-		m->spflt = (m->spflt & ~SPFLT_USER_PREF) | (operand & 1 ? SPFLT_USER_PREF : 0);
-		state_changed(m);
-	}
-	m->cpl = 3;
-	select_active(m);
-	return true;
+	model_select_active(m);
 }
 
 void model_set_halted(struct pmu_model *m, uint64_t now, bool halted)
 {
 	model_advance(m, now);
 	m->halted = halted;
-	state_changed(m);
+	model_state_changed(m);
 }
 
 uint64_t model_ticks_to_overflow(const struct pmu_model *m)
