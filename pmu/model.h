@@ -54,8 +54,22 @@ struct pmu_model {
 void model_reset(struct pmu_model *m, uint64_t now);
 /* Whether the model observes the event an EvtSel value selects. */
 bool model_counts_event(uint32_t evtsel);
-/* Accounts ticks up to `now` (>= last; earlier values are ignored). */
-void model_advance(struct pmu_model *m, uint64_t now);
+/* model_advance's part for ticks that count: last < now and a counter active. */
+void model_advance_counting(struct pmu_model *m, uint64_t now);
+/*
+ * Accounts ticks up to `now` (>= last; earlier values are ignored). Inline:
+ * most calls (the PMI handler's, with the counters stopped) count nothing.
+ */
+static inline void model_advance(struct pmu_model *m, uint64_t now)
+{
+	if (now <= m->last)
+		return;
+	if (!m->active) {
+		m->last = now; /* and every edge condition is false (model_select_active) */
+		return;
+	}
+	model_advance_counting(m, now);
+}
 /*
  * Adds n events that another observer counted (the QEMU plugin, under the
  * same enables and filters) to counter i (0 or 1): the 40-bit counter wraps

@@ -61,17 +61,13 @@ static void advance_general(struct pmu_model *m, uint64_t ticks)
  * with plain counters only: that case is straight-line code
  * (bench/tasks.py, bench/pmi.py count it).
  */
-void model_advance(struct pmu_model *m, uint64_t now)
+void model_advance_counting(struct pmu_model *m, uint64_t now)
 {
-	if (now <= m->last)
-		return;
 	uint64_t ticks = now - m->last;
 	uint32_t status = m->status;
 	uint8_t a = m->active;
 
 	m->last = now;
-	if (!a)
-		return; /* and every edge condition is false (select_active) */
 	if (a & ~m->plain) {
 		advance_general(m, ticks);
 	} else {
