@@ -139,12 +139,25 @@ PATTERNS = {
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_read_misses_match_valgrind(card, pattern, size):
     args = PATTERNS[pattern](size)
-    l2, l1 = region(card, 1, "L2_DATA_READ_MISS_MEM_FILL:u", "DATA_READ_MISS:u", args)
     vg = valgrind(args, "ms_random" if pattern == "random" else "ms_walk")
     # callgrind D1mr: L1 data read misses; DLmr: last-level data read misses. One core,
     # so every L2 miss is filled from memory.
-    assert abs(l1 - vg["D1mr"]) <= 0.01 * vg["D1mr"], (pattern, size, l1, vg)
-    assert abs(l2 - vg["DLmr"]) <= 0.02 * vg["DLmr"], (pattern, size, l2, vg)
+    close = lambda l1, l2: abs(l1 - vg["D1mr"]) <= 0.01 * vg["D1mr"] and abs(l2 - vg["DLmr"]) <= 0.02 * vg["DLmr"]
+    # The kernel's own work on the core during a region (the service CPU's timer, whose
+    # phase against the region follows the host's timing of each shell line) evicts lines
+    # of the program's: misses valgrind, simulating the program alone, cannot see, and only
+    # ever more of them. 16 KiB random has 256 misses, so a few such lines are over 1 %
+    # (seen once in a full `make test`: 261; in 150 runs of that region, the 2 that
+    # missed 258 times had 1,583 kernel instructions in the region, not 681, the two
+    # SPFLTs' emulation). The least of up to three runs is the program's own.
+    runs = []
+    while len(runs) < 3:
+        runs.append(region(card, 1, "L2_DATA_READ_MISS_MEM_FILL:u", "DATA_READ_MISS:u", args))
+        l2, l1 = min(r[0] for r in runs), min(r[1] for r in runs)
+        if close(l1, l2):
+            break
+    assert abs(l1 - vg["D1mr"]) <= 0.01 * vg["D1mr"], (pattern, size, runs, vg)
+    assert abs(l2 - vg["DLmr"]) <= 0.02 * vg["DLmr"], (pattern, size, runs, vg)
 
 
 @pytest.mark.parametrize("args", ["store 262144 64 2", "store 4194304 4096 1"])
