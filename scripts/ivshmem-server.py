@@ -6,8 +6,8 @@ QEMU's ivshmem-doorbell device connects first (peer 0, the card), pmuctl
 processes connect after it as peers of their own.
 
 It hands every client the mailbox file (created at --size bytes if it is
-missing or of another size) and one eventfd per vector for each peer, and it
-ends when the process --watch names ends (qemu.sh execs QEMU, so its PID is
+missing or of another size) and one eventfd per vector for each peer (see
+Server for where it departs from the spec, for QEMU's sake), and it ends when the process --watch names ends (qemu.sh execs QEMU, so its PID is
 QEMU's). It returns once the socket listens, leaving a child that serves.
 
 Python rather than C: the protocol is a few messages at connect time,
@@ -28,83 +28,78 @@ MAX_ID = 65535            # spec: IDs fit the Doorbell register's 16 bits
 SEND_TIMEOUT_S = 1.0      # a client that does not read its messages is dropped, not waited for
 
 
-class Peer:
-    def __init__(self, conn, pid, vectors):
+class Client:
+    def __init__(self, conn, pid):
         self.conn, self.id = conn, pid
-        self.fds = [os.eventfd(0, os.EFD_CLOEXEC) for _ in range(vectors)]
+        self.heard = set()  # the peers whose eventfds it has been sent
 
     def send(self, value, fd=None):
-        msg = [struct.pack("<q", value)]  # spec: one 8-byte little-endian signed number
+        msg = struct.pack("<q", value)  # spec: one 8-byte little-endian signed number ...
         if fd is None:
-            self.conn.sendall(msg[0])
+            self.conn.sendall(msg)
         else:
-            socket.send_fds(self.conn, msg, [fd])  # spec: a file descriptor via SCM_RIGHTS
-
-    def close(self):
-        self.conn.close()
-        for fd in self.fds:
-            os.close(fd)
+            socket.send_fds(self.conn, [msg], [fd])  # ... with a file descriptor via SCM_RIGHTS
 
 
 class Server:
+    """A departed client's ID and eventfds stay for the next client that
+    takes the ID, and no disconnection is ever sent (the spec's message 6):
+    QEMU 7.2's hw/misc/ivshmem.c close_peer_eventfds frees a peer's eventfd
+    array without forgetting it, so a disconnection makes QEMU write into
+    freed memory when the ID comes back (process_msg_connect) and free the
+    array again at exit (ivshmem_exit: "double free or corruption")."""
+
     def __init__(self, shm_fd, vectors):
         self.shm_fd, self.vectors = shm_fd, vectors
-        self.peers = {}
+        self.clients = {}   # ID -> Client, connected now
+        self.eventfds = {}  # ID -> its eventfds, one per vector, kept for good
         self.sel = selectors.DefaultSelector()
 
-    def free_id(self):
-        # The lowest free one: the first client (QEMU) is 0, as the spec says,
-        # and QEMU's peer table stays as small as the clients at once.
-        return next((i for i in range(MAX_ID + 1) if i not in self.peers), None)
-
     def connect(self, conn):
-        pid = self.free_id()
+        # The lowest ID no client holds: the first client (QEMU) gets 0, as the
+        # spec says, and QEMU's peer table stays as small as the clients at once.
+        pid = next((i for i in range(MAX_ID + 1) if i not in self.clients), None)
         if pid is None:
             conn.close()
             return
         conn.settimeout(SEND_TIMEOUT_S)
-        new = Peer(conn, pid, self.vectors)
+        if pid not in self.eventfds:
+            self.eventfds[pid] = [os.eventfd(0, os.EFD_CLOEXEC) for _ in range(self.vectors)]
+        new = Client(conn, pid)
         try:
-            # spec, on connect: version, ID, -1 with the shared memory, ...
+            # spec, on connect: 1 the version, 2 its ID, 3 -1 with the shared memory, ...
             new.send(PROTOCOL_VERSION)
             new.send(pid)
             new.send(-1, self.shm_fd)
-            for other in self.peers.values():  # ... the existing peers' eventfds, ...
-                for fd in other.fds:
-                    new.send(other.id, fd)
+            for other in self.clients.values():  # ... 4 the other clients' eventfds, ...
+                self.tell(new, other.id)
         except OSError:
-            new.close()
+            conn.close()
             return
-        for other in list(self.peers.values()):  # ... the new one to the others ...
+        for other in list(self.clients.values()):  # ... the new one to the others (once ever) ...
             try:
-                for fd in new.fds:
-                    other.send(pid, fd)
+                self.tell(other, pid)
             except OSError:
-                self.disconnect(other)
+                self.drop(other)
         try:
-            for fd in new.fds:  # ... and its own, to receive interrupts.
+            for fd in self.eventfds[pid]:  # ... and 5 its own, to receive interrupts.
                 new.send(pid, fd)
         except OSError:
-            new.close()
-            self.gone(pid)
+            conn.close()
             return
-        self.peers[pid] = new
+        self.clients[pid] = new
         self.sel.register(conn, selectors.EVENT_READ, new)
 
-    def gone(self, pid):
-        # spec, message 6: a peer ID without a file descriptor is a disconnection.
-        for other in list(self.peers.values()):
-            try:
-                other.send(pid)
-            except OSError:
-                self.disconnect(other)
+    def tell(self, client, pid):
+        if pid not in client.heard:
+            for fd in self.eventfds[pid]:
+                client.send(pid, fd)
+            client.heard.add(pid)
 
-    def disconnect(self, peer):
-        if self.peers.pop(peer.id, None) is None:
-            return
-        self.sel.unregister(peer.conn)
-        peer.close()
-        self.gone(peer.id)
+    def drop(self, client):
+        if self.clients.pop(client.id, None) is not None:
+            self.sel.unregister(client.conn)
+            client.conn.close()
 
     def serve(self, listener, pidfd):
         self.sel.register(listener, selectors.EVENT_READ, "listen")
@@ -125,7 +120,7 @@ class Server:
                 except OSError:
                     data = b""
                 if not data:
-                    self.disconnect(key.data)
+                    self.drop(key.data)
 
 
 def main():
