@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host/doorbell.h"
 #include "host/pmuctl.h"
 #include "host/progress.h"
 #include "host/rings.h"
@@ -22,6 +23,19 @@ int cmd_info(struct card *c)
 	printf("backend    %.16s\n", i->backend);
 	printf("exact      %s\n", i->capabilities & MBOX_CAP_EXACT ? "yes" : "no");
 	printf("heartbeat  %llu\n", (unsigned long long)c->hdr->heartbeat);
+	/* The service's transport, as the card reports it in the header (include/pmuos/mailbox.h). */
+	if (!(c->hdr->capabilities & MBOX_CAP_DOORBELL))
+		printf("doorbell   no: the card polls\n");
+	else if (!c->bell)
+		printf("doorbell   yes (card peer %u), not used: pmuctl polls\n", c->hdr->card_peer);
+	else
+		printf("doorbell   yes (card peer %u, pmuctl peer %u), %u rings reached the card\n", c->hdr->card_peer,
+		       doorbell_peer(c->bell), c->hdr->doorbells);
+	uint32_t us = c->hdr->poll_us;
+	if (us)
+		printf("poll       every %u us (%u timer polls)\n", us, c->hdr->timer_polls);
+	else
+		printf("poll       off: no poll timer armed (%u timer polls)\n", c->hdr->timer_polls);
 	return 0;
 }
 
