@@ -145,6 +145,7 @@ def main():
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(a.socket)
         listener.listen(16)
+        ours = os.stat(a.socket).st_ino
     except OSError as e:
         sys.exit(f"ivshmem-server: {e}")
     if os.fork():
@@ -155,8 +156,9 @@ def main():
     try:
         Server(shm, a.vectors).serve(listener, pidfd)
     finally:
-        try:
-            os.unlink(a.socket)
+        try:  # not a later server's, for the same card, that replaced it
+            if os.stat(a.socket).st_ino == ours:
+                os.unlink(a.socket)
         except OSError:
             pass
 

@@ -102,7 +102,7 @@ struct mbox_header {
 	volatile uint32_t poll_us;       /* the serving CPU's poll timer period, us; 0: no poll timer armed */
 	volatile uint32_t doorbells;     /* rings from the host that reached the serving CPU */
 	volatile uint32_t timer_polls;   /* the service's timer polls (heartbeats) so far */
-	uint32_t reserved[1];
+	volatile uint32_t ring_ticks;    /* TSC ticks from a ring's interrupt to the card's ring with the answer (last one) */
 };
 
 enum mbox_opcode {

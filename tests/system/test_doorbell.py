@@ -25,7 +25,8 @@ def service(card):
     timer polls)."""
     p = pmuctl(card, "info")
     assert p.returncode == 0, p.stderr
-    rings = re.search(r"^doorbell\s+yes \(card peer 0, pmuctl peer \d+\), (\d+) rings reached the card$",
+    rings = re.search(r"^doorbell\s+yes \(card peer 0, pmuctl peer \d+\), (\d+) rings reached the card, "
+                      r"the last answered \d+ TSC ticks after its interrupt$",
                       p.stdout, re.M)
     if rings is None:
         assert re.search(r"^doorbell\s+no: the card polls$", p.stdout, re.M), p.stdout
