@@ -7,6 +7,12 @@
  * one (ivshmem-plain, the mailbox in card memory, a KNC card for now) the
  * service polls: every 100 us while CPU 0 serves, every 1 ms on a CPU
  * measuring a task.
+ *
+ * With a doorbell, CPU 0 that has just answered (no task running) looks
+ * for the host's next request for LINGER_US before it halts: a host sends
+ * requests in a row (pmuctl stat, run, record), and each one found this way
+ * costs no wake-up of a halted CPU, which under QEMU is the bulk of a round
+ * trip (bench/mailbox.py). It halts after that; no timer is involved.
  */
 #include "mailbox/internal.h"
 #include "platform/platform.h"
@@ -22,17 +28,17 @@
 #define IDLE_POLL_US     100               /* no doorbell: CPU 0's poll */
 #define TASK_POLL_US     MBOX_HEARTBEAT_US /* no doorbell: a task CPU's poll */
 #define FALLBACK_POLL_US 10000             /* with a doorbell: a ring lost would wait this long */
+#define LINGER_US        20                /* with a doorbell: CPU 0 looks for a next request this long */
 
 static const struct host_doorbell *bell;
 static bool poll_off;          /* pmuos.mbox_poll=off: the doorbell alone */
 static uint32_t routed = ~0u;  /* the CPU the rings go to */
 static struct spinlock route_lock;
-static uint64_t rung_tsc;      /* the first ring not yet answered: its interrupt's TSC */
+static uint64_t rung_tsc;      /* the last ring's interrupt, until an answer: its TSC */
 
 static void doorbell_irq(struct trap_frame *f)
 {
-	if (!rung_tsc)
-		rung_tsc = rdtsc();
+	rung_tsc = rdtsc();
 	mailbox_rung();
 }
 
@@ -67,6 +73,11 @@ uint64_t mailbox_poll_us(bool cpu0)
 	return cpu0 ? IDLE_POLL_US : TASK_POLL_US;
 }
 
+uint64_t mailbox_linger_us(void)
+{
+	return bell ? LINGER_US : 0;
+}
+
 void mailbox_doorbell_route(uint32_t cpu)
 {
 	if (!bell || READ_ONCE(routed) == cpu)
@@ -86,9 +97,9 @@ void mailbox_doorbell_answered(void)
 {
 	uint32_t peer = mbox_hdr->host_peer; /* the host's: any value is only a peer to ring */
 
-	if (bell && peer && peer - 1 != bell->peer && peer - 1 <= 0xffff)
-		bell->ring(peer - 1);
-	if (rung_tsc) /* what a ring costs the card, wake-up to answer (bench/mailbox.py) */
+	if (rung_tsc) /* what a ring costs the card, its interrupt to the answer (bench/mailbox.py) */
 		mbox_hdr->ring_ticks = (uint32_t)MIN(rdtsc() - rung_tsc, UINT32_MAX);
 	rung_tsc = 0;
+	if (bell && peer && peer - 1 != bell->peer && peer - 1 <= 0xffff)
+		bell->ring(peer - 1);
 }

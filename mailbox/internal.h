@@ -21,6 +21,8 @@ void mailbox_give_service_to_cpu0(void);
 void mailbox_doorbell_init(bool region0);
 /* The service's poll period, us, on CPU 0 (cpu0) or a task CPU; 0: no poll timer (the doorbell alone). */
 uint64_t mailbox_poll_us(bool cpu0);
+/* How long (us) CPU 0, idle, looks for a next request after answering before it halts; 0: not at all. */
+uint64_t mailbox_linger_us(void);
 /* The host's rings interrupt `cpu` from now on (no-op without a doorbell, or if they already do). */
 void mailbox_doorbell_route(uint32_t cpu);
 /* Passes a ring that reached another CPU on to `cpu` (an IPI at the doorbell's vector). */

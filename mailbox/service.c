@@ -229,5 +229,14 @@ static bool mailbox_idle_work(void)
 		if (any_task_active() && pass_to_task_cpu())
 			timer_cancel(beat_timer());
 	}
-	return mailbox_serving_here() && mailbox_poll();
+	if (!mailbox_serving_here())
+		return false;
+	/* After an answer CPU 0, with no task to disturb, looks for the next request a while (doorbell.c). */
+	static uint64_t linger_until;
+	if (mailbox_poll()) {
+		if (this_cpu()->cpu == 0 && !any_task_active())
+			linger_until = rdtsc() + mailbox_linger_us() * (tsc_hz / 1000000);
+		return true;
+	}
+	return this_cpu()->cpu == 0 && rdtsc() < linger_until;
 }
