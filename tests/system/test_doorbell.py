@@ -180,3 +180,11 @@ def test_a_broken_server_is_named_and_the_mailbox_polled(card, script, why):
         os.close(shm)
         os.unlink(sock)
         os.rename(sock + ".away", sock)
+
+
+def test_ping_takes_a_gap_of_0_to_1000_ms(card):
+    for gap in ("-1", "1001", "x", ""):
+        p = pmuctl(card, "ping", "3", gap)
+        assert p.returncode == 2 and f"ping 3 {gap}: GAP_MS is 0 to 1000 milliseconds" in p.stderr, (gap, p.stderr)
+    p = pmuctl(card, "ping", "3", "2")
+    assert p.returncode == 0 and "info round trips: 3," in p.stdout, p.stderr
