@@ -12,7 +12,10 @@
  * for the host's next request for LINGER_US before it halts: a host sends
  * requests in a row (pmuctl stat, run, record), and each one found this way
  * costs no wake-up of a halted CPU, which under QEMU is the bulk of a round
- * trip (bench/mailbox.py). It halts after that; no timer is involved.
+ * trip (bench/mailbox.py). It halts after that; no timer is involved. Under
+ * QEMU -icount the look lasts far longer in wall time than in the card's
+ * (a loop that reads the TSC runs at a tenth of the virtual clock or less):
+ * 100 us of the card's is a millisecond or more of a host core.
  */
 #include "mailbox/internal.h"
 #include "platform/platform.h"
@@ -28,7 +31,7 @@
 #define IDLE_POLL_US     100               /* no doorbell: CPU 0's poll */
 #define TASK_POLL_US     MBOX_HEARTBEAT_US /* no doorbell: a task CPU's poll */
 #define FALLBACK_POLL_US 10000             /* with a doorbell: a ring lost would wait this long */
-#define LINGER_US        20                /* with a doorbell: CPU 0 looks for a next request this long */
+#define LINGER_US        100               /* with a doorbell: CPU 0 looks for a next request this long */
 
 static const struct host_doorbell *bell;
 static bool poll_off;          /* pmuos.mbox_poll=off: the doorbell alone */
