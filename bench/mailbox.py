@@ -89,10 +89,11 @@ def main():
             ("mailbox, no doorbell, card halted", f"{off_halted[0]:.1f}", f"{off_halted[1]:.1f}", "", ""),
             ("serial shell", f"{serial[0]:.1f}", f"{serial[1]:.1f}", "", "")])
     print()
-    print(f"A halted card's wake-up: {ticks:,} guest instructions (TSC ticks) from the ring's interrupt to the")
-    print(f"card's ring back (the last round trip); while its CPUs were halted its clock ran {clock:.3f} s per")
-    print("host second (-icount sleep=on: virtual time follows the host's while every vCPU is halted), so a")
-    print("wake-up costs the card the wall time it waited, in virtual time, plus those instructions.")
+    print(f"A halted card's wake-up: {ticks:,} guest instructions (TSC ticks) of the card's time from the ring's")
+    print(f"interrupt to its ring back (the last round trip). While its CPUs were halted its clock ran {clock:.3f} s")
+    print("per host second (-icount sleep=on: QEMU moves a halted card's clock on to its next timer as host time")
+    print("passes); the rest of a halted round trip is the host's: QEMU's main loop taking the ring, the vCPU")
+    print("thread woken to run, pmuctl woken by the card's ring.")
     return 0
 
 
