@@ -11,6 +11,7 @@
 /* Vector map. Higher vectors are higher APIC priority classes. */
 #define VEC_PIC_BASE   0x20 /* legacy 8259s, remapped here and masked */
 #define VEC_ISA_BASE   0x30 /* IOAPIC-routed ISA IRQ n -> 0x30 + n */
+#define VEC_DOORBELL   0x50 /* the host's doorbell (MSI-X from platform/; mailbox/doorbell.c) */
 #define VEC_TIMER      0xe0 /* local APIC timer */
 #define VEC_CALL       0xf0 /* cross-CPU function call IPI */
 #define VEC_WAKE       0xf1 /* "your call is done": wakes a halted caller */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host/doorbell.h"
 #include "host/pmuctl.h"
 #include "host/progress.h"
 #include "host/rings.h"
@@ -22,6 +23,20 @@ int cmd_info(struct card *c)
 	printf("backend    %.16s\n", i->backend);
 	printf("exact      %s\n", i->capabilities & MBOX_CAP_EXACT ? "yes" : "no");
 	printf("heartbeat  %llu\n", (unsigned long long)c->hdr->heartbeat);
+	/* The service's transport, as the card reports it in the header (include/pmuos/mailbox.h). */
+	if (!(c->hdr->capabilities & MBOX_CAP_DOORBELL))
+		printf("doorbell   no: the card polls\n");
+	else if (!c->bell)
+		printf("doorbell   yes (card peer %u), not used: pmuctl polls\n", c->hdr->card_peer);
+	else
+		printf("doorbell   yes (card peer %u, pmuctl peer %u), %u rings reached the card, the last answered "
+		       "%u TSC ticks after its interrupt\n", c->hdr->card_peer, doorbell_peer(c->bell), c->hdr->doorbells,
+		       c->hdr->ring_ticks);
+	uint32_t us = c->hdr->poll_us;
+	if (us)
+		printf("poll       every %u us (%u timer polls)\n", us, c->hdr->timer_polls);
+	else
+		printf("poll       off: no poll timer armed (%u timer polls)\n", c->hdr->timer_polls);
 	return 0;
 }
 
@@ -31,14 +46,22 @@ static int by_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* `pmuctl ping [N]`: N INFO round trips (PING_MAX at most); prints the median and 99th percentile in microseconds. */
-int cmd_ping(struct card *c, const char *arg)
+/*
+ * `pmuctl ping [N [GAP_MS]]`: N INFO round trips (PING_MAX at most), GAP_MS
+ * apart (PING_GAP_MAX at most; a card's idle CPUs halt meanwhile); prints
+ * the median and 99th percentile in microseconds.
+ */
+int cmd_ping(struct card *c, const char *arg, const char *gap_arg)
 {
 	char *end;
-	long n = arg ? strtol(arg, &end, 10) : PING_DEFAULT;
+	long n = arg ? strtol(arg, &end, 10) : PING_DEFAULT, gap = 0;
 
 	if (arg && (*end || end == arg || n < 1 || n > PING_MAX)) {
 		fprintf(stderr, "pmuctl: ping %s: N is 1 to %d round trips\n", arg, PING_MAX);
+		return 2;
+	}
+	if (gap_arg && (gap = strtol(gap_arg, &end, 10), *end || end == gap_arg || gap < 0 || gap > PING_GAP_MAX)) {
+		fprintf(stderr, "pmuctl: ping %s %s: GAP_MS is 0 to %d milliseconds\n", arg, gap_arg, PING_GAP_MAX);
 		return 2;
 	}
 	double *t = calloc(n, sizeof(*t));
@@ -47,6 +70,8 @@ int cmd_ping(struct card *c, const char *arg)
 		return 1;
 	}
 	for (long i = 0; i < n; i++) {
+		if (gap)
+			usleep(gap * 1000);
 		double t0 = now_s();
 		int st = call(c, MBOX_OP_INFO, NULL, NULL, 0, &resp);
 		t[i] = (now_s() - t0) * 1e6;

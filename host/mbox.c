@@ -14,7 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/doorbell.h"
 #include "lib/cpuset.h"
+
+#define SPIN_US      50 /* after a ring, the answer is looked for without sleeping this long */
+#define BELL_WAIT_MS 10 /* then a sleep on the doorbell ends this often: the card's state checked, rung again */
 
 static uint64_t real_now_ms(void)
 {
@@ -138,6 +142,8 @@ int card_check(struct card *c)
 	c->samples = (struct mbox_sample_ring *)(c->base + h->samples_off);
 	c->outputs = (const struct mbox_output_ring *)(c->base + h->output_off);
 	uint64_t beat = c->hdr->heartbeat, end = card_time->now_ms() + 1000;
+	if (c->bell)
+		doorbell_ring(c->bell); /* a card that serves only on its doorbell beats on it */
 	while (c->hdr->heartbeat == beat) {
 		if (card_time->now_ms() > end) {
 			fprintf(stderr, "pmuctl: card %s: heartbeat stale (no change in 1 s): the card has stopped\n",
@@ -228,6 +234,7 @@ static int lock(struct card *c, int patience_ms)
 	}
 	c->locked = 1;
 	__atomic_store_n(&c->hdr->host_lock, (uint32_t)getpid(), __ATOMIC_RELEASE);
+	__atomic_store_n(&c->hdr->host_peer, c->bell ? doorbell_peer(c->bell) + 1 : 0, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -238,6 +245,7 @@ static void unlock(struct card *c)
 	if (!c->locked)
 		return;
 	__atomic_store_n(&c->hdr->host_lock, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->hdr->host_peer, 0, __ATOMIC_RELEASE);
 	fcntl(c->fd, F_OFD_SETLK, &fl);
 	c->locked = 0;
 }
@@ -263,6 +271,8 @@ void card_close(struct card *c)
 		munmap(c->base, c->size);
 	}
 	c->base = NULL;
+	doorbell_close(c->bell);
+	c->bell = NULL;
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -323,16 +333,53 @@ static int take_answer(struct card *c, uint16_t op, uint32_t seq, const struct m
 	return st ? st : resp->status;
 }
 
-/* Between two looks at the rings: 0 after a nap, or why to stop waiting (a card that changed, the time is up). */
+/*
+ * Between two looks at the rings: 0 after a nap, or a sleep on the doorbell
+ * (ringing the card again if it did not ring: a ring lost, or a card whose
+ * fallback poll is off), or why to stop waiting (a card that changed, the
+ * time is up).
+ */
 static int wait_a_little(struct card *c, uint64_t end)
 {
 	int st = card_alive(c);
 
 	if (st == 0 && card_time->now_ms() > end)
 		st = CARD_TIMEOUT;
-	if (st == 0)
+	if (st == 0 && !c->bell)
 		card_time->nap();
+	else if (st == 0 && !doorbell_wait(c->bell, BELL_WAIT_MS))
+		doorbell_ring(c->bell);
 	return st;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
+}
+
+/* Rings the card and looks for the answer after `tail` without sleeping, for SPIN_US: an answer this fast needs no wake-up. */
+static void ring_and_spin(struct card *c, uint32_t tail)
+{
+	doorbell_ring(c->bell);
+	for (uint64_t end = now_us() + SPIN_US; now_us() < end;)
+		if (__atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE) != tail)
+			return;
+}
+
+void card_doorbell(struct card *c)
+{
+	char err[300];
+	const struct mbox_header *h = (const struct mbox_header *)c->base;
+	char sock[4096];
+
+	if (c->size < sizeof(*h) || h->magic != MBOX_MAGIC || !(h->capabilities & MBOX_CAP_DOORBELL))
+		return;
+	snprintf(sock, sizeof(sock), "%s.sock", c->path);
+	c->bell = doorbell_open(sock, h->card_peer, c->fd, err, sizeof(err));
+	if (!c->bell && err[0])
+		fprintf(stderr, "pmuctl: %s; polling the mailbox instead\n", err);
 }
 
 int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET_WORDS],
@@ -382,6 +429,8 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 	if (len)
 		memcpy(r->payload, payload, len);
 	__atomic_store_n(&c->req_ctl->head, head + 1, __ATOMIC_RELEASE);
+	if (c->bell)
+		ring_and_spin(c, tail);
 
 	for (;;) {
 		uint32_t ready = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE) - tail;

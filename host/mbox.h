@@ -38,6 +38,7 @@ struct card {
 	const struct mbox_output_ring *outputs;   /* MBOX_OUTPUT_RINGS */
 	uint64_t last_beat;           /* the highest heartbeat seen: one going back is a reboot */
 	int locked, hold;             /* the host lock is ours; for more than one call */
+	struct doorbell *bell;        /* the card's doorbell (host/doorbell.h), NULL: the mailbox is polled */
 	char err[256];                /* what a CARD_* status was about */
 };
 
@@ -57,6 +58,14 @@ extern const struct card_time *card_time;
  * on stderr naming the problem.
  */
 int card_open(struct card *c, const char *name);
+
+/*
+ * Card_open, before card_check: when the header c->base says the card has
+ * a doorbell (MBOX_CAP_DOORBELL), becomes a peer of its server, at
+ * c->path + ".sock". Without one, or when none listens, the mailbox is
+ * polled; a server that breaks the protocol is named on stderr, then polled.
+ */
+void card_doorbell(struct card *c);
 
 /*
  * Checks the mapping c->base (c->size bytes, c->path for messages): magic,

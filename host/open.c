@@ -118,6 +118,8 @@ int card_open(struct card *c, const char *name)
 		 "pmuctl: %s shrank under pmuctl (SIGBUS): the card's mailbox file was truncated or replaced\n", path);
 	struct sigaction sa = { .sa_handler = on_sigbus };
 	sigaction(SIGBUS, &sa, NULL);
+	if (place.whole)
+		card_doorbell(c); /* an ivshmem mailbox's (scripts/qemu.sh); card memory is polled */
 	if (card_check(c) != 0) {
 		card_close(c);
 		return -1;

@@ -48,8 +48,9 @@ int usage(void)
 		"  record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]\n"
 		"                                         sample every PERIOD events into FILE (pmuos.data)\n"
 		"  report [-i FILE] [--folded]            hottest functions of a recording\n"
-		"  ping [N]                               N info round trips (1 to 1000000, default 100):\n"
-		"                                         median and p99 latency\n"
+		"  ping [N [GAP_MS]]                      N info round trips (1 to 1000000, default 100):\n"
+		"                                         median and p99 latency; GAP_MS (0 to 1000) apart,\n"
+		"                                         for a card whose CPUs halt in between\n"
 		"  reset --warm | --init CPU              warm reset (PMU registers to 0; a card with registers:\n"
 		"                                         RGCR, back to its bootstrap) or INIT one AP (kept)\n"
 		"  boot [IMAGE] [--cmdline T] [--timeout S]  reset a card (sim:/pci:), boot IMAGE\n"
@@ -113,7 +114,7 @@ int main(int argc, char **argv)
 	if (card_open(&c, card_name) != 0)
 		return 1;
 	int r = !strcmp(cmd, "info")   ? cmd_info(&c)
-		: !strcmp(cmd, "ping")   ? cmd_ping(&c, i + 1 < argc ? argv[i + 1] : NULL)
+		: !strcmp(cmd, "ping")   ? cmd_ping(&c, i + 1 < argc ? argv[i + 1] : NULL, i + 2 < argc ? argv[i + 2] : NULL)
 		: !strcmp(cmd, "stat")   ? cmd_stat(&c, argc - i, argv + i)
 		: !strcmp(cmd, "record") ? cmd_record(&c, argc - i, argv + i)
 		: !strcmp(cmd, "reset")  ? cmd_reset(&c, argc - i, argv + i)

@@ -10,6 +10,7 @@
 #define MAX_EVENTS 8  /* stat: more than the 2 counters are time-sliced (multiplexed) */
 #define PING_DEFAULT 100
 #define PING_MAX 1000000 /* round trips: 8 MB of times */
+#define PING_GAP_MAX 1000 /* ms between two round trips */
 
 extern const char *card_name;       /* --card NAME|PATH */
 extern struct mbox_response resp;   /* the last answer (96 KiB: not on the stack) */
@@ -42,7 +43,7 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 /* The commands: each returns pmuctl's exit status. */
 int cmd_events(const char *pattern);
 int cmd_info(struct card *c);
-int cmd_ping(struct card *c, const char *n);
+int cmd_ping(struct card *c, const char *n, const char *gap_ms);
 int cmd_reset(struct card *c, int argc, char **argv);
 int cmd_run(struct card *c, int argc, char **argv);
 int cmd_console(struct card *c);

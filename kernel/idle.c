@@ -37,14 +37,16 @@ void idle_set_work(bool (*fn)(void))
 void idle_until(bool (*done)(void *arg), void *arg)
 {
 	for (;;) {
-		while (idle_work && idle_work())
-			;
+		/* done() after each piece of work: a host that keeps the mailbox busy must not starve the wait. */
+		bool busy = idle_work && idle_work();
 		cli();
 		if (done(arg)) {
 			sti();
 			return;
 		}
-		idle_wait();
+		if (!busy)
+			idle_wait();
+		sti();
 	}
 }
 

@@ -17,7 +17,8 @@ void idle_woken(void);
 /*
  * Waits, halted between interrupts, until done(arg) is true (checked with
  * interrupts off, so a wake-up between the check and the HLT is not lost).
- * Before each halt it runs the idle work (below) with interrupts on. Call
+ * Before each halt it runs the idle work (below) with interrupts on, done()
+ * checked after each piece of it (busy idle work does not starve the wait). Call
  * with interrupts on; returns with them on.
  */
 void idle_until(bool (*done)(void *arg), void *arg);

@@ -16,4 +16,20 @@ void mailbox_service_start(void);
 /* Gives the calling CPU's service to CPU 0, woken to take it. */
 void mailbox_give_service_to_cpu0(void);
 
+
+/* doorbell.c, the transport: mailbox_init sets up the host's doorbell if the mailbox is in shared memory region 0. */
+void mailbox_doorbell_init(bool region0);
+/* The service's poll period, us, on CPU 0 (cpu0) or a task CPU; 0: no poll timer (the doorbell alone). */
+uint64_t mailbox_poll_us(bool cpu0);
+/* How long (us) CPU 0, idle, looks for a next request after answering before it halts; 0: not at all. */
+uint64_t mailbox_linger_us(void);
+/* The host's rings interrupt `cpu` from now on (no-op without a doorbell, or if they already do). */
+void mailbox_doorbell_route(uint32_t cpu);
+/* Passes a ring that reached another CPU on to `cpu` (an IPI at the doorbell's vector). */
+void mailbox_doorbell_forward(uint32_t cpu);
+/* After publishing answers: rings the host peer the lock holder named (no-op without a doorbell or a peer). */
+void mailbox_doorbell_answered(void);
+/* service.c: the doorbell's interrupt: the serving CPU serves now. */
+void mailbox_rung(void);
+
 #endif

@@ -92,6 +92,7 @@ static void console_to_host(const char *s, size_t n)
 void mailbox_init(uint64_t base, uint64_t size)
 {
 	const char *where = size ? "card memory (pmuos.mbox)" : "shared memory";
+	bool region0 = !size;
 
 	pmu_set_sample_sink(mailbox_sample);
 	if (!size && !platform_shared_memory(0, &base, &size)) {
@@ -144,8 +145,9 @@ void mailbox_init(uint64_t base, uint64_t size)
 	req_ring = (struct mbox_request *)(base + req_off);
 	resp_ring = (struct mbox_response *)(base + resp_off);
 	console_tee(console_to_host);
-	mailbox_service_start();
 	kprintf("mailbox: %lu KiB of %s at %#lx\n", size >> 10, where, base);
+	mailbox_doorbell_init(region0);
+	mailbox_service_start();
 }
 
 void mailbox_ready(void)
@@ -213,9 +215,13 @@ bool mailbox_poll(void)
 		smp_mb();
 		WRITE_ONCE(resp_ctl->head, ++resp_head);
 		served = true;
-		if (reset)
+		if (reset) {
+			mailbox_doorbell_answered();
 			ops.reset(); /* the answer is out first */
+		}
 	}
+	if (served)
+		mailbox_doorbell_answered();
 	spin_unlock(&serve_lock);
 	return served;
 }

@@ -1,5 +1,5 @@
 /*
- * The CPU that serves the mailbox (heartbeat and request polling) and the
+ * The CPU that serves the mailbox (heartbeat, polling, doorbell) and the
  * rules that move it; see mailbox/mailbox.h.
  */
 #include "mailbox/internal.h"
@@ -12,8 +12,6 @@
 #include "arch/tsc.h"
 #include "arch/irq.h"
 #include "kernel/idle.h"
-
-#define IDLE_POLL_US   100
 
 /*
  * The mailbox service (heartbeat and request polling) runs on one CPU at a
@@ -37,21 +35,51 @@
 static volatile uint32_t service_cpu;
 static bool mailbox_idle_work(void);
 
+/* The service is `cpu`'s now, and so are the host's doorbell rings. */
+static void set_service(uint32_t cpu)
+{
+	service_cpu = cpu;
+	mailbox_doorbell_route(cpu);
+}
+
+/*
+ * The serving CPU serves soon: CPU 0 (and any CPU in a wait) in its idle
+ * loop, after this interrupt; a CPU running a task on its way back to
+ * Ring 3. The heartbeat moves: the host sees the service alive.
+ */
+static void serve_soon(void)
+{
+	__atomic_fetch_add(&mbox_hdr->heartbeat, 1, __ATOMIC_RELAXED); /* never back, whichever CPU serves */
+	mbox_hdr->cpus_online = smp_online_count();
+	if (this_cpu()->cpu != 0)
+		this_cpu()->user_work = true;
+}
+
 static void beat(struct timer *t)
 {
 	if (service_cpu != this_cpu()->cpu)
 		return; /* the service moved on */
-	mbox_hdr->heartbeat++;
-	mbox_hdr->cpus_online = smp_online_count();
-	if (this_cpu()->cpu != 0)
-		this_cpu()->user_work = true; /* a poll on the way back to Ring 3 */
-	/*
-	 * No doorbell in QEMU: an idle card polls every 100 us (its shell loop
-	 * serves on each wake-up); a CPU measuring a task, every 1 ms.
-	 */
-	uint64_t us = this_cpu()->cpu == 0 ? IDLE_POLL_US : MBOX_HEARTBEAT_US;
+	__atomic_fetch_add(&mbox_hdr->timer_polls, 1, __ATOMIC_RELAXED);
+	serve_soon();
+	/* The transport's period (mailbox/doorbell.c); 0: no timer, the doorbell alone. */
+	uint64_t us = mailbox_poll_us(this_cpu()->cpu == 0);
+	mbox_hdr->poll_us = us;
 	/* From now, not from the last deadline: a late beat must not try to catch up. */
-	timer_arm(t, rdtsc() + us * (tsc_hz / 1000000), beat, NULL);
+	if (us)
+		timer_arm(t, rdtsc() + us * (tsc_hz / 1000000), beat, NULL);
+}
+
+void mailbox_rung(void)
+{
+	uint32_t to = service_cpu;
+
+	if (to != this_cpu()->cpu) { /* rung while the service moved: on to where it is */
+		mailbox_doorbell_route(to);
+		mailbox_doorbell_forward(to);
+		return;
+	}
+	__atomic_fetch_add(&mbox_hdr->doorbells, 1, __ATOMIC_RELAXED);
+	serve_soon();
 }
 
 /* Each CPU's own heartbeat timer (timers are per CPU). */
@@ -61,16 +89,28 @@ static struct timer *beat_timer(void)
 	return &timers[this_cpu()->cpu];
 }
 
-void mailbox_take_service(void)
+/*
+ * The calling CPU serves, and beats at once (a heartbeat; a task CPU polls
+ * on its way back to Ring 3) unless `quiet`: CPU 0's idle work, whose
+ * beat would otherwise, without a poll timer, wake it again at once for
+ * ever. It does beat when the service has just come to it.
+ */
+static void take(bool quiet)
 {
 	if (!mbox_hdr)
 		return;
 	uint64_t f = irq_save();
-	service_cpu = this_cpu()->cpu;
+	bool moved = service_cpu != this_cpu()->cpu;
+	set_service(this_cpu()->cpu);
 	struct timer *t = beat_timer();
-	if (!t->armed)
+	if (!t->armed && (!quiet || moved || mailbox_poll_us(this_cpu()->cpu == 0)))
 		timer_arm(t, rdtsc(), beat, NULL);
 	irq_restore(f);
+}
+
+void mailbox_take_service(void)
+{
+	take(false);
 }
 
 static void take_service(void *unused)
@@ -82,7 +122,7 @@ void mailbox_give_service_to_cpu0(void)
 {
 	uint64_t f = irq_save();
 	timer_cancel(beat_timer());
-	service_cpu = 0;
+	set_service(0);
 	irq_restore(f);
 	smp_wake_apic(cpu_table[0]->apic_id);
 }
@@ -113,11 +153,11 @@ void mailbox_hand_over(uint32_t cpu)
 	if (!mbox_hdr || service_cpu != 0 || this_cpu()->cpu != 0)
 		return;
 	uint64_t f = irq_save();
-	service_cpu = cpu;
+	set_service(cpu);
 	if (smp_call_async(cpu, take_service, NULL) == 0)
 		timer_cancel(beat_timer());
 	else
-		service_cpu = 0;
+		set_service(0);
 	irq_restore(f);
 }
 
@@ -137,7 +177,7 @@ static void cpu_leaving(uint32_t cpu)
 	if (!mbox_hdr || service_cpu != cpu)
 		return;
 	if (this_cpu()->cpu == cpu) {
-		service_cpu = 0; /* a CPU stopped by a kernel exception: no timer of its own runs again */
+		set_service(0); /* a CPU stopped by a kernel exception: no timer of its own runs again */
 		smp_wake_apic(cpu_table[0]->apic_id);
 	} else {
 		mailbox_take_service(); /* the CPU sending the INIT serves meanwhile */
@@ -185,9 +225,18 @@ static bool mailbox_idle_work(void)
 	if (!mbox_hdr)
 		return false;
 	if (this_cpu()->cpu == 0 && (service_cpu == 0 || !any_task_active())) {
-		mailbox_take_service(); /* arms CPU 0's heartbeat if it was given the service */
+		take(true); /* arms CPU 0's heartbeat if it was given the service */
 		if (any_task_active() && pass_to_task_cpu())
 			timer_cancel(beat_timer());
 	}
-	return mailbox_serving_here() && mailbox_poll();
+	if (!mailbox_serving_here())
+		return false;
+	/* After an answer CPU 0, with no task to disturb, looks for the next request a while (doorbell.c). */
+	static uint64_t linger_until;
+	if (mailbox_poll()) {
+		if (this_cpu()->cpu == 0 && !any_task_active())
+			linger_until = rdtsc() + mailbox_linger_us() * (tsc_hz / 1000000);
+		return true;
+	}
+	return this_cpu()->cpu == 0 && rdtsc() < linger_until;
 }

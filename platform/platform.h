@@ -17,6 +17,21 @@
 #include <stdint.h>
 #include <pmuos/bootinfo.h>
 
+/*
+ * A doorbell between this machine and the host, beside shared memory
+ * region 0 (DESIGN §7): the host's rings interrupt one CPU, and this
+ * machine rings the host's peers. In QEMU: an ivshmem-doorbell device
+ * (QEMU docs/specs/ivshmem-spec.rst). A KNC card has the SBOX's (APICICR
+ * host -> card, SDBIC card -> host; docs/knc.md), not used yet: it polls.
+ */
+struct host_doorbell {
+	uint32_t peer; /* this machine's peer ID among the host's (0..65535) */
+	/* The host's rings interrupt the CPU with this APIC ID from now on. Any CPU. */
+	void (*route)(uint32_t apic_id);
+	/* Interrupts host peer `peer` (0..65535; one not connected is not rung). Any CPU. */
+	void (*ring)(uint32_t peer);
+};
+
 struct platform {
 	const char *name;  /* "pc", "knc" */
 	/* The console device (kprintf prints nothing before). First thing. */
@@ -46,6 +61,11 @@ struct platform {
 	 * its size and magic. False when there is no n-th region.
 	 */
 	bool (*shared_memory)(unsigned n, uint64_t *base, uint64_t *size);
+	/*
+	 * Sets up the doorbell beside shared memory region 0, its rings at IDT
+	 * vector `vector` (not yet routed to a CPU: route). NULL if there is none.
+	 */
+	const struct host_doorbell *(*doorbell)(uint8_t vector);
 	/* kernel/power.h: off (returns why not), warm reset (returns only if it cannot, with why). */
 	const char *(*power_off)(void);
 	const char *(*power_reset)(void);
@@ -65,6 +85,11 @@ static inline uint32_t platform_cpus(uint32_t *ids, uint32_t max) { return platf
 static inline bool platform_shared_memory(unsigned n, uint64_t *base, uint64_t *size)
 {
 	return platform->shared_memory(n, base, size);
+}
+
+static inline const struct host_doorbell *platform_doorbell(uint8_t vector)
+{
+	return platform->doorbell(vector);
 }
 
 #endif

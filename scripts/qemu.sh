@@ -22,6 +22,11 @@
 #           aperture: file offset = guest physical address below the PCI
 #           hole) and the kernel told its place with pmuos.mbox=BASE,SIZE
 #           (pmuctl --card sim:$CARD); Multiboot or Linux boot only
+#   DOORBELL 1 (default, with MBOX=ivshmem): the mailbox device is an
+#           ivshmem-doorbell with one MSI-X vector, its memory and eventfds
+#           handed out by scripts/ivshmem-server.py (started here, it ends
+#           with QEMU) on the socket /dev/shm/pmuos-$CARD.sock, where pmuctl
+#           connects too; 0: ivshmem-plain, no doorbell (the card polls)
 #   MBOX_BASE where in card memory (default 0x10000000, pmuos MBOX_CARD_BASE)
 #   KNC_MMIO a file of 128 KiB: a KNC card's BAR4 (DBOX, SBOX) at the
 #           physical addresses a card's cores see it, 0x8007C0000 (a QEMU
@@ -60,6 +65,7 @@ PLUGIN=${PLUGIN:-1}
 PLUGIN_ARGS=${PLUGIN_ARGS:-}
 MBOX=${MBOX:-ivshmem}
 MBOX_BASE=${MBOX_BASE:-0x10000000}
+DOORBELL=${DOORBELL:-1}
 case "$CARD" in ''|*/*|*[!A-Za-z0-9._-]*) die "CARD must be a name of letters, digits, '.', '_' or '-', got '$CARD'";; esac
 
 case "$CPUS" in ''|*[!0-9]*) die "CPUS must be a number from 1 to 255, got '$CPUS'";; esac
@@ -73,6 +79,7 @@ else
 fi
 case "$PLUGIN" in 0|1) ;; *) die "PLUGIN must be 1 or 0, got '$PLUGIN'" ;; esac
 case "$MBOX" in ivshmem|card) ;; *) die "MBOX must be ivshmem or card, got '$MBOX'" ;; esac
+case "$DOORBELL" in 0|1) ;; *) die "DOORBELL must be 1 or 0, got '$DOORBELL'" ;; esac
 case "${MBOX_BASE#0x}" in "$MBOX_BASE"|''|*[!0-9a-fA-F]*) die "MBOX_BASE must be 0x hex, got '$MBOX_BASE'" ;; esac
 [ "$MBOX" = ivshmem ] || [ "$BOOT" != uefi ] || die "MBOX=card gives the kernel its place on the command line: BOOT=multiboot or linux"
 
@@ -140,6 +147,15 @@ if [ -e "$MBOX_FILE" ] && [ "$(stat -c %s "$MBOX_FILE")" != "$MBOX_BYTES" ]; the
 fi
 MAILBOX="-object memory-backend-file,id=mbox,size=$MBOX_BYTES,share=on,mem-path=$MBOX_FILE"
 MAILBOX="$MAILBOX -device ivshmem-plain,memdev=mbox"
+if [ "$MBOX" = ivshmem ] && [ "$DOORBELL" = 1 ]; then
+	# The same file, from the doorbell server, which must listen before QEMU
+	# starts (the device reads its ID and memory while it is created). It
+	# watches this process, which QEMU replaces (exec below).
+	SOCK=$MBOX_FILE.sock
+	"$(dirname "$0")/ivshmem-server.py" --socket "$SOCK" --shm "$MBOX_FILE" --size "$MBOX_BYTES" \
+		--vectors 1 --watch $$ || die "the doorbell server did not start (DOORBELL=0: no doorbell)"
+	MAILBOX="-chardev socket,path=$SOCK,id=mboxbell -device ivshmem-doorbell,chardev=mboxbell,vectors=1"
+fi
 RAM="-m $MEM"
 if [ "$MBOX" = card ]; then
 	# Card memory the host maps, as a KNC card's GDDR through BAR0; a fresh

@@ -59,7 +59,14 @@ enum mbox_state {
 };
 
 /* Capabilities (header.capabilities) */
-#define MBOX_CAP_EXACT (1ULL << 0) /* the PMU backend's instruction counts are exact */
+#define MBOX_CAP_EXACT    (1ULL << 0) /* the PMU backend's instruction counts are exact */
+/*
+ * The card has a doorbell (QEMU: ivshmem-doorbell, whose server's socket is
+ * the mailbox file's path + ".sock"): a host rings peer card_peer's vector 0
+ * after posting a request, and the card rings peer host_peer - 1 after
+ * answering. Without it the card polls the request ring.
+ */
+#define MBOX_CAP_DOORBELL (1ULL << 1)
 
 struct mbox_ring_ctl {
 	volatile uint32_t head; /* slots produced */
@@ -70,7 +77,8 @@ struct mbox_header {
 	uint64_t magic;
 	uint32_t version;
 	volatile uint32_t state;         /* enum mbox_state */
-	volatile uint64_t heartbeat;     /* +1 at least every MBOX_HEARTBEAT_US while the card runs */
+	volatile uint64_t heartbeat;     /* +1 at each timer poll and doorbell; at least every MBOX_HEARTBEAT_US
+					    while the card runs without a doorbell */
 	uint64_t size;                   /* bytes of the whole mailbox */
 	uint64_t tsc_hz;
 	uint32_t cpu_count;
@@ -89,7 +97,12 @@ struct mbox_header {
 	volatile uint32_t shell_done;    /* seq of the last MBOX_OP_SHELL line that has finished */
 	volatile uint32_t host_seq;      /* last request seq a host used; advanced by the lock holder, not read by the card */
 	uint32_t boot_count;             /* 1 + the count in the mailbox the card found at boot (1 if none): a host sees a reset */
-	uint32_t reserved[6];
+	uint32_t card_peer;              /* with MBOX_CAP_DOORBELL: the card's peer ID at the doorbell server (0..65535) */
+	volatile uint32_t host_peer;     /* 1 + the lock holder's peer ID, rung after answers; 0: none (host-written) */
+	volatile uint32_t poll_us;       /* the serving CPU's poll timer period, us; 0: no poll timer armed */
+	volatile uint32_t doorbells;     /* rings from the host that reached the serving CPU */
+	volatile uint32_t timer_polls;   /* the service's timer polls (heartbeats) so far */
+	volatile uint32_t ring_ticks;    /* TSC ticks from a ring's interrupt to the card's ring with the answer (last one) */
 };
 
 enum mbox_opcode {

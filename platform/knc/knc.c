@@ -112,6 +112,16 @@ static bool knc_shared_memory(unsigned n, uint64_t *base, uint64_t *size)
 	return false; /* only card memory: the mailbox's place comes with pmuos.mbox= */
 }
 
+/*
+ * Not yet: a card's host rings through an SBOX APICICR the card programs
+ * with a vector and its APIC ID, and the card rings the host with SDBIC
+ * DBREQ (docs/knc.md, "Doorbells"). The card polls its mailbox meanwhile.
+ */
+static const struct host_doorbell *knc_doorbell(uint8_t vector)
+{
+	return NULL;
+}
+
 static const char *knc_power_off(void)
 {
 	return "a card is powered off by its host; `pmuctl reset --warm` resets it through RGCR";
@@ -130,6 +140,7 @@ const struct platform platform_knc = {
 	.irq_init = knc_irq_init,
 	.cpus = knc_cpus,
 	.shared_memory = knc_shared_memory,
+	.doorbell = knc_doorbell,
 	.power_off = knc_power_off,
 	.power_reset = knc_power_reset,
 };

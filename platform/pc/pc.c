@@ -7,7 +7,6 @@
 #include "platform/platform.h"
 #include "platform/pc/pc.h"
 #include "platform/pc/acpi.h"
-#include "platform/pc/pci.h"
 #include "platform/sfi.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
@@ -74,21 +73,6 @@ static uint32_t pc_cpus(uint32_t *apic_ids, uint32_t max)
 	return n;
 }
 
-/* QEMU docs/specs/ivshmem-spec.rst: vendor 1af4, device 1110, the shared memory in BAR 2. */
-#define IVSHMEM_VENDOR 0x1af4
-#define IVSHMEM_DEVICE 0x1110
-#define IVSHMEM_BAR    2
-
-static bool pc_shared_memory(unsigned n, uint64_t *base, uint64_t *size)
-{
-	struct pci_dev d;
-
-	for (unsigned i = 0, found = 0; pci_find_nth(IVSHMEM_VENDOR, IVSHMEM_DEVICE, i, &d); i++)
-		if (pci_mem_bar(&d, IVSHMEM_BAR, base, size) && found++ == n)
-			return true;
-	return false;
-}
-
 void pc_route_isa_irq(unsigned irq, irq_handler h)
 {
 	/*
@@ -119,6 +103,7 @@ const struct platform platform_pc = {
 	.irq_init = pc_irq_init,
 	.cpus = pc_cpus,
 	.shared_memory = pc_shared_memory,
+	.doorbell = pc_doorbell,
 	.power_off = pc_power_off,
 	.power_reset = pc_power_reset,
 };

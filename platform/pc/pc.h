@@ -24,6 +24,10 @@ void uart_enable_rx_irq(void);
  */
 void pc_route_isa_irq(unsigned irq, irq_handler h);
 
+/* ivshmem.c: the platform's shared_memory and doorbell ops (QEMU's ivshmem devices). */
+bool pc_shared_memory(unsigned n, uint64_t *base, uint64_t *size);
+const struct host_doorbell *pc_doorbell(uint8_t vector);
+
 /* power.c: the platform's power ops. */
 const char *pc_power_off(void);
 const char *pc_power_reset(void);

@@ -20,14 +20,14 @@ class Card:
     set: `make test BOOT=linux TESTS=...` runs those tests on the bzImage)."""
     count = 0
 
-    def __init__(self, cpus=4, boot=None, timeout=60, env=None):
+    def __init__(self, cpus=4, boot=None, timeout=60, env=None, qemu_args=()):
         # A mailbox of its own (/dev/shm/pmuos-<name>), apart from `make run`'s.
         Card.count += 1
         self.name = f"test{os.getpid()}-{Card.count}"
         boot = boot or os.environ.get("BOOT", "multiboot")
         e = dict(os.environ, CPUS=str(cpus), BOOT=boot, BUILD=BUILD, CARD=self.name)
         e.update(env or {})
-        self.child = PopenSpawn([os.path.join(ROOT, "scripts", "qemu.sh")], cwd=ROOT,
+        self.child = PopenSpawn([os.path.join(ROOT, "scripts", "qemu.sh"), *qemu_args], cwd=ROOT,
                                 env=e, encoding="latin-1", timeout=timeout)
         self.boot_log = self.wait_prompt(timeout)
 
@@ -66,7 +66,8 @@ class Card:
         if self.child.proc.poll() is None:
             self.child.kill(9)
             self.child.proc.wait()
-        for f in (f"/dev/shm/pmuos-{self.name}", f"/dev/shm/pmuos-{self.name}-pmu", f"/dev/shm/pmuos-{self.name}-ram"):
+        for f in (f"/dev/shm/pmuos-{self.name}", f"/dev/shm/pmuos-{self.name}-pmu", f"/dev/shm/pmuos-{self.name}-ram",
+                  f"/dev/shm/pmuos-{self.name}.sock"):
             try:
                 os.unlink(f)
             except FileNotFoundError:
