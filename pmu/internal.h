@@ -37,6 +37,7 @@ struct pmu_cpu {
 	uint64_t period[2];     /* events per sample; 0 = counting only */
 	uint64_t wraps[2];      /* overflows of a counting counter (2^40 each) */
 	uint64_t samples[2];    /* overflows of a sampling counter */
+	uint64_t late[2];       /* a sampling counter's events past a whole period at its PMI (pmi.c reload) */
 	uint32_t enabled;       /* GLOBAL_CTRL bits while running */
 	bool running;
 	uint64_t start_tsc;     /* counters last started (or a slice began), TSC */
@@ -120,9 +121,8 @@ static inline void model_slack_update(struct pmu_cpu *pc, uint64_t first_kernel,
 {
 	if (first_kernel > first_user)
 		pc->slack_shift = 0;
-	else if (pc->ovf_timer.armed && pc->ovf_timer.deadline <= first_kernel &&
-		 pc->slack_shift < USER_SLACK_SHIFT_MAX)
-		pc->slack_shift++; /* the overflow timer itself ended the empty stretch (not another interrupt) */
+	else if (pc->slack_shift < USER_SLACK_SHIFT_MAX)
+		pc->slack_shift++;
 	pc->user_entry = false;
 }
 

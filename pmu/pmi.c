@@ -71,13 +71,20 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
  * events after its last wrap: the events it counted since then (`past`, the
  * PMI's skid) count towards the next period, as perf carries them. Samples
  * stay exactly `period` events apart, and the driver's totals (samples x
- * period + what the counter has counted since its reload) stay exact. A
- * counter that reads `period` or more did not just wrap, or missed a whole
- * period: it starts a full one.
+ * period + late + what the counter has counted since its reload) stay
+ * exact. A counter that reads `period` or more at its PMI came back late
+ * (a PMI in Ring 3 can come up to the model's slack late: pmu/model.c) or
+ * missed a whole period: it starts a full one, and what it read goes to
+ * `late`, in the total but in no sample.
  */
-static uint64_t reload(uint64_t period, uint64_t past)
+static uint64_t reload(struct pmu_cpu *pc, int i, uint64_t past)
 {
-	return KNC_CTR_MASK + 1 - period + (past < period ? past : 0);
+	uint64_t period = pc->period[i];
+
+	if (past < period)
+		return KNC_CTR_MASK + 1 - period + past;
+	pc->late[i] += past;
+	return KNC_CTR_MASK + 1 - period;
 }
 
 void pmi_unthrottle(struct pmu_cpu *pc)
@@ -170,7 +177,7 @@ static void pmi_handler(struct trap_frame *f)
 			const struct pmu_sample *s = record(pc, f, status);
 			for (int i = 0; i < KNC_NUM_COUNTERS; i++)
 				if (sampled & GLOBAL_CTR(i))
-					pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), reload(pc->period[i], s->ctr[i]));
+					pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), reload(pc, i, s->ctr[i]));
 		}
 		pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, status);             /* 3 */
 	}

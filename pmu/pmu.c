@@ -135,7 +135,7 @@ uint64_t pmu_counter_events(struct pmu_cpu *pc, int i)
 	uint64_t c = rd(MSR_KNC_PERFCTR(i));
 
 	if (pc->period[i])
-		return pc->samples[i] * pc->period[i] + ((c - preload(pc, i)) & KNC_CTR_MASK);
+		return pc->samples[i] * pc->period[i] + pc->late[i] + ((c - preload(pc, i)) & KNC_CTR_MASK);
 	return (pc->wraps[i] << KNC_CTR_BITS) + c;
 }
 
@@ -147,7 +147,7 @@ void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t pe
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_CTR(i));
 	pc->evtsel[i] = evtsel;
 	pc->period[i] = period;
-	pc->wraps[i] = pc->samples[i] = 0;
+	pc->wraps[i] = pc->samples[i] = pc->late[i] = 0;
 	pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), preload(pc, i));
 	if (evtsel) {
 		/* INT always: a counting counter's wraps are added up in the PMI handler. */
@@ -213,7 +213,7 @@ static void cpu_clear(struct pmu_cpu *pc)
 
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
-		pc->wraps[i] = pc->samples[i] = 0;
+		pc->wraps[i] = pc->samples[i] = pc->late[i] = 0;
 		pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), preload(pc, i));
 	}
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_VALID);

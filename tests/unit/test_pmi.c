@@ -496,6 +496,33 @@ static void test_skid_carried(void **state)
 	assert_int_equal(EV(nth(WR, PERFCTR0, 0)).v, TWO40 - period);
 }
 
+/*
+ * A PMI that comes more than a period after the wrap (in Ring 3 it can come
+ * up to the model's slack late): a full period starts, and what the counter
+ * read goes to `late`, so the driver's total (samples x period + late + what
+ * it counted since the reload) still equals the reference counter 1.
+ */
+static void test_late_pmi_keeps_the_total(void **state)
+{
+	(void)state;
+	const uint64_t period = 1000;
+
+	pmu_set_pmi_limit(PMU_PMI_LIMIT_MAX);
+	configure(0, period);
+	configure(1, 0);
+	start(3);
+	while (!(MRD(STATUS) & 1))
+		advance(1);
+	advance(period + 17); /* late by more than a period */
+	PMI(0x401000, SEL_UCODE64);
+	assert_true(ring[0].ctr[0] >= period + 17); /* what the sample read, the handler's ticks since included */
+	assert_int_equal(EV(nth(WR, PERFCTR0, 0)).v, TWO40 - period);
+	assert_int_equal(pc.late[0], ring[0].ctr[0]);
+	advance(300);
+	uint64_t total = pc.samples[0] * period + pc.late[0] + ((MRD(PERFCTR0) - (TWO40 - period)) & (TWO40 - 1));
+	assert_int_equal(total, MRD(PERFCTR1));
+}
+
 /* Both counters overflowed at once: one clear of exactly bits 0 and 1, one sample, both reloaded. */
 static void test_both_overflow(void **state)
 {
@@ -859,6 +886,7 @@ int main(void)
 		cmocka_unit_test_setup(test_counting_overflow, setup),
 		cmocka_unit_test_setup(test_sampling_overflow, setup),
 		cmocka_unit_test_setup(test_skid_carried, setup),
+		cmocka_unit_test_setup(test_late_pmi_keeps_the_total, setup),
 		cmocka_unit_test_setup(test_both_overflow, setup),
 		cmocka_unit_test_setup(test_mixed_overflow, setup),
 		cmocka_unit_test_setup(test_rapid_second_overflow, setup),
