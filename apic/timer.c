@@ -8,7 +8,8 @@
 #include "arch/tsc.h"
 
 #define CPUID1_ECX_TSC_DEADLINE (1u << 24)
-#define CALIB_US 10000
+#define CALIB_US    1000 /* window; its ends are bracketed by the TSC */
+#define CALIB_TRIES 8    /* reads per end: the narrowest bracket is kept */
 
 static bool use_deadline;
 static uint64_t timer_hz;
@@ -16,20 +17,46 @@ static uint64_t timer_hz;
 bool apic_timer_tsc_deadline(void) { return use_deadline; }
 uint64_t apic_timer_hz(void) { return timer_hz; }
 
+/*
+ * The current count (SDM Vol. 3A 10.5.4, offset 0x390) and the TSC when it
+ * was read: the mid-point of the narrowest of CALIB_TRIES rdtsc-read-rdtsc
+ * brackets, so a read delayed (a vCPU descheduled, an interrupt of the host)
+ * is not the one kept.
+ */
+static uint32_t timer_sample(uint64_t *tsc)
+{
+	uint64_t best = UINT64_MAX;
+	uint32_t count = 0;
+
+	for (int i = 0; i < CALIB_TRIES; i++) {
+		uint64_t ta = rdtsc();
+		uint32_t c = apic_read(APIC_TIMER_CUR);
+		uint64_t tb = rdtsc();
+		if (tb - ta < best) {
+			best = tb - ta;
+			count = c;
+			*tsc = ta + (tb - ta) / 2;
+		}
+	}
+	return count;
+}
+
+/* Needs tsc_hz (the platform's time_init). BSP, once, interrupts off. */
 void apic_timer_calibrate(void)
 {
+	uint64_t t0, t1;
+
 	use_deadline = cpuid(1, 0).ecx & CPUID1_ECX_TSC_DEADLINE;
 	if (use_deadline)
 		return;
 	apic_write(APIC_TIMER_DIV, APIC_TIMER_DIV_1);
 	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED | APIC_LVT_TIMER_ONESHOT);
 	apic_write(APIC_TIMER_INIT, 0xffffffff);
-	uint64_t t0 = rdtsc();
+	uint32_t c0 = timer_sample(&t0);
 	delay_us(CALIB_US);
-	uint32_t left = apic_read(APIC_TIMER_CUR);
-	uint64_t t1 = rdtsc();
+	uint32_t c1 = timer_sample(&t1);
 	apic_write(APIC_TIMER_INIT, 0);
-	timer_hz = (uint64_t)(0xffffffffu - left) * tsc_hz / (t1 - t0);
+	timer_hz = (uint64_t)(c0 - c1) * tsc_hz / (t1 - t0);
 }
 
 void apic_timer_set(uint64_t deadline)

@@ -14,5 +14,6 @@ bench: deps
 	$(PYTHON) bench/pmi.py
 	$(PYTHON) bench/tasks.py
 	$(PYTHON) bench/mailbox.py
+	$(PYTHON) bench/startup.py
 	$(PYTHON) bench/drain.py
 	$(PYTHON) bench/plugin.py

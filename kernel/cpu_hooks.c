@@ -7,6 +7,7 @@ static void nothing_cpu(uint32_t cpu) {}
 static void nothing_exit(uint64_t first_kernel, uint64_t first_user) {}
 
 struct cpu_hooks cpu_hooks = {
+	.prepare = nothing_cpu,
 	.online = nothing_bool,
 	.rejoined = nothing,
 	.init_sent = nothing_cpu,

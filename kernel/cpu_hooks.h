@@ -12,6 +12,13 @@
 #include <stdbool.h>
 
 struct cpu_hooks {
+	/*
+	 * On the BSP, for each AP before its first INIT: allocate what `online`
+	 * needs. APs starting together would otherwise contend for the page
+	 * allocator's lock, and under TCG's round-robin every vCPU spinning on
+	 * a lock whose holder is descheduled burns its whole turn.
+	 */
+	void (*prepare)(uint32_t cpu);
 	/* Every CPU's start-up path, interrupts off. `rejoin`: it came back through INIT. */
 	void (*online)(bool rejoin);
 	/* An AP back after INIT, set up again: what INIT left is reported. */

@@ -28,6 +28,14 @@ void pmm_core_set(struct pmm *m, uint64_t first, uint64_t count, int used)
 	if (end > m->npages || end < first)
 		end = m->npages;
 	for (uint64_t i = first; i < end; i++) {
+		uint64_t *w = &m->bitmap[i / BITS];
+		/* A whole word all the other way (pmm_init frees all of RAM): 64 pages at once. */
+		if (i % BITS == 0 && end - i >= BITS && *w == (used ? 0 : ~0ULL)) {
+			*w = ~*w;
+			m->nfree += used ? -BITS : BITS;
+			i += BITS - 1;
+			continue;
+		}
 		if (page_used(m, i) == !!used)
 			continue;
 		m->bitmap[i / BITS] ^= 1ULL << (i % BITS);

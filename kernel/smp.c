@@ -18,9 +18,19 @@
 #define TRAMPOLINE_BASE 0x8000 /* must match boot/trampoline.S */
 #define KSTACK_PAGES 4
 #define IST_PAGES 1
-/* Intel SDM Vol. 3A 8.4.4.1: INIT, 10 ms, SIPI, 200 us, SIPI. */
+/*
+ * Intel SDM Vol. 3A 8.4.4.1: INIT, 10 ms, SIPI, 200 us, SIPI. Processors
+ * newer than those that sequence was written for take the SIPI without the
+ * 10 ms: Linux (arch/x86/kernel/smpboot.c, smp_quirk_init_udelay, since its
+ * 2025 change to every Intel family from 6) waits 0 after INIT on Intel
+ * family 6 and later and AMD family 0xF and later, and 10 us after each
+ * SIPI when it waits 0 after INIT. KNC (family 0xB) keeps the SDM's delays,
+ * as the card's own Linux (the older quirk: Intel family 6 only) did.
+ */
 #define INIT_DELAY_US 10000
 #define SIPI_DELAY_US 200
+#define MODERN_INIT_DELAY_US 0
+#define MODERN_SIPI_DELAY_US 10
 #define CHECKIN_TIMEOUT_US 1000000
 
 extern const char trampoline_start[], trampoline_end[];
@@ -322,6 +332,19 @@ int smp_reinit_cpu(uint32_t cpu)
 	return -2;
 }
 
+/* See INIT_DELAY_US: CPUID.0's vendor string and CPUID.1's family. */
+static bool modern_cpu(void)
+{
+	struct cpuid_regs v = cpuid(0, 0);
+	uint32_t family = cpuid_family(cpuid(1, 0).eax);
+
+	if (v.ebx == 0x756e6547 && v.edx == 0x49656e69 && v.ecx == 0x6c65746e) /* "GenuineIntel" */
+		return family >= 6 && family != CPUID_FAMILY_KNC;
+	if (v.ebx == 0x68747541 && v.edx == 0x69746e65 && v.ecx == 0x444d4163) /* "AuthenticAMD" */
+		return family >= 0xf;
+	return false;
+}
+
 static void send_sipis(uint32_t first, uint32_t state)
 {
 	for (uint32_t i = first; i < cpu_count; i++)
@@ -344,17 +367,25 @@ void smp_init(const uint32_t *apic_ids, uint32_t n)
 			break;
 		}
 		p->state = CPU_STARTING;
+		cpu_hooks.prepare(p->cpu);
 		ap_stack_by_apic[apic] = p->kstack_top;
 		cpu_count++;
 	}
 	smp_mb();
 
-	/* All APs at once: one INIT delay and one SIPI delay for the whole card. */
+	/*
+	 * All APs at once: one INIT delay and one SIPI delay for the whole card.
+	 * The BSP spins rather than halts: under -icount (sleep on) a halt with
+	 * every vCPU idle lets the virtual clock, the TSC, run at host real
+	 * time while QEMU handles the INITs and SIPIs, so the boot's TSC count
+	 * would depend on the host's speed; spinning it stays exact.
+	 */
+	bool modern = modern_cpu();
 	for (uint32_t i = 1; i < cpu_count; i++)
 		apic_send_init(cpu_table[i]->apic_id);
-	delay_us(INIT_DELAY_US);
+	delay_us(modern ? MODERN_INIT_DELAY_US : INIT_DELAY_US);
 	send_sipis(1, CPU_STARTING);
-	delay_us(SIPI_DELAY_US);
+	delay_us(modern ? MODERN_SIPI_DELAY_US : SIPI_DELAY_US);
 	send_sipis(1, CPU_STARTING); /* ignored by APs already running */
 
 	uint64_t end = tsc_deadline_us(CHECKIN_TIMEOUT_US);

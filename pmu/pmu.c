@@ -43,11 +43,19 @@ void pmu_init(void)
 	cpu_hooks_set(&pmu_cpu_hooks);
 }
 
+void pmu_cpu_prepare(uint32_t cpu)
+{
+	struct percpu *p = cpu_table[cpu];
+
+	if (!p->pmu)
+		p->pmu = page_alloc(ALIGN_UP(sizeof(struct pmu_cpu), PAGE_SIZE) / PAGE_SIZE);
+}
+
 void pmu_cpu_online(bool rejoin)
 {
 	struct percpu *p = this_cpu();
 
-	if (!p->pmu) {
+	if (!p->pmu) { /* the BSP; an AP whose block the BSP could not allocate */
 		p->pmu = page_alloc(ALIGN_UP(sizeof(struct pmu_cpu), PAGE_SIZE) / PAGE_SIZE);
 		rejoin = false;
 	}
@@ -107,6 +115,7 @@ static void pmu_rejoined(void)
 
 /* What the core tells the PMU about each CPU (kernel/cpu_hooks.h). */
 static const struct cpu_hooks pmu_cpu_hooks = {
+	.prepare = pmu_cpu_prepare,
 	.online = pmu_cpu_online,
 	.rejoined = pmu_rejoined,
 	.init_sent = pmu_cpu_init_sent,

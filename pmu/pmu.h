@@ -27,6 +27,8 @@
 
 /* BSP, before the APs start: picks the backend (knc on family 0x0B, else model). */
 void pmu_init(void);
+/* Allocates CPU `cpu`'s PMU state, on the BSP before the AP starts (kernel/cpu_hooks.h). */
+void pmu_cpu_prepare(uint32_t cpu);
 /* Every CPU, from its start-up path: LVT 0x340 and the backend. `rejoin`: after INIT. */
 void pmu_cpu_online(bool rejoin);
 /* Records that `cpu` is about to get an INIT (the model stops counting it there). */

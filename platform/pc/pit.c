@@ -14,27 +14,79 @@
 #define PIT_GATE      0x01
 #define PIT_SPEAKER   0x02
 #define PIT_OUT2      0x20
-#define CALIB_MS      10
+#define CALIB_US      2000 /* window; its two ends are what must be precise */
+#define CALIB_TRIES   8    /* samples per end: the one least disturbed is kept */
 #define PIT_HEARTBEAT_HZ 10000
 
-/* Measures tsc_hz against PIT channel 2 (10 ms gate). BSP, once, interrupts off. */
+/*
+ * One end of the calibration window: the TSC at a moment the PIT count is
+ * known. Spins until channel 2's count changes; the change to `count` lies
+ * between the latch before it (TSC t_a, just before) and the latch that saw
+ * it (TSC t_b, just after), so the TSC of that moment is (t_a + t_b) / 2,
+ * within (t_b - t_a) / 2. Of CALIB_TRIES such moments the narrowest is kept:
+ * a vCPU descheduled, an SMI or an interrupt of the host widens one
+ * sample, never the kept one unless all of them are disturbed.
+ * Count latch and read: 8254 data sheet, "Counter Latch Command" (port
+ * 0x43, SC = channel, RW = 00; then LSB, MSB from the channel's port).
+ */
+struct pit_sample {
+	uint64_t tsc;   /* TSC ticks, mid-point of the bracket */
+	uint64_t width; /* TSC ticks between the two latches */
+	uint16_t count; /* PIT channel 2 count at that moment */
+};
+
+static uint16_t pit2_count(void)
+{
+	outb(PIT_CMD, 0x80); /* latch channel 2 */
+	uint8_t lo = inb(PIT_CH2);
+	return lo | inb(PIT_CH2) << 8;
+}
+
+static struct pit_sample pit_edge(void)
+{
+	struct pit_sample best = { .width = UINT64_MAX };
+
+	for (int i = 0; i < CALIB_TRIES; i++) {
+		uint64_t ta = rdtsc();
+		uint16_t before = pit2_count(), now;
+		uint64_t tb;
+		for (;;) {
+			tb = rdtsc();
+			now = pit2_count();
+			if (now != before)
+				break;
+			ta = tb;
+		}
+		tb = rdtsc();
+		if (tb - ta < best.width)
+			best = (struct pit_sample){ ta + (tb - ta) / 2, tb - ta, now };
+	}
+	return best;
+}
+
+/*
+ * Measures tsc_hz against PIT channel 2 (1,193,182 Hz) over a CALIB_US window
+ * whose ends are PIT count edges (pit_edge). BSP, once, interrupts off.
+ * Channel 2 counts down from 65536 in mode 0 and wraps (55 ms a turn), so
+ * the window's count is the 16-bit difference.
+ */
 void tsc_calibrate(void)
 {
-	uint16_t count = PIT_HZ * CALIB_MS / 1000;
 	uint8_t gate = inb(PIT_GATE_PORT) & ~(PIT_SPEAKER | PIT_GATE);
 
 	outb(PIT_GATE_PORT, gate);
-	outb(PIT_CMD, 0xb0); /* channel 2, lo/hi byte, mode 0 (interrupt on terminal count) */
-	outb(PIT_CH2, count & 0xff);
-	outb(PIT_CH2, count >> 8);
+	outb(PIT_CMD, 0xb0); /* channel 2, lo/hi byte, mode 0 */
+	outb(PIT_CH2, 0);
+	outb(PIT_CH2, 0);     /* count 0 = 65536 */
 	outb(PIT_GATE_PORT, gate | PIT_GATE); /* a rising gate starts the count */
-	uint64_t t0 = rdtsc();
-	while (!(inb(PIT_GATE_PORT) & PIT_OUT2))
+	struct pit_sample a = pit_edge();
+	/* Until CALIB_US of PIT counts have passed (tsc_hz is not known yet). */
+	while ((uint16_t)(a.count - pit2_count()) < PIT_HZ / 1000 * CALIB_US / 1000)
 		cpu_relax();
-	uint64_t t1 = rdtsc();
+	struct pit_sample b = pit_edge();
 	outb(PIT_GATE_PORT, gate);
 
-	tsc_hz = (t1 - t0) * PIT_HZ / count;
+	tsc_hz = (b.tsc - a.tsc) * PIT_HZ / (uint16_t)(a.count - b.count);
 }
 
 /*
