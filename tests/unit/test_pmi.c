@@ -468,18 +468,30 @@ static void test_sampling_overflow(void **state)
  * counting the same events from 0) is n x period plus that sample's own skid.
  * A counter found at `period` or more did not just wrap: a full period.
  */
+/* Counter 0 samples every `period` events, counter 1 counts the same events from 0; both run. */
+static void sampled_and_counted(uint64_t period)
+{
+	pmu_set_pmi_limit(PMU_PMI_LIMIT_MAX);
+	configure(0, period);
+	configure(1, 0);
+	start(3);
+}
+
+/* Until counter 0 wraps. */
+static void until_wrap0(void)
+{
+	while (!(MRD(STATUS) & 1))
+		advance(1);
+}
+
 static void test_skid_carried(void **state)
 {
 	(void)state;
 	const uint64_t period = 1000;
 
-	pmu_set_pmi_limit(PMU_PMI_LIMIT_MAX);
-	configure(0, period);
-	configure(1, 0);
-	start(3);
+	sampled_and_counted(period);
 	for (uint64_t n = 1; n <= 5; n++) {
-		while (!(MRD(STATUS) & 1))
-			advance(1);
+		until_wrap0();
 		advance(17 * n); /* a skid that differs from PMI to PMI */
 		PMI(0x401000, SEL_UCODE64);
 		const struct pmu_sample *s = &ring[n - 1];
@@ -507,12 +519,8 @@ static void test_late_pmi_keeps_the_total(void **state)
 	(void)state;
 	const uint64_t period = 1000;
 
-	pmu_set_pmi_limit(PMU_PMI_LIMIT_MAX);
-	configure(0, period);
-	configure(1, 0);
-	start(3);
-	while (!(MRD(STATUS) & 1))
-		advance(1);
+	sampled_and_counted(period);
+	until_wrap0();
 	advance(period + 17); /* late by more than a period */
 	PMI(0x401000, SEL_UCODE64);
 	assert_true(ring[0].ctr[0] >= period + 17); /* what the sample read, the handler's ticks since included */
