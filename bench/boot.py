@@ -116,7 +116,8 @@ def target(value, limit, more_is_better=False):
         ok, sign = value >= limit, ">="
     else:
         ok, sign = value <= limit, "<="
-    gap = "" if ok else f" (off by {abs(value - limit):,.0f})"
+    off = abs(value - limit)
+    gap = "" if ok else f" (off by {off:,.0f})" if off >= 10 else f" (off by {off:.2f})"
     return f"{sign} {limit:,}: {'met' if ok else 'not met'}{gap}"
 
 
