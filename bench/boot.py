@@ -117,7 +117,8 @@ def target(value, limit, more_is_better=False):
     else:
         ok, sign = value <= limit, "<="
     off = abs(value - limit)
-    gap = "" if ok else f" (off by {off:,.0f})" if off >= 10 else f" (off by {off:.2f})"
+    whole = off >= 10 or (isinstance(value, int) and isinstance(limit, int))
+    gap = "" if ok else f" (off by {off:,.0f})" if whole else f" (off by {off:.2f})"
     return f"{sign} {limit:,}: {'met' if ok else 'not met'}{gap}"
 
 
