@@ -106,8 +106,8 @@ static void sync(struct pmu_cpu *pc)
 	sync_at(pc, NULL, false);
 }
 
-/* After a privilege change or a halt: lazy (see sync_at). */
-static void sync_lazy(struct pmu_cpu *pc)
+/* After a privilege change or a halt: lazy (see sync_at). Also emul.c's, after its fast path. */
+void model_sync_lazy(struct pmu_cpu *pc)
 {
 	sync_at(pc, NULL, true);
 }
@@ -219,7 +219,7 @@ static void model_op_idle_enter(void)
 	struct pmu_cpu *pc = pmu_this();
 
 	model_set_halted(&pc->model, rdtsc(), true);
-	sync_lazy(pc);
+	model_sync_lazy(pc);
 }
 
 static void model_op_idle_exit(void)
@@ -227,7 +227,7 @@ static void model_op_idle_exit(void)
 	struct pmu_cpu *pc = pmu_this();
 
 	model_set_halted(&pc->model, rdtsc(), false);
-	sync_lazy(pc);
+	model_sync_lazy(pc);
 }
 
 static void model_op_to_user(void)
@@ -237,7 +237,7 @@ static void model_op_to_user(void)
 	/* Provisional: from_user moves the change to the exact tick. */
 	model_set_cpl(&pc->model, rdtsc(), 3);
 	pc->user_entry = true;
-	sync_lazy(pc);
+	model_sync_lazy(pc);
 }
 
 static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
@@ -270,13 +270,9 @@ void model_emulate_steps(struct pmu_cpu *pc, struct trap_frame *user, uint64_t f
 	}
 	model_set_cpl(m, now, 3);
 	pc->user_entry = true;
-	sync_lazy(pc);
+	model_sync_lazy(pc);
 }
 
-void model_sync_lazy(struct pmu_cpu *pc)
-{
-	sync_at(pc, NULL, true);
-}
 
 static void model_op_cpu_online(bool rejoin)
 {
