@@ -19,7 +19,7 @@ void bpred_clear(struct bpred *b)
 	sa_clear(&b->btb);
 }
 
-bool bpred_resolve(struct bpred *b, uint64_t pc, bool taken, uint64_t target)
+bool bpred_resolve_slow(struct bpred *b, uint64_t pc, bool taken, uint64_t target)
 {
 	uint64_t predicted_target;
 	uint8_t *ctr = sa_lookup(&b->btb, pc, &predicted_target);
@@ -34,7 +34,7 @@ bool bpred_resolve(struct bpred *b, uint64_t pc, bool taken, uint64_t target)
 	if (taken) {
 		if (*ctr < 3)
 			++*ctr;
-		sa_set_data(&b->btb, pc, target);
+		*sa_data(&b->btb, ctr) = target;
 	} else if (*ctr > 0) {
 		--*ctr;
 	}

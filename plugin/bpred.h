@@ -42,6 +42,18 @@ void bpred_clear(struct bpred *b);
  * The branch at `pc` went (taken) to `target`, or fell through. Returns
  * whether it was mispredicted, and learns the outcome.
  */
-bool bpred_resolve(struct bpred *b, uint64_t pc, bool taken, uint64_t target);
+static inline bool bpred_resolve(struct bpred *b, uint64_t pc, bool taken, uint64_t target);
+
+/* ---- the fast path: a predicted branch of its BTB set's most recent entry, counter saturated ---- */
+bool bpred_resolve_slow(struct bpred *b, uint64_t pc, bool taken, uint64_t target);
+
+static inline bool bpred_resolve(struct bpred *b, uint64_t pc, bool taken, uint64_t target)
+{
+	const uint8_t *ctr = sa_mru(&b->btb, pc);
+
+	if (ctr && *ctr == (taken ? 3 : 0) && (!taken || *sa_data(&b->btb, ctr) == target))
+		return false; /* right, and nothing to learn */
+	return bpred_resolve_slow(b, pc, taken, target);
+}
 
 #endif

@@ -43,6 +43,7 @@ static void refresh(struct count_state *s)
 	memset(s->plain, 0, sizeof(s->plain));
 	memset(s->per_insn, 0, sizeof(s->per_insn));
 	memset(s->enabled, 0, sizeof(s->enabled));
+	memset(s->counted, 0, sizeof(s->counted));
 	for (int i = 0; i < 2; i++) {
 		uint32_t e = evtsel[i];
 		int ev = s->event_of(EVTSEL_CODE(e));
@@ -55,6 +56,7 @@ static void refresh(struct count_state *s)
 		for (int user = 0; user < 2; user++) {
 			if (!counts_at(e, global_ctrl, spflt, i, user))
 				continue;
+			s->counted[user] |= 1ull << ev;
 			if (per_insn_mode(e)) {
 				s->per_insn[user][ev] |= 1u << i;
 				s->enabled[user] |= 1u << i;
@@ -94,6 +96,7 @@ void count_block_slow(struct count_state *s, bool user, uint32_t n)
 	s->user = user;
 	s->n = n;
 	s->cur = s->enabled[user];
+	s->mask = s->counted[user];
 	/* A counter that does not count this block breaks the run its edge detection looks at. */
 	s->prev_cond &= s->cur;
 }

@@ -35,6 +35,7 @@
 #include "pmu/plugin_events.h"
 
 #define COUNT_MAX_BLOCK 512 /* instructions in a block: QEMU's TCG_MAX_INSNS */
+_Static_assert(PEV_COUNT <= 64, "count_state.counted has a bit per event");
 
 /* Maps an EvtSel's code (umask << 8 | event) to the plugin's event, or -1. */
 typedef int (*count_event_of_t)(uint32_t code);
@@ -47,9 +48,11 @@ struct count_state {
 	uint8_t plain[2][PEV_COUNT];    /* [user][event]: counters that add every event */
 	uint8_t per_insn[2][PEV_COUNT]; /* [user][event]: counters with CMASK or edge detect */
 	uint8_t enabled[2];             /* [user]: counters with CMASK or edge detect that count */
+	uint64_t counted[2];            /* [user]: bit ev set if a counter counts event ev (either mode) */
 	/* the block being executed */
 	bool user;
 	uint8_t cur;                    /* enabled[user] for it */
+	uint64_t mask;                  /* counted[user] for it: most events count nowhere, at one test's cost */
 	uint32_t n;                     /* its instructions */
 	uint8_t prev_cond;              /* bit i: the condition of the instruction before it (edge detect) */
 	uint64_t k[2][COUNT_MAX_BLOCK]; /* its events, per counter in per_insn mode and instruction */
@@ -87,11 +90,14 @@ static inline void count_block(struct count_state *s, bool user, uint32_t n)
 	s->user = user;
 	s->n = n;
 	s->cur = s->enabled[user];
+	s->mask = s->counted[user];
 	s->prev_cond &= s->cur;
 }
 
 static inline void count_event(struct count_state *s, int ev, uint64_t n, uint32_t idx)
 {
+	if (!(s->mask & (1ull << ev)))
+		return;
 	uint8_t plain = s->plain[s->user][ev], per_insn = s->per_insn[s->user][ev] & s->cur;
 
 	if (plain & 1)

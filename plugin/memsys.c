@@ -146,7 +146,7 @@ static void l2_request(struct memsys *m, struct ms_core *k, void *thread, uint64
 		l1_remove(m, k, thread, victim.key); /* inclusion */
 }
 
-bool memsys_data(struct memsys *m, uint32_t c, void *thread, uint64_t line, bool write)
+bool memsys_data_slow(struct memsys *m, uint32_t c, void *thread, uint64_t line, bool write)
 {
 	struct ms_core *k = &m->core[c];
 	uint8_t *st = sa_lookup(&k->l1d, line, NULL);

@@ -38,6 +38,12 @@
 #include <stdint.h>
 #include "plugin/sacache.h"
 
+/* L1D state bit, L2 MESI states (the L2 holds no invalid line: I is absence). */
+#define MS_DIRTY 1
+#define MS_S 1
+#define MS_E 2
+#define MS_M 3
+
 #define MS_LINE_SHIFT 6
 #define MS_THREADS    4 /* hardware threads per KNC core (000 §1.2) */
 
@@ -66,22 +72,29 @@ bool memsys_attach(struct memsys *m, uint32_t c, void *thread);
  * missed the L1D. The caller counts DATA_READ, DATA_WRITE and their
  * misses (per operand); this counts what happens below the L1D.
  */
-bool memsys_data(struct memsys *m, uint32_t c, void *thread, uint64_t line, bool write);
+static inline bool memsys_data(struct memsys *m, uint32_t c, void *thread, uint64_t line, bool write);
 /* An instruction fetch from `line`; returns whether it missed the L1I. */
 static inline bool memsys_code(struct memsys *m, uint32_t c, void *thread, uint64_t line);
 
-/* ---- the fast path: the line of the core's last fetch is the most recent of its set ---- */
+/*
+ * ---- the fast paths: a read of the most recent line of its L1D set, a
+ * write of it when dirty, a fetch of the line of the core's last fetch ----
+ */
+bool memsys_data_slow(struct memsys *m, uint32_t c, void *thread, uint64_t line, bool write);
 bool memsys_code_slow(struct memsys *m, uint32_t c, void *thread, uint64_t line);
+
+static inline bool memsys_data(struct memsys *m, uint32_t c, void *thread, uint64_t line, bool write)
+{
+	const uint8_t *st = sa_mru(&m->core[c].l1d, line);
+
+	if (st && (!write || (*st & MS_DIRTY)))
+		return false; /* a hit that changes nothing */
+	return memsys_data_slow(m, c, thread, line, write);
+}
 
 static inline bool memsys_code(struct memsys *m, uint32_t c, void *thread, uint64_t line)
 {
 	return m->core[c].l1i_last != line && memsys_code_slow(m, c, thread, line);
 }
-
-/* L1D state bit, L2 MESI states (the L2 holds no invalid line: I is absence). */
-#define MS_DIRTY 1
-#define MS_S 1
-#define MS_E 2
-#define MS_M 3
 
 #endif

@@ -85,6 +85,7 @@ struct tb {
 	uint64_t vaddr;
 	uint32_t n;            /* instructions */
 	bool user, flush_tlb;  /* its privilege level; it changes address translation */
+	bool quick;            /* one code page, one code line, no vector instruction, no flush_tlb */
 	uint8_t npages;        /* code pages it spans (1 or 2) */
 	uint64_t page[2];
 	uint16_t nfetch;       /* L1I accesses: each line change, in order */
@@ -121,10 +122,17 @@ struct thr {
 	const struct branch *pending[2];
 	bool flush;                   /* the last block changed address translation */
 	uint64_t last_ipage;          /* code TLB page of the last fetch (its entry is most recent) */
-	uint64_t last_dpage;          /* data TLB page of the last data access (likewise) */
+	uint64_t last_dpage;          /* data TLB page of the last data access (likewise), << 1 | its privilege */
+	/*
+	 * The 4 KiB page of the last data access (<< 1 | its privilege) if it
+	 * was RAM, and its physical address: the next access to the same page
+	 * needs neither the TLB (last_dpage is that page) nor the translation
+	 * cache (which holds no page below XC_LOW either). UINT64_MAX: none.
+	 */
+	uint64_t dmemo_page, dmemo_pa;
 	/* the memory operand being accessed (QEMU splits 16- and 32-byte ones into 8-byte accesses) */
 	const struct slot *op_slot;
-	uint64_t op_seq, op_end, op_last_line, op_last_page;
+	uint64_t op_seq, op_end, op_last_line;
 	bool op_write, op_missed;
 	uint64_t xc_gen;              /* translation cache generation << XC_GEN_SHIFT; a flush starts a new one */
 	struct count_state cnt;       /* last: its per-instruction arrays are large and seldom used */
@@ -232,7 +240,7 @@ static void flush_translations(struct thr *t)
 	if (t->xc_gen == 0) /* the generations wrapped: empty the cache for real */
 		for (unsigned i = 0; i < XC_ENTRIES; i++)
 			t->xc[i].vpage = UINT64_MAX;
-	t->last_ipage = t->last_dpage = UINT64_MAX;
+	t->last_ipage = t->last_dpage = t->dmemo_page = UINT64_MAX;
 }
 
 /* A page walk (or none) for the page of vaddr, by instruction idx; code or data. */
@@ -290,26 +298,24 @@ static void check_thread(void)
 	}
 }
 
-/* The block `udata` starts on this vCPU. */
-static void on_block(unsigned int vcpu, void *udata)
+/* What a block that changed address translation leaves behind, before the next block. */
+static __attribute__((noinline)) void after_flush(struct thr *t)
 {
-	const struct tb *b = udata;
-	struct thr *t = &thr[vcpu];
+	flush_translations(t);
+	bpred_clear(&t->bp[1]); /* another address space: another program's branches */
+	t->pending[1] = NULL;
+	t->flush = false;
+}
+
+/*
+ * The rest of a block's start when it is not the common kind (see
+ * tb.quick): per-instruction counting (CMASK, edge detect), two code
+ * pages, several code lines, vector instructions, a change of translation.
+ */
+static __attribute__((noinline)) void block_general(struct thr *t, const struct tb *b)
+{
 	uint32_t last = b->n - 1;
 
-	if (stopped || vcpu >= ncpus)
-		return;
-	if (t->pending[b->user])
-		resolve_branch(t, b->user, b->vaddr);
-	if (t->flush) {
-		flush_translations(t);
-		bpred_clear(&t->bp[1]); /* another address space: another program's branches */
-		t->pending[1] = NULL;
-		t->flush = false;
-	}
-	count_block(&t->cnt, b->user, b->n);
-	t->seq++;
-	page->insns += b->n;
 	if (t->cnt.cur) { /* a counter with CMASK or edge detect: each instruction's fetch */
 		for (uint32_t i = 0; i < b->n; i++)
 			count(t, PEV_CODE_READ, 1, i);
@@ -342,17 +348,45 @@ static void on_block(unsigned int vcpu, void *udata)
 			count(t, PEV_VPU_ELEMENTS_ACTIVE, b->elements, 0);
 		}
 	}
-	if (b->br.kind != BR_NONE) {
-		count(t, PEV_BRANCHES, 1, last);
-		if (b->br.kind != BR_OTHER)
-			t->pending[b->user] = &b->br;
-	}
 	if (b->flush_tlb)
 		t->flush = true; /* from the next block: this one's accesses used the old translation */
 }
 
+/* The block `udata` starts on this vCPU. */
+static void on_block(unsigned int vcpu, void *udata)
+{
+	const struct tb *b = udata;
+	struct thr *t = &thr[vcpu];
+
+	if (stopped || vcpu >= ncpus)
+		return;
+	if (t->pending[b->user])
+		resolve_branch(t, b->user, b->vaddr);
+	if (t->flush)
+		after_flush(t);
+	count_block(&t->cnt, b->user, b->n);
+	t->seq++;
+	page->insns += b->n;
+	if (b->quick && !t->cnt.cur) {
+		count(t, PEV_CODE_READ, b->n, 0);
+		if (b->page[0] != t->last_ipage) {
+			translate_page(t, true, b->page[0] << (b->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT), b->user, 0);
+			t->last_ipage = b->page[0];
+		}
+		if (memsys_code(&mem, t->core, &t->cnt, b->fetch[0].line))
+			count(t, PEV_CODE_CACHE_MISS, 1, b->fetch[0].idx);
+	} else {
+		block_general(t, b);
+	}
+	if (b->br.kind != BR_NONE) {
+		count(t, PEV_BRANCHES, 1, b->n - 1);
+		if (b->br.kind != BR_OTHER)
+			t->pending[b->user] = &b->br;
+	}
+}
+
 /* One line of the current operand: the caches and the VPU's per-line events. */
-static void access_line(struct thr *t, const struct slot *in, uint64_t pa, bool write)
+static inline void access_line(struct thr *t, const struct slot *in, uint64_t pa, bool write)
 {
 	bool miss = memsys_data(&mem, t->core, &t->cnt, pa >> MS_LINE_SHIFT, write);
 
@@ -368,11 +402,63 @@ static void access_line(struct thr *t, const struct slot *in, uint64_t pa, bool 
 	}
 }
 
+/* A line of device memory: uncacheable, a read miss by definition (000 Table 1-6). */
+static void access_io(struct thr *t, const struct slot *in, bool write)
+{
+	if (!write && !t->op_missed) {
+		t->op_missed = true;
+		count(t, PEV_DATA_READ_MISS, 1, in->idx);
+		count(t, PEV_DATA_READ_MISS_OR_WRITE_MISS, 1, in->idx);
+	}
+}
+
+/* The first piece of an operand: its read or write. */
+static inline void operand_start(struct thr *t, const struct slot *in, bool write)
+{
+	t->op_seq = t->seq;
+	t->op_slot = in;
+	t->op_write = write;
+	t->op_missed = false;
+	t->op_last_line = UINT64_MAX;
+	count(t, write ? PEV_DATA_WRITE : PEV_DATA_READ, 1, in->idx);
+	count(t, PEV_DATA_READ_OR_WRITE, 1, in->idx);
+}
+
+/* The pieces vaddr..last of the current operand, line by line: the TLB, translation and caches. */
+static __attribute__((noinline)) void access_lines(struct thr *t, qemu_plugin_meminfo_t info, const struct slot *in,
+						    uint64_t vaddr, uint64_t last, bool write)
+{
+	unsigned pshift = in->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT;
+
+	for (uint64_t a = vaddr; ; a = (a | ((1u << MS_LINE_SHIFT) - 1)) + 1) {
+		uint64_t vline = a >> MS_LINE_SHIFT, vpage = (a >> pshift) << 1 | in->user;
+		/* The TLB, per page the operand touches; the most recent entry's hit changes nothing. */
+		if (vpage != t->last_dpage) {
+			translate_page(t, false, a, in->user, in->idx);
+			t->last_dpage = vpage;
+		}
+		if (vline != t->op_last_line) {
+			bool io;
+			uint64_t pa = xlate(t, info, a, &io);
+			t->op_last_line = vline;
+			t->dmemo_page = io || verify || a < XC_LOW ? UINT64_MAX : (a >> PAGE_4K_SHIFT) << 1 | in->user;
+			t->dmemo_pa = pa & ~((1ull << PAGE_4K_SHIFT) - 1);
+			if (io)
+				access_io(t, in, write);
+			else
+				access_line(t, in, pa, write);
+		}
+		if (vline == last >> MS_LINE_SHIFT)
+			break;
+	}
+}
+
 /*
  * A data access of the instruction `udata` (its slot), after it happened.
  * One callback for reads and writes: QEMU 7.2 does not reliably pick a
  * callback by the access's direction (a callback registered for reads only
  * was seen to get writes), so the direction comes from the access itself.
+ * The common case, inline: one line of the page the last access touched.
  */
 static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
@@ -382,46 +468,20 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
 	if (stopped || vcpu >= ncpus)
 		return;
 	bool write = qemu_plugin_mem_is_store(info);
-	uint64_t size = 1ull << qemu_plugin_mem_size_shift(info), last = vaddr + size - 1;
-	/* The next piece of the same operand: same execution, same direction, right after the last piece. */
-	bool cont = t->op_seq == t->seq && t->op_slot == in && t->op_write == write && vaddr == t->op_end;
+	uint64_t last = vaddr + (1ull << qemu_plugin_mem_size_shift(info)) - 1;
 
-	t->op_seq = t->seq;
-	t->op_slot = in;
-	t->op_write = write;
-	t->op_end = vaddr + size;
-	if (!cont) {
-		t->op_missed = false;
-		t->op_last_line = t->op_last_page = UINT64_MAX;
-		count(t, write ? PEV_DATA_WRITE : PEV_DATA_READ, 1, in->idx);
-		count(t, PEV_DATA_READ_OR_WRITE, 1, in->idx);
+	/* The next piece of the same operand: same execution, same direction, right after the last piece. */
+	if (vaddr != t->op_end || in != t->op_slot || t->seq != t->op_seq || write != t->op_write)
+		operand_start(t, in, write);
+	t->op_end = last + 1;
+	uint64_t vline = vaddr >> MS_LINE_SHIFT;
+	if (vline != last >> MS_LINE_SHIFT || ((vaddr >> PAGE_4K_SHIFT) << 1 | in->user) != t->dmemo_page) {
+		access_lines(t, info, in, vaddr, last, write);
+		return;
 	}
-	unsigned pshift = in->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT;
-	for (uint64_t a = vaddr; ; a = (a | ((1u << MS_LINE_SHIFT) - 1)) + 1) {
-		uint64_t vline = a >> MS_LINE_SHIFT, vpage = a >> pshift;
-		if (vpage != t->op_last_page) {
-			if (vpage != t->last_dpage) { /* else its TLB entry is the most recent: a hit that changes nothing */
-				translate_page(t, false, a, in->user, in->idx);
-				t->last_dpage = vpage;
-			}
-			t->op_last_page = vpage;
-		}
-		if (vline != t->op_last_line) {
-			bool io;
-			uint64_t pa = xlate(t, info, a, &io);
-			t->op_last_line = vline;
-			if (io) { /* device memory: uncacheable, a read miss by definition (000 Table 1-6) */
-				if (!write && !t->op_missed) {
-					t->op_missed = true;
-					count(t, PEV_DATA_READ_MISS, 1, in->idx);
-					count(t, PEV_DATA_READ_MISS_OR_WRITE_MISS, 1, in->idx);
-				}
-			} else {
-				access_line(t, in, pa, write);
-			}
-		}
-		if (vline == last >> MS_LINE_SHIFT)
-			break;
+	if (vline != t->op_last_line) {
+		t->op_last_line = vline;
+		access_line(t, in, t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1)), write);
 	}
 }
 
@@ -536,6 +596,7 @@ static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr,
 		if (i == n - 1 && d.branch != BR_NONE)
 			b->br = (struct branch){ va, va + len, d.target, d.branch, b->user };
 	}
+	b->quick = b->npages == 1 && b->nfetch == 1 && !b->nvec && !b->flush_tlb;
 	return b;
 }
 

@@ -4,10 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define NIBBLES 0x11111111u
+
 bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways)
 {
 	memset(c, 0, sizeof(*c));
-	if (ways == 0 || entries < ways || entries % ways)
+	if (ways == 0 || ways > SA_MAX_WAYS || entries < ways || entries % ways)
 		return false;
 	c->ways = ways;
 	c->sets = entries / ways;
@@ -16,7 +18,8 @@ bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways)
 	c->key = malloc(sizeof(*c->key) * entries);
 	c->state = calloc(entries, 1);
 	c->data = calloc(entries, sizeof(*c->data));
-	if (!c->key || !c->state || !c->data) {
+	c->set = malloc(sizeof(*c->set) * c->sets);
+	if (!c->key || !c->state || !c->data || !c->set) {
 		sa_free(c);
 		return false;
 	}
@@ -29,20 +32,28 @@ void sa_free(struct sacache *c)
 	free(c->key);
 	free(c->state);
 	free(c->data);
+	free(c->set);
 	memset(c, 0, sizeof(*c));
 }
 
 void sa_clear(struct sacache *c)
 {
+	uint32_t identity = 0;
+
+	for (uint32_t w = c->ways; w-- > 0;)
+		identity = identity << 4 | w;
 	for (uint32_t i = 0; i < c->sets * c->ways; i++)
 		c->key[i] = SA_EMPTY;
+	for (uint32_t s = 0; s < c->sets; s++)
+		c->set[s] = (struct sa_set){ SA_EMPTY, identity };
 }
 
-static uint32_t set_base(const struct sacache *c, uint64_t key)
+static uint32_t set_of(const struct sacache *c, uint64_t key)
 {
-	return (uint32_t)(key & (c->sets - 1)) * c->ways;
+	return (uint32_t)(key & (c->sets - 1));
 }
 
+/* The way of the set at base b that holds key, or -1. */
 static int find(const struct sacache *c, uint32_t b, uint64_t key)
 {
 	for (uint32_t w = 0; w < c->ways; w++)
@@ -51,38 +62,60 @@ static int find(const struct sacache *c, uint32_t b, uint64_t key)
 	return -1;
 }
 
-/* Moves way w of the set at b to the front (most recently used); sets are small, so a loop. */
-static void to_front(struct sacache *c, uint32_t b, uint32_t w)
+/*
+ * The place of way w in an order word (0: most recent). A nibble equal to w
+ * is a zero nibble of order ^ (w * NIBBLES); the lowest one the borrow trick
+ * finds is exact (only nibbles above a true zero can be false positives).
+ */
+static unsigned place(uint32_t order, uint32_t w)
 {
-	uint64_t k = c->key[b + w], d = c->data[b + w];
-	uint8_t s = c->state[b + w];
+	uint32_t x = order ^ (w * NIBBLES);
 
-	for (uint32_t i = b + w; i > b; i--) {
-		c->key[i] = c->key[i - 1];
-		c->data[i] = c->data[i - 1];
-		c->state[i] = c->state[i - 1];
-	}
-	c->key[b] = k;
-	c->data[b] = d;
-	c->state[b] = s;
+	return (unsigned)__builtin_ctz((x - NIBBLES) & ~x & (NIBBLES << 3)) / 4;
+}
+
+static void reorder(struct sacache *c, uint32_t set, uint64_t order)
+{
+	c->set[set].order = (uint32_t)order;
+	c->set[set].mru = c->key[set * c->ways + (order & 15)];
+}
+
+/* Makes way w of `set` the most recent: the ways before it move one place back. */
+static void to_front(struct sacache *c, uint32_t set, uint32_t w)
+{
+	uint64_t o = c->set[set].order;
+	unsigned p = place((uint32_t)o, w) * 4;
+	uint64_t before = o & ((1ull << p) - 1), after = o & ~((1ull << (p + 4)) - 1);
+
+	reorder(c, set, after | before << 4 | w);
+}
+
+/* Makes way w of `set` the least recent: the ways after it move one place forward. */
+static void to_back(struct sacache *c, uint32_t set, uint32_t w)
+{
+	uint64_t o = c->set[set].order;
+	unsigned p = place((uint32_t)o, w) * 4, last = 4 * (c->ways - 1);
+	uint64_t before = o & ((1ull << p) - 1), after = (o >> (p + 4)) << p;
+
+	reorder(c, set, before | after | (uint64_t)w << last);
 }
 
 uint8_t *sa_lookup_slow(struct sacache *c, uint64_t key, uint64_t *data)
 {
-	uint32_t b = set_base(c, key);
+	uint32_t set = set_of(c, key), b = set * c->ways;
 	int w = find(c, b, key);
 
 	if (w < 0)
 		return NULL;
-	to_front(c, b, (uint32_t)w);
+	to_front(c, set, (uint32_t)w);
 	if (data)
-		*data = c->data[b];
-	return &c->state[b];
+		*data = c->data[b + (uint32_t)w];
+	return &c->state[b + (uint32_t)w];
 }
 
 uint8_t *sa_peek(struct sacache *c, uint64_t key)
 {
-	uint32_t b = set_base(c, key);
+	uint32_t b = set_of(c, key) * c->ways;
 	int w = find(c, b, key);
 
 	return w < 0 ? NULL : &c->state[b + (uint32_t)w];
@@ -90,41 +123,28 @@ uint8_t *sa_peek(struct sacache *c, uint64_t key)
 
 struct sa_way sa_insert(struct sacache *c, uint64_t key, uint8_t state, uint64_t data)
 {
-	uint32_t b = set_base(c, key), last = b + c->ways - 1;
-	struct sa_way out = { c->key[last], c->state[last], c->data[last] };
+	uint32_t set = set_of(c, key), w = (c->set[set].order >> (4 * (c->ways - 1))) & 15, i = set * c->ways + w;
+	struct sa_way out = { c->key[i], c->state[i], c->data[i] };
 
-	/* An empty way, if any, is at the end (removals move theirs there): the LRU way is the victim either way. */
-	c->key[last] = key;
-	c->state[last] = state;
-	c->data[last] = data;
-	to_front(c, b, c->ways - 1);
+	/* An empty way, if any, is least recent (removals put theirs there): the victim either way. */
+	c->key[i] = key;
+	c->state[i] = state;
+	c->data[i] = data;
+	to_front(c, set, w);
 	return out;
-}
-
-void sa_set_data(struct sacache *c, uint64_t key, uint64_t data)
-{
-	uint32_t b = set_base(c, key);
-	int w = find(c, b, key);
-
-	if (w >= 0)
-		c->data[b + (uint32_t)w] = data;
 }
 
 bool sa_remove(struct sacache *c, uint64_t key, uint8_t *state)
 {
-	uint32_t b = set_base(c, key);
+	uint32_t set = set_of(c, key), b = set * c->ways;
 	int w = find(c, b, key);
 
 	if (w < 0)
 		return false;
 	if (state)
 		*state = c->state[b + (uint32_t)w];
-	/* Close the gap and leave the empty way last, where the next fill takes it. */
-	uint32_t n = c->ways - 1 - (uint32_t)w;
-	memmove(&c->key[b + w], &c->key[b + w + 1], n * sizeof(*c->key));
-	memmove(&c->data[b + w], &c->data[b + w + 1], n * sizeof(*c->data));
-	memmove(&c->state[b + w], &c->state[b + w + 1], n);
-	c->key[b + c->ways - 1] = SA_EMPTY;
-	c->state[b + c->ways - 1] = 0;
+	c->key[b + (uint32_t)w] = SA_EMPTY;
+	c->state[b + (uint32_t)w] = 0;
+	to_back(c, set, (uint32_t)w); /* the next fill of the set takes it */
 	return true;
 }

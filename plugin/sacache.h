@@ -1,9 +1,11 @@
 /*
  * A set-associative array with true LRU replacement: the building block of
  * the plugin's caches (keys: line addresses), TLBs (page numbers) and branch
- * target buffer (branch addresses). Key k lives in set k % sets; each set
- * keeps its ways in recency order, most recently used first, so a hit on the
- * most recent way changes nothing (the fast path). Each way holds a key, an
+ * target buffer (branch addresses). Key k lives in set k % sets, in a way
+ * that keeps its place; each set's recency order is a list of its way
+ * numbers packed 4 bits each into one word, most recently used first, so a
+ * hit reorders the set by arithmetic on that word and a hit on the most
+ * recent way changes nothing (the fast path). Each way holds a key, an
  * 8-bit state (MESI state, dirty bit, 2-bit counter ...) and a 64-bit datum
  * (branch target). Pure code, unit-tested on the host (tests/unit/test_sacache.c).
  */
@@ -11,13 +13,23 @@
 #define PLUGIN_SACACHE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define SA_EMPTY UINT64_MAX /* key of an empty way (no line, page or branch has it) */
 
+#define SA_MAX_WAYS 8 /* way numbers are 4 bits; 8 of them fill a 32-bit order */
+
+/* A set's recency: its order word, and the key of its most recent way (found with one load). */
+struct sa_set {
+	uint64_t mru;    /* key[front way] */
+	uint32_t order;  /* way numbers, the most recent in bits 0-3, the least in 4 * (ways - 1) up */
+};
+
 struct sacache {
 	uint32_t sets, ways;
-	uint64_t *key;   /* [sets][ways], most recently used first */
+	struct sa_set *set;
+	uint64_t *key;    /* [sets][ways] */
 	uint8_t *state;
 	uint64_t *data;
 };
@@ -29,7 +41,7 @@ struct sa_way {
 	uint64_t data;
 };
 
-/* entries = sets * ways; both at least 1. Returns false if out of memory. */
+/* entries = sets * ways; sets a power of two, 1 <= ways <= SA_MAX_WAYS. Returns false if not, or out of memory. */
 bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways);
 void sa_free(struct sacache *c);
 /* Empties every way (a TLB flush). */
@@ -48,23 +60,39 @@ uint8_t *sa_peek(struct sacache *c, uint64_t key);
  * set had room).
  */
 struct sa_way sa_insert(struct sacache *c, uint64_t key, uint8_t state, uint64_t data);
-/* Sets the datum of a present key without touching the recency order. */
-void sa_set_data(struct sacache *c, uint64_t key, uint64_t data);
 /* Removes key if present (an invalidation); returns whether it was, with its state in *state. */
 bool sa_remove(struct sacache *c, uint64_t key, uint8_t *state);
+
+/* The datum of the way whose state sa_lookup, sa_peek returned (valid as long as that pointer). */
+static inline uint64_t *sa_data(const struct sacache *c, const uint8_t *state)
+{
+	return &c->data[state - c->state];
+}
+
+/*
+ * The state of key if it is its set's most recent way (a lookup of it would
+ * change nothing), else NULL, whether it is present or not.
+ */
+static inline uint8_t *sa_mru(const struct sacache *c, uint64_t key)
+{
+	uint32_t i = (uint32_t)(key & (c->sets - 1));
+	const struct sa_set *set = &c->set[i];
+
+	return set->mru == key ? &c->state[i * c->ways + (set->order & 15)] : NULL;
+}
 
 /* ---- the fast path: a hit on the most recent way changes nothing ---- */
 uint8_t *sa_lookup_slow(struct sacache *c, uint64_t key, uint64_t *data);
 
 static inline uint8_t *sa_lookup(struct sacache *c, uint64_t key, uint64_t *data)
 {
-	uint32_t b = (uint32_t)(key & (c->sets - 1)) * c->ways;
+	uint8_t *st = sa_mru(c, key);
 
-	if (c->key[b] != key)
+	if (!st)
 		return sa_lookup_slow(c, key, data);
 	if (data)
-		*data = c->data[b];
-	return &c->state[b];
+		*data = *sa_data(c, st);
+	return st;
 }
 
 #endif

@@ -4,6 +4,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -17,6 +18,7 @@ static void test_geometry(void **state)
 	assert_false(sa_init(&c, 10, 4));  /* not a whole number of sets */
 	assert_false(sa_init(&c, 12, 4));  /* 3 sets: not a power of two */
 	assert_false(sa_init(&c, 4, 0));
+	assert_false(sa_init(&c, 16, 16)); /* more ways than an order word holds */
 	assert_true(sa_init(&c, 16, 4));
 	assert_int_equal(c.sets, 4);
 	assert_int_equal(c.ways, 4);
@@ -84,7 +86,7 @@ static void test_remove_and_clear(void **state)
 	assert_false(sa_remove(&c, 2, &st));
 	assert_int_equal(sa_insert(&c, 4, 0, 0).key, SA_EMPTY);
 	assert_int_equal(sa_insert(&c, 5, 0, 0).key, 1); /* 1 is the least recent of 1, 3, 4 */
-	sa_set_data(&c, 3, 33);
+	*sa_data(&c, sa_peek(&c, 3)) = 33;
 	uint64_t d = 0;
 	assert_non_null(sa_lookup(&c, 3, &d));
 	assert_int_equal(d, 33);
@@ -95,6 +97,57 @@ static void test_remove_and_clear(void **state)
 	sa_free(&c);
 }
 
+/*
+ * Against a plain model: one set kept as a list, most recent first (the
+ * textbook LRU), under a fixed pseudo-random mix of lookups, peeks,
+ * inserts and removals, for every way count from 1 to SA_MAX_WAYS.
+ */
+static void test_matches_list_model(void **state)
+{
+	(void)state;
+	for (uint32_t ways = 1; ways <= SA_MAX_WAYS; ways++) {
+		struct sacache c;
+		uint64_t list[SA_MAX_WAYS], rng = 0x9e3779b97f4a7c15ULL;
+		uint32_t n = 0;
+
+		assert_true(sa_init(&c, ways, ways)); /* one set */
+		for (int step = 0; step < 20000; step++) {
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			uint64_t key = (rng >> 33) % (ways + 3);
+			int op = (int)(rng >> 60) & 3, at = -1;
+			for (uint32_t i = 0; i < n; i++)
+				if (list[i] == key)
+					at = (int)i;
+			if (op == 0) { /* lookup, inserting on a miss */
+				if (at >= 0) {
+					assert_non_null(sa_lookup(&c, key, NULL));
+					memmove(&list[1], &list[0], (size_t)at * sizeof(list[0]));
+				} else {
+					assert_null(sa_lookup(&c, key, NULL));
+					struct sa_way v = sa_insert(&c, key, 0, key);
+					assert_int_equal(v.key, n == ways ? list[n - 1] : SA_EMPTY);
+					if (n < ways)
+						n++;
+					memmove(&list[1], &list[0], (n - 1) * sizeof(list[0]));
+				}
+				list[0] = key;
+			} else if (op == 1) { /* removal */
+				assert_int_equal(sa_remove(&c, key, NULL), at >= 0);
+				if (at >= 0) {
+					memmove(&list[at], &list[at + 1], (n - 1 - (uint32_t)at) * sizeof(list[0]));
+					n--;
+				}
+			} else { /* a peek changes nothing; the datum stays with its key */
+				uint8_t *st = sa_peek(&c, key);
+				assert_int_equal(st != NULL, at >= 0);
+				if (st)
+					assert_int_equal(*sa_data(&c, st), key);
+			}
+		}
+		sa_free(&c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -102,6 +155,7 @@ int main(void)
 		cmocka_unit_test(test_lru_replacement),
 		cmocka_unit_test(test_peek_keeps_order),
 		cmocka_unit_test(test_remove_and_clear),
+		cmocka_unit_test(test_matches_list_model),
 	};
 
 	alarm(60);
