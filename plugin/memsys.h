@@ -78,7 +78,7 @@ static inline bool memsys_code(struct memsys *m, uint32_t c, void *thread, uint6
 
 /*
  * ---- the fast paths: a read of the most recent line of its L1D set, a
- * write of it when dirty, a fetch of the line of the core's last fetch ----
+ * write of it when dirty, a fetch of the most recent line of its L1I set ----
  */
 bool memsys_data_slow(struct memsys *m, uint32_t c, void *thread, uint64_t line, bool write);
 bool memsys_code_slow(struct memsys *m, uint32_t c, void *thread, uint64_t line);
@@ -94,7 +94,15 @@ static inline bool memsys_data(struct memsys *m, uint32_t c, void *thread, uint6
 
 static inline bool memsys_code(struct memsys *m, uint32_t c, void *thread, uint64_t line)
 {
-	return m->core[c].l1i_last != line && memsys_code_slow(m, c, thread, line);
+	struct ms_core *k = &m->core[c];
+
+	if (k->l1i_last == line)
+		return false;
+	if (sa_mru(&k->l1i, line)) { /* a hit that changes nothing, on another line than the last */
+		k->l1i_last = line;
+		return false;
+	}
+	return memsys_code_slow(m, c, thread, line);
 }
 
 #endif

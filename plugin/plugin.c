@@ -85,7 +85,6 @@ struct tb {
 	uint64_t vaddr;
 	uint32_t n;            /* instructions */
 	bool user, flush_tlb;  /* its privilege level; it changes address translation */
-	bool quick;            /* one code page, one code line, no vector instruction, no flush_tlb */
 	uint8_t npages;        /* code pages it spans (1 or 2) */
 	uint64_t page[2];
 	uint16_t nfetch;       /* L1I accesses: each line change, in order */
@@ -122,12 +121,11 @@ struct thr {
 	const struct branch *pending[2];
 	bool flush;                   /* the last block changed address translation */
 	uint64_t last_ipage;          /* code TLB page of the last fetch (its entry is most recent) */
-	uint64_t last_dpage;          /* data TLB page of the last data access (likewise), << 1 | its privilege */
 	/*
 	 * The 4 KiB page of the last data access (<< 1 | its privilege) if it
-	 * was RAM, and its physical address: the next access to the same page
-	 * needs neither the TLB (last_dpage is that page) nor the translation
-	 * cache (which holds no page below XC_LOW either). UINT64_MAX: none.
+	 * was RAM at or above XC_LOW, and its physical address: an access to the
+	 * same page needs neither the TLB (its entry is the most recent) nor
+	 * the translation cache. UINT64_MAX: none.
 	 */
 	uint64_t dmemo_page, dmemo_pa;
 	/* the memory operand being accessed (QEMU splits 16- and 32-byte ones into 8-byte accesses) */
@@ -240,11 +238,11 @@ static void flush_translations(struct thr *t)
 	if (t->xc_gen == 0) /* the generations wrapped: empty the cache for real */
 		for (unsigned i = 0; i < XC_ENTRIES; i++)
 			t->xc[i].vpage = UINT64_MAX;
-	t->last_ipage = t->last_dpage = t->dmemo_page = UINT64_MAX;
+	t->last_ipage = t->dmemo_page = UINT64_MAX;
 }
 
 /* A page walk (or none) for the page of vaddr, by instruction idx; code or data. */
-static void translate_page(struct thr *t, bool code, uint64_t vaddr, bool user, uint32_t idx)
+static inline void translate_page(struct thr *t, bool code, uint64_t vaddr, bool user, uint32_t idx)
 {
 	switch (tlb_access(&t->tlb, code, vaddr, !user)) {
 	case TLB_HIT:
@@ -307,49 +305,27 @@ static __attribute__((noinline)) void after_flush(struct thr *t)
 	t->flush = false;
 }
 
-/*
- * The rest of a block's start when it is not the common kind (see
- * tb.quick): per-instruction counting (CMASK, edge detect), two code
- * pages, several code lines, vector instructions, a change of translation.
- */
-static __attribute__((noinline)) void block_general(struct thr *t, const struct tb *b)
+/* A counter with CMASK or edge detect counts: the block's fetches and vector instructions, each at its instruction. */
+static __attribute__((noinline)) void per_insn_counts(struct thr *t, const struct tb *b)
 {
-	uint32_t last = b->n - 1;
-
-	if (t->cnt.cur) { /* a counter with CMASK or edge detect: each instruction's fetch */
-		for (uint32_t i = 0; i < b->n; i++)
-			count(t, PEV_CODE_READ, 1, i);
-	} else {
-		count(t, PEV_CODE_READ, b->n, 0);
+	for (uint32_t i = 0; i < b->n; i++)
+		count(t, PEV_CODE_READ, 1, i);
+	for (int i = 0; i < b->nvec; i++) {
+		count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, 1, b->vec[i].idx);
+		count(t, PEV_VPU_ELEMENTS_ACTIVE, b->vec[i].elements, b->vec[i].idx);
 	}
+}
+
+/* The code TLB for the block's pages (the first unless it is the last one translated). */
+static __attribute__((noinline)) void code_pages(struct thr *t, const struct tb *b)
+{
 	for (int i = 0; i < b->npages; i++) {
 		if (b->page[i] != t->last_ipage) {
 			translate_page(t, true, b->page[i] << (b->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT), b->user,
-				       i ? last : 0);
+				       i ? b->n - 1 : 0);
 			t->last_ipage = b->page[i];
 		}
 	}
-	int missed = -1; /* the last instruction whose fetch missed (counted once) */
-	for (int i = 0; i < b->nfetch; i++) {
-		const struct fetch *f = &b->fetch[i];
-		if (memsys_code(&mem, t->core, &t->cnt, f->line) && f->idx != missed) {
-			count(t, PEV_CODE_CACHE_MISS, 1, f->idx);
-			missed = f->idx;
-		}
-	}
-	if (b->nvec) {
-		if (t->cnt.cur) {
-			for (int i = 0; i < b->nvec; i++) {
-				count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, 1, b->vec[i].idx);
-				count(t, PEV_VPU_ELEMENTS_ACTIVE, b->vec[i].elements, b->vec[i].idx);
-			}
-		} else {
-			count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, b->nvec, 0);
-			count(t, PEV_VPU_ELEMENTS_ACTIVE, b->elements, 0);
-		}
-	}
-	if (b->flush_tlb)
-		t->flush = true; /* from the next block: this one's accesses used the old translation */
 }
 
 /* The block `udata` starts on this vCPU. */
@@ -367,22 +343,32 @@ static void on_block(unsigned int vcpu, void *udata)
 	count_block(&t->cnt, b->user, b->n);
 	t->seq++;
 	page->insns += b->n;
-	if (b->quick && !t->cnt.cur) {
-		count(t, PEV_CODE_READ, b->n, 0);
-		if (b->page[0] != t->last_ipage) {
-			translate_page(t, true, b->page[0] << (b->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT), b->user, 0);
-			t->last_ipage = b->page[0];
-		}
-		if (memsys_code(&mem, t->core, &t->cnt, b->fetch[0].line))
-			count(t, PEV_CODE_CACHE_MISS, 1, b->fetch[0].idx);
+	if (t->cnt.cur) {
+		per_insn_counts(t, b);
 	} else {
-		block_general(t, b);
+		count(t, PEV_CODE_READ, b->n, 0);
+		if (b->nvec) {
+			count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, b->nvec, 0);
+			count(t, PEV_VPU_ELEMENTS_ACTIVE, b->elements, 0);
+		}
+	}
+	if (b->page[0] != t->last_ipage || b->npages > 1)
+		code_pages(t, b);
+	int missed = -1; /* the last instruction whose fetch missed (counted once) */
+	for (int i = 0; i < b->nfetch; i++) {
+		const struct fetch *f = &b->fetch[i];
+		if (memsys_code(&mem, t->core, &t->cnt, f->line) && f->idx != missed) {
+			count(t, PEV_CODE_CACHE_MISS, 1, f->idx);
+			missed = f->idx;
+		}
 	}
 	if (b->br.kind != BR_NONE) {
 		count(t, PEV_BRANCHES, 1, b->n - 1);
 		if (b->br.kind != BR_OTHER)
 			t->pending[b->user] = &b->br;
 	}
+	if (b->flush_tlb)
+		t->flush = true; /* from the next block: this one's accesses used the old translation */
 }
 
 /* One line of the current operand: the caches and the VPU's per-line events. */
@@ -424,31 +410,34 @@ static inline void operand_start(struct thr *t, const struct slot *in, bool writ
 	count(t, PEV_DATA_READ_OR_WRITE, 1, in->idx);
 }
 
-/* The pieces vaddr..last of the current operand, line by line: the TLB, translation and caches. */
-static __attribute__((noinline)) void access_lines(struct thr *t, qemu_plugin_meminfo_t info, const struct slot *in,
+/* One line of the current operand (vaddr in it): the TLB, translation and caches. */
+static __attribute__((noinline)) void access_piece(struct thr *t, qemu_plugin_meminfo_t info, const struct slot *in, uint64_t vaddr,
+				bool write)
+{
+	uint64_t vline = vaddr >> MS_LINE_SHIFT;
+
+	/* The TLB, per page the operand touches (a hit on the most recent entry changes nothing). */
+	translate_page(t, false, vaddr, in->user, in->idx);
+	if (vline == t->op_last_line)
+		return; /* QEMU's next piece of a 16- or 32-byte operand, in the same line */
+	bool io;
+	uint64_t pa = xlate(t, info, vaddr, &io);
+	t->op_last_line = vline;
+	t->dmemo_page = io || verify || vaddr < XC_LOW ? UINT64_MAX : (vaddr >> PAGE_4K_SHIFT) << 1 | in->user;
+	t->dmemo_pa = pa & ~((1ull << PAGE_4K_SHIFT) - 1);
+	if (io)
+		access_io(t, in, write);
+	else
+		access_line(t, in, pa, write);
+}
+
+/* An access that crosses lines: each line in turn. */
+static void access_lines(struct thr *t, qemu_plugin_meminfo_t info, const struct slot *in,
 						    uint64_t vaddr, uint64_t last, bool write)
 {
-	unsigned pshift = in->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT;
-
 	for (uint64_t a = vaddr; ; a = (a | ((1u << MS_LINE_SHIFT) - 1)) + 1) {
-		uint64_t vline = a >> MS_LINE_SHIFT, vpage = (a >> pshift) << 1 | in->user;
-		/* The TLB, per page the operand touches; the most recent entry's hit changes nothing. */
-		if (vpage != t->last_dpage) {
-			translate_page(t, false, a, in->user, in->idx);
-			t->last_dpage = vpage;
-		}
-		if (vline != t->op_last_line) {
-			bool io;
-			uint64_t pa = xlate(t, info, a, &io);
-			t->op_last_line = vline;
-			t->dmemo_page = io || verify || a < XC_LOW ? UINT64_MAX : (a >> PAGE_4K_SHIFT) << 1 | in->user;
-			t->dmemo_pa = pa & ~((1ull << PAGE_4K_SHIFT) - 1);
-			if (io)
-				access_io(t, in, write);
-			else
-				access_line(t, in, pa, write);
-		}
-		if (vline == last >> MS_LINE_SHIFT)
+		access_piece(t, info, in, a, write);
+		if (a >> MS_LINE_SHIFT == last >> MS_LINE_SHIFT)
 			break;
 	}
 }
@@ -458,7 +447,6 @@ static __attribute__((noinline)) void access_lines(struct thr *t, qemu_plugin_me
  * One callback for reads and writes: QEMU 7.2 does not reliably pick a
  * callback by the access's direction (a callback registered for reads only
  * was seen to get writes), so the direction comes from the access itself.
- * The common case, inline: one line of the page the last access touched.
  */
 static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
@@ -475,11 +463,11 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
 		operand_start(t, in, write);
 	t->op_end = last + 1;
 	uint64_t vline = vaddr >> MS_LINE_SHIFT;
-	if (vline != last >> MS_LINE_SHIFT || ((vaddr >> PAGE_4K_SHIFT) << 1 | in->user) != t->dmemo_page) {
+	if (vline != last >> MS_LINE_SHIFT) {
 		access_lines(t, info, in, vaddr, last, write);
-		return;
-	}
-	if (vline != t->op_last_line) {
+	} else if (((vaddr >> PAGE_4K_SHIFT) << 1 | in->user) != t->dmemo_page) {
+		access_piece(t, info, in, vaddr, write);
+	} else if (vline != t->op_last_line) { /* the common case: the page of the last access */
 		t->op_last_line = vline;
 		access_line(t, in, t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1)), write);
 	}
@@ -596,7 +584,6 @@ static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr,
 		if (i == n - 1 && d.branch != BR_NONE)
 			b->br = (struct branch){ va, va + len, d.target, d.branch, b->user };
 	}
-	b->quick = b->npages == 1 && b->nfetch == 1 && !b->nvec && !b->flush_tlb;
 	return b;
 }
 

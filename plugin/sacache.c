@@ -15,7 +15,8 @@ bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways)
 	c->sets = entries / ways;
 	if (c->sets & (c->sets - 1))
 		return false; /* the set index is a mask of the key's low bits */
-	c->key = malloc(sizeof(*c->key) * entries);
+	/* A set's keys in as few host cache lines as may be (8 ways: one line). */
+	c->key = aligned_alloc(64, (sizeof(*c->key) * entries + 63) & ~(size_t)63);
 	c->state = calloc(entries, 1);
 	c->data = calloc(entries, sizeof(*c->data));
 	c->set = malloc(sizeof(*c->set) * c->sets);
@@ -53,13 +54,17 @@ static uint32_t set_of(const struct sacache *c, uint64_t key)
 	return (uint32_t)(key & (c->sets - 1));
 }
 
-/* The way of the set at base b that holds key, or -1. */
+/*
+ * The way of the set at base b that holds key, or -1. Every way is compared
+ * (no early exit): where a key sits is data the host cannot predict.
+ */
 static int find(const struct sacache *c, uint32_t b, uint64_t key)
 {
+	uint32_t hits = 0;
+
 	for (uint32_t w = 0; w < c->ways; w++)
-		if (c->key[b + w] == key)
-			return (int)w;
-	return -1;
+		hits |= (uint32_t)(c->key[b + w] == key) << w;
+	return hits ? __builtin_ctz(hits) : -1;
 }
 
 /*
@@ -74,20 +79,14 @@ static unsigned place(uint32_t order, uint32_t w)
 	return (unsigned)__builtin_ctz((x - NIBBLES) & ~x & (NIBBLES << 3)) / 4;
 }
 
-static void reorder(struct sacache *c, uint32_t set, uint64_t order)
-{
-	c->set[set].order = (uint32_t)order;
-	c->set[set].mru = c->key[set * c->ways + (order & 15)];
-}
-
-/* Makes way w of `set` the most recent: the ways before it move one place back. */
-static void to_front(struct sacache *c, uint32_t set, uint32_t w)
+/* Makes way w of `set`, which holds key, the most recent: the ways before it move one place back. */
+static void to_front(struct sacache *c, uint32_t set, uint32_t w, uint64_t key)
 {
 	uint64_t o = c->set[set].order;
 	unsigned p = place((uint32_t)o, w) * 4;
 	uint64_t before = o & ((1ull << p) - 1), after = o & ~((1ull << (p + 4)) - 1);
 
-	reorder(c, set, after | before << 4 | w);
+	c->set[set] = (struct sa_set){ key, (uint32_t)(after | before << 4 | w) };
 }
 
 /* Makes way w of `set` the least recent: the ways after it move one place forward. */
@@ -97,7 +96,8 @@ static void to_back(struct sacache *c, uint32_t set, uint32_t w)
 	unsigned p = place((uint32_t)o, w) * 4, last = 4 * (c->ways - 1);
 	uint64_t before = o & ((1ull << p) - 1), after = (o >> (p + 4)) << p;
 
-	reorder(c, set, before | after | (uint64_t)w << last);
+	uint32_t order = (uint32_t)(before | after | (uint64_t)w << last);
+	c->set[set] = (struct sa_set){ c->key[set * c->ways + (order & 15)], order };
 }
 
 uint8_t *sa_lookup_slow(struct sacache *c, uint64_t key, uint64_t *data)
@@ -107,7 +107,7 @@ uint8_t *sa_lookup_slow(struct sacache *c, uint64_t key, uint64_t *data)
 
 	if (w < 0)
 		return NULL;
-	to_front(c, set, (uint32_t)w);
+	to_front(c, set, (uint32_t)w, key);
 	if (data)
 		*data = c->data[b + (uint32_t)w];
 	return &c->state[b + (uint32_t)w];
@@ -130,7 +130,7 @@ struct sa_way sa_insert(struct sacache *c, uint64_t key, uint8_t state, uint64_t
 	c->key[i] = key;
 	c->state[i] = state;
 	c->data[i] = data;
-	to_front(c, set, w);
+	to_front(c, set, w, key);
 	return out;
 }
 

@@ -3,8 +3,6 @@
 
 #include <stddef.h>
 
-#define SHIFT_4K 12
-#define SHIFT_2M 21
 
 bool tlb_init(struct tlbs *t)
 {
@@ -34,10 +32,9 @@ void tlb_flush(struct tlbs *t)
 	sa_clear(&t->l2);
 }
 
-enum tlb_result tlb_access(struct tlbs *t, bool code, uint64_t vaddr, bool large)
+enum tlb_result tlb_access_slow(struct sacache *l1, struct tlbs *t, uint64_t vaddr, bool large)
 {
-	struct sacache *l1 = code ? (large ? &t->code2m : &t->code4k) : (large ? &t->data2m : &t->data4k);
-	uint64_t page = vaddr >> (large ? SHIFT_2M : SHIFT_4K), region = vaddr >> SHIFT_2M;
+	uint64_t page = vaddr >> (large ? TLB_SHIFT_2M : TLB_SHIFT_4K), region = vaddr >> TLB_SHIFT_2M;
 
 	if (sa_lookup(l1, page, NULL))
 		return TLB_HIT;

@@ -27,6 +27,9 @@
 #include <stdint.h>
 #include "plugin/sacache.h"
 
+#define TLB_SHIFT_4K 12
+#define TLB_SHIFT_2M 21
+
 struct tlbs {
 	struct sacache data4k, data2m, code4k, code2m, l2;
 };
@@ -42,6 +45,18 @@ void tlb_free(struct tlbs *t);
 /* Empties every TLB (CR3 write, INVLPG ...). */
 void tlb_flush(struct tlbs *t);
 /* Translates the page of vaddr (2 MiB page if large, else 4 KiB) for a code fetch or a data access. */
-enum tlb_result tlb_access(struct tlbs *t, bool code, uint64_t vaddr, bool large);
+static inline enum tlb_result tlb_access(struct tlbs *t, bool code, uint64_t vaddr, bool large);
+
+/* ---- the fast path: the page is its L1 TLB set's most recent entry ---- */
+enum tlb_result tlb_access_slow(struct sacache *l1, struct tlbs *t, uint64_t vaddr, bool large);
+
+static inline enum tlb_result tlb_access(struct tlbs *t, bool code, uint64_t vaddr, bool large)
+{
+	struct sacache *l1 = code ? (large ? &t->code2m : &t->code4k) : (large ? &t->data2m : &t->data4k);
+
+	if (sa_mru(l1, vaddr >> (large ? TLB_SHIFT_2M : TLB_SHIFT_4K)))
+		return TLB_HIT;
+	return tlb_access_slow(l1, t, vaddr, large);
+}
 
 #endif
