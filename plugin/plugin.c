@@ -143,6 +143,8 @@ static struct memsys mem;
 static bool verify;
 static pthread_t exec_thread;
 static bool exec_thread_known, stopped;
+/* vCPUs whose callbacks count: ncpus, 0 once counting stops (one test in each callback). */
+static unsigned counting_cpus;
 
 /* ---- events ---- */
 
@@ -291,6 +293,7 @@ static void check_thread(void)
 		exec_thread = self;
 		exec_thread_known = true;
 	} else if (!pthread_equal(self, exec_thread) && !__atomic_exchange_n(&stopped, true, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&counting_cpus, 0, __ATOMIC_RELAXED);
 		fprintf(stderr, "pmuos-pmu: QEMU runs vCPUs in several threads; run it with -icount or "
 				"-accel tcg,thread=single (the plugin counts nothing from now on)\n");
 	}
@@ -334,7 +337,7 @@ static void on_block(unsigned int vcpu, void *udata)
 	const struct tb *b = udata;
 	struct thr *t = &thr[vcpu];
 
-	if (stopped || vcpu >= ncpus)
+	if (vcpu >= counting_cpus)
 		return;
 	if (t->pending[b->user])
 		resolve_branch(t, b->user, b->vaddr);
@@ -453,7 +456,7 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
 	const struct slot *in = udata;
 	struct thr *t = &thr[vcpu];
 
-	if (stopped || vcpu >= ncpus)
+	if (vcpu >= counting_cpus)
 		return;
 	bool write = qemu_plugin_mem_is_store(info);
 	uint64_t last = vaddr + (1ull << qemu_plugin_mem_size_shift(info)) - 1;
@@ -633,6 +636,7 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *qtb)
 			fprintf(stderr, "pmuos-pmu: out of memory, or a block of more than %d instructions; counting stops\n",
 				COUNT_MAX_BLOCK);
 		stopped = true;
+		counting_cpus = 0;
 		return;
 	}
 	qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(qtb, 0), on_block, QEMU_PLUGIN_CB_NO_REGS, b);
@@ -730,6 +734,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		flush_translations(t);
 		t->op_seq = UINT64_MAX;
 	}
+	counting_cpus = ncpus;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
 	return 0;
 }
