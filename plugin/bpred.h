@@ -47,11 +47,17 @@ static inline bool bpred_resolve(struct bpred *b, uint64_t pc, bool taken, uint6
 /* ---- the fast path: a predicted branch of its BTB set's most recent entry, counter saturated ---- */
 bool bpred_resolve_slow(struct bpred *b, uint64_t pc, bool taken, uint64_t target);
 
-static inline bool bpred_resolve(struct bpred *b, uint64_t pc, bool taken, uint64_t target)
+/* Whether resolving the branch would find it predicted right and change nothing (a pure look). */
+static inline bool bpred_settled(const struct bpred *b, uint64_t pc, bool taken, uint64_t target)
 {
 	const uint8_t *ctr = sa_mru(&b->btb, pc);
 
-	if (ctr && *ctr == (taken ? 3 : 0) && (!taken || *sa_data(&b->btb, ctr) == target))
+	return ctr && *ctr == (taken ? 3 : 0) && (!taken || *sa_data(&b->btb, ctr) == target);
+}
+
+static inline bool bpred_resolve(struct bpred *b, uint64_t pc, bool taken, uint64_t target)
+{
+	if (bpred_settled(b, pc, taken, target))
 		return false; /* right, and nothing to learn */
 	return bpred_resolve_slow(b, pc, taken, target);
 }

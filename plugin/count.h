@@ -78,15 +78,31 @@ static inline void count_event(struct count_state *s, int ev, uint64_t n, uint32
  */
 void count_event_at(struct count_state *s, bool user, int ev, uint64_t n);
 
+/*
+ * Whether count_block would take its fast path: no instructions of the last
+ * block to close (no counter in CMASK or edge mode) and no new publication.
+ */
+static inline bool count_block_quick(const struct count_state *s)
+{
+	return !s->cur && *(volatile uint32_t *)&s->sh->seq == s->seq;
+}
+/* count_block when count_block_quick holds. */
+static inline void count_block_fast(struct count_state *s, bool user, uint32_t n);
+
 /* ---- inline fast paths ---- */
 void count_block_slow(struct count_state *s, bool user, uint32_t n);
 
 static inline void count_block(struct count_state *s, bool user, uint32_t n)
 {
-	if (s->cur || *(volatile uint32_t *)&s->sh->seq != s->seq) {
+	if (!count_block_quick(s)) {
 		count_block_slow(s, user, n); /* instructions to close, or registers to read */
 		return;
 	}
+	count_block_fast(s, user, n);
+}
+
+static inline void count_block_fast(struct count_state *s, bool user, uint32_t n)
+{
 	s->user = user;
 	s->n = n;
 	s->cur = s->enabled[user];

@@ -66,12 +66,14 @@ static void l1_remove(struct memsys *m, struct ms_core *k, void *thread, uint64_
 {
 	uint8_t st;
 
+	k->l1d_epoch++;
 	if (sa_remove(&k->l1d, line, &st) && (st & MS_DIRTY)) {
 		if (thread)
 			m->event(thread, PEV_DATA_CACHE_LINES_WRITTEN_BACK, 1);
 		else
 			core_event(m, k, PEV_DATA_CACHE_LINES_WRITTEN_BACK);
 	}
+	k->l1i_epoch++;
 	if (sa_remove(&k->l1i, line, NULL) || k->l1i_last == line)
 		k->l1i_last = SA_EMPTY;
 }
@@ -103,6 +105,7 @@ static bool snoop(struct memsys *m, struct ms_core *self, uint64_t line, bool in
 			uint8_t *d = sa_peek(&k->l1d, line);
 			if (d && (*d & MS_DIRTY)) {
 				*d &= ~MS_DIRTY;
+				k->l1d_epoch++;
 				core_event(m, k, PEV_DATA_CACHE_LINES_WRITTEN_BACK);
 			}
 		}
@@ -151,6 +154,7 @@ bool memsys_data_slow(struct memsys *m, uint32_t c, void *thread, uint64_t line,
 	struct ms_core *k = &m->core[c];
 	uint8_t *st = sa_lookup(&k->l1d, line, NULL);
 
+	k->l1d_epoch++;
 	if (st) {
 		if (write && !(*st & MS_DIRTY)) {
 			*st |= MS_DIRTY;
@@ -173,6 +177,7 @@ bool memsys_code_slow(struct memsys *m, uint32_t c, void *thread, uint64_t line)
 {
 	struct ms_core *k = &m->core[c];
 
+	k->l1i_epoch++;
 	k->l1i_last = line;
 	if (sa_lookup(&k->l1i, line, NULL))
 		return false;

@@ -53,6 +53,12 @@ typedef void (*ms_event_fn)(void *thread, int ev, uint64_t n);
 struct ms_core {
 	struct sacache l1d, l1i, l2;
 	uint64_t l1i_last;          /* the line the core's last L1I access hit or filled; SA_EMPTY after a removal */
+	/*
+	 * Change whenever the L1D (L1I) may have changed (a line in or out, a
+	 * dirty bit, a set's recency order): while one stays the same, a line
+	 * that was its set's most recent still is, with the same dirty bit.
+	 */
+	uint64_t l1d_epoch, l1i_epoch;
 	uint32_t nthreads;
 	void *thread[MS_THREADS];
 };
@@ -92,16 +98,27 @@ static inline bool memsys_data(struct memsys *m, uint32_t c, void *thread, uint6
 	return memsys_data_slow(m, c, thread, line, write);
 }
 
-static inline bool memsys_code(struct memsys *m, uint32_t c, void *thread, uint64_t line)
+/*
+ * Whether a fetch from `line` would hit its L1I set's most recent line
+ * (changing nothing but the memo of the last line, which it sets).
+ */
+static inline bool memsys_code_hit(struct memsys *m, uint32_t c, uint64_t line)
 {
 	struct ms_core *k = &m->core[c];
 
 	if (k->l1i_last == line)
-		return false;
-	if (sa_mru(&k->l1i, line)) { /* a hit that changes nothing, on another line than the last */
+		return true;
+	if (sa_mru(&k->l1i, line)) {
 		k->l1i_last = line;
-		return false;
+		return true;
 	}
+	return false;
+}
+
+static inline bool memsys_code(struct memsys *m, uint32_t c, void *thread, uint64_t line)
+{
+	if (memsys_code_hit(m, c, line))
+		return false;
 	return memsys_code_slow(m, c, thread, line);
 }
 

@@ -72,7 +72,16 @@ struct slot {
 	uint16_t idx;      /* in its block */
 	uint8_t elements;  /* SSE/AVX: elements; 0: not a vector instruction */
 	bool user;         /* in the Ring-3 region: CPL 3 (see is_user) */
+	/*
+	 * The meminfo word of its last access | SLOT_INFO_KNOWN, and what QEMU
+	 * said of it (direction, bytes): a pure function of the word, asked
+	 * again only when the word changes.
+	 */
+	uint64_t info;
+	bool write;
+	uint8_t bytes;
 };
+#define SLOT_INFO_KNOWN (1ULL << 32)
 
 /* A code line the block fetches, and the instruction that fetches it. */
 struct fetch {
@@ -89,6 +98,13 @@ struct tb {
 	uint64_t page[2];
 	uint16_t nfetch;       /* L1I accesses: each line change, in order */
 	uint16_t nvec;         /* SSE/AVX instructions */
+	/*
+	 * The core and its L1I epoch (plugin/memsys.h) when every fetch of the
+	 * block last hit its set's most recent line: while the epoch holds, all
+	 * still do. hit_epoch UINT64_MAX: not known.
+	 */
+	uint32_t hit_core;
+	uint64_t hit_epoch;
 	uint32_t elements;     /* their elements */
 	struct branch br;      /* br.kind BR_NONE: no branch at the end */
 	struct fetch *fetch;
@@ -128,6 +144,17 @@ struct thr {
 	 * the translation cache. UINT64_MAX: none.
 	 */
 	uint64_t dmemo_page, dmemo_pa;
+	/*
+	 * The line of the last data access (virtual line << 1 | its privilege)
+	 * if it went through the L1D in the memo's page, with the core's L1D
+	 * epoch after it and whether it was a write: while the epoch holds, the
+	 * line is its set's most recent with the dirty bit set if lm_dirty, so a
+	 * read of it (or a write if dirty) changes and counts nothing below the
+	 * operand. UINT64_MAX: none.
+	 */
+	uint64_t lm_key, lm_epoch;
+	bool lm_dirty;
+	const uint64_t *l1d_epoch, *l1i_epoch; /* its core's (plugin/memsys.h) */
 	/* the memory operand being accessed (QEMU splits 16- and 32-byte ones into 8-byte accesses) */
 	const struct slot *op_slot;
 	uint64_t op_seq, op_end, op_last_line;
@@ -240,7 +267,7 @@ static void flush_translations(struct thr *t)
 	if (t->xc_gen == 0) /* the generations wrapped: empty the cache for real */
 		for (unsigned i = 0; i < XC_ENTRIES; i++)
 			t->xc[i].vpage = UINT64_MAX;
-	t->last_ipage = t->dmemo_page = UINT64_MAX;
+	t->last_ipage = t->dmemo_page = t->lm_key = UINT64_MAX;
 }
 
 /* A page walk (or none) for the page of vaddr, by instruction idx; code or data. */
@@ -259,29 +286,33 @@ static inline void translate_page(struct thr *t, bool code, uint64_t vaddr, bool
 
 /* ---- execution ---- */
 
+enum outcome { UNKNOWN = -1, NOT_TAKEN, TAKEN };
+
+/* What branch b did, if the instruction after it was the one at `next`. */
+static inline enum outcome branch_outcome(const struct branch *b, uint64_t next)
+{
+	switch (b->kind) {
+	case BR_COND:
+		if (next == b->next)
+			return NOT_TAKEN;
+		/* an interrupt or exception came first: the outcome is unknown */
+		return next == b->target ? TAKEN : UNKNOWN;
+	case BR_JMP:
+	case BR_CALL:
+		return next == b->target ? TAKEN : UNKNOWN;
+	default: /* indirect: the next address is the target */
+		return TAKEN;
+	}
+}
+
 /* The pending branch of privilege `user` was followed by the instruction at `next`. */
 static void resolve_branch(struct thr *t, bool user, uint64_t next)
 {
 	const struct branch *b = t->pending[user];
-	bool taken = true;
+	enum outcome o = branch_outcome(b, next);
 
 	t->pending[user] = NULL;
-	switch (b->kind) {
-	case BR_COND:
-		if (next == b->next)
-			taken = false;
-		else if (next != b->target)
-			return; /* an interrupt or exception came first: the outcome is unknown */
-		break;
-	case BR_JMP:
-	case BR_CALL:
-		if (next != b->target)
-			return;
-		break;
-	default: /* indirect: the next address is the target */
-		break;
-	}
-	if (bpred_resolve(&t->bp[user], b->vaddr, taken, next))
+	if (o != UNKNOWN && bpred_resolve(&t->bp[user], b->vaddr, o == TAKEN, next))
 		count_event_at(&t->cnt, user, PEV_BRANCHES_MISPREDICTED, 1);
 }
 
@@ -331,14 +362,31 @@ static __attribute__((noinline)) void code_pages(struct thr *t, const struct tb 
 	}
 }
 
-/* The block `udata` starts on this vCPU. */
-static void on_block(unsigned int vcpu, void *udata)
+/* A block's instructions, fetches and vector instructions, counted at its first instruction (no CMASK or edge mode). */
+static inline void block_counts(struct thr *t, const struct tb *b)
 {
-	const struct tb *b = udata;
-	struct thr *t = &thr[vcpu];
+	count(t, PEV_CODE_READ, b->n, 0);
+	if (b->nvec) {
+		count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, b->nvec, 0);
+		count(t, PEV_VPU_ELEMENTS_ACTIVE, b->elements, 0);
+	}
+}
 
-	if (vcpu >= counting_cpus)
-		return;
+/* The branch that ends block b, and a translation change it makes. */
+static inline void block_end(struct thr *t, const struct tb *b)
+{
+	if (b->br.kind != BR_NONE) {
+		count(t, PEV_BRANCHES, 1, b->n - 1);
+		if (b->br.kind != BR_OTHER)
+			t->pending[b->user] = &b->br;
+	}
+	if (b->flush_tlb)
+		t->flush = true; /* from the next block: this one's accesses used the old translation */
+}
+
+/* Block b starts on thread t: everything on_block does not settle itself. */
+static __attribute__((noinline)) void block_slow(struct thr *t, const struct tb *b)
+{
 	if (t->pending[b->user])
 		resolve_branch(t, b->user, b->vaddr);
 	if (t->flush)
@@ -346,15 +394,10 @@ static void on_block(unsigned int vcpu, void *udata)
 	count_block(&t->cnt, b->user, b->n);
 	t->seq++;
 	page->insns += b->n;
-	if (t->cnt.cur) {
+	if (t->cnt.cur)
 		per_insn_counts(t, b);
-	} else {
-		count(t, PEV_CODE_READ, b->n, 0);
-		if (b->nvec) {
-			count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, b->nvec, 0);
-			count(t, PEV_VPU_ELEMENTS_ACTIVE, b->elements, 0);
-		}
-	}
+	else
+		block_counts(t, b);
 	if (b->page[0] != t->last_ipage || b->npages > 1)
 		code_pages(t, b);
 	int missed = -1; /* the last instruction whose fetch missed (counted once) */
@@ -365,19 +408,63 @@ static void on_block(unsigned int vcpu, void *udata)
 			missed = f->idx;
 		}
 	}
-	if (b->br.kind != BR_NONE) {
-		count(t, PEV_BRANCHES, 1, b->n - 1);
-		if (b->br.kind != BR_OTHER)
-			t->pending[b->user] = &b->br;
-	}
-	if (b->flush_tlb)
-		t->flush = true; /* from the next block: this one's accesses used the old translation */
+	block_end(t, b);
 }
 
-/* One line of the current operand: the caches and the VPU's per-line events. */
-static inline void access_line(struct thr *t, const struct slot *in, uint64_t pa, bool write)
+/*
+ * The block `udata` starts on this vCPU. The common case is settled here
+ * without a call: the registers unchanged and
+ * no counter in CMASK or edge mode, no translation change, the code page
+ * the last one, every fetch a hit on its L1I set's most recent line (known
+ * from the last execution while nothing in the L1I changed), and
+ * the branch before it predicted right with nothing to learn. Everything
+ * else goes to block_slow, which does all of it again (the hits checked
+ * here change nothing it would see).
+ */
+static void on_block(unsigned int vcpu, void *udata)
+{
+	struct tb *b = udata;
+
+	if (vcpu >= counting_cpus)
+		return;
+	struct thr *t = &thr[vcpu];
+	struct count_state *s = &t->cnt;
+	const struct branch *p = t->pending[b->user];
+	enum outcome o = p ? branch_outcome(p, b->vaddr) : UNKNOWN;
+
+	if (t->flush || !count_block_quick(s) || s->enabled[b->user] ||
+	    b->page[0] != t->last_ipage || b->npages > 1 ||
+	    (o != UNKNOWN && !bpred_settled(&t->bp[b->user], p->vaddr, o == TAKEN, b->vaddr)))
+		goto slow;
+	if (b->hit_epoch != *t->l1i_epoch || b->hit_core != t->core) {
+		for (int i = 0; i < b->nfetch; i++)
+			if (!memsys_code_hit(&mem, t->core, b->fetch[i].line))
+				goto slow;
+		b->hit_core = t->core;
+		b->hit_epoch = *t->l1i_epoch;
+	}
+	t->pending[b->user] = NULL;
+	count_block_fast(s, b->user, b->n);
+	t->seq++;
+	page->insns += b->n;
+	block_counts(t, b);
+	block_end(t, b);
+	return;
+slow:
+	block_slow(t, b);
+}
+
+/* One line of the current operand (vaddr in it, at pa): the caches and the VPU's per-line events. */
+static inline __attribute__((always_inline)) void access_line(struct thr *t, const struct slot *in, uint64_t vaddr,
+								   uint64_t pa, bool write)
 {
 	bool miss = memsys_data(&mem, t->core, &t->cnt, pa >> MS_LINE_SHIFT, write);
+
+	if (((vaddr >> PAGE_4K_SHIFT) << 1 | in->user) == t->dmemo_page) {
+		t->lm_key = (vaddr >> MS_LINE_SHIFT) << 1 | in->user;
+		t->lm_epoch = *t->l1d_epoch;
+		t->lm_dirty = write;
+	}
 
 	if (in->elements) {
 		count(t, write ? PEV_VPU_DATA_WRITE : PEV_VPU_DATA_READ, 1, in->idx);
@@ -414,11 +501,12 @@ static inline void operand_start(struct thr *t, const struct slot *in, bool writ
 }
 
 /* One line of the current operand (vaddr in it): the TLB, translation and caches. */
-static __attribute__((noinline)) void access_piece(struct thr *t, qemu_plugin_meminfo_t info, const struct slot *in, uint64_t vaddr,
-				bool write)
+static inline __attribute__((always_inline)) void access_piece(struct thr *t, qemu_plugin_meminfo_t info,
+								    const struct slot *in, uint64_t vaddr, bool write)
 {
 	uint64_t vline = vaddr >> MS_LINE_SHIFT;
 
+	t->lm_key = UINT64_MAX; /* the TLB's most recent page may change */
 	/* The TLB, per page the operand touches (a hit on the most recent entry changes nothing). */
 	translate_page(t, false, vaddr, in->user, in->idx);
 	if (vline == t->op_last_line)
@@ -431,11 +519,11 @@ static __attribute__((noinline)) void access_piece(struct thr *t, qemu_plugin_me
 	if (io)
 		access_io(t, in, write);
 	else
-		access_line(t, in, pa, write);
+		access_line(t, in, vaddr, pa, write);
 }
 
 /* An access that crosses lines: each line in turn. */
-static void access_lines(struct thr *t, qemu_plugin_meminfo_t info, const struct slot *in,
+static __attribute__((noinline)) void access_lines(struct thr *t, qemu_plugin_meminfo_t info, const struct slot *in,
 						    uint64_t vaddr, uint64_t last, bool write)
 {
 	for (uint64_t a = vaddr; ; a = (a | ((1u << MS_LINE_SHIFT) - 1)) + 1) {
@@ -445,24 +533,25 @@ static void access_lines(struct thr *t, qemu_plugin_meminfo_t info, const struct
 	}
 }
 
-/*
- * A data access of the instruction `udata` (its slot), after it happened.
- * One callback for reads and writes: QEMU 7.2 does not reliably pick a
- * callback by the access's direction (a callback registered for reads only
- * was seen to get writes), so the direction comes from the access itself.
- */
-static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+/* Whether this access continues the current operand: same execution, same direction, right after the last piece. */
+static inline bool next_piece(const struct thr *t, const struct slot *in, uint64_t vaddr, bool write)
 {
-	const struct slot *in = udata;
-	struct thr *t = &thr[vcpu];
+	return vaddr == t->op_end && in == t->op_slot && t->seq == t->op_seq && write == t->op_write;
+}
 
-	if (vcpu >= counting_cpus)
-		return;
-	bool write = qemu_plugin_mem_is_store(info);
-	uint64_t last = vaddr + (1ull << qemu_plugin_mem_size_shift(info)) - 1;
+/* An access on_access cannot settle by the last-line memo. */
+static __attribute__((noinline)) void access_slow(struct thr *t, qemu_plugin_meminfo_t info, struct slot *in,
+						  uint64_t vaddr)
+{
+	if (in->info != (info | SLOT_INFO_KNOWN)) {
+		in->info = info | SLOT_INFO_KNOWN;
+		in->write = qemu_plugin_mem_is_store(info);
+		in->bytes = 1u << qemu_plugin_mem_size_shift(info);
+	}
+	bool write = in->write;
+	uint64_t last = vaddr + in->bytes - 1;
 
-	/* The next piece of the same operand: same execution, same direction, right after the last piece. */
-	if (vaddr != t->op_end || in != t->op_slot || t->seq != t->op_seq || write != t->op_write)
+	if (!next_piece(t, in, vaddr, write))
 		operand_start(t, in, write);
 	t->op_end = last + 1;
 	uint64_t vline = vaddr >> MS_LINE_SHIFT;
@@ -470,10 +559,44 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
 		access_lines(t, info, in, vaddr, last, write);
 	} else if (((vaddr >> PAGE_4K_SHIFT) << 1 | in->user) != t->dmemo_page) {
 		access_piece(t, info, in, vaddr, write);
-	} else if (vline != t->op_last_line) { /* the common case: the page of the last access */
+	} else if (vline != t->op_last_line) { /* the page of the last access */
 		t->op_last_line = vline;
-		access_line(t, in, t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1)), write);
+		access_line(t, in, vaddr, t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1)), write);
 	}
+}
+
+/* Events an access counts apart from misses: if a counter counts one, on_access leaves the access to access_slow. */
+#define VPU_LINE_EVENTS (1ULL << PEV_VPU_DATA_READ | 1ULL << PEV_VPU_DATA_WRITE)
+
+/*
+ * A data access of the instruction `udata` (its slot), after it happened.
+ * One callback for reads and writes: QEMU 7.2 does not reliably pick a
+ * callback by the access's direction (a callback registered for reads only
+ * was seen to get writes), so the direction comes from the access itself.
+ * The common case, an access within the line of the last one that changes
+ * nothing in the caches (the memo, struct thr), is settled here without a
+ * call, so without saving registers.
+ */
+static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	struct slot *in = udata;
+
+	if (vcpu >= counting_cpus)
+		return;
+	struct thr *t = &thr[vcpu];
+	uint64_t end = vaddr + in->bytes;
+	bool write = in->write;
+
+	if (in->info == (info | SLOT_INFO_KNOWN) && ((vaddr >> MS_LINE_SHIFT) << 1 | in->user) == t->lm_key &&
+	    (end - 1) >> MS_LINE_SHIFT == vaddr >> MS_LINE_SHIFT && t->lm_epoch == *t->l1d_epoch &&
+	    (t->lm_dirty || !write) && !(in->elements && (t->cnt.mask & VPU_LINE_EVENTS))) {
+		if (!next_piece(t, in, vaddr, write))
+			operand_start(t, in, write);
+		t->op_end = end;
+		t->op_last_line = vaddr >> MS_LINE_SHIFT;
+		return;
+	}
+	access_slow(t, info, in, vaddr);
 }
 
 /* ---- translation ---- */
@@ -560,6 +683,7 @@ static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr,
 	b->bytes = memcpy(copy, bytes, nbytes);
 	b->fetch = fetch;
 	b->vec = vec;
+	b->hit_epoch = UINT64_MAX;
 	uint64_t last_line = UINT64_MAX;
 	unsigned pshift = b->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT;
 	for (size_t i = 0; i < n; i++) {
@@ -731,6 +855,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 			return -1;
 		}
 		count_init(&t->cnt, &page->thread[v], event_of);
+		t->l1d_epoch = &mem.core[t->core].l1d_epoch;
+		t->l1i_epoch = &mem.core[t->core].l1i_epoch;
 		flush_translations(t);
 		t->op_seq = UINT64_MAX;
 	}

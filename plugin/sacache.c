@@ -54,16 +54,28 @@ static uint32_t set_of(const struct sacache *c, uint64_t key)
 	return (uint32_t)(key & (c->sets - 1));
 }
 
-/*
- * The way of the set at base b that holds key, or -1. Every way is compared
- * (no early exit): where a key sits is data the host cannot predict.
- */
-static int find(const struct sacache *c, uint32_t b, uint64_t key)
+/* Bit w set if keys[w] is key, for w < ways. */
+static inline uint32_t matches(const uint64_t *keys, uint32_t ways, uint64_t key)
 {
 	uint32_t hits = 0;
 
-	for (uint32_t w = 0; w < c->ways; w++)
-		hits |= (uint32_t)(c->key[b + w] == key) << w;
+#pragma GCC unroll 8
+	for (uint32_t w = 0; w < ways; w++)
+		hits |= (uint32_t)(keys[w] == key) << w;
+	return hits;
+}
+
+/*
+ * The way of the set at base b that holds key, or -1. Every way is compared
+ * (no early exit): where a key sits is data the host cannot predict. The
+ * plugin's arrays have 8 or 4 ways: those loops are unrolled.
+ */
+static inline __attribute__((always_inline)) int find(const struct sacache *c, uint32_t b, uint64_t key)
+{
+	const uint64_t *keys = &c->key[b];
+	uint32_t hits = c->ways == 8 ? matches(keys, 8, key) : c->ways == 4 ? matches(keys, 4, key)
+									   : matches(keys, c->ways, key);
+
 	return hits ? __builtin_ctz(hits) : -1;
 }
 
@@ -80,7 +92,7 @@ static unsigned place(uint32_t order, uint32_t w)
 }
 
 /* Makes way w of `set`, which holds key, the most recent: the ways before it move one place back. */
-static void to_front(struct sacache *c, uint32_t set, uint32_t w, uint64_t key)
+static inline __attribute__((always_inline)) void to_front(struct sacache *c, uint32_t set, uint32_t w, uint64_t key)
 {
 	uint64_t o = c->set[set].order;
 	unsigned p = place((uint32_t)o, w) * 4;

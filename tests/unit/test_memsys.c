@@ -184,6 +184,67 @@ static void test_coherence(void **state)
 	ONLY(&t0, PEV_L2_READ_MISS, 1ULL, PEV_L2_DATA_READ_MISS_MEM_FILL, 1ULL, PEV_SNP_HIT_L2, 1ULL);
 }
 
+/* Core 0's L1D epoch: the same exactly while nothing in its L1D changed (the plugin's last-line memo relies on it). */
+static uint64_t epoch(void)
+{
+	return m.core[0].l1d_epoch;
+}
+
+/* Its L1I epoch, the same for the L1I (the plugin's memo of a block whose fetches all hit). */
+static void test_code_epoch(void **state)
+{
+	(void)state;
+	uint64_t e = m.core[0].l1i_epoch;
+	memsys_code(&m, 0, &t0, 0x3000); /* a fill */
+	assert_int_not_equal(m.core[0].l1i_epoch, e);
+	memsys_code(&m, 0, &t0, 0x3001);
+	e = m.core[0].l1i_epoch;
+	memsys_code(&m, 0, &t0b, 0x3000); /* most recent of its set, though not the last line: no change */
+	memsys_code(&m, 0, &t0, 0x3001);
+	memsys_data(&m, 0, &t0, 0x1000, true);
+	assert_int_equal(m.core[0].l1i_epoch, e);
+	memsys_code(&m, 0, &t0, 0x3000 + 64); /* same set as 0x3000 */
+	e = m.core[0].l1i_epoch;
+	memsys_code(&m, 0, &t0, 0x3000);      /* a hit that reorders the set */
+	assert_int_not_equal(m.core[0].l1i_epoch, e);
+	e = m.core[0].l1i_epoch;
+	memsys_data(&m, 1, &t1, 0x3000, true); /* another core's ownership: the line leaves the L1I */
+	assert_int_not_equal(m.core[0].l1i_epoch, e);
+}
+
+static void test_epoch(void **state)
+{
+	(void)state;
+	uint64_t e = epoch();
+	memsys_data(&m, 0, &t0, 0x1000, false); /* a fill */
+	assert_int_not_equal(epoch(), e);
+	e = epoch();
+	memsys_data(&m, 0, &t0b, 0x1000, false); /* a hit on its set's most recent line: no change */
+	memsys_code(&m, 0, &t0, 0x3000);         /* the L1I is not the L1D */
+	assert_int_equal(epoch(), e);
+	memsys_data(&m, 0, &t0, 0x1000, true);  /* its dirty bit */
+	assert_int_not_equal(epoch(), e);
+	e = epoch();
+	memsys_data(&m, 0, &t0, 0x1000, true);  /* dirty already */
+	assert_int_equal(epoch(), e);
+	memsys_data(&m, 0, &t0, L1SET(1), false);
+	e = epoch();
+	memsys_data(&m, 0, &t0, 0x1000, false); /* a hit that reorders the set */
+	assert_int_not_equal(epoch(), e);
+	e = epoch();
+	memsys_data(&m, 1, &t1, 0x1000, false); /* another core's read: the dirty line is written back, clean */
+	assert_int_not_equal(epoch(), e);
+	e = epoch();
+	memsys_data(&m, 1, &t1, 0x1000, true);  /* another core's ownership: the line goes */
+	assert_int_not_equal(epoch(), e);
+	memsys_data(&m, 0, &t0, L2SET(0), false);
+	for (int k = 1; k <= 7; k++)
+		memsys_data(&m, 0, &t0, L2SET(k), false);
+	e = epoch();
+	memsys_code(&m, 0, &t0, L2SET(8)); /* a code fill evicts L2SET(0) from the L2, so from the L1D */
+	assert_int_not_equal(epoch(), e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +253,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inclusion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_code, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_coherence, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_epoch, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_code_epoch, setup, teardown),
 	};
 
 	alarm(60);
