@@ -219,6 +219,11 @@ static void on_event(void *ctx, int ev, uint64_t n)
 	count_event(s, ev, n, s->n - 1);
 }
 
+/* The bit of an event in count_state.mask: a test of several at once before counting each. */
+#define EV(e) (1ULL << PEV_##e)
+/* A vector instruction's events per line it touches, hit or miss: if one counts, on_access leaves the access to access_slow. */
+#define VPU_LINE_EVENTS (EV(VPU_DATA_READ) | EV(VPU_DATA_WRITE))
+
 /* n events of instruction idx of the thread's current block. */
 static inline void count(struct thr *t, int ev, uint64_t n, uint32_t idx)
 {
@@ -238,26 +243,47 @@ static bool is_user(uint64_t vaddr)
 	return vaddr >= USER_BASE && vaddr < USER_END;
 }
 
-/* Physical address of vaddr (an address the current access touched), and whether it is device memory. */
-static uint64_t xlate(struct thr *t, qemu_plugin_meminfo_t info, uint64_t vaddr, bool *io)
+/* The translation cache's entry for vaddr, and whether it holds vaddr's page. */
+static inline struct xc_entry *xc_entry(const struct thr *t, uint64_t vaddr, bool *hit)
+{
+	uint64_t vpage = (vaddr & ((1ULL << 48) - 1)) >> PAGE_4K_SHIFT;
+	struct xc_entry *e = &t->xc[vpage & (XC_ENTRIES - 1)];
+
+	*hit = e->vpage == (vpage | t->xc_gen) && vaddr >= XC_LOW;
+	return e;
+}
+
+/* xlate when the cache cannot answer alone: a miss, or verify mode. */
+static __attribute__((noinline)) uint64_t xlate_slow(struct thr *t, qemu_plugin_meminfo_t info, uint64_t vaddr,
+						     bool *io)
 {
 	uint64_t vpage = (vaddr & ((1ULL << 48) - 1)) >> PAGE_4K_SHIFT, off = vaddr & ((1u << PAGE_4K_SHIFT) - 1);
-	struct xc_entry *e = &t->xc[vpage & (XC_ENTRIES - 1)];
-	bool hit = e->vpage == (vpage | t->xc_gen) && vaddr >= XC_LOW;
+	bool hit;
+	struct xc_entry *e = xc_entry(t, vaddr, &hit);
+	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+	uint64_t pa = hw ? qemu_plugin_hwaddr_phys_addr(hw) : vaddr;
+	uint64_t pp = (pa - off) | (hw && qemu_plugin_hwaddr_is_io(hw) ? XC_IO : 0);
 
-	if (!hit || verify) {
-		struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
-		uint64_t pa = hw ? qemu_plugin_hwaddr_phys_addr(hw) : vaddr;
-		uint64_t pp = (pa - off) | (hw && qemu_plugin_hwaddr_is_io(hw) ? XC_IO : 0);
-		if (hit) {
-			page->xlate_checks++;
-			page->xlate_mismatches += e->ppage != pp;
-		}
-		e->vpage = vpage | t->xc_gen;
-		e->ppage = pp;
+	if (hit) {
+		page->xlate_checks++;
+		page->xlate_mismatches += e->ppage != pp;
 	}
+	e->vpage = vpage | t->xc_gen;
+	e->ppage = pp;
 	*io = e->ppage & XC_IO;
 	return (e->ppage & ~XC_IO) + off;
+}
+
+/* Physical address of vaddr (an address the current access touched), and whether it is device memory. */
+static inline uint64_t xlate(struct thr *t, qemu_plugin_meminfo_t info, uint64_t vaddr, bool *io)
+{
+	bool hit;
+	const struct xc_entry *e = xc_entry(t, vaddr, &hit);
+
+	if (!hit || verify)
+		return xlate_slow(t, info, vaddr, io);
+	*io = e->ppage & XC_IO;
+	return (e->ppage & ~XC_IO) + (vaddr & ((1u << PAGE_4K_SHIFT) - 1));
 }
 
 static void flush_translations(struct thr *t)
@@ -365,6 +391,8 @@ static __attribute__((noinline)) void code_pages(struct thr *t, const struct tb 
 /* A block's instructions, fetches and vector instructions, counted at its first instruction (no CMASK or edge mode). */
 static inline void block_counts(struct thr *t, const struct tb *b)
 {
+	if (!(t->cnt.mask & (EV(CODE_READ) | EV(VPU_INSTRUCTIONS_EXECUTED) | EV(VPU_ELEMENTS_ACTIVE))))
+		return;
 	count(t, PEV_CODE_READ, b->n, 0);
 	if (b->nvec) {
 		count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, b->nvec, 0);
@@ -465,8 +493,7 @@ static inline __attribute__((always_inline)) void access_line(struct thr *t, con
 		t->lm_epoch = *t->l1d_epoch;
 		t->lm_dirty = write;
 	}
-
-	if (in->elements) {
+	if (in->elements && (t->cnt.mask & (VPU_LINE_EVENTS | EV(VPU_DATA_READ_MISS) | EV(VPU_DATA_WRITE_MISS)))) {
 		count(t, write ? PEV_VPU_DATA_WRITE : PEV_VPU_DATA_READ, 1, in->idx);
 		if (miss)
 			count(t, write ? PEV_VPU_DATA_WRITE_MISS : PEV_VPU_DATA_READ_MISS, 1, in->idx);
@@ -496,6 +523,8 @@ static inline void operand_start(struct thr *t, const struct slot *in, bool writ
 	t->op_write = write;
 	t->op_missed = false;
 	t->op_last_line = UINT64_MAX;
+	if (!(t->cnt.mask & (EV(DATA_READ) | EV(DATA_WRITE) | EV(DATA_READ_OR_WRITE))))
+		return;
 	count(t, write ? PEV_DATA_WRITE : PEV_DATA_READ, 1, in->idx);
 	count(t, PEV_DATA_READ_OR_WRITE, 1, in->idx);
 }
@@ -564,9 +593,6 @@ static __attribute__((noinline)) void access_slow(struct thr *t, qemu_plugin_mem
 		access_line(t, in, vaddr, t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1)), write);
 	}
 }
-
-/* Events an access counts apart from misses: if a counter counts one, on_access leaves the access to access_slow. */
-#define VPU_LINE_EVENTS (1ULL << PEV_VPU_DATA_READ | 1ULL << PEV_VPU_DATA_WRITE)
 
 /*
  * A data access of the instruction `udata` (its slot), after it happened.
