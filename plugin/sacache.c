@@ -3,6 +3,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define NIBBLES 0x11111111u
 
@@ -65,14 +68,38 @@ static inline uint32_t matches(const uint64_t *keys, uint32_t ways, uint64_t key
 	return hits;
 }
 
+#ifdef __SSE2__
+/*
+ * For the 8 keys of a set (16-byte aligned): bits 2w and 2w + 1 set if
+ * keys[w] is key. SSE2 compares 32-bit halves: the two halves' results are
+ * narrowed to a byte each, and both must match.
+ */
+static inline uint32_t matches8(const uint64_t *keys, uint64_t key)
+{
+	const __m128i *v = (const __m128i *)keys;
+	__m128i k = _mm_set1_epi64x((long long)key);
+	__m128i h01 = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_load_si128(v), k), _mm_cmpeq_epi32(_mm_load_si128(v + 1), k));
+	__m128i h23 = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_load_si128(v + 2), k), _mm_cmpeq_epi32(_mm_load_si128(v + 3), k));
+	uint32_t halves = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(h01, h23));
+
+	return halves & (halves >> 1) & 0x5555;
+}
+#endif
+
 /*
  * The way of the set at base b that holds key, or -1. Every way is compared
  * (no early exit): where a key sits is data the host cannot predict. The
- * plugin's arrays have 8 or 4 ways: those loops are unrolled.
+ * plugin's arrays have 8 or 4 ways: those compare without a loop.
  */
 static inline __attribute__((always_inline)) int find(const struct sacache *c, uint32_t b, uint64_t key)
 {
 	const uint64_t *keys = &c->key[b];
+#ifdef __SSE2__
+	if (c->ways == 8) {
+		uint32_t hits = matches8(keys, key);
+		return hits ? __builtin_ctz(hits) / 2 : -1;
+	}
+#endif
 	uint32_t hits = c->ways == 8 ? matches(keys, 8, key) : c->ways == 4 ? matches(keys, 4, key)
 									   : matches(keys, c->ways, key);
 

@@ -148,10 +148,32 @@ static void test_matches_list_model(void **state)
 	}
 }
 
+/*
+ * Keys that differ only in their upper 32 bits (a Ring-3 code line's tag
+ * beside a physical line) are different keys, in every way of an 8-way set.
+ */
+static void test_upper_half_keys(void **state)
+{
+	(void)state;
+	struct sacache c;
+
+	assert_true(sa_init(&c, 64, 8)); /* 8 sets of 8 ways */
+	for (uint64_t w = 0; w < 8; w++)
+		sa_insert(&c, (w + 1) << 40 | 8, (uint8_t)w, 0);
+	for (uint64_t w = 0; w < 8; w++) {
+		assert_null(sa_peek(&c, (w + 9) << 40 | 8));   /* same low half, absent */
+		uint8_t *st = sa_peek(&c, (w + 1) << 40 | 8);
+		assert_non_null(st);
+		assert_int_equal(*st, w);
+	}
+	sa_free(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_geometry),
+		cmocka_unit_test(test_upper_half_keys),
 		cmocka_unit_test(test_lru_replacement),
 		cmocka_unit_test(test_peek_keeps_order),
 		cmocka_unit_test(test_remove_and_clear),
