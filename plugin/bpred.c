@@ -16,6 +16,7 @@ void bpred_free(struct bpred *b)
 
 void bpred_clear(struct bpred *b)
 {
+	b->epoch++;
 	sa_clear(&b->btb);
 }
 
@@ -25,10 +26,13 @@ bool bpred_resolve_slow(struct bpred *b, uint64_t pc, bool taken, uint64_t targe
 	uint8_t *ctr = sa_lookup(&b->btb, pc, &predicted_target);
 
 	if (!ctr) {
-		if (taken)
+		if (taken) {
 			sa_insert(&b->btb, pc, 2, target);
+			b->epoch++;
+		}
 		return false;
 	}
+	b->epoch++; /* the lookup may have reordered the set; the counter or the target may change */
 	bool predicted_taken = *ctr >= 2;
 	bool wrong = predicted_taken != taken || (taken && predicted_target != target);
 	if (taken) {

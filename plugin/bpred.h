@@ -32,6 +32,11 @@
 
 struct bpred {
 	struct sacache btb;
+	/*
+	 * Changes whenever the BTB may have changed: while it stays the same, a
+	 * branch whose resolution changed nothing would again.
+	 */
+	uint64_t epoch;
 };
 
 bool bpred_init(struct bpred *b);

@@ -65,6 +65,12 @@ struct branch {
 	uint64_t vaddr, next, target;
 	uint8_t kind; /* enum br_kind */
 	bool user;
+	/*
+	 * The predictor, successor and predictor epoch of a resolution that
+	 * changed and counted nothing: while all three hold, another would too.
+	 */
+	const struct bpred *ok_bp;
+	uint64_t ok_next, ok_epoch;
 };
 
 /* An instruction of a block, as its memory accesses see it. */
@@ -134,7 +140,7 @@ struct thr {
 	 * level, its successor: an interrupt between them runs at Ring 0, and its
 	 * IRET returns to the successor.
 	 */
-	const struct branch *pending[2];
+	struct branch *pending[2];
 	bool flush;                   /* the last block changed address translation */
 	uint64_t last_ipage;          /* code TLB page of the last fetch (its entry is most recent) */
 	/*
@@ -331,15 +337,27 @@ static inline enum outcome branch_outcome(const struct branch *b, uint64_t next)
 	}
 }
 
+/* Branch b, followed by `next`, resolved in predictor bp with nothing changed or counted. */
+static inline void branch_settled(struct branch *b, const struct bpred *bp, uint64_t next)
+{
+	b->ok_bp = bp;
+	b->ok_next = next;
+	b->ok_epoch = bp->epoch;
+}
+
 /* The pending branch of privilege `user` was followed by the instruction at `next`. */
 static void resolve_branch(struct thr *t, bool user, uint64_t next)
 {
-	const struct branch *b = t->pending[user];
+	struct branch *b = t->pending[user];
+	struct bpred *bp = &t->bp[user];
 	enum outcome o = branch_outcome(b, next);
+	uint64_t epoch = bp->epoch;
 
 	t->pending[user] = NULL;
-	if (o != UNKNOWN && bpred_resolve(&t->bp[user], b->vaddr, o == TAKEN, next))
+	if (o != UNKNOWN && bpred_resolve(bp, b->vaddr, o == TAKEN, next))
 		count_event_at(&t->cnt, user, PEV_BRANCHES_MISPREDICTED, 1);
+	else if (bp->epoch == epoch) /* unchanged, so not mispredicted (a BTB hit moves the epoch) */
+		branch_settled(b, bp, next);
 }
 
 static void check_thread(void)
@@ -401,7 +419,7 @@ static inline void block_counts(struct thr *t, const struct tb *b)
 }
 
 /* The branch that ends block b, and a translation change it makes. */
-static inline void block_end(struct thr *t, const struct tb *b)
+static inline void block_end(struct thr *t, struct tb *b)
 {
 	if (b->br.kind != BR_NONE) {
 		count(t, PEV_BRANCHES, 1, b->n - 1);
@@ -413,7 +431,7 @@ static inline void block_end(struct thr *t, const struct tb *b)
 }
 
 /* Block b starts on thread t: everything on_block does not settle itself. */
-static __attribute__((noinline)) void block_slow(struct thr *t, const struct tb *b)
+static __attribute__((noinline)) void block_slow(struct thr *t, struct tb *b)
 {
 	if (t->pending[b->user])
 		resolve_branch(t, b->user, b->vaddr);
@@ -441,13 +459,13 @@ static __attribute__((noinline)) void block_slow(struct thr *t, const struct tb 
 
 /*
  * The block `udata` starts on this vCPU. The common case is settled here
- * without a call: the registers unchanged and
- * no counter in CMASK or edge mode, no translation change, the code page
- * the last one, every fetch a hit on its L1I set's most recent line (known
- * from the last execution while nothing in the L1I changed), and
- * the branch before it predicted right with nothing to learn. Everything
- * else goes to block_slow, which does all of it again (the hits checked
- * here change nothing it would see).
+ * without a call: the registers unchanged and no counter in CMASK or edge
+ * mode, no translation change, the code page the last one, every fetch a
+ * hit on its L1I set's most recent line (known from the last execution
+ * while nothing in the L1I changed), and the branch before it resolved
+ * with nothing to learn (known from an earlier resolution while its
+ * predictor did not change). Everything else goes to block_slow, which does
+ * all of it again (the hits checked here change nothing it would see).
  */
 static void on_block(unsigned int vcpu, void *udata)
 {
@@ -457,13 +475,17 @@ static void on_block(unsigned int vcpu, void *udata)
 		return;
 	struct thr *t = &thr[vcpu];
 	struct count_state *s = &t->cnt;
-	const struct branch *p = t->pending[b->user];
-	enum outcome o = p ? branch_outcome(p, b->vaddr) : UNKNOWN;
+	struct branch *p = t->pending[b->user];
+	const struct bpred *bp = &t->bp[b->user];
 
-	if (t->flush || !count_block_quick(s) || s->enabled[b->user] ||
-	    b->page[0] != t->last_ipage || b->npages > 1 ||
-	    (o != UNKNOWN && !bpred_settled(&t->bp[b->user], p->vaddr, o == TAKEN, b->vaddr)))
+	if (t->flush || !count_block_quick(s) || s->enabled[b->user] || b->page[0] != t->last_ipage || b->npages > 1)
 		goto slow;
+	if (p && !(p->ok_next == b->vaddr && p->ok_bp == bp && p->ok_epoch == bp->epoch)) {
+		enum outcome o = branch_outcome(p, b->vaddr);
+		if (o != UNKNOWN && !bpred_settled(bp, p->vaddr, o == TAKEN, b->vaddr))
+			goto slow;
+		branch_settled(p, bp, b->vaddr);
+	}
 	if (b->hit_epoch != *t->l1i_epoch || b->hit_core != t->core) {
 		for (int i = 0; i < b->nfetch; i++)
 			if (!memsys_code_hit(&mem, t->core, b->fetch[i].line))
@@ -735,7 +757,7 @@ static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr,
 			if ((b->npages == 0 || b->page[b->npages - 1] != p) && b->npages < 2)
 				b->page[b->npages++] = p;
 		if (i == n - 1 && d.branch != BR_NONE)
-			b->br = (struct branch){ va, va + len, d.target, d.branch, b->user };
+			b->br = (struct branch){ .vaddr = va, .next = va + len, .target = d.target, .kind = d.branch, .user = b->user };
 	}
 	return b;
 }

@@ -36,6 +36,34 @@ static void test_counter(void **state)
 	bpred_free(&b);
 }
 
+/* The epoch: the same exactly while the BTB did not change (the plugin's memo of a settled branch relies on it). */
+static void test_epoch(void **state)
+{
+	(void)state;
+	struct bpred b;
+
+	assert_true(bpred_init(&b));
+	uint64_t e = b.epoch;
+	bpred_resolve(&b, PC, false, 0); /* a miss not taken: nothing allocated */
+	assert_int_equal(b.epoch, e);
+	bpred_resolve(&b, PC, true, TGT); /* allocated */
+	assert_int_not_equal(b.epoch, e);
+	e = b.epoch;
+	bpred_resolve(&b, PC, true, TGT); /* 2 -> 3 */
+	assert_int_not_equal(b.epoch, e);
+	e = b.epoch;
+	bpred_resolve(&b, PC, true, TGT); /* saturated, right: nothing to learn */
+	assert_int_equal(b.epoch, e);
+	bpred_resolve(&b, PC + 4 * 64, true, TGT); /* same set: PC is no longer its most recent */
+	e = b.epoch;
+	bpred_resolve(&b, PC, true, TGT); /* a hit that reorders the set */
+	assert_int_not_equal(b.epoch, e);
+	e = b.epoch;
+	bpred_clear(&b);
+	assert_int_not_equal(b.epoch, e);
+	bpred_free(&b);
+}
+
 /* A taken branch to another target (indirect, return) is mispredicted; the new target is learnt. */
 static void test_targets(void **state)
 {
@@ -86,6 +114,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_counter),
+		cmocka_unit_test(test_epoch),
 		cmocka_unit_test(test_targets),
 		cmocka_unit_test(test_loop),
 		cmocka_unit_test(test_capacity),
