@@ -86,6 +86,14 @@ struct slot {
 	uint64_t info;
 	bool write;
 	uint8_t bytes;
+	/*
+	 * The data page its last access found the thread's memo page for
+	 * (page << 1 | privilege), with its physical address and the thread's
+	 * TLB epoch then: while that holds, the page is still its L1 TLB set's
+	 * most recent and may become the memo page again without a look.
+	 */
+	const struct thr *pm_thr;
+	uint64_t pm_page, pm_pa, pm_epoch;
 };
 #define SLOT_INFO_KNOWN (1ULL << 32)
 
@@ -601,16 +609,30 @@ static __attribute__((noinline)) void access_slow(struct thr *t, qemu_plugin_mem
 	}
 	bool write = in->write;
 	uint64_t last = vaddr + in->bytes - 1;
+	uint64_t vline = vaddr >> MS_LINE_SHIFT, vpage = (vaddr >> PAGE_4K_SHIFT) << 1 | in->user;
 
 	if (!next_piece(t, in, vaddr, write))
 		operand_start(t, in, write);
 	t->op_end = last + 1;
-	uint64_t vline = vaddr >> MS_LINE_SHIFT;
 	if (vline != last >> MS_LINE_SHIFT) {
 		access_lines(t, info, in, vaddr, last, write);
-	} else if (((vaddr >> PAGE_4K_SHIFT) << 1 | in->user) != t->dmemo_page) {
-		access_piece(t, info, in, vaddr, write);
-	} else if (vline != t->op_last_line) { /* the page of the last access */
+		return;
+	}
+	if (vpage != t->dmemo_page) {
+		if (in->pm_thr != t || in->pm_page != vpage || in->pm_epoch != t->tlb.epoch) {
+			access_piece(t, info, in, vaddr, write);
+			if (t->dmemo_page == vpage) {
+				in->pm_thr = t;
+				in->pm_page = vpage;
+				in->pm_pa = t->dmemo_pa;
+				in->pm_epoch = t->tlb.epoch;
+			}
+			return;
+		}
+		t->dmemo_page = vpage; /* the TLB would hit it without a change: as if it were the last */
+		t->dmemo_pa = in->pm_pa;
+	}
+	if (vline != t->op_last_line) { /* in the memo page */
 		t->op_last_line = vline;
 		access_line(t, in, vaddr, t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1)), write);
 	}

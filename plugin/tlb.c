@@ -9,6 +9,8 @@ bool tlb_init(struct tlbs *t)
 	bool ok = sa_init(&t->data4k, 64, 4) & sa_init(&t->data2m, 8, 4) & sa_init(&t->code4k, 32, 4) &
 		  sa_init(&t->code2m, 8, 4) & sa_init(&t->l2, 64, 4);
 
+	t->epoch = 0;
+
 	if (!ok)
 		tlb_free(t);
 	return ok;
@@ -25,6 +27,7 @@ void tlb_free(struct tlbs *t)
 
 void tlb_flush(struct tlbs *t)
 {
+	t->epoch++;
 	sa_clear(&t->data4k);
 	sa_clear(&t->data2m);
 	sa_clear(&t->code4k);
@@ -36,6 +39,7 @@ enum tlb_result tlb_access_slow(struct sacache *l1, struct tlbs *t, uint64_t vad
 {
 	uint64_t page = vaddr >> (large ? TLB_SHIFT_2M : TLB_SHIFT_4K), region = vaddr >> TLB_SHIFT_2M;
 
+	t->epoch++;
 	if (sa_lookup(l1, page, NULL))
 		return TLB_HIT;
 	sa_insert(l1, page, 0, 0);

@@ -32,6 +32,12 @@
 
 struct tlbs {
 	struct sacache data4k, data2m, code4k, code2m, l2;
+	/*
+	 * Changes whenever a TLB may have changed (a miss, a hit off its set's
+	 * most recent entry, a flush): while it stays the same, a page that was
+	 * its L1 TLB set's most recent still is.
+	 */
+	uint64_t epoch;
 };
 
 enum tlb_result {

@@ -32,6 +32,30 @@ static void test_data_4k(void **state)
 	tlb_free(&t);
 }
 
+/* The epoch: the same exactly while no TLB changed (the plugin's per-instruction page memo relies on it). */
+static void test_epoch(void **state)
+{
+	(void)state;
+	struct tlbs t;
+
+	assert_true(tlb_init(&t));
+	uint64_t e = t.epoch;
+	tlb_access(&t, false, 0x10000, false); /* a miss */
+	assert_int_not_equal(t.epoch, e);
+	tlb_access(&t, false, 0x11000, false);           /* the next set */
+	tlb_access(&t, false, 0x10000 + 16 * K4, false); /* the same set as 0x10000 */
+	e = t.epoch;
+	tlb_access(&t, false, 0x10000 + 16 * K4, false); /* its most recent entry */
+	tlb_access(&t, false, 0x11ff8, false);           /* the next set's most recent entry */
+	assert_int_equal(t.epoch, e);
+	tlb_access(&t, false, 0x10000, false);           /* a hit that reorders the set */
+	assert_int_not_equal(t.epoch, e);
+	e = t.epoch;
+	tlb_flush(&t);
+	assert_int_not_equal(t.epoch, e);
+	tlb_free(&t);
+}
+
 /* Code and data have their own L1 TLBs and share the L2 TLB; 2 MiB pages have 8 entries. */
 static void test_code_data_large(void **state)
 {
@@ -76,6 +100,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_data_4k),
+		cmocka_unit_test(test_epoch),
 		cmocka_unit_test(test_code_data_large),
 		cmocka_unit_test(test_l2_and_flush),
 	};
