@@ -592,6 +592,20 @@ static __attribute__((noinline)) void access_lines(struct thr *t, qemu_plugin_me
 	}
 }
 
+/*
+ * Whether the slot's page memo holds data page vpage (page << 1 |
+ * privilege) for thread t: if so it becomes the thread's memo page (the TLB
+ * would hit it without a change, as if it were the last).
+ */
+static inline bool page_known(struct thr *t, const struct slot *in, uint64_t vpage)
+{
+	if (in->pm_thr != t || in->pm_page != vpage || in->pm_epoch != t->tlb.epoch)
+		return false;
+	t->dmemo_page = vpage;
+	t->dmemo_pa = in->pm_pa;
+	return true;
+}
+
 /* Whether this access continues the current operand: same execution, same direction, right after the last piece. */
 static inline bool next_piece(const struct thr *t, const struct slot *in, uint64_t vaddr, bool write)
 {
@@ -618,19 +632,15 @@ static __attribute__((noinline)) void access_slow(struct thr *t, qemu_plugin_mem
 		access_lines(t, info, in, vaddr, last, write);
 		return;
 	}
-	if (vpage != t->dmemo_page) {
-		if (in->pm_thr != t || in->pm_page != vpage || in->pm_epoch != t->tlb.epoch) {
-			access_piece(t, info, in, vaddr, write);
-			if (t->dmemo_page == vpage) {
-				in->pm_thr = t;
-				in->pm_page = vpage;
-				in->pm_pa = t->dmemo_pa;
-				in->pm_epoch = t->tlb.epoch;
-			}
-			return;
+	if (vpage != t->dmemo_page && !page_known(t, in, vpage)) {
+		access_piece(t, info, in, vaddr, write);
+		if (t->dmemo_page == vpage) {
+			in->pm_thr = t;
+			in->pm_page = vpage;
+			in->pm_pa = t->dmemo_pa;
+			in->pm_epoch = t->tlb.epoch;
 		}
-		t->dmemo_page = vpage; /* the TLB would hit it without a change: as if it were the last */
-		t->dmemo_pa = in->pm_pa;
+		return;
 	}
 	if (vline != t->op_last_line) { /* in the memo page */
 		t->op_last_line = vline;
@@ -657,15 +667,30 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
 	uint64_t end = vaddr + in->bytes;
 	bool write = in->write;
 
-	if (in->info == (info | SLOT_INFO_KNOWN) && ((vaddr >> MS_LINE_SHIFT) << 1 | in->user) == t->lm_key &&
-	    (end - 1) >> MS_LINE_SHIFT == vaddr >> MS_LINE_SHIFT && t->lm_epoch == *t->l1d_epoch &&
-	    (t->lm_dirty || !write) && !(in->elements && (t->cnt.mask & VPU_LINE_EVENTS))) {
-		if (!next_piece(t, in, vaddr, write))
-			operand_start(t, in, write);
-		t->op_end = end;
-		t->op_last_line = vaddr >> MS_LINE_SHIFT;
-		return;
+	uint64_t vline = vaddr >> MS_LINE_SHIFT;
+
+	if (in->info != (info | SLOT_INFO_KNOWN) || (end - 1) >> MS_LINE_SHIFT != vline ||
+	    (in->elements && (t->cnt.mask & VPU_LINE_EVENTS)))
+		goto slow;
+	if ((vline << 1 | in->user) != t->lm_key || t->lm_epoch != *t->l1d_epoch || (write && !t->lm_dirty)) {
+		/* Not the memo line: a page known without the TLB, and its set's most recent line? */
+		uint64_t vpage = (vaddr >> PAGE_4K_SHIFT) << 1 | in->user;
+		if (vpage != t->dmemo_page && !page_known(t, in, vpage))
+			goto slow;
+		uint64_t line = (t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1))) >> MS_LINE_SHIFT;
+		const uint8_t *st = sa_mru(&mem.core[t->core].l1d, line);
+		if (!st || (write && !(*st & MS_DIRTY)))
+			goto slow;
+		t->lm_key = vline << 1 | in->user;
+		t->lm_epoch = *t->l1d_epoch;
+		t->lm_dirty = *st & MS_DIRTY;
 	}
+	if (!next_piece(t, in, vaddr, write))
+		operand_start(t, in, write);
+	t->op_end = end;
+	t->op_last_line = vline;
+	return;
+slow:
 	access_slow(t, info, in, vaddr);
 }
 
