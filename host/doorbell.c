@@ -4,7 +4,6 @@
 
 #include <endian.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -176,9 +175,15 @@ static int setup(struct doorbell *d, uint32_t card_peer, int mbox_fd, char *err,
 		return fail(err, n, "has no peer %u, the card's (the card is not connected to it)", card_peer);
 	if (!is_eventfd(d->own) || !is_eventfd(d->card))
 		return fail(err, n, "sent a file descriptor that is not an eventfd");
-	/* Neither a ring nor taking one may block, whatever the server sent. */
-	if (fcntl(d->own, F_SETFL, O_NONBLOCK) || fcntl(d->card, F_SETFL, O_NONBLOCK))
-		return fail(err, n, "cannot make its eventfds non-blocking: %s", strerror(errno));
+	/*
+	 * No O_NONBLOCK on them: it belongs to the open file description, which
+	 * QEMU shares, and QEMU clears it on every descriptor it receives
+	 * (7.2 io/channel-socket.c, qio_channel_socket_copy_fds: "O_NONBLOCK is
+	 * preserved across SCM_RIGHTS so reset it") before ivshmem sets it again
+	 * (hw/misc/ivshmem.c, process_msg_connect). A read that trusted the flag
+	 * in between blocked for good (pmuctl info hung right after a boot).
+	 * Rings are taken only when poll says one is there (take_ring).
+	 */
 	return 0;
 }
 
@@ -222,14 +227,27 @@ uint32_t doorbell_peer(const struct doorbell *d)
 	return d->id;
 }
 
-void doorbell_ring(struct doorbell *d)
+/*
+ * Takes a ring of the card's from our eventfd if there is one, without
+ * blocking whatever the descriptor's flags: only this process reads it, so
+ * a count poll saw is still there for the read. 1 if it took one.
+ */
+static int take_ring(int fd)
 {
+	struct pollfd p = { fd, POLLIN, 0 };
 	uint64_t v;
 
-	if (read(d->own, &v, sizeof(v)) < 0) { /* a ring left from an answer already taken */
-	}
-	v = 1; /* spec, "The ivshmem Client-Client Protocol": write 1 */
-	if (write(d->card, &v, sizeof(v)) < 0) { /* the card's counter cannot overflow in practice; nothing to do */
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN) && read(fd, &v, sizeof(v)) == sizeof(v);
+}
+
+void doorbell_ring(struct doorbell *d)
+{
+	uint64_t v = 1; /* spec, "The ivshmem Client-Client Protocol": write 1 */
+	struct pollfd p = { d->card, POLLOUT, 0 };
+
+	take_ring(d->own); /* a ring left from an answer already taken */
+	/* Writable unless its count is at 2^64 - 2 (a card that never takes rings): then it has rings enough. */
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT) && write(d->card, &v, sizeof(v)) < 0) {
 	}
 }
 
@@ -254,13 +272,12 @@ static void drain(struct doorbell *d)
 int doorbell_wait(struct doorbell *d, int ms)
 {
 	struct pollfd p[2] = { { d->own, POLLIN, 0 }, { d->sock, POLLIN, 0 } };
-	uint64_t v;
 
 	if (poll(p, d->sock >= 0 ? 2 : 1, ms) <= 0)
 		return 0;
 	if (d->sock >= 0 && p[1].revents)
 		drain(d);
-	return (p[0].revents & POLLIN) && read(d->own, &v, sizeof(v)) == sizeof(v);
+	return (p[0].revents & POLLIN) && take_ring(d->own);
 }
 
 void doorbell_close(struct doorbell *d)

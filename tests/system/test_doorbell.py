@@ -3,6 +3,7 @@ served by scripts/ivshmem-server.py, rings the card's serving CPU; the card
 rings pmuctl back. Without it (DOORBELL=0: ivshmem-plain) the card polls."""
 import os
 import re
+import select
 import socket
 import struct
 import subprocess
@@ -178,6 +179,54 @@ def test_a_broken_server_is_named_and_the_mailbox_polled(card, script, why):
         t.join()
         fake.close()
         os.close(shm)
+        os.unlink(sock)
+        os.rename(sock + ".away", sock)
+
+
+def test_pmuctl_never_waits_on_its_eventfds_flags(card):
+    """QEMU clears O_NONBLOCK on every descriptor it receives (7.2
+    io/channel-socket.c, qio_channel_socket_copy_fds) and ivshmem sets it
+    again a little later: the flag is shared with pmuctl through the open
+    file description. pmuctl info once hung for good reading its eventfd in
+    that window. Here a server hands pmuctl eventfds whose flag it keeps
+    clearing; the card (not rung: the card's eventfd is the test's) answers
+    by its fallback poll."""
+    sock = f"/dev/shm/pmuos-{card.name}.sock"
+    os.rename(sock, sock + ".away")
+    fake = socket.socket(socket.AF_UNIX)
+    fake.bind(sock)
+    fake.listen(1)
+    shm = os.open(f"/dev/shm/pmuos-{card.name}", os.O_RDWR)
+    card_fd, own_fd = os.eventfd(0), os.eventfd(0)
+    done = threading.Event()
+
+    def serve():
+        conn, _ = fake.accept()
+        conn.sendall(struct.pack("<qq", 0, 1))  # version 0, ID 1
+        eventfd_message(conn, -1, shm)
+        eventfd_message(conn, 0, card_fd)  # the "card", peer 0
+        eventfd_message(conn, 1, own_fd)   # pmuctl's own
+        while not done.is_set():  # as QEMU's socket code does, again and again
+            os.set_blocking(own_fd, True)
+            os.set_blocking(card_fd, True)
+            time.sleep(0.0001)
+        conn.close()
+
+    t = threading.Thread(target=serve)
+    t.start()
+    try:
+        t0 = time.monotonic()
+        p = pmuctl(card, "info", timeout=30)
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        assert re.search(r"^doorbell\s+yes \(card peer 0, pmuctl peer 1\)", p.stdout, re.M), p.stdout
+        assert time.monotonic() - t0 < 5
+        assert select.select([card_fd], [], [], 0)[0], "pmuctl did not ring"
+    finally:
+        done.set()
+        t.join()
+        fake.close()
+        for fd in (shm, card_fd, own_fd):
+            os.close(fd)
         os.unlink(sock)
         os.rename(sock + ".away", sock)
 
