@@ -42,12 +42,15 @@ class BootFailed(Exception):
 class Guest:
     """One QEMU run: serial console on the process's stdin/stdout."""
 
-    def __init__(self, kernel, cpus, env=None, args=()):
+    def __init__(self, kernel, cpus, env_extra=None, args=()):
         self.what = f"{kernel} with CPUS={cpus}"
-        env = dict(os.environ, CPUS=str(cpus), KERNEL=kernel, CARD=f"bench{os.getpid()}",
+        # Its own mailbox and plugin page, so that two cards can run at once.
+        self.card = (env_extra or {}).get("CARD", f"bench{os.getpid()}")
+        env = dict(os.environ, CPUS=str(cpus), KERNEL=kernel,
                    # Pinned so figures are comparable across invocations and
                    # TSC ticks count instructions, whatever `make` exported.
-                   BOOT="multiboot", ACCEL="tcg", ICOUNT="1", **(env or {}))
+                   BOOT="multiboot", ACCEL="tcg", ICOUNT="1")
+        env.update(env_extra or {}, CARD=self.card)
         self.start = time.monotonic()
         self.proc = subprocess.Popen(["scripts/qemu.sh", *args], cwd=ROOT, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -82,7 +85,7 @@ class Guest:
         self.proc.wait()
         self.proc.stdin.close()
         self.proc.stdout.close()
-        for f in (f"/dev/shm/pmuos-bench{os.getpid()}", f"/dev/shm/pmuos-bench{os.getpid()}-pmu"):
+        for f in (f"/dev/shm/pmuos-{self.card}", f"/dev/shm/pmuos-{self.card}-pmu"):
             try:
                 os.unlink(f)
             except FileNotFoundError:

@@ -3,10 +3,15 @@
 (build/pmuos-pmu.so) costs a counting run, and how late the PMI of an event
 it counts comes.
 
-Cost: cards booted with PLUGIN=0 and PLUGIN=1, alternately (3 rounds, so
-load drifts hit both alike), run the same programs on CPU 1 while counter 0
-counts INSTRUCTIONS_EXECUTED and counter 1 a second event (with the plugin
-DATA_READ_MISS:u, one of its events; without, CPU_CLK_UNHALTED:u). Per
+Cost: two cards, booted with PLUGIN=0 and PLUGIN=1, live side by side;
+each program runs on CPU 1 of one card, then of the other (the order
+alternating), ROUNDS times, while counter 0 counts INSTRUCTIONS_EXECUTED and
+counter 1 a second event (with the plugin DATA_READ_MISS:u, one of its
+events; without, CPU_CLK_UNHALTED:u). The card not running is stopped
+(SIGSTOP) meanwhile, so the two never share the host's two cores. This
+host's speed drifts by up to 2x over seconds (a virtual machine on shared
+cores), so the slowdown is the median of each round's ratio of two runs
+made back to back, not the ratio of medians from runs far apart. Per
 program: the guest instructions the run executed (deterministic under
 -icount shift=0), the median host wall time from the `run` line to the
 task's exit status, guest instructions per wall second, and the slowdown,
@@ -20,14 +25,16 @@ wrap at its poll (pmu/model.c: every 8,192 TSC ticks plus the Ring-3 slack
 of 512 while a plugin event samples). Figures, not verdicts: exits non-zero
 only when a boot fails."""
 
+import os
 import re
+import signal
 import statistics
 import sys
 import time
 
-from boot import PROMPT, on_card, report
+from boot import PMUOS, PROMPT, BootFailed, Guest, on_card, report
 
-ROUNDS = 3
+ROUNDS = 9
 PROGRAMS = ["triad 200000", "matmul 128", "chase 65536", "steady 2000", "memtest walk 4194304 8 2", "calib"]
 TARGET = 3.0
 EXIT = re.compile(rb"exit status (\d+)\r?\n")
@@ -41,24 +48,55 @@ def cmd(g, line):
     return g.expect(PROMPT)[0]
 
 
-def costs(plugin):
-    def dialogue(g):
-        cmd(g, b"pmu set 1 0 INSTRUCTIONS_EXECUTED")
-        cmd(g, b"pmu set 1 1 " + (b"DATA_READ_MISS:u" if plugin else b"CPU_CLK_UNHALTED:u"))
-        cmd(g, b"pmu start 1")
-        out = {}
+class Card:
+    """A booted card whose CPU 1 counts INSTRUCTIONS_EXECUTED and a second
+    event, and runs programs on request."""
+
+    def __init__(self, plugin):
+        self.g = Guest(PMUOS, 4, {"PLUGIN": "1" if plugin else "0", "CARD": f"bench{os.getpid()}p{int(plugin)}"})
+        self.g.expect(PROMPT)
+        cmd(self.g, b"pmu set 1 0 INSTRUCTIONS_EXECUTED")
+        cmd(self.g, b"pmu set 1 1 " + (b"DATA_READ_MISS:u" if plugin else b"CPU_CLK_UNHALTED:u"))
+        cmd(self.g, b"pmu start 1")
+        self.pause()
+
+    def pause(self):
+        os.kill(self.g.proc.pid, signal.SIGSTOP)
+
+    def run(self, program):
+        """(wall seconds from `run` to the exit status, guest instructions)."""
+        os.kill(self.g.proc.pid, signal.SIGCONT)
+        cmd(self.g, b"pmu clear 1")
+        start = time.monotonic()
+        self.g.send(f"run {program} on 1\r".encode())
+        _, seen = self.g.expect(EXIT)
+        self.g.expect(PROMPT)
+        self.g.send(b"pmu read 1\r")
+        m, _ = self.g.expect(COUNT)
+        self.g.expect(PROMPT)
+        self.pause()
+        return seen - start, int(m.group(1))
+
+
+def costs():
+    """{program: {plugin: [(seconds, instructions) per round]}}, or None if a boot fails."""
+    cards = {}
+    try:
+        for plugin in (False, True):
+            cards[plugin] = Card(plugin)
+        out = {p: {False: [], True: []} for p in PROGRAMS}
         for p in PROGRAMS:
-            cmd(g, b"pmu clear 1")
-            start = time.monotonic()
-            g.send(f"run {p} on 1\r".encode())
-            _, seen = g.expect(EXIT)
-            g.expect(PROMPT)
-            g.send(b"pmu read 1\r")
-            m, _ = g.expect(COUNT)
-            g.expect(PROMPT)
-            out[p] = (seen - start, int(m.group(1)))
+            for r in range(ROUNDS):
+                for plugin in ((False, True) if r % 2 == 0 else (True, False)):
+                    out[p][plugin].append(cards[plugin].run(p))
         return out
-    return on_card(4, dialogue, {"PLUGIN": "1" if plugin else "0"})
+    except BootFailed as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return None
+    finally:
+        for c in cards.values():
+            os.kill(c.g.proc.pid, signal.SIGCONT)
+            c.g.kill()
 
 
 def skid():
@@ -75,24 +113,23 @@ def skid():
 
 
 def main():
-    runs = {False: [], True: []}
-    for r in range(ROUNDS):
-        for plugin in ((False, True) if r % 2 == 0 else (True, False)):
-            result = costs(plugin)
-            if result is None:
-                return 1
-            runs[plugin].append(result)
+    runs = costs()
+    if runs is None:
+        return 1
     rows = []
     for p in PROGRAMS:
-        off = statistics.median(run[p][0] for run in runs[False])
-        on = statistics.median(run[p][0] for run in runs[True])
-        insns = runs[True][0][p][1]
-        rows.append((p, insns, f"{off:.3f}", f"{on:.3f}", f"{insns / off / 1e6:.0f}", f"{insns / on / 1e6:.0f}",
-                     f"{on / off:.2f}x", "yes" if on / off <= TARGET else "no"))
+        off = [t for t, _ in runs[p][False]]
+        on = [t for t, _ in runs[p][True]]
+        slowdown = statistics.median(b / a for a, b in zip(off, on))
+        insns = runs[p][True][0][1]
+        off_s, on_s = statistics.median(off), statistics.median(on)
+        rows.append((p, insns, f"{off_s:.3f}", f"{on_s:.3f}", f"{insns / off_s / 1e6:.0f}", f"{insns / on_s / 1e6:.0f}",
+                     f"{slowdown:.2f}x", "yes" if slowdown <= TARGET else "no"))
     report(["QEMU plugin cost (CPUS=4, -icount shift=0, program on CPU 1; counter 0 INSTRUCTIONS_EXECUTED,",
             "counter 1 DATA_READ_MISS:u with the plugin, CPU_CLK_UNHALTED:u without): host wall seconds",
-            f"from `run` to the exit status, median of {ROUNDS} cards each way, booted alternately; guest",
-            "instructions of the run (all levels, from counter 0); millions of them per wall second."],
+            f"from `run` to the exit status, median of {ROUNDS} runs on each of two live cards, run in",
+            "turn; guest instructions of the run (all levels, from counter 0); millions of them per",
+            "wall second; slowdown: the median of the rounds' ratios."],
            [("program", 26), ("guest insns", 11), ("s, PLUGIN=0", 11), ("s, PLUGIN=1", 11),
             ("M/s off", 7), ("M/s on", 6), ("slowdown", 8), (f"<= {TARGET:.0f}x", 6)], rows)
     skids = skid()
