@@ -152,7 +152,7 @@ static void l2_request(struct memsys *m, struct ms_core *k, void *thread, uint64
 bool memsys_data_slow(struct memsys *m, uint32_t c, void *thread, uint64_t line, bool write)
 {
 	struct ms_core *k = &m->core[c];
-	uint8_t *st = sa_lookup(&k->l1d, line, NULL);
+	uint8_t *st = sa_lookup_slow(&k->l1d, line, NULL); /* memsys_data saw it is not the set's most recent */
 
 	k->l1d_epoch++;
 	if (st) {

@@ -612,6 +612,24 @@ static inline bool next_piece(const struct thr *t, const struct slot *in, uint64
 	return vaddr == t->op_end && in == t->op_slot && t->seq == t->op_seq && write == t->op_write;
 }
 
+/*
+ * An access within one line of a page the thread knows (its memo page): the
+ * operand's bookkeeping and, unless QEMU's last piece of it was in the
+ * same line, the line's look in the caches.
+ */
+static __attribute__((noinline)) void access_known(struct thr *t, const struct slot *in, uint64_t vaddr, bool write)
+{
+	uint64_t vline = vaddr >> MS_LINE_SHIFT;
+
+	if (!next_piece(t, in, vaddr, write))
+		operand_start(t, in, write);
+	t->op_end = vaddr + in->bytes;
+	if (vline != t->op_last_line) {
+		t->op_last_line = vline;
+		access_line(t, in, vaddr, t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1)), write);
+	}
+}
+
 /* An access on_access cannot settle by the last-line memo. */
 static __attribute__((noinline)) void access_slow(struct thr *t, qemu_plugin_meminfo_t info, struct slot *in,
 						  uint64_t vaddr)
@@ -625,6 +643,10 @@ static __attribute__((noinline)) void access_slow(struct thr *t, qemu_plugin_mem
 	uint64_t last = vaddr + in->bytes - 1;
 	uint64_t vline = vaddr >> MS_LINE_SHIFT, vpage = (vaddr >> PAGE_4K_SHIFT) << 1 | in->user;
 
+	if (vline == last >> MS_LINE_SHIFT && (vpage == t->dmemo_page || page_known(t, in, vpage))) {
+		access_known(t, in, vaddr, write);
+		return;
+	}
 	if (!next_piece(t, in, vaddr, write))
 		operand_start(t, in, write);
 	t->op_end = last + 1;
@@ -632,19 +654,12 @@ static __attribute__((noinline)) void access_slow(struct thr *t, qemu_plugin_mem
 		access_lines(t, info, in, vaddr, last, write);
 		return;
 	}
-	if (vpage != t->dmemo_page && !page_known(t, in, vpage)) {
-		access_piece(t, info, in, vaddr, write);
-		if (t->dmemo_page == vpage) {
-			in->pm_thr = t;
-			in->pm_page = vpage;
-			in->pm_pa = t->dmemo_pa;
-			in->pm_epoch = t->tlb.epoch;
-		}
-		return;
-	}
-	if (vline != t->op_last_line) { /* in the memo page */
-		t->op_last_line = vline;
-		access_line(t, in, vaddr, t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1)), write);
+	access_piece(t, info, in, vaddr, write);
+	if (t->dmemo_page == vpage) {
+		in->pm_thr = t;
+		in->pm_page = vpage;
+		in->pm_pa = t->dmemo_pa;
+		in->pm_epoch = t->tlb.epoch;
 	}
 }
 
@@ -679,8 +694,10 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
 			goto slow;
 		uint64_t line = (t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1))) >> MS_LINE_SHIFT;
 		const uint8_t *st = sa_mru(&mem.core[t->core].l1d, line);
-		if (!st || (write && !(*st & MS_DIRTY)))
-			goto slow;
+		if (!st || (write && !(*st & MS_DIRTY))) {
+			access_known(t, in, vaddr, write); /* what access_slow would come to, without its checks */
+			return;
+		}
 		t->lm_key = vline << 1 | in->user;
 		t->lm_epoch = *t->l1d_epoch;
 		t->lm_dirty = *st & MS_DIRTY;

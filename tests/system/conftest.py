@@ -66,12 +66,17 @@ class Card:
         if self.child.proc.poll() is None:
             self.child.kill(9)
             self.child.proc.wait()
-        for f in (f"/dev/shm/pmuos-{self.name}", f"/dev/shm/pmuos-{self.name}-pmu", f"/dev/shm/pmuos-{self.name}-ram",
-                  f"/dev/shm/pmuos-{self.name}.sock"):
-            try:
-                os.unlink(f)
-            except FileNotFoundError:
-                pass
+        remove_card_files(self.name)
+
+
+def remove_card_files(name):
+    """What scripts/qemu.sh made for card `name` in /dev/shm: mailbox, plugin page, RAM, doorbell socket."""
+    for f in (f"/dev/shm/pmuos-{name}", f"/dev/shm/pmuos-{name}-pmu", f"/dev/shm/pmuos-{name}-ram",
+              f"/dev/shm/pmuos-{name}.sock"):
+        try:
+            os.unlink(f)
+        except FileNotFoundError:
+            pass
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, ROOT, Card, cpu_rows
+from conftest import BUILD, ROOT, Card, cpu_rows, remove_card_files
 
 STAND_IN = os.path.join(BUILD, "cardsim", "knc_bootstrap.elf")
 BZIMAGE = os.path.join(BUILD, "pmuos.bzImage")
@@ -148,10 +148,7 @@ def test_32bit_entry_stops_before_overwriting_what_it_needs(tmp_path, where, che
         if qemu.poll() is None:
             qemu.kill()
             qemu.wait()
-        try:
-            os.unlink(f"/dev/shm/pmuos-{name}")
-        except FileNotFoundError:
-            pass
+        remove_card_files(name)
 
 
 @pytest.fixture
@@ -213,10 +210,7 @@ def test_without_acpi_or_sfi_the_kernel_says_why_it_halts():
     finally:
         qemu.kill()
         qemu.wait()
-        try:
-            os.unlink(f"/dev/shm/pmuos-{env['CARD']}")
-        except FileNotFoundError:
-            pass
+        remove_card_files(env["CARD"])
     text = out.decode("latin-1")
     assert ("pmuos: no ACPI and no SFI tables (SYST in 0xE0000-0xFFFFF): the processors cannot be found; "
             "halting.") in text, text
