@@ -1,6 +1,7 @@
 """The mailbox's doorbell (issue 12, must-show 3): QEMU's ivshmem-doorbell,
 served by scripts/ivshmem-server.py, rings the card's serving CPU; the card
 rings pmuctl back. Without it (DOORBELL=0: ivshmem-plain) the card polls."""
+import contextlib
 import os
 import re
 import select
@@ -144,6 +145,34 @@ def no_card(conn, shm):
     eventfd_message(conn, 1, os.eventfd(0))
 
 
+@contextlib.contextmanager
+def fake_server(card, serve):
+    """The card's doorbell socket replaced, for the block, by one whose
+    single connection serve(conn, shm_fd) handles in a thread."""
+    sock = f"/dev/shm/pmuos-{card.name}.sock"
+    os.rename(sock, sock + ".away")
+    fake = socket.socket(socket.AF_UNIX)
+    fake.bind(sock)
+    fake.listen(1)
+    shm = os.open(f"/dev/shm/pmuos-{card.name}", os.O_RDWR)
+
+    def accept():
+        conn, _ = fake.accept()
+        serve(conn, shm)
+        conn.close()
+
+    t = threading.Thread(target=accept)
+    t.start()
+    try:
+        yield sock
+    finally:
+        t.join()
+        fake.close()
+        os.close(shm)
+        os.unlink(sock)
+        os.rename(sock + ".away", sock)
+
+
 @pytest.mark.parametrize("script, why", [
     (None, "sent no complete message in 1000 ms"),
     (wrong_version, "speaks protocol version 1, not 0"),
@@ -152,35 +181,18 @@ def no_card(conn, shm):
     (no_card, "has no peer 0, the card's (the card is not connected to it)"),
 ])
 def test_a_broken_server_is_named_and_the_mailbox_polled(card, script, why):
-    sock = f"/dev/shm/pmuos-{card.name}.sock"
-    os.rename(sock, sock + ".away")
-    fake = socket.socket(socket.AF_UNIX)
-    fake.bind(sock)
-    fake.listen(1)
-    shm = os.open(f"/dev/shm/pmuos-{card.name}", os.O_RDWR)
-
-    def serve():
-        conn, _ = fake.accept()
+    def serve(conn, shm):
         if script:
             script(conn, shm)
         time.sleep(2)
-        conn.close()
 
-    t = threading.Thread(target=serve)
-    t.start()
-    try:
+    with fake_server(card, serve) as sock:
         t0 = time.monotonic()
         p = pmuctl(card, "info")
         assert p.returncode == 0, p.stderr
         assert f"pmuctl: the doorbell server at {sock} {why}; polling the mailbox instead\n" == p.stderr
         assert re.search(r"^cpus\s+4 \(4 online\)$", p.stdout, re.M), p.stdout
         assert time.monotonic() - t0 < 5
-    finally:
-        t.join()
-        fake.close()
-        os.close(shm)
-        os.unlink(sock)
-        os.rename(sock + ".away", sock)
 
 
 def test_pmuctl_never_waits_on_its_eventfds_flags(card):
@@ -191,17 +203,10 @@ def test_pmuctl_never_waits_on_its_eventfds_flags(card):
     that window. Here a server hands pmuctl eventfds whose flag it keeps
     clearing; the card (not rung: the card's eventfd is the test's) answers
     by its fallback poll."""
-    sock = f"/dev/shm/pmuos-{card.name}.sock"
-    os.rename(sock, sock + ".away")
-    fake = socket.socket(socket.AF_UNIX)
-    fake.bind(sock)
-    fake.listen(1)
-    shm = os.open(f"/dev/shm/pmuos-{card.name}", os.O_RDWR)
     card_fd, own_fd = os.eventfd(0), os.eventfd(0)
     done = threading.Event()
 
-    def serve():
-        conn, _ = fake.accept()
+    def serve(conn, shm):
         conn.sendall(struct.pack("<qq", 0, 1))  # version 0, ID 1
         eventfd_message(conn, -1, shm)
         eventfd_message(conn, 0, card_fd)  # the "card", peer 0
@@ -210,25 +215,21 @@ def test_pmuctl_never_waits_on_its_eventfds_flags(card):
             os.set_blocking(own_fd, True)
             os.set_blocking(card_fd, True)
             time.sleep(0.0001)
-        conn.close()
 
-    t = threading.Thread(target=serve)
-    t.start()
     try:
-        t0 = time.monotonic()
-        p = pmuctl(card, "info", timeout=30)
-        assert p.returncode == 0 and p.stderr == "", p.stderr
-        assert re.search(r"^doorbell\s+yes \(card peer 0, pmuctl peer 1\)", p.stdout, re.M), p.stdout
-        assert time.monotonic() - t0 < 5
-        assert select.select([card_fd], [], [], 0)[0], "pmuctl did not ring"
+        with fake_server(card, serve):
+            try:
+                t0 = time.monotonic()
+                p = pmuctl(card, "info", timeout=30)
+                assert p.returncode == 0 and p.stderr == "", p.stderr
+                assert re.search(r"^doorbell\s+yes \(card peer 0, pmuctl peer 1\)", p.stdout, re.M), p.stdout
+                assert time.monotonic() - t0 < 5
+                assert select.select([card_fd], [], [], 0)[0], "pmuctl did not ring"
+            finally:
+                done.set()
     finally:
-        done.set()
-        t.join()
-        fake.close()
-        for fd in (shm, card_fd, own_fd):
-            os.close(fd)
-        os.unlink(sock)
-        os.rename(sock + ".away", sock)
+        os.close(card_fd)
+        os.close(own_fd)
 
 
 def test_ping_takes_a_gap_of_0_to_1000_ms(card):
