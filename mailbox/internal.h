@@ -21,6 +21,14 @@ void mailbox_give_service_to_cpu0(void);
 void mailbox_doorbell_init(bool region0);
 /* The service's poll period, us, on CPU 0 (cpu0) or a task CPU; 0: no poll timer (the doorbell alone). */
 uint64_t mailbox_poll_us(bool cpu0);
+/*
+ * `cpu` (not the caller) is about to be INITed: it serves no more requests,
+ * and one it is serving is finished first (waited for up to BAR_WAIT_US
+ * microseconds; past that the INIT goes ahead, said on the console). The
+ * bar ends by itself once the CPU is back online or has failed to come back.
+ */
+#define BAR_WAIT_US 10000
+void mailbox_bar(uint32_t cpu);
 /* How long (us) CPU 0, idle, looks for a next request after answering before it halts; 0: not at all. */
 uint64_t mailbox_linger_us(void);
 /* The host's rings interrupt `cpu` from now on (no-op without a doorbell, or if they already do). */

@@ -8,6 +8,7 @@
 #include "kernel/smp.h"
 #include "arch/sync.h"
 #include "arch/tsc.h"
+#include "kernel/idle.h"
 #include "pmu/pmu.h"
 
 /*
@@ -171,15 +172,67 @@ static bool serve_elsewhere(const struct mbox_request *req)
 	return cpu != 0 && cpu == this_cpu()->cpu;
 }
 
+/*
+ * Serving takes serve_lock; serve_owner is the CPU holding it. A CPU about
+ * to be INITed by another (smp_reinit_cpu) is barred from serving first,
+ * and the sender waits for it to finish a request it is serving: an INIT
+ * in the middle of one lost the request, and the lock with it (no CPU
+ * could serve again). A CPU the INIT caught serving anyway (stuck there,
+ * interrupts off) left the lock held: it is released once that CPU is
+ * back online, or failed to come back, since the bar.
+ */
+#define NO_CPU UINT32_MAX
+static struct spinlock serve_lock;
+static volatile uint32_t serve_owner = NO_CPU, barred = NO_CPU;
+static uint64_t barred_tsc;
+
+static bool not_serving(void *cpu)
+{
+	return READ_ONCE(serve_owner) != *(uint32_t *)cpu;
+}
+
+void mailbox_bar(uint32_t cpu)
+{
+	barred_tsc = rdtsc();
+	WRITE_ONCE(barred, cpu);
+	smp_mb();
+	if (!idle_until_us(not_serving, &cpu, BAR_WAIT_US))
+		kprintf("mailbox: CPU %u is still serving a request: INIT goes ahead; that request is lost\n", cpu);
+}
+
+/* The barred CPU has been through its INIT (back online, or failed to come back): the bar ends. */
+static void bar_lifted(void)
+{
+	uint32_t c = READ_ONCE(barred);
+
+	if (c == NO_CPU)
+		return;
+	const struct percpu *p = cpu_table[c];
+	if (!(p->state == CPU_FAILED || (p->state == CPU_ONLINE && p->online_tsc > barred_tsc)))
+		return;
+	if (__atomic_compare_exchange_n(&barred, &c, NO_CPU, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
+	    READ_ONCE(serve_owner) == c) { /* held across the INIT: nobody holds it now */
+		WRITE_ONCE(serve_owner, NO_CPU);
+		spin_unlock(&serve_lock);
+	}
+}
+
 bool mailbox_poll(void)
 {
 	static struct mbox_request req;   /* the card's own copy */
-	static struct spinlock serve_lock;
 	static struct mbox_ops ops;
 	bool served = false;
 
-	if (!mbox_hdr || !spin_trylock(&serve_lock))
+	if (!mbox_hdr)
 		return false;
+	bar_lifted();
+	if (!spin_trylock(&serve_lock))
+		return false;
+	if (this_cpu()->cpu == READ_ONCE(barred)) {
+		spin_unlock(&serve_lock);
+		return false;
+	}
+	WRITE_ONCE(serve_owner, this_cpu()->cpu);
 	ops = mbox_kernel_ops;
 	ops.ncpus = cpu_count;
 	ops.tsc_hz = tsc_hz;
@@ -222,6 +275,7 @@ bool mailbox_poll(void)
 	}
 	if (served)
 		mailbox_doorbell_answered();
+	WRITE_ONCE(serve_owner, NO_CPU);
 	spin_unlock(&serve_lock);
 	return served;
 }

@@ -174,7 +174,11 @@ void mailbox_return_service(void)
 /* smp.c: `cpu` is about to be INITed or has stopped for good: it must not hold the service. */
 static void cpu_leaving(uint32_t cpu)
 {
-	if (!mbox_hdr || service_cpu != cpu)
+	if (!mbox_hdr)
+		return;
+	if (this_cpu()->cpu != cpu)
+		mailbox_bar(cpu); /* whether it serves or not: a poll of its own may be under way */
+	if (service_cpu != cpu)
 		return;
 	if (this_cpu()->cpu == cpu) {
 		set_service(0); /* a CPU stopped by a kernel exception: no timer of its own runs again */
