@@ -42,15 +42,15 @@ class BootFailed(Exception):
 class Guest:
     """One QEMU run: serial console on the process's stdin/stdout."""
 
-    def __init__(self, kernel, cpus, env_extra=None, args=()):
+    def __init__(self, kernel, cpus, env=None, args=()):
         self.what = f"{kernel} with CPUS={cpus}"
-        # Its own mailbox and plugin page, so that two cards can run at once.
-        self.card = (env_extra or {}).get("CARD", f"bench{os.getpid()}")
+        # Its own mailbox and plugin page (env may name them), so that two cards can run at once.
+        env = {"CARD": f"bench{os.getpid()}", **(env or {})}
+        self.card = env["CARD"]
         env = dict(os.environ, CPUS=str(cpus), KERNEL=kernel,
                    # Pinned so figures are comparable across invocations and
                    # TSC ticks count instructions, whatever `make` exported.
-                   BOOT="multiboot", ACCEL="tcg", ICOUNT="1")
-        env.update(env_extra or {}, CARD=self.card)
+                   BOOT="multiboot", ACCEL="tcg", ICOUNT="1", **env)
         self.start = time.monotonic()
         self.proc = subprocess.Popen(["scripts/qemu.sh", *args], cwd=ROOT, env=env,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,

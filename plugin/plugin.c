@@ -606,6 +606,12 @@ static inline bool page_known(struct thr *t, const struct slot *in, uint64_t vpa
 	return true;
 }
 
+/* Physical address of vaddr, in the thread's memo page. */
+static inline uint64_t memo_pa(const struct thr *t, uint64_t vaddr)
+{
+	return t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1));
+}
+
 /* Whether this access continues the current operand: same execution, same direction, right after the last piece. */
 static inline bool next_piece(const struct thr *t, const struct slot *in, uint64_t vaddr, bool write)
 {
@@ -626,7 +632,7 @@ static __attribute__((noinline)) void access_known(struct thr *t, const struct s
 	t->op_end = vaddr + in->bytes;
 	if (vline != t->op_last_line) {
 		t->op_last_line = vline;
-		access_line(t, in, vaddr, t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1)), write);
+		access_line(t, in, vaddr, memo_pa(t, vaddr), write);
 	}
 }
 
@@ -692,7 +698,7 @@ static void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t va
 		uint64_t vpage = (vaddr >> PAGE_4K_SHIFT) << 1 | in->user;
 		if (vpage != t->dmemo_page && !page_known(t, in, vpage))
 			goto slow;
-		uint64_t line = (t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1))) >> MS_LINE_SHIFT;
+		uint64_t line = memo_pa(t, vaddr) >> MS_LINE_SHIFT;
 		const uint8_t *st = sa_mru(&mem.core[t->core].l1d, line);
 		if (!st || (write && !(*st & MS_DIRTY))) {
 			access_known(t, in, vaddr, write); /* what access_slow would come to, without its checks */

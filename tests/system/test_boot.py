@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, cpu_rows
+from conftest import ROOT, cpu_rows, remove_card_files
 
 
 @pytest.mark.parametrize("cpus", [1, 4, 64, 244])
@@ -71,9 +71,13 @@ def test_reboot_is_a_warm_reset(card):
 
 
 def test_make_run_with_piped_stdin_exits_zero():
-    env = dict(os.environ, CPUS="4")
-    p = subprocess.run(["make", "--no-print-directory", "run"], cwd=ROOT, env=env,
-                       input=b"cpus\npoweroff\n", capture_output=True, timeout=300)
+    # A card of its own: not card0, which a person's `make run` may be using.
+    env = dict(os.environ, CPUS="4", CARD=f"test{os.getpid()}-makerun")
+    try:
+        p = subprocess.run(["make", "--no-print-directory", "run"], cwd=ROOT, env=env,
+                           input=b"cpus\npoweroff\n", capture_output=True, timeout=300)
+    finally:
+        remove_card_files(env["CARD"])
     out = p.stdout.decode("latin-1")
     assert p.returncode == 0, out + p.stderr.decode("latin-1")
     assert "4 CPUs, 4 online" in out
