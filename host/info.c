@@ -89,13 +89,18 @@ int cmd_reset(struct card *c, int argc, char **argv)
 	uint64_t from = c->hdr->console_head;
 
 	if (argc == 2 && strcmp(argv[1], "--warm") == 0) {
-		uint64_t beat = c->hdr->heartbeat;
+		uint32_t boots = c->hdr->boot_count;
 		int st = call(c, MBOX_OP_RESET_WARM, NULL, NULL, 0, &resp);
 		if (st != MBOX_OK)
 			die_status(c, "reset", st);
-		/* The card boots again and lays the mailbox out anew: heartbeat from 0, then READY. */
+		/*
+		 * The card boots again and lays the mailbox out anew with the next
+		 * boot_count, then says READY. (A heartbeat lower than before is no
+		 * sign: the new boot's passes the old one as soon as it has served
+		 * as long, and a host that looked too late waited here for ever.)
+		 */
 		double end = now_s() + 120;
-		while (!(c->hdr->magic == MBOX_MAGIC && c->hdr->state == MBOX_READY && c->hdr->heartbeat < beat)) {
+		while (!(c->hdr->magic == MBOX_MAGIC && c->hdr->state == MBOX_READY && c->hdr->boot_count != boots)) {
 			if (now_s() > end) {
 				progress_clear();
 				fprintf(stderr, "pmuctl: the card did not come back within 120 s of the reset\n");

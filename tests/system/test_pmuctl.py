@@ -247,6 +247,33 @@ def test_reset_init_keeps_and_warm_clears_the_pmu(card):
     assert regs1(card.cmd("pmu regs 2")) == 0
 
 
+def test_a_warm_reset_is_seen_however_late_pmuctl_looks(card):
+    """pmuctl knows the card is back by its boot_count. It used to wait for a
+    heartbeat below the old one, which the new boot passes as soon as it has
+    served as long as the old one had: a pmuctl that looked later (a busy
+    host) waited its 120 s and failed. Here it is stopped until then."""
+    from mbox import Mailbox
+    box = Mailbox(card.name)
+    child = subprocess.Popen([PMUCTL, "--card", card.name, "reset", "--warm"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        card.child.expect_exact("mailbox: warm reset requested by the host", timeout=60)
+        child.send_signal(signal.SIGSTOP)
+        assert child.poll() is None, "pmuctl ended before the card rebooted: nothing was tested"
+        beat = box.get("heartbeat")
+        card.wait_prompt(60)
+        end = time.time() + 60
+        while box.get("heartbeat") <= 2 * beat and time.time() < end:
+            time.sleep(0.05)
+        assert box.get("heartbeat") > 2 * beat
+        child.send_signal(signal.SIGCONT)
+        out, err = child.communicate(timeout=30)
+        assert child.returncode == 0 and "READY again" in out, err
+    finally:
+        child.kill()
+        box.close()
+
+
 def hostile_elf(tmp_path, name, change):
     """A copy of matmul.elf with change(bytes, symtab section header offset) applied, and a recording of two
     user-mode samples that names it."""
