@@ -522,6 +522,14 @@ bool any_task_active(void)
 	return READ_ONCE(active_tasks) != 0;
 }
 
+bool task_active_on(uint32_t cpu)
+{
+	for (int i = 0; i < MAX_TASKS; i++)
+		if (READ_ONCE(tasks[i].active) && tasks[i].cpu == cpu)
+			return true;
+	return false;
+}
+
 struct launch_wait {
 	int id;
 	bool (*interrupted)(void);

@@ -65,6 +65,8 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 bool task_wait_launch(int id, bool (*interrupted)(void));
 /* Whether any task is waiting to run or running. */
 bool any_task_active(void);
+/* Whether a task of CPU `cpu` is waiting to run or running there (a scan of the task table). */
+bool task_active_on(uint32_t cpu);
 /* Asks task `id` to end; false if there is no such running task. */
 bool task_kill(uint32_t id);
 /*

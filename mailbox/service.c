@@ -113,9 +113,21 @@ void mailbox_take_service(void)
 	take(false);
 }
 
+static uint32_t pass_to_task_cpu(void);
+
+/*
+ * The cross-CPU call that hands the service to a task CPU. It may land
+ * after that CPU's task has ended, whose end passed the service to nobody
+ * (service_cpu was not yet this CPU's): an AP without a task never polls
+ * (kernel/smp.c ap_main halts), so it passes the service on instead.
+ * Keeping it left the host without answers until CPU 0 next woke.
+ */
 static void take_service(void *unused)
 {
-	mailbox_take_service();
+	if (task_active_on(this_cpu()->cpu))
+		mailbox_take_service();
+	else if (!pass_to_task_cpu())
+		mailbox_give_service_to_cpu0();
 }
 
 void mailbox_give_service_to_cpu0(void)
