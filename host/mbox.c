@@ -344,7 +344,7 @@ static int wait_a_little(struct card *c, uint64_t end)
 	int st = card_alive(c);
 
 	if (st == 0 && card_time->now_ms() > end)
-		st = CARD_TIMEOUT;
+		st = fail(c, CARD_TIMEOUT, "no answer from the card (timeout)");
 	if (st == 0 && !c->bell)
 		card_time->nap();
 	else if (st == 0 && !doorbell_wait(c->bell, BELL_WAIT_MS))
@@ -432,7 +432,12 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 	if (c->bell)
 		ring_and_spin(c, tail);
 
-	for (;;) {
+	for (bool taken = false;;) {
+		/* Taken (the card's tail is past it): it is being served, and may take long (a RUN loads one image per CPU). */
+		if (!taken && (int32_t)(__atomic_load_n(&c->req_ctl->tail, __ATOMIC_ACQUIRE) - head) > 0) {
+			taken = true;
+			end = card_time->now_ms() + (uint64_t)timeout_ms * TAKEN_FACTOR;
+		}
 		uint32_t ready = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE) - tail;
 		if (ready > MBOX_RESP_SLOTS) {
 			if ((st = card_alive(c)) == 0)
@@ -445,8 +450,13 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 			if ((mine = tail == head))
 				st = take_answer(c, opcode, seq, &c->resps[tail % MBOX_RESP_SLOTS], resp);
 		__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);
-		if (mine || (st = wait_a_little(c, end)) != 0)
+		if (mine || (st = wait_a_little(c, end)) != 0) {
+			if (st == CARD_TIMEOUT)
+				st = fail(c, CARD_TIMEOUT, "no answer from the card (timeout): %s the request (%s) in %d s",
+					  taken ? "it took but did not answer" : "it did not take", op_name(opcode),
+					  (taken ? timeout_ms * TAKEN_FACTOR : timeout_ms) / 1000);
 			goto out;
+		}
 	}
 out:
 	if (!c->hold)
@@ -467,12 +477,11 @@ static const char *mbox_strerror(int status)
 	case MBOX_E_PROGRAM: return "not a pmuos program (the card's console says why)";
 	case MBOX_E_LAUNCH: return "no such launch";
 	case MBOX_E_AGAIN: return "card busy: a shell line from the host is still running";
-	case CARD_TIMEOUT: return "no answer from the card (timeout)";
 	default: return "unknown status";
 	}
 }
 
 const char *card_strerror(const struct card *c, int status)
 {
-	return status <= CARD_RESET ? c->err : mbox_strerror(status);
+	return status <= CARD_TIMEOUT ? c->err : mbox_strerror(status);
 }

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <pmuos/mailbox.h>
 
-/* Host-side statuses beside enum mbox_status; c->err names the details of all but the timeout. */
+/* Host-side statuses beside enum mbox_status; c->err names the details. */
 #define CARD_TIMEOUT  -100 /* no answer in time */
 #define CARD_RESET    -101 /* the card rebooted or reset, or its header was overwritten */
 #define CARD_PANIC    -102 /* the card's state went to PANIC */
@@ -88,13 +88,15 @@ int card_alive(struct card *c);
  * mailbox file, include/pmuos/mailbox.h; CARD_LOCKED naming the holder if
  * no process sent a request for `timeout_ms` while we waited: others taking
  * turns do not count), sends, then waits up to `timeout_ms` (ms of host
- * wall time) for the answer: the response at our request's ring position, with our
+ * wall time) for the card to take the request and, once it has, up to
+ * TAKEN_FACTOR times that for the answer: the response at our request's ring position, with our
  * sequence number. Returns the response status (enum
  * mbox_status, MBOX_E_AGAIN..MBOX_OK) or a CARD_* status; *resp gets the
  * answer, whose length is checked against what the opcode answers (an
  * INFO answer is one struct mbox_info, STATUS one or more struct
  * mbox_task, ...).
  */
+#define TAKEN_FACTOR 12
 int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET_WORDS],
 	      const void *payload, uint32_t len, struct mbox_response *resp, int timeout_ms);
 

@@ -437,6 +437,36 @@ def test_two_pmuctl_get_only_their_own_answers(card):
     assert re.search(r"^backend\s+model$", second.stdout, re.M), second.stdout
 
 
+def test_a_request_the_card_has_taken_gets_more_time(card):
+    """pmuctl waits 5 s for the card to take a request and, once taken, 12
+    times that for the answer: a RUN on many CPUs loads one image per CPU
+    and took longer than 5 s (63 CPUs here, under the plugin). The card is
+    stopped; the test takes pmuctl's request as the card would (the ring's
+    tail), keeps the heartbeat moving, and lets the card go on after 7 s."""
+    from mbox import Mailbox
+    box = Mailbox(card.name)
+    ctl = box.ring("req")[0]
+    qemu = card.child.proc.pid  # scripts/qemu.sh execs QEMU
+    head = box._rd(ctl, 4)
+    os.kill(qemu, signal.SIGSTOP)
+    try:
+        child = subprocess.Popen([PMUCTL, "--card", card.name, "info"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        end = time.time() + 7
+        while time.time() < end:
+            box.put("heartbeat", box.get("heartbeat") + 1)
+            if box._rd(ctl, 4) == head + 1:
+                box._wr(ctl + 4, 4, head + 1)  # taken
+            time.sleep(0.001)
+        assert box._rd(ctl + 4, 4) == head + 1, "pmuctl sent no request"
+        assert child.poll() is None, child.communicate()
+    finally:
+        os.kill(qemu, signal.SIGCONT)
+        box.close()
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 0 and re.search(r"^cpus\s+4 \(4 online\)$", out, re.M), err
+
+
 @pytest.mark.parametrize("field, fmt, value, restore, why", [
     (STATE, "<I", 1, True, "rebooted/reset while pmuctl was waiting (mailbox state 1: booting)"),
     (MAGIC, "<Q", 0x1234, True, "rebooted/reset while pmuctl was waiting: its mailbox header changed (magic)"),
