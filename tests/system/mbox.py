@@ -2,10 +2,10 @@
 host: it writes raw requests, header fields and ring indices that pmuctl
 never would. The layout comes from include/pmuos/mailbox.h through
 build/gen/mbox_layout.json (tests/system/tools/mbox_layout.c)."""
+import ctypes
 import json
 import mmap
 import os
-import struct
 import time
 
 from conftest import BUILD
@@ -21,7 +21,10 @@ def layout():
     return LAYOUT
 
 
-FMT = {1: "<B", 2: "<H", 4: "<I", 8: "<Q"}
+# One load or store per field, as the card and pmuctl make them: struct's
+# pack_into zero-fills a field before it writes it a byte at a time, and a
+# pmuctl reading meanwhile saw a heartbeat that a test kept moving go back to 0.
+CTYPE = {1: ctypes.c_uint8, 2: ctypes.c_uint16, 4: ctypes.c_uint32, 8: ctypes.c_uint64}
 
 
 class Mailbox:
@@ -37,11 +40,11 @@ class Mailbox:
         self.m.close()
 
     def _rd(self, off, size, signed=False):
-        fmt = FMT[size].lower() if signed else FMT[size]
-        return struct.unpack_from(fmt, self.m, off)[0]
+        v = CTYPE[size].from_buffer(self.m, off).value
+        return v - (1 << (8 * size)) if signed and v >> (8 * size - 1) else v
 
     def _wr(self, off, size, value):
-        struct.pack_into(FMT[size], self.m, off, value & ((1 << (8 * size)) - 1))
+        CTYPE[size].from_buffer(self.m, off).value = value & ((1 << (8 * size)) - 1)
 
     def get(self, field):
         off, size = self.L["header"][field]

@@ -437,6 +437,18 @@ def test_two_pmuctl_get_only_their_own_answers(card):
     assert re.search(r"^backend\s+model$", second.stdout, re.M), second.stdout
 
 
+def wait_stopped(pid, timeout=10):
+    """Until every thread of process pid has stopped (SIGSTOP takes effect after kill returns)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        states = [open(f"/proc/{pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()[0]
+                  for t in os.listdir(f"/proc/{pid}/task")]
+        if all(st in "Tt" for st in states):
+            return
+        time.sleep(0.001)
+    raise AssertionError(f"process {pid} did not stop")
+
+
 def test_a_request_the_card_has_taken_gets_more_time(card):
     """pmuctl waits 5 s for the card to take a request and, once taken, 12
     times that for the answer: a RUN on many CPUs loads one image per CPU
@@ -450,6 +462,7 @@ def test_a_request_the_card_has_taken_gets_more_time(card):
     head = box._rd(ctl, 4)
     os.kill(qemu, signal.SIGSTOP)
     try:
+        wait_stopped(qemu)
         child = subprocess.Popen([PMUCTL, "--card", card.name, "info"], stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
         end = time.time() + 7
