@@ -118,12 +118,17 @@ linux)
 uefi)
 	[ -z "$PROGRAMS" ] || die "PROGRAMS are loaded as Multiboot modules: use BOOT=multiboot"
 	[ -f "$B/esp/EFI/BOOT/BOOTX64.EFI" ] || die "no $B/esp/EFI/BOOT/BOOTX64.EFI (run make)"
-	# Each run gets its own copy of the variable store so runs can overlap.
+	# Each run gets its own copy of the variable store, so runs can overlap:
+	# a file already removed, open on fd 3, which QEMU (this script becomes
+	# it) opens as /proc/self/fd/3. Nothing is left behind however QEMU ends,
+	# and a kill of this process reaches QEMU (a trap to remove the file
+	# kept the shell as QEMU's parent: a test's SIGKILL orphaned QEMU).
 	VARS=$(mktemp "${TMPDIR:-/tmp}/pmuos-vars.XXXXXX")
-	trap 'rm -f "$VARS"' EXIT INT TERM
 	cp /usr/share/OVMF/OVMF_VARS_4M.fd "$VARS"
+	exec 3<>"$VARS"
+	rm -f "$VARS"
 	BOOTARGS="-drive if=pflash,format=raw,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd"
-	BOOTARGS="$BOOTARGS -drive if=pflash,format=raw,file=$VARS"
+	BOOTARGS="$BOOTARGS -drive if=pflash,format=raw,file=/proc/self/fd/3"
 	BOOTARGS="$BOOTARGS -drive format=raw,file=fat:rw:$B/esp"
 	;;
 *) die "BOOT must be multiboot, uefi or linux, got '$BOOT'" ;;
@@ -199,5 +204,4 @@ set -- qemu-system-x86_64 -machine q35 $RAM -smp "$SMP" $ACC \
 if [ "$BOOT" != uefi ]; then
 	exec "$@" -append "$CMDLINE"
 fi
-# Not exec: the trap must remove the variable store afterwards.
-"$@"
+exec "$@"
