@@ -173,18 +173,33 @@ static bool serve_elsewhere(const struct mbox_request *req)
 }
 
 /*
- * Serving takes serve_lock; serve_owner is the CPU holding it. A CPU about
- * to be INITed by another (smp_reinit_cpu) is barred from serving first,
- * and the sender waits for it to finish a request it is serving: an INIT
- * in the middle of one lost the request, and the lock with it (no CPU
- * could serve again). A CPU the INIT caught serving anyway (stuck there,
- * interrupts off) left the lock held: it is released once that CPU is
- * back online, or failed to come back, since the bar.
+ * serve_owner is the lock that serving takes: the CPU serving, or NO_CPU.
+ * Taking it and recording who holds it is one compare-and-swap, so an INIT
+ * can never leave it held with no owner known. A CPU about to be INITed by
+ * another (smp_reinit_cpu) is barred from serving first, and the sender
+ * waits for it to finish a request it is serving: an INIT in the middle of
+ * one lost the request, and the lock with it (no CPU could serve again). A
+ * CPU the INIT caught serving anyway (stuck there, interrupts off) left the
+ * lock held: it is released once that CPU is back online, or failed to come
+ * back, since the bar.
  */
 #define NO_CPU UINT32_MAX
-static struct spinlock serve_lock;
 static volatile uint32_t serve_owner = NO_CPU, barred = NO_CPU;
 static uint64_t barred_tsc;
+
+/* Takes the lock for `cpu`: true if it was free (one LOCK CMPXCHG, a full barrier on x86). */
+static bool serve_take(uint32_t cpu)
+{
+	uint32_t free = NO_CPU;
+
+	return __atomic_compare_exchange_n(&serve_owner, &free, cpu, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+/* Releases the lock if `cpu` holds it (a CPU other than the holder changes nothing). */
+static void serve_release(uint32_t cpu)
+{
+	__atomic_compare_exchange_n(&serve_owner, &cpu, NO_CPU, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
 
 static bool not_serving(void *cpu)
 {
@@ -210,11 +225,8 @@ static void bar_lifted(void)
 	const struct percpu *p = cpu_table[c];
 	if (!(p->state == CPU_FAILED || (p->state == CPU_ONLINE && p->online_tsc > barred_tsc)))
 		return;
-	if (__atomic_compare_exchange_n(&barred, &c, NO_CPU, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) &&
-	    READ_ONCE(serve_owner) == c) { /* held across the INIT: nobody holds it now */
-		WRITE_ONCE(serve_owner, NO_CPU);
-		spin_unlock(&serve_lock);
-	}
+	if (__atomic_compare_exchange_n(&barred, &c, NO_CPU, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		serve_release(c); /* if held across the INIT: nobody holds it now */
 }
 
 bool mailbox_poll(void)
@@ -222,17 +234,17 @@ bool mailbox_poll(void)
 	static struct mbox_request req;   /* the card's own copy */
 	static struct mbox_ops ops;
 	bool served = false;
+	uint32_t me = this_cpu()->cpu;
 
 	if (!mbox_hdr)
 		return false;
 	bar_lifted();
-	if (!spin_trylock(&serve_lock))
+	if (!serve_take(me))
 		return false;
-	if (this_cpu()->cpu == READ_ONCE(barred)) {
-		spin_unlock(&serve_lock);
+	if (me == READ_ONCE(barred)) {
+		serve_release(me);
 		return false;
 	}
-	WRITE_ONCE(serve_owner, this_cpu()->cpu);
 	ops = mbox_kernel_ops;
 	ops.ncpus = cpu_count;
 	ops.tsc_hz = tsc_hz;
@@ -275,7 +287,6 @@ bool mailbox_poll(void)
 	}
 	if (served)
 		mailbox_doorbell_answered();
-	WRITE_ONCE(serve_owner, NO_CPU);
-	spin_unlock(&serve_lock);
+	serve_release(me);
 	return served;
 }
