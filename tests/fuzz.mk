@@ -2,7 +2,8 @@
 # mailbox request decoder (fuzz_mailbox), the program loader (fuzz_elf), the
 # shell's line editor and parsers (fuzz_shell), and pmuctl's reading of a
 # hostile card (fuzz_pmuctl). `make test` (tests/run.py) runs each for 10^6
-# inputs from a fixed seed (-runs=1000000 -seed=1), starting from its seed
+# inputs from a fixed seed (-runs=1000000 -seed=1), as many targets at once
+# as the host has cores, each starting from its seed
 # corpus: tests/fuzz/corpus/<target>/ (committed: hand-made seeds and every
 # input that once found a bug) and $(BUILD)/fuzz-seeds/<target>/ (generated
 # below), when they exist. libFuzzer counts the seeds among the 10^6 runs.

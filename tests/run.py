@@ -2,6 +2,7 @@
 """Runs every test: the unit-test binaries (cmocka, TAP output), the fuzz
 targets (libFuzzer, a fixed number of inputs) and the system tests (pytest). Prints each result and ends with the line
 "N passed, N failed"; exits non-zero if anything failed or nothing ran."""
+import concurrent.futures
 import os
 import re
 import shutil
@@ -45,39 +46,47 @@ FUZZ_INPUT_S = 10
 FUZZ_TOTAL_S = 600
 
 
+def fuzz_one(b):
+    """Runs fuzz target `b`: (passed, what to print)."""
+    fuzz_dir = os.path.join(BUILD, "fuzz")
+    # libFuzzer adds the inputs it finds to its first corpus directory and
+    # writes crash inputs to the artifact prefix: both go to a fresh
+    # directory under BUILD, never into the tree, and each run starts the same.
+    work = os.path.join(BUILD, "fuzz-run", b)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(os.path.join(work, "new"))
+    corpora = [d for d in (os.path.join(ROOT, "tests", "fuzz", "corpus", b), os.path.join(BUILD, "fuzz-seeds", b))
+               if os.path.isdir(d)]
+    cmd = [os.path.join(fuzz_dir, b), f"-runs={FUZZ_RUNS}", "-seed=1", f"-timeout={FUZZ_INPUT_S}",
+           f"-max_total_time={FUZZ_TOTAL_S}", f"-artifact_prefix={work}/", os.path.join(work, "new")] + corpora
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=FUZZ_TOTAL_S + 60)
+        done = re.search(r"^Done (\d+) runs", p.stderr, re.M)
+        ok = p.returncode == 0 and done is not None and int(done[1]) >= FUZZ_RUNS
+        log = p.stderr
+    except subprocess.TimeoutExpired as e:
+        ok, log = False, f"killed after {FUZZ_TOTAL_S + 60} s\n" + (e.stderr or b"").decode(errors="replace")
+    seeds = ", ".join(os.path.relpath(d, ROOT) for d in corpora) or "no seed corpus"
+    out = f"fuzz {b}: {'passed' if ok else 'FAILED'} (10^6 inputs, {seeds})"
+    if not ok:
+        out += "\n" + log[-3000:] + f"\n  command: {' '.join(cmd)}"
+    return ok, out
+
+
 def run_fuzz():
     """Each fuzz target: 10^6 inputs from a fixed seed, starting from its seed
     corpus (tests/fuzz/corpus/<target>/ and $(BUILD)/fuzz-seeds/<target>/,
-    when they exist); one test each."""
-    passed = failed = 0
+    when they exist); one test each. The targets are independent processes:
+    as many run at once as the host has cores, and the results print in order."""
     fuzz_dir = os.path.join(BUILD, "fuzz")
     bins = sorted(f for f in os.listdir(fuzz_dir) if os.path.isfile(os.path.join(fuzz_dir, f))
                   and os.access(os.path.join(fuzz_dir, f), os.X_OK)) if os.path.isdir(fuzz_dir) else []
-    for b in bins:
-        # libFuzzer adds the inputs it finds to its first corpus directory and
-        # writes crash inputs to the artifact prefix: both go to a fresh
-        # directory under BUILD, never into the tree, and each run starts the same.
-        work = os.path.join(BUILD, "fuzz-run", b)
-        shutil.rmtree(work, ignore_errors=True)
-        os.makedirs(os.path.join(work, "new"))
-        corpora = [d for d in (os.path.join(ROOT, "tests", "fuzz", "corpus", b), os.path.join(BUILD, "fuzz-seeds", b))
-                   if os.path.isdir(d)]
-        cmd = [os.path.join(fuzz_dir, b), f"-runs={FUZZ_RUNS}", "-seed=1", f"-timeout={FUZZ_INPUT_S}",
-               f"-max_total_time={FUZZ_TOTAL_S}", f"-artifact_prefix={work}/", os.path.join(work, "new")] + corpora
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=FUZZ_TOTAL_S + 60)
-            done = re.search(r"^Done (\d+) runs", p.stderr, re.M)
-            ok = p.returncode == 0 and done is not None and int(done[1]) >= FUZZ_RUNS
-            log = p.stderr
-        except subprocess.TimeoutExpired as e:
-            ok, log = False, f"killed after {FUZZ_TOTAL_S + 60} s\n" + (e.stderr or b"").decode(errors="replace")
-        seeds = ", ".join(os.path.relpath(d, ROOT) for d in corpora) or "no seed corpus"
-        print(f"fuzz {b}: {'passed' if ok else 'FAILED'} (10^6 inputs, {seeds})")
-        if not ok:
-            print(log[-3000:])
-            print(f"  command: {' '.join(cmd)}")
-        passed += ok
-        failed += not ok
+    passed = failed = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        for ok, out in pool.map(fuzz_one, bins):
+            print(out, flush=True)
+            passed += ok
+            failed += not ok
     return passed, failed
 
 
