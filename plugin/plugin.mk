@@ -8,6 +8,10 @@ PLUGIN_OBJ  := $(patsubst %.c,$(BUILD)/plugin/%.o,$(PLUGIN_SRC))
 
 # Host C, optimised: the callbacks run for every guest instruction and access.
 PLUGIN_CFLAGS  = -std=gnu11 -O2 -g -Wall -Wextra
+# Link-time optimisation: the cache model's calls across files (memsys.c into
+# sacache.c, plugin.c into both) are inlined where they pay (make bench:
+# about 2 % off a counting run of matmul).
+PLUGIN_CFLAGS += -flto
 # QEMU's callback types have parameters a callback may not need.
 PLUGIN_CFLAGS += -Wno-unused-parameter
 # Position-independent code for a shared object QEMU dlopen()s.
@@ -22,6 +26,8 @@ PLUGIN_CFLAGS += -I. -Iinclude -I$(BUILD)/gen
 # A shared object whose undefined qemu_plugin_* symbols QEMU's binary provides
 # when it loads the plugin (Debian ships no library to link them from).
 PLUGIN_LDFLAGS = -shared
+# The link compiles the LTO objects: the same optimisation level.
+PLUGIN_LDFLAGS += -O2 -flto
 # pthread_self(), for the check that QEMU runs every vCPU in one thread.
 PLUGIN_LDLIBS  = -lpthread
 
