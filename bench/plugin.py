@@ -34,7 +34,7 @@ import time
 
 from boot import PMUOS, PROMPT, BootFailed, Guest, on_card, report
 
-ROUNDS = 9
+ROUNDS = 21
 PROGRAMS = ["triad 200000", "matmul 128", "chase 65536", "steady 2000", "memtest walk 4194304 8 2", "calib"]
 TARGET = 3.0
 EXIT = re.compile(rb"exit status (\d+)\r?\n")
