@@ -35,7 +35,7 @@ $(BUILD)/plugin/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(PLUGIN_CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/plugin/plugin/plugin.o: $(BUILD)/gen/knc_events.h
+$(BUILD)/plugin/plugin/exec.o: $(BUILD)/gen/knc_events.h
 
 $(PLUGIN_SO): $(PLUGIN_OBJ)
 	$(CC) $(PLUGIN_LDFLAGS) $^ -o $@ $(PLUGIN_LDLIBS)

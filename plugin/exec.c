@@ -1,0 +1,535 @@
+/*
+ * The plugin's callbacks (see plugin/plugin.c): each block as it starts
+ * (instruction fetches, code TLB, vector instructions, the branch before
+ * it) and each memory access after it happens (data TLB, translation,
+ * caches), counted into the thread's counters.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plugin/internal.h"
+#include "pmu/events.h"
+#include "knc_events.h" /* generated from libpfm4: $(BUILD)/gen/knc_events.h */
+
+static pthread_t exec_thread;
+static bool exec_thread_known;
+
+/* ---- events ---- */
+
+static struct {
+	uint16_t code;
+	int ev;
+} codes[PEV_COUNT];
+
+int event_of(uint32_t code)
+{
+	for (int i = 0; i < PEV_COUNT; i++)
+		if (codes[i].code == code)
+			return codes[i].ev;
+	return -1;
+}
+
+/* Codes by name from libpfm4's table (no code is typed here); false if libpfm4 lacks a name. */
+bool map_codes(void)
+{
+	static const char *const names[PEV_COUNT] = {
+#define NAME(n, d) #n,
+		PLUGIN_EVENTS(NAME)
+#undef NAME
+	};
+	for (int i = 0; i < PEV_COUNT; i++) {
+		int found = -1;
+		for (int j = 0; j < KNC_EVENT_COUNT; j++)
+			if (strcmp(knc_events[j].name, names[i]) == 0)
+				found = j;
+		if (found < 0) {
+			fprintf(stderr, "pmuos-pmu: libpfm4's knc table has no event %s\n", names[i]);
+			return false;
+		}
+		codes[i].code = knc_events[found].code;
+		codes[i].ev = i;
+	}
+	return true;
+}
+
+/* A core's event (a snoop) on one of its threads: it belongs to the thread's current block. */
+void on_event(void *ctx, int ev, uint64_t n)
+{
+	struct count_state *s = ctx;
+
+	count_event(s, ev, n, s->n - 1);
+}
+
+/* The bit of an event in count_state.mask: a test of several at once before counting each. */
+#define EV(e) (1ULL << PEV_##e)
+/* A vector instruction's events per line it touches, hit or miss: if one counts, on_access leaves the access to access_slow. */
+#define VPU_LINE_EVENTS (EV(VPU_DATA_READ) | EV(VPU_DATA_WRITE))
+
+/* n events of instruction idx of the thread's current block. */
+static inline void count(struct thr *t, int ev, uint64_t n, uint32_t idx)
+{
+	count_event(&t->cnt, ev, n, idx);
+}
+
+/* ---- address translation ---- */
+
+/* The translation cache's entry for vaddr, and whether it holds vaddr's page. */
+static inline struct xc_entry *xc_entry(const struct thr *t, uint64_t vaddr, bool *hit)
+{
+	uint64_t vpage = (vaddr & ((1ULL << 48) - 1)) >> PAGE_4K_SHIFT;
+	struct xc_entry *e = &t->xc[vpage & (XC_ENTRIES - 1)];
+
+	*hit = e->vpage == (vpage | t->xc_gen) && vaddr >= XC_LOW;
+	return e;
+}
+
+/* xlate when the cache cannot answer alone: a miss, or verify mode. */
+static __attribute__((noinline)) uint64_t xlate_slow(struct thr *t, qemu_plugin_meminfo_t info, uint64_t vaddr,
+						     bool *io)
+{
+	uint64_t vpage = (vaddr & ((1ULL << 48) - 1)) >> PAGE_4K_SHIFT, off = vaddr & ((1u << PAGE_4K_SHIFT) - 1);
+	bool hit;
+	struct xc_entry *e = xc_entry(t, vaddr, &hit);
+	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+	uint64_t pa = hw ? qemu_plugin_hwaddr_phys_addr(hw) : vaddr;
+	uint64_t pp = (pa - off) | (hw && qemu_plugin_hwaddr_is_io(hw) ? XC_IO : 0);
+
+	if (hit) {
+		page->xlate_checks++;
+		page->xlate_mismatches += e->ppage != pp;
+	}
+	e->vpage = vpage | t->xc_gen;
+	e->ppage = pp;
+	*io = e->ppage & XC_IO;
+	return (e->ppage & ~XC_IO) + off;
+}
+
+/* Physical address of vaddr (an address the current access touched), and whether it is device memory. */
+static inline uint64_t xlate(struct thr *t, qemu_plugin_meminfo_t info, uint64_t vaddr, bool *io)
+{
+	bool hit;
+	const struct xc_entry *e = xc_entry(t, vaddr, &hit);
+
+	if (!hit || verify)
+		return xlate_slow(t, info, vaddr, io);
+	*io = e->ppage & XC_IO;
+	return (e->ppage & ~XC_IO) + (vaddr & ((1u << PAGE_4K_SHIFT) - 1));
+}
+
+void flush_translations(struct thr *t)
+{
+	tlb_flush(&t->tlb);
+	t->xc_gen += 1ULL << XC_GEN_SHIFT;
+	if (t->xc_gen == 0) /* the generations wrapped: empty the cache for real */
+		for (unsigned i = 0; i < XC_ENTRIES; i++)
+			t->xc[i].vpage = UINT64_MAX;
+	t->last_ipage = t->dmemo_page = t->lm_key = UINT64_MAX;
+}
+
+/* A page walk (or none) for the page of vaddr, by instruction idx; code or data. */
+static inline void translate_page(struct thr *t, bool code, uint64_t vaddr, bool user, uint32_t idx)
+{
+	switch (tlb_access(&t->tlb, code, vaddr, !user)) {
+	case TLB_HIT:
+		return;
+	case TLB_LONG_WALK:
+		count(t, code ? PEV_LONG_CODE_PAGE_WALK : PEV_LONG_DATA_PAGE_WALK, 1, idx);
+		__attribute__((fallthrough)); /* a long walk is a walk */
+	case TLB_WALK:
+		count(t, code ? PEV_CODE_PAGE_WALK : PEV_DATA_PAGE_WALK, 1, idx);
+	}
+}
+
+/* ---- execution ---- */
+
+enum outcome { UNKNOWN = -1, NOT_TAKEN, TAKEN };
+
+/* What branch b did, if the instruction after it was the one at `next`. */
+static inline enum outcome branch_outcome(const struct branch *b, uint64_t next)
+{
+	switch (b->kind) {
+	case BR_COND:
+		if (next == b->next)
+			return NOT_TAKEN;
+		/* an interrupt or exception came first: the outcome is unknown */
+		return next == b->target ? TAKEN : UNKNOWN;
+	case BR_JMP:
+	case BR_CALL:
+		return next == b->target ? TAKEN : UNKNOWN;
+	default: /* indirect: the next address is the target */
+		return TAKEN;
+	}
+}
+
+/* Branch b, followed by `next`, resolved in predictor bp with nothing changed or counted. */
+static inline void branch_settled(struct branch *b, const struct bpred *bp, uint64_t next)
+{
+	b->ok_bp = bp;
+	b->ok_next = next;
+	b->ok_epoch = bp->epoch;
+}
+
+/* The pending branch of privilege `user` was followed by the instruction at `next`. */
+static void resolve_branch(struct thr *t, bool user, uint64_t next)
+{
+	struct branch *b = t->pending[user];
+	struct bpred *bp = &t->bp[user];
+	enum outcome o = branch_outcome(b, next);
+	uint64_t epoch = bp->epoch;
+
+	t->pending[user] = NULL;
+	if (o != UNKNOWN && bpred_resolve(bp, b->vaddr, o == TAKEN, next))
+		count_event_at(&t->cnt, user, PEV_BRANCHES_MISPREDICTED, 1);
+	else if (bp->epoch == epoch) /* unchanged, so not mispredicted (a BTB hit moves the epoch) */
+		branch_settled(b, bp, next);
+}
+
+void check_thread(void)
+{
+	pthread_t self = pthread_self();
+
+	if (!exec_thread_known) {
+		exec_thread = self;
+		exec_thread_known = true;
+	} else if (!pthread_equal(self, exec_thread) && !__atomic_exchange_n(&stopped, true, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&counting_cpus, 0, __ATOMIC_RELAXED);
+		fprintf(stderr, "pmuos-pmu: QEMU runs vCPUs in several threads; run it with -icount or "
+				"-accel tcg,thread=single (the plugin counts nothing from now on)\n");
+	}
+}
+
+/* What a block that changed address translation leaves behind, before the next block. */
+static __attribute__((noinline)) void after_flush(struct thr *t)
+{
+	flush_translations(t);
+	bpred_clear(&t->bp[1]); /* another address space: another program's branches */
+	t->pending[1] = NULL;
+	t->flush = false;
+}
+
+/* A counter with CMASK or edge detect counts: the block's fetches and vector instructions, each at its instruction. */
+static __attribute__((noinline)) void per_insn_counts(struct thr *t, const struct tb *b)
+{
+	for (uint32_t i = 0; i < b->n; i++)
+		count(t, PEV_CODE_READ, 1, i);
+	for (int i = 0; i < b->nvec; i++) {
+		count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, 1, b->vec[i].idx);
+		count(t, PEV_VPU_ELEMENTS_ACTIVE, b->vec[i].elements, b->vec[i].idx);
+	}
+}
+
+/* The code TLB for the block's pages (the first unless it is the last one translated). */
+static __attribute__((noinline)) void code_pages(struct thr *t, const struct tb *b)
+{
+	for (int i = 0; i < b->npages; i++) {
+		if (b->page[i] != t->last_ipage) {
+			translate_page(t, true, b->page[i] << (b->user ? PAGE_4K_SHIFT : PAGE_2M_SHIFT), b->user,
+				       i ? b->n - 1 : 0);
+			t->last_ipage = b->page[i];
+		}
+	}
+}
+
+/* A block's instructions, fetches and vector instructions, counted at its first instruction (no CMASK or edge mode). */
+static inline void block_counts(struct thr *t, const struct tb *b)
+{
+	if (!(t->cnt.mask & (EV(CODE_READ) | EV(VPU_INSTRUCTIONS_EXECUTED) | EV(VPU_ELEMENTS_ACTIVE))))
+		return;
+	count(t, PEV_CODE_READ, b->n, 0);
+	if (b->nvec) {
+		count(t, PEV_VPU_INSTRUCTIONS_EXECUTED, b->nvec, 0);
+		count(t, PEV_VPU_ELEMENTS_ACTIVE, b->elements, 0);
+	}
+}
+
+/* The branch that ends block b, and a translation change it makes. */
+static inline void block_end(struct thr *t, struct tb *b)
+{
+	if (b->br.kind != BR_NONE) {
+		count(t, PEV_BRANCHES, 1, b->n - 1);
+		if (b->br.kind != BR_OTHER)
+			t->pending[b->user] = &b->br;
+	}
+	if (b->flush_tlb)
+		t->flush = true; /* from the next block: this one's accesses used the old translation */
+}
+
+/* Block b starts on thread t: everything on_block does not settle itself. */
+static __attribute__((noinline)) void block_slow(struct thr *t, struct tb *b)
+{
+	if (t->pending[b->user])
+		resolve_branch(t, b->user, b->vaddr);
+	if (t->flush)
+		after_flush(t);
+	count_block(&t->cnt, b->user, b->n);
+	t->seq++;
+	page->insns += b->n;
+	if (t->cnt.cur)
+		per_insn_counts(t, b);
+	else
+		block_counts(t, b);
+	if (b->page[0] != t->last_ipage || b->npages > 1)
+		code_pages(t, b);
+	int missed = -1; /* the last instruction whose fetch missed (counted once) */
+	for (int i = 0; i < b->nfetch; i++) {
+		const struct fetch *f = &b->fetch[i];
+		if (memsys_code(&mem, t->core, &t->cnt, f->line) && f->idx != missed) {
+			count(t, PEV_CODE_CACHE_MISS, 1, f->idx);
+			missed = f->idx;
+		}
+	}
+	block_end(t, b);
+}
+
+/*
+ * The block `udata` starts on this vCPU. The common case is settled here
+ * without a call: the registers unchanged and no counter in CMASK or edge
+ * mode, no translation change, the code page the last one, every fetch a
+ * hit on its L1I set's most recent line (known from the last execution
+ * while nothing in the L1I changed), and the branch before it resolved
+ * with nothing to learn (known from an earlier resolution while its
+ * predictor did not change). Everything else goes to block_slow, which does
+ * all of it again (the hits checked here change nothing it would see).
+ */
+void on_block(unsigned int vcpu, void *udata)
+{
+	struct tb *b = udata;
+
+	if (vcpu >= counting_cpus)
+		return;
+	struct thr *t = &thr[vcpu];
+	struct count_state *s = &t->cnt;
+	struct branch *p = t->pending[b->user];
+	const struct bpred *bp = &t->bp[b->user];
+
+	if (t->flush || !count_block_quick(s) || s->enabled[b->user] || b->page[0] != t->last_ipage || b->npages > 1)
+		goto slow;
+	if (p && !(p->ok_next == b->vaddr && p->ok_bp == bp && p->ok_epoch == bp->epoch)) {
+		enum outcome o = branch_outcome(p, b->vaddr);
+		if (o != UNKNOWN && !bpred_settled(bp, p->vaddr, o == TAKEN, b->vaddr))
+			goto slow;
+		branch_settled(p, bp, b->vaddr);
+	}
+	if (b->hit_epoch != *t->l1i_epoch || b->hit_core != t->core) {
+		for (int i = 0; i < b->nfetch; i++)
+			if (!memsys_code_hit(&mem, t->core, b->fetch[i].line))
+				goto slow;
+		b->hit_core = t->core;
+		b->hit_epoch = *t->l1i_epoch;
+	}
+	t->pending[b->user] = NULL;
+	count_block_fast(s, b->user, b->n);
+	t->seq++;
+	page->insns += b->n;
+	block_counts(t, b);
+	block_end(t, b);
+	return;
+slow:
+	block_slow(t, b);
+}
+
+/* One line of the current operand (vaddr in it, at pa): the caches and the VPU's per-line events. */
+static inline __attribute__((always_inline)) void access_line(struct thr *t, const struct slot *in, uint64_t vaddr,
+								   uint64_t pa, bool write)
+{
+	bool miss = memsys_data(&mem, t->core, &t->cnt, pa >> MS_LINE_SHIFT, write);
+
+	if (((vaddr >> PAGE_4K_SHIFT) << 1 | in->user) == t->dmemo_page) {
+		t->lm_key = (vaddr >> MS_LINE_SHIFT) << 1 | in->user;
+		t->lm_epoch = *t->l1d_epoch;
+		t->lm_dirty = write;
+	}
+	if (in->elements && (t->cnt.mask & (VPU_LINE_EVENTS | EV(VPU_DATA_READ_MISS) | EV(VPU_DATA_WRITE_MISS)))) {
+		count(t, write ? PEV_VPU_DATA_WRITE : PEV_VPU_DATA_READ, 1, in->idx);
+		if (miss)
+			count(t, write ? PEV_VPU_DATA_WRITE_MISS : PEV_VPU_DATA_READ_MISS, 1, in->idx);
+	}
+	if (miss && !t->op_missed) {
+		t->op_missed = true;
+		count(t, write ? PEV_DATA_WRITE_MISS : PEV_DATA_READ_MISS, 1, in->idx);
+		count(t, PEV_DATA_READ_MISS_OR_WRITE_MISS, 1, in->idx);
+	}
+}
+
+/* A line of device memory: uncacheable, a read miss by definition (000 Table 1-6). */
+static void access_io(struct thr *t, const struct slot *in, bool write)
+{
+	if (!write && !t->op_missed) {
+		t->op_missed = true;
+		count(t, PEV_DATA_READ_MISS, 1, in->idx);
+		count(t, PEV_DATA_READ_MISS_OR_WRITE_MISS, 1, in->idx);
+	}
+}
+
+/* The first piece of an operand: its read or write. */
+static inline void operand_start(struct thr *t, const struct slot *in, bool write)
+{
+	t->op_seq = t->seq;
+	t->op_slot = in;
+	t->op_write = write;
+	t->op_missed = false;
+	t->op_last_line = UINT64_MAX;
+	if (!(t->cnt.mask & (EV(DATA_READ) | EV(DATA_WRITE) | EV(DATA_READ_OR_WRITE))))
+		return;
+	count(t, write ? PEV_DATA_WRITE : PEV_DATA_READ, 1, in->idx);
+	count(t, PEV_DATA_READ_OR_WRITE, 1, in->idx);
+}
+
+/* One line of the current operand (vaddr in it): the TLB, translation and caches. */
+static inline __attribute__((always_inline)) void access_piece(struct thr *t, qemu_plugin_meminfo_t info,
+								    const struct slot *in, uint64_t vaddr, bool write)
+{
+	uint64_t vline = vaddr >> MS_LINE_SHIFT;
+
+	t->lm_key = UINT64_MAX; /* the TLB's most recent page may change */
+	/* The TLB, per page the operand touches (a hit on the most recent entry changes nothing). */
+	translate_page(t, false, vaddr, in->user, in->idx);
+	if (vline == t->op_last_line)
+		return; /* QEMU's next piece of a 16- or 32-byte operand, in the same line */
+	bool io;
+	uint64_t pa = xlate(t, info, vaddr, &io);
+	t->op_last_line = vline;
+	t->dmemo_page = io || verify || vaddr < XC_LOW ? UINT64_MAX : (vaddr >> PAGE_4K_SHIFT) << 1 | in->user;
+	t->dmemo_pa = pa & ~((1ull << PAGE_4K_SHIFT) - 1);
+	if (io)
+		access_io(t, in, write);
+	else
+		access_line(t, in, vaddr, pa, write);
+}
+
+/* An access that crosses lines: each line in turn. */
+static __attribute__((noinline)) void access_lines(struct thr *t, qemu_plugin_meminfo_t info, const struct slot *in,
+						    uint64_t vaddr, uint64_t last, bool write)
+{
+	for (uint64_t a = vaddr; ; a = (a | ((1u << MS_LINE_SHIFT) - 1)) + 1) {
+		access_piece(t, info, in, a, write);
+		if (a >> MS_LINE_SHIFT == last >> MS_LINE_SHIFT)
+			break;
+	}
+}
+
+/*
+ * Whether the slot's page memo holds data page vpage (page << 1 |
+ * privilege) for thread t: if so it becomes the thread's memo page (the TLB
+ * would hit it without a change, as if it were the last).
+ */
+static inline bool page_known(struct thr *t, const struct slot *in, uint64_t vpage)
+{
+	if (in->pm_thr != t || in->pm_page != vpage || in->pm_epoch != t->tlb.epoch)
+		return false;
+	t->dmemo_page = vpage;
+	t->dmemo_pa = in->pm_pa;
+	return true;
+}
+
+/* Physical address of vaddr, in the thread's memo page. */
+static inline uint64_t memo_pa(const struct thr *t, uint64_t vaddr)
+{
+	return t->dmemo_pa | (vaddr & ((1ull << PAGE_4K_SHIFT) - 1));
+}
+
+/* Whether this access continues the current operand: same execution, same direction, right after the last piece. */
+static inline bool next_piece(const struct thr *t, const struct slot *in, uint64_t vaddr, bool write)
+{
+	return vaddr == t->op_end && in == t->op_slot && t->seq == t->op_seq && write == t->op_write;
+}
+
+/*
+ * An access within one line of a page the thread knows (its memo page): the
+ * operand's bookkeeping and, unless QEMU's last piece of it was in the
+ * same line, the line's look in the caches.
+ */
+static __attribute__((noinline)) void access_known(struct thr *t, const struct slot *in, uint64_t vaddr, bool write)
+{
+	uint64_t vline = vaddr >> MS_LINE_SHIFT;
+
+	if (!next_piece(t, in, vaddr, write))
+		operand_start(t, in, write);
+	t->op_end = vaddr + in->bytes;
+	if (vline != t->op_last_line) {
+		t->op_last_line = vline;
+		access_line(t, in, vaddr, memo_pa(t, vaddr), write);
+	}
+}
+
+/* An access on_access cannot settle by the last-line memo. */
+static __attribute__((noinline)) void access_slow(struct thr *t, qemu_plugin_meminfo_t info, struct slot *in,
+						  uint64_t vaddr)
+{
+	if (in->info != (info | SLOT_INFO_KNOWN)) {
+		in->info = info | SLOT_INFO_KNOWN;
+		in->write = qemu_plugin_mem_is_store(info);
+		in->bytes = 1u << qemu_plugin_mem_size_shift(info);
+	}
+	bool write = in->write;
+	uint64_t last = vaddr + in->bytes - 1;
+	uint64_t vline = vaddr >> MS_LINE_SHIFT, vpage = (vaddr >> PAGE_4K_SHIFT) << 1 | in->user;
+
+	if (vline == last >> MS_LINE_SHIFT && (vpage == t->dmemo_page || page_known(t, in, vpage))) {
+		access_known(t, in, vaddr, write);
+		return;
+	}
+	if (!next_piece(t, in, vaddr, write))
+		operand_start(t, in, write);
+	t->op_end = last + 1;
+	if (vline != last >> MS_LINE_SHIFT) {
+		access_lines(t, info, in, vaddr, last, write);
+		return;
+	}
+	access_piece(t, info, in, vaddr, write);
+	if (t->dmemo_page == vpage) {
+		in->pm_thr = t;
+		in->pm_page = vpage;
+		in->pm_pa = t->dmemo_pa;
+		in->pm_epoch = t->tlb.epoch;
+	}
+}
+
+/*
+ * A data access of the instruction `udata` (its slot), after it happened.
+ * One callback for reads and writes: QEMU 7.2 does not reliably pick a
+ * callback by the access's direction (a callback registered for reads only
+ * was seen to get writes), so the direction comes from the access itself.
+ * The common case, an access within the line of the last one that changes
+ * nothing in the caches (the memo, struct thr), is settled here without a
+ * call, so without saving registers.
+ */
+void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	struct slot *in = udata;
+
+	if (vcpu >= counting_cpus)
+		return;
+	struct thr *t = &thr[vcpu];
+	uint64_t end = vaddr + in->bytes;
+	bool write = in->write;
+
+	uint64_t vline = vaddr >> MS_LINE_SHIFT;
+
+	if (in->info != (info | SLOT_INFO_KNOWN) || (end - 1) >> MS_LINE_SHIFT != vline ||
+	    (in->elements && (t->cnt.mask & VPU_LINE_EVENTS)))
+		goto slow;
+	if ((vline << 1 | in->user) != t->lm_key || t->lm_epoch != *t->l1d_epoch || (write && !t->lm_dirty)) {
+		/* Not the memo line: a page known without the TLB, and its set's most recent line? */
+		uint64_t vpage = (vaddr >> PAGE_4K_SHIFT) << 1 | in->user;
+		if (vpage != t->dmemo_page && !page_known(t, in, vpage))
+			goto slow;
+		uint64_t line = memo_pa(t, vaddr) >> MS_LINE_SHIFT;
+		const uint8_t *st = sa_mru(&mem.core[t->core].l1d, line);
+		if (!st || (write && !(*st & MS_DIRTY))) {
+			access_known(t, in, vaddr, write); /* what access_slow would come to, without its checks */
+			return;
+		}
+		t->lm_key = vline << 1 | in->user;
+		t->lm_epoch = *t->l1d_epoch;
+		t->lm_dirty = *st & MS_DIRTY;
+	}
+	if (!next_piece(t, in, vaddr, write))
+		operand_start(t, in, write);
+	t->op_end = end;
+	t->op_last_line = vline;
+	return;
+slow:
+	access_slow(t, info, in, vaddr);
+}
