@@ -178,7 +178,7 @@ bool map_codes(void);
 int event_of(uint32_t code);
 /* memsys's event callback: ctx is the thread's struct count_state. */
 void on_event(void *ctx, int ev, uint64_t n);
-/* Thread t's TLBs and translation cache are emptied (CR3 changed). */
+/* Empties thread t's TLBs and translation cache (a block changed address translation). */
 void flush_translations(struct thr *t);
 /* Checks that QEMU runs the callbacks in one thread; else counting stops. */
 void check_thread(void);

@@ -9,7 +9,7 @@ PLUGIN_OBJ  := $(patsubst %.c,$(BUILD)/plugin/%.o,$(PLUGIN_SRC))
 # Host C, optimised: the callbacks run for every guest instruction and access.
 PLUGIN_CFLAGS  = -std=gnu11 -O2 -g -Wall -Wextra
 # Link-time optimisation: the cache model's calls across files (memsys.c into
-# sacache.c, plugin.c into both) are inlined where they pay (make bench:
+# sacache.c, exec.c into both) are inlined where they pay (make bench:
 # about 2 % off a counting run of matmul).
 PLUGIN_CFLAGS += -flto
 # QEMU's callback types have parameters a callback may not need.
