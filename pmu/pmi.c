@@ -15,7 +15,8 @@
  * overflows right after the restore must find the entry unmasked, or its
  * edge is lost with the line left high for good.
  * A per-thread rate limit holds sampling counters back for the rest of a
- * 1 ms window when PMIs come faster than the limit allows.
+ * window (1 ms, or 1/limit s under 1,000/s: throttle()) when PMIs come
+ * faster than the limit allows.
  */
 #include "pmu/pmu.h"
 #include "pmu/internal.h"
@@ -27,7 +28,7 @@
 #include "arch/tsc.h"
 
 #define PMI_MAX_ROUNDS 8
-#define THROTTLE_WINDOW_US 1000 /* a longer one for limits under 1000/s: one PMI per window */
+#define THROTTLE_WINDOWS_PER_S 1000 /* windows of 1 ms, longer for limits under 1000/s */
 
 static volatile uint32_t pmi_limit = PMU_PMI_LIMIT_DEFAULT;
 
@@ -107,13 +108,21 @@ static void unthrottle_due(struct timer *t)
 	pmi_unthrottle(t->arg);
 }
 
-/* Returns the GLOBAL_CTRL bits to hold back for the rest of the window. */
+/*
+ * Returns the GLOBAL_CTRL bits to hold back for the rest of the window. A
+ * window lets `per_window` PMIs through and lasts per_window / limit
+ * seconds, rounded up to a whole TSC tick: a limit of 1,000/s or more
+ * gives windows of about 1 ms (limit / 1000 PMIs each), a smaller one
+ * windows of 1 / limit s with one PMI each. So no limit allows more than
+ * `limit` PMIs a second, and none is rounded to another (3/s allows 3,
+ * 1,500/s allows 1,500: a window of 1 ms held to whole PMIs would allow 0
+ * and 1,000).
+ */
 static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
 {
-	uint32_t limit = pmi_limit;
-	uint64_t window_us = limit >= 1000000 / THROTTLE_WINDOW_US ? THROTTLE_WINDOW_US : 1000000 / limit;
-	uint64_t per_window = limit * window_us / 1000000;
-	uint64_t window = window_us * (tsc_hz / 1000000);
+	uint64_t limit = pmi_limit ? pmi_limit : 1; /* pmu_set_pmi_limit: 1..PMU_PMI_LIMIT_MAX */
+	uint64_t per_window = limit >= THROTTLE_WINDOWS_PER_S ? limit / THROTTLE_WINDOWS_PER_S : 1;
+	uint64_t window = (per_window * tsc_hz + limit - 1) / limit;
 
 	if (now - pc->window_start >= window) {
 		pc->window_start = now;

@@ -864,6 +864,42 @@ static void test_default_limit_passes_100k(void **state)
 	assert_int_not_equal(pc.throttles, 0);
 }
 
+/*
+ * Every limit is applied as given, also those under 1,000/s and those that
+ * are no multiple of 1,000 (a 1 ms window held to whole PMIs made 3/s allow
+ * none and 1,500/s allow 1,000): PMIs eight times faster than the limit for
+ * two seconds get through 2 x limit times, less at most 5 % (a window
+ * starts at the first PMI after the last one ended, up to a gap late).
+ */
+static void test_throttle_exact_for_every_limit(void **state)
+{
+	static const uint32_t limits[] = { 1, 3, 7, 300, 999, 1000, 1001, 1500, 1999, 2000, 125000 };
+
+	for (size_t n = 0; n < sizeof(limits) / sizeof(limits[0]); n++) {
+		uint64_t limit = limits[n], gap = HZ / (8 * limit), end;
+		uint64_t allowed = 0;
+
+		setup(state);
+		pmu_set_pmi_limit(limit);
+		configure(0, 1);
+		start(1);
+		for (end = now + 2 * HZ; now < end;) {
+			advance(gap);
+			if (pc.unthrottle.armed && now >= pc.unthrottle.deadline)
+				pc.unthrottle.fn(&pc.unthrottle);
+			if (pc.throttled & 1)
+				continue;
+			uint64_t before = pc.throttles;
+			wrap_in(0, 1);
+			advance(1);
+			PMI(0x401000, SEL_UCODE64);
+			allowed += pc.throttles == before;
+		}
+		print_message("limit %lu/s: %lu PMIs in 2 s\n", (unsigned long)limit, (unsigned long)allowed);
+		assert_in_range(allowed, 2 * limit - 2 * limit / 20, 2 * limit + limit / 1000 + 1);
+	}
+}
+
 /* Counting-only counters are never held back, however fast they wrap. */
 static void test_no_throttle_counting(void **state)
 {
@@ -903,6 +939,7 @@ int main(void)
 		cmocka_unit_test_setup(test_ring_wraps, setup),
 		cmocka_unit_test_setup(test_throttle, setup),
 		cmocka_unit_test_setup(test_throttle_limit_2000, setup),
+		cmocka_unit_test_setup(test_throttle_exact_for_every_limit, setup),
 		cmocka_unit_test_setup(test_no_throttle_counting, setup),
 		cmocka_unit_test_setup(test_default_limit_passes_100k, setup),
 	};
