@@ -178,6 +178,14 @@ static const char *stderr_of(int (*f)(void *), void *arg, int *ret)
 static int do_reset(void *arg) { (void)arg; return cmd_card_reset(card.name); }
 static int do_boot(void *arg) { char *argv[] = { "boot", arg, NULL }; return cmd_boot(card.name, 2, argv); }
 
+/* pmuctl boot of the built image on a card whose SPAD2 names download; its stderr. */
+static const char *boot_at(uint32_t download, int *ret)
+{
+	card.download = download;
+	SBOX(KNC_SPAD(KNC_SPAD_DOWNLOAD)) = knc_download_encode(true, card.bsp, card.download);
+	return stderr_of(do_boot, BZIMAGE, ret);
+}
+
 /* SPAD2 = 0 before RGCR; nothing in card memory before "12"; done at "12" (9296 ms), not before. */
 static void test_reset_order(void **state)
 {
@@ -231,9 +239,7 @@ static void test_boot_sequence(void **state)
 	(void)state;
 	int r;
 
-	card.download = 0x12000000;
-	SBOX(KNC_SPAD(KNC_SPAD_DOWNLOAD)) = knc_download_encode(true, card.bsp, card.download);
-	const char *err = stderr_of(do_boot, BZIMAGE, &r);
+	const char *err = boot_at(0x12000000, &r);
 	assert_int_equal(r, 0);
 	assert_true(card.sent && card.touched_at < 0);
 	assert_int_equal(card.icr_hi, 224);
@@ -263,9 +269,7 @@ static void test_boot_refuses_an_overlap(void **state)
 	(void)state;
 	int r;
 
-	card.download = 0x0fe00000;
-	SBOX(KNC_SPAD(KNC_SPAD_DOWNLOAD)) = knc_download_encode(true, card.bsp, card.download);
-	const char *err = stderr_of(do_boot, BZIMAGE, &r);
+	const char *err = boot_at(0x0fe00000, &r);
 	assert_int_equal(r, 1);
 	assert_false(card.sent);
 	assert_non_null(strstr(err, "overlap the mailbox's place (0x10000000-0x12000000)"));
