@@ -435,7 +435,7 @@ static int image_from_card(struct knc_card *k, struct boot_image *b, char *extra
 
 	/* Not from a card in reset or training: its memory is not the host's then (wait_bootstrap). */
 	if (knc_postcode_decode(knc_reg_read(k->bar4 + KNC_BAR4_DBOX, KNC_DBOX_POSTCODE), two) != KNC_POST_CODE ||
-	    two[0] == KNC_POST_TRAINING_HI)
+	    two[0] == KNC_POST_TRAINING)
 		return -1;
 	if (!at || !len || at + len + sizeof(line) > k->mem_size || len > (256u << 20))
 		return -1;

@@ -49,10 +49,10 @@
  * "F2 GDDR failed memory training", postcode_mempf "F4 Memory preservation failure"). */
 #define KNC_POST_FAILED_F2   0x3246
 #define KNC_POST_FAILED_F4   0x3446
-/* GDDR training shows "30".."3F" (BF postcodes memtrain..fintrain): high byte '3'. A 3120A
- * walks "30" "39" "34" "37" "39" "3C" "3d" "3E" "3F" in 7.4 s after each RGCR reset, and
- * reaches "12" 9.3 s after it (PHI3120 results/2026-09-13-reset-2.md). */
-#define KNC_POST_TRAINING_HI '3'
+/* GDDR training shows "30".."3F" (BF postcodes memtrain..fintrain): first character (the low
+ * byte) '3'. A 3120A walks "30" "39" "34" "37" "39" "3C" "3d" "3E" "3F" in 7.4 s after each
+ * RGCR reset, and reaches "12" 9.3 s after it (PHI3120 results/2026-09-13-reset-2.md). */
+#define KNC_POST_TRAINING '3'
 
 /* ------------------------------------------------------------ SBOX: scratchpads */
 

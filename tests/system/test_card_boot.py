@@ -24,6 +24,7 @@ CALIB = os.path.join(BUILD, "user", "calib.elf")
 HELLO = os.path.join(BUILD, "user", "hello.elf")
 MMAP_ONLY = os.path.join(BUILD, "cardsim", "mmap_only.so")
 SPAD2 = 0x10000 + 0xAB28
+POSTCODE = 0x242C
 RGCR = 0x10000 + 0x4010
 TRAIN_MS = "1500"  # the simulated GDDR training after each reset (a 3120A's: 7437 ms)
 
@@ -167,7 +168,7 @@ def test_boot_errors_name_their_cause(sim_card, tmp_path):
 
 def old_order_host(card, image):
     """pmuctl's reset before issue 22, as a host: RGCR, 1 s, then SPAD2's ready bit alone, then the image
-    to the download address. Returns when the image is written."""
+    to the download address. Returns SPAD2 and the POST code it saw just before writing."""
     with open(card.mmio, "r+b") as f, open(card.ram, "r+b") as r:
         regs = mmap.mmap(f.fileno(), 0x20000)
         words = memoryview(regs).cast("I")
@@ -175,10 +176,12 @@ def old_order_host(card, image):
         time.sleep(1.0)
         while not words[SPAD2 // 4] & 1:
             time.sleep(0.05)
-        at = words[SPAD2 // 4] & 0xFFFFF000
+        seen = words[SPAD2 // 4], words[POSTCODE // 4]
+        at = seen[0] & 0xFFFFF000
         mem = mmap.mmap(r.fileno(), 0)
         mem[at:at + len(image)] = image
         words.release()
+        return seen
 
 
 def test_the_old_reset_order_would_reset_the_host(sim_card):
@@ -188,7 +191,8 @@ def test_the_old_reset_order_would_reset_the_host(sim_card):
     card = sim_card("--train-ms", "5000")  # "12" 6.2 s after the reset: the old order writes at about 1 s
     ready = card.reg(SPAD2)
     assert ready == 0x04000001  # ready, BSP 0, 64 MiB
-    old_order_host(card, open(BZIMAGE, "rb").read())
+    spad2, post = old_order_host(card, open(BZIMAGE, "rb").read())
+    assert spad2 == ready and post & 0xFF == ord("3"), hex(post)  # the last run's ready bit, while training ("3x")
     _, err = card.proc.communicate(timeout=10)
     assert card.proc.returncode == 3, err
     assert re.search(r"host would have reset: the host wrote card memory at 0x4000000 during GDDR training "

@@ -129,7 +129,7 @@ static void test_bootstrap_state(void **state)
 	assert_int_equal(knc_postcode_decode(KNC_POST_FAILED_F4, two), KNC_POST_CODE);
 	assert_string_equal(two, "F4");
 	assert_int_equal(knc_postcode_decode(0x4333, two), KNC_POST_CODE);     /* a training code: "3C" */
-	assert_int_equal(two[0], KNC_POST_TRAINING_HI);
+	assert_int_equal(two[0], KNC_POST_TRAINING);
 }
 
 /* SPAD4 0x2800e6cf on a 3120A: 4 threads, 512 KiB L2, 12 channels, 57 cores, ICC 20. */
