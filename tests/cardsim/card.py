@@ -291,8 +291,9 @@ def main():
         ap.error("--stuck takes a two-character POST code")
     if not 0 <= a.bsp_apic_id < 512:
         ap.error("--bsp-apic-id: SPAD2 has 9 bits for it (0-511)")
-    if a.download & 0xFFF or not 0 < a.download < 1 << 31:
-        ap.error("--download: 4 KiB-aligned, below 2 GiB (SPAD2 bits 31:12)")
+    if a.download & 0xFFF or not CMDLINE_COPY + 0x1000 <= a.download < 1 << 31:
+        ap.error(f"--download: 4 KiB-aligned, below 2 GiB (SPAD2 bits 31:12), from {CMDLINE_COPY + 0x1000:#x} "
+                 f"(the stand-in's command line copy is at {CMDLINE_COPY:#x})")
     if a.train_ms <= 0:
         ap.error("--train-ms: more than 0")
     log = open(a.log, "ab") if a.log else None
