@@ -1,9 +1,10 @@
 /*
  * pmuctl boot, and reset --warm of a card with registers: a Xeon Phi (KNC)
  * card from reset to a READY pmuos, from user space, as Intel's host driver
- * did (Linux drivers/misc/mic/host/mic_x100.c, v3.13-v5.9: mic_x100_hw_reset,
+ * did (Linux drivers/misc/mic/host/mic_boot.c mic_reset and mic_x100.c,
+ * v3.13-v5.9: mic_x100_reset_fw_ready, mic_x100_hw_reset, mic_x100_is_fw_ready,
  * mic_x100_load_firmware, mic_x100_load_command_line,
- * mic_x100_send_firmware_intr). Registers: platform/knc/sbox.h, each with
+ * mic_x100_send_firmware_intr; MPSS uos_download.c adapter_reset). Registers: platform/knc/sbox.h, each with
  * its source; facts and open questions: docs/knc.md.
  *
  * Here it runs against the simulated card (tests/cardsim/card.py): its
@@ -18,7 +19,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <pmuos/mailbox.h>
@@ -31,9 +31,10 @@
 
 #define BAR4_BYTES     0x20000   /* DBOX + SBOX (docs/knc.md "SBOX and DBOX registers") */
 #define RESET_HOLD_MS  1000      /* LNX-C mic_x100_hw_reset: reset, then wait before polling */
-#define READY_MS       60000     /* the bootstrap back to ready after a reset (GDDR training) */
+#define READY_MS       60000     /* the bootstrap back to ready after a reset: 9.3 s on a 3120A (PHI3120), LNX mic_reset 45 s */
 #define BOOT_MS        120000    /* the boot interrupt to a READY mailbox (244 threads in QEMU) */
 #define CHUNK          4096      /* aperture writes: 4 KiB, each read back (PHI3120 card.rs) */
+#define MBOX_CARD_SIZE (32ull << 20) /* the mailbox boot asks for at MBOX_CARD_BASE (pmuos.mbox=) */
 
 struct knc_card {
 	struct card_place place;
@@ -42,10 +43,13 @@ struct knc_card {
 	volatile uint8_t *bar4;  /* DBOX at +0, SBOX at +0x10000 */
 };
 
+/* Pauses ms on card_time's clock, in its naps: a test's fake card runs in them (tests/unit/test_boot.c). */
 static void nap_ms(unsigned ms)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-	nanosleep(&ts, NULL);
+	uint64_t end = card_time->now_ms() + ms;
+
+	while (card_time->now_ms() < end)
+		card_time->nap();
 }
 
 static uint32_t sbox(struct knc_card *k, uint32_t off) { return knc_reg_read(k->bar4 + KNC_BAR4_SBOX, off); }
@@ -167,21 +171,35 @@ static int card_write(struct knc_card *k, uint64_t at, const void *src, size_t n
 	return 0;
 }
 
-/* Waits up to timeout_ms for the bootstrap's ready bit in SPAD2, printing each new POST code. */
+/*
+ * Waits up to timeout_ms for the bootstrap to wait for an image: POST "12"
+ * and SPAD2's ready bit (knc_bootstrap_state), printing each new POST code.
+ * 0 with *dl filled; -1 said why (timeout, or the bootstrap's "F2"/"F4").
+ */
 static int wait_bootstrap(struct knc_card *k, struct knc_download *dl, unsigned timeout_ms)
 {
 	char now[16], shown[16] = "";
 	uint64_t end = card_time->now_ms() + timeout_ms;
 
 	for (;;) {
-		*dl = knc_download_decode(sbox(k, KNC_SPAD(KNC_SPAD_DOWNLOAD)));
+		uint32_t spad2 = sbox(k, KNC_SPAD(KNC_SPAD_DOWNLOAD));
+		uint32_t code = knc_reg_read(k->bar4 + KNC_BAR4_DBOX, KNC_DBOX_POSTCODE);
+		enum knc_bootstrap state = knc_bootstrap_state(code, spad2);
+
 		post(k, now);
 		if (strcmp(now, shown)) {
 			fprintf(stderr, "pmuctl: card POST code %s\n", now);
 			strcpy(shown, now);
 		}
-		if (dl->ready && dl->addr)
+		if (state == KNC_BOOTSTRAP_READY) {
+			*dl = knc_download_decode(spad2);
 			return 0;
+		}
+		if (state == KNC_BOOTSTRAP_FAILED) {
+			fprintf(stderr, "pmuctl: the card's reset failed (POST code %s: GDDR training or memory "
+				"preservation failed; MPSS gives such a card up)\n", now);
+			return -1;
+		}
 		if (card_time->now_ms() > end) {
 			fprintf(stderr, "pmuctl: the card's bootstrap is not ready after %u s (last POST code %s)\n",
 				timeout_ms / 1000, now);
@@ -191,24 +209,29 @@ static int wait_bootstrap(struct knc_card *k, struct knc_download *dl, unsigned 
 	}
 }
 
-static int card_write(struct knc_card *k, uint64_t at, const void *src, size_t n);
-
 /*
- * RGCR reset (LNX-C mic_x100_hw_reset), then the bootstrap ready again
- * within timeout_ms. The mailbox's magic in card memory is cleared first:
- * what the last pmuos left there must not pass for a running card.
+ * The reset of LNX-C/mic_boot.c mic_reset and MPSS adapter_reset: SPAD2 = 0
+ * (the scratchpads survive the reset, sbox.h), RGCR bit 0, 1 s, then the
+ * bootstrap ready again within timeout_ms (wait_bootstrap). Nothing touches
+ * card memory before that: during GDDR training an aperture write reset a
+ * 3120A's host (PHI3120). Then the mailbox's magic in card memory is
+ * cleared: what the last pmuos left there must not pass for a running card.
  */
 static int hw_reset(struct knc_card *k, struct knc_download *dl, unsigned timeout_ms)
 {
 	static const uint64_t no_mailbox = 0;
 
+	fprintf(stderr, "pmuctl: resetting the card (SPAD2 = 0, then RGCR)\n");
+	sbox_write(k, KNC_SPAD(KNC_SPAD_DOWNLOAD), 0);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	sbox_write(k, KNC_RGCR, sbox(k, KNC_RGCR) | KNC_RGCR_RESET);
+	nap_ms(RESET_HOLD_MS);
+	if (wait_bootstrap(k, dl, timeout_ms) != 0)
+		return -1;
 	if (k->mem_size >= MBOX_CARD_BASE + sizeof(no_mailbox) &&
 	    card_write(k, MBOX_CARD_BASE, &no_mailbox, sizeof(no_mailbox)) != 0)
 		return -1;
-	fprintf(stderr, "pmuctl: resetting the card (RGCR)\n");
-	sbox_write(k, KNC_RGCR, sbox(k, KNC_RGCR) | KNC_RGCR_RESET);
-	nap_ms(RESET_HOLD_MS);
-	return wait_bootstrap(k, dl, timeout_ms);
+	return 0;
 }
 
 /* The mailbox header at MBOX_CARD_BASE once it says READY; 0, or -1 said why. */
@@ -308,7 +331,7 @@ static int image_prepare(struct boot_image *b, const char *extra)
 		return -1;
 	}
 	b->n = snprintf(b->line, sizeof(b->line), "%s%spmuos.mbox=%#llx,%u", extra, *extra ? " " : "",
-			(unsigned long long)MBOX_CARD_BASE, 32u << 20);
+			(unsigned long long)MBOX_CARD_BASE, (unsigned)MBOX_CARD_SIZE);
 	if (b->n < 0 || (size_t)b->n > info.cmdline_size || (size_t)b->n >= sizeof(b->line)) {
 		fprintf(stderr, "pmuctl: the command line is %d bytes with pmuos.mbox=; %s takes at most %u\n", b->n,
 			b->what, info.cmdline_size);
@@ -329,12 +352,18 @@ static int image_boot(struct knc_card *k, struct boot_image *b, unsigned timeout
 	if (hw_reset(k, &dl, timeout_s ? timeout_s * 1000 : READY_MS) != 0)
 		return -1;
 	uint64_t cmd_at = dl.addr + b->len, end = cmd_at + b->n + 1;
-	if (end > k->mem_size || end > MBOX_CARD_BASE) {
-		fprintf(stderr, "pmuctl: image (%zu bytes) and command line at %#x end at %#llx, past %s\n", b->len, dl.addr,
-			(unsigned long long)end, end > k->mem_size ? "card memory" : "the mailbox's place (0x10000000)");
+	if (end > k->mem_size) {
+		fprintf(stderr, "pmuctl: image (%zu bytes) and command line at %#x end at %#llx, past card memory\n",
+			b->len, dl.addr, (unsigned long long)end);
 		return -1;
 	}
-	if (MBOX_CARD_BASE + (32u << 20) > k->mem_size) {
+	if (dl.addr < MBOX_CARD_BASE + MBOX_CARD_SIZE && end > MBOX_CARD_BASE) {
+		fprintf(stderr, "pmuctl: image (%zu bytes) and command line at %#x-%#llx overlap the mailbox's place "
+			"(%#llx-%#llx)\n", b->len, dl.addr, (unsigned long long)end, (unsigned long long)MBOX_CARD_BASE,
+			(unsigned long long)(MBOX_CARD_BASE + MBOX_CARD_SIZE));
+		return -1;
+	}
+	if (MBOX_CARD_BASE + MBOX_CARD_SIZE > k->mem_size) {
 		fprintf(stderr, "pmuctl: card memory (%llu MiB) ends before the mailbox's place\n",
 			(unsigned long long)(k->mem_size >> 20));
 		return -1;
@@ -402,8 +431,12 @@ static int image_from_card(struct knc_card *k, struct boot_image *b, char *extra
 {
 	struct knc_download dl = knc_download_decode(sbox(k, KNC_SPAD(KNC_SPAD_DOWNLOAD)));
 	uint64_t len = sbox(k, KNC_SPAD(KNC_SPAD_IMAGE_SIZE)), at = dl.addr;
-	char line[2048];
+	char line[2048], two[3];
 
+	/* Not from a card in reset or training: its memory is not the host's then (wait_bootstrap). */
+	if (knc_postcode_decode(knc_reg_read(k->bar4 + KNC_BAR4_DBOX, KNC_DBOX_POSTCODE), two) != KNC_POST_CODE ||
+	    two[0] == KNC_POST_TRAINING)
+		return -1;
 	if (!at || !len || at + len + sizeof(line) > k->mem_size || len > (256u << 20))
 		return -1;
 	uint64_t start = at & ~(uint64_t)(CHUNK - 1), maplen = at + len + sizeof(line) - start;

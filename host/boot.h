@@ -4,8 +4,9 @@
 
 /*
  * pmuctl --card sim:NAME|pci:BDF boot [IMAGE] [--cmdline TEXT] [--timeout S]:
- * checks IMAGE (default build/pmuos.bzImage), resets the card through RGCR,
- * waits for its bootstrap (POST codes on stderr), copies image and command
+ * checks IMAGE (default build/pmuos.bzImage), resets the card (SPAD2 = 0,
+ * RGCR), waits for its bootstrap (POST "12" and SPAD2 ready; POST codes on
+ * stderr; "F2"/"F4" fail), copies image and command
  * line (TEXT + pmuos.mbox=0x10000000,33554432) to the download address,
  * writes SPAD5, sends the boot interrupt and waits for the mailbox to say
  * READY; S bounds each wait (default 60 s for the bootstrap, 120 s for READY). Returns pmuctl's exit status
@@ -15,7 +16,7 @@ int cmd_boot(const char *card, int argc, char **argv);
 /* Whether --card names a card with registers (a BAR4 file that exists): reset --warm is RGCR's. */
 int card_has_registers(const char *card);
 /*
- * pmuctl reset --warm of a card: RGCR reset, then the image and command
+ * pmuctl reset --warm of a card: the reset of cmd_boot, then the image and command
  * line the last boot left in card memory booted again, back to READY (or,
  * when card memory holds none, the bootstrap ready for pmuctl boot).
  * pmuctl's exit status.

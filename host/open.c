@@ -49,16 +49,24 @@ static void no_card(const struct card_place *p, const char *name)
  * The size of the mailbox at p->offset in card memory: its header's, when it
  * is a power of two from MBOX_MIN_SIZE that fits in the file's `avail`
  * bytes; else 0, said why. (card_check then checks the whole header.)
+ * The header is read through a mapping, never read(2): a PCI memory BAR's
+ * sysfs resource file has only mmap, read and write fail with EIO (Linux
+ * drivers/pci/pci-sysfs.c pci_create_attr gives a memory BAR no .read;
+ * fs/sysfs/file.c sysfs_kf_bin_read then returns -EIO).
  */
 static size_t mailbox_size(struct card *c, const struct card_place *p, uint64_t avail)
 {
+	uint64_t page = p->offset & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1), skip = p->offset - page;
+	uint8_t *map = mmap(NULL, skip + sizeof(struct mbox_header), PROT_READ, MAP_SHARED, c->fd, (off_t)page);
 	struct mbox_header h;
 
-	if (pread(c->fd, &h, sizeof(h), (off_t)p->offset) != (ssize_t)sizeof(h)) {
-		fprintf(stderr, "pmuctl: %s: cannot read a mailbox header at %#llx: %s\n", p->path,
+	if (map == MAP_FAILED) {
+		fprintf(stderr, "pmuctl: %s: cannot map a mailbox header at %#llx: %s\n", p->path,
 			(unsigned long long)p->offset, strerror(errno));
 		return 0;
 	}
+	memcpy(&h, map + skip, sizeof(h));
+	munmap(map, skip + sizeof(h));
 	if (h.magic != MBOX_MAGIC) {
 		fprintf(stderr, "pmuctl: %s: no pmuos mailbox at %#llx of card memory (the card may still be booting, "
 			"or its pmuos.mbox= names another place: --card ...@BASE)\n", p->path,

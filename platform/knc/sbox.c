@@ -47,6 +47,15 @@ uint32_t knc_download_encode(bool ready, uint32_t bsp_apic_id, uint32_t addr)
 	return addr | bsp_apic_id << KNC_DOWNLOAD_APIC_SHIFT | (ready ? KNC_DOWNLOAD_READY : 0);
 }
 
+enum knc_bootstrap knc_bootstrap_state(uint32_t postcode, uint32_t spad2)
+{
+	struct knc_download dl = knc_download_decode(spad2);
+
+	if (postcode == KNC_POST_FAILED_F2 || postcode == KNC_POST_FAILED_F4)
+		return KNC_BOOTSTRAP_FAILED;
+	return postcode == KNC_POST_READY && dl.ready && dl.addr ? KNC_BOOTSTRAP_READY : KNC_BOOTSTRAP_BUSY;
+}
+
 struct knc_platform knc_platform_decode(uint32_t v)
 {
 	struct knc_platform p = {

@@ -44,6 +44,15 @@
 #define KNC_POST_READY       0x3231 /* "12": waiting for the OS download (BF postcode_ready) */
 #define KNC_POST_DONE        0x4646 /* "FF": bootstrap finished (BF; PHI3120 postcode.rs) */
 #define KNC_POST_GONE        0xffffffffu /* all ones: the card is off the bus (reset; PHI3120 reset-2.md, MPSS RESETFAIL) */
+/* The bootstrap's own failures after a reset: MPSS reset_timer gives the reset up on either
+ * (MPSS uos_download.c RESET_FAILED_F2 12870, RESET_FAILED_F4 13382; BF postcode_memtf
+ * "F2 GDDR failed memory training", postcode_mempf "F4 Memory preservation failure"). */
+#define KNC_POST_FAILED_F2   0x3246
+#define KNC_POST_FAILED_F4   0x3446
+/* GDDR training shows "30".."3F" (BF postcodes memtrain..fintrain): first character (the low
+ * byte) '3'. A 3120A walks "30" "39" "34" "37" "39" "3C" "3d" "3E" "3F" in 7.4 s after each
+ * RGCR reset, and reaches "12" 9.3 s after it (PHI3120 results/2026-09-13-reset-2.md). */
+#define KNC_POST_TRAINING '3'
 
 /* ------------------------------------------------------------ SBOX: scratchpads */
 
@@ -66,6 +75,11 @@
 #define KNC_DOWNLOAD_APIC_MASK  0x1ffu
 #define KNC_DOWNLOAD_ADDR_MASK  0xfffff000u /* 31:12: download address, card physical */
 #define KNC_DOWNLOAD_ADDR_MAX   (1ULL << 31) /* LNX-C mic_x100_get_boot_addr refuses more */
+/* Before an RGCR reset the host writes SPAD2 = 0 (LNX-C mic_x100_reset_fw_ready, called by
+ * mic_boot.c mic_reset before the reset; MPSS adapter_reset: "Write 0 to uos download status
+ * otherwise we might continue booting before reset has completed"): the scratchpads keep their
+ * value across the reset (a 3120A read 0x040001C1 before and during it, PHI3120 reset-2.md),
+ * so a ready bit the host did not clear is the last boot's, not this one's. */
 
 /* SPAD3: what the host reserves for the card OS, bytes (MPSS set_uos_reserved_size; BF res_size). */
 #define KNC_SPAD_OS_RESERVED 3
@@ -241,6 +255,13 @@ struct knc_icr {
 	uint32_t dest;          /* APIC ID (the high dword) */
 };
 
+/* Where a bootstrap is after a reset, from its POST code and SPAD2 (knc_bootstrap_state). */
+enum knc_bootstrap {
+	KNC_BOOTSTRAP_BUSY,    /* off the bus, training, starting its cores: card memory is not the host's */
+	KNC_BOOTSTRAP_READY,   /* POST "12" and SPAD2's ready bit with a download address */
+	KNC_BOOTSTRAP_FAILED,  /* POST "F2" or "F4": the reset failed (MPSS) */
+};
+
 enum knc_post {
 	KNC_POST_CODE,     /* two printable characters */
 	KNC_POST_NOTHING,  /* 0: nothing written yet */
@@ -257,6 +278,16 @@ struct knc_meminfo knc_meminfo_decode(uint32_t v);
 /* SPAD2 <-> download info. encode: addr must be 4 KiB aligned, apic_id < 512; returns 0 if not. */
 struct knc_download knc_download_decode(uint32_t v);
 uint32_t knc_download_encode(bool ready, uint32_t bsp_apic_id, uint32_t addr);
+/*
+ * The POST code register and SPAD2 -> where the bootstrap is. READY needs both
+ * POST "12" (waiting for the OS download: BF postcode_ready; PHI3120 keyed its
+ * loader on it after aperture writes during GDDR training reset its host,
+ * results/2026-09-14-first-boot.md) and SPAD2's ready bit with a non-zero
+ * download address (LNX-C mic_x100_is_fw_ready, mic_x100_get_boot_addr):
+ * off the bus both read all ones, and a SPAD2 the host did not clear before
+ * the reset says ready all through training.
+ */
+enum knc_bootstrap knc_bootstrap_state(uint32_t postcode, uint32_t spad2);
 /* SPAD4 -> the platform word. */
 struct knc_platform knc_platform_decode(uint32_t v);
 /* CURRENTRATIO -> its current and goal ratios and the current one's dividers. */

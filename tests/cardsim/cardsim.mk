@@ -4,6 +4,8 @@
 #   $(BUILD)/cardsim/knc_bootstrap.elf   a KNC bootstrap stand-in: enters the
 #                                        bzImage's 32-bit entry (QEMU Multiboot)
 #   $(BUILD)/cardsim/sfi_gen             SFI tables for N CPUs (QEMU has none)
+#   $(BUILD)/cardsim/mmap_only.so        LD_PRELOAD: the card's files take mmap only, as sysfs
+#                                        resource files of memory BARs do
 
 CARDSIM := $(BUILD)/cardsim
 
@@ -31,5 +33,12 @@ $(CARDSIM)/sfi_gen: tests/cardsim/sfi_gen.c platform/sfi.h
 	@mkdir -p $(dir $@)
 	$(CC) $(SFIGEN_CFLAGS) $< -o $@
 
-cardsim: $(CARDSIM)/knc_bootstrap.elf $(CARDSIM)/sfi_gen
+# A shared object for LD_PRELOAD (position-independent); dlsym needs -ldl on older glibc.
+MMAPONLY_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -shared -fPIC
+
+$(CARDSIM)/mmap_only.so: tests/cardsim/mmap_only.c
+	@mkdir -p $(dir $@)
+	$(CC) $(MMAPONLY_CFLAGS) $< -o $@ -ldl
+
+cardsim: $(CARDSIM)/knc_bootstrap.elf $(CARDSIM)/sfi_gen $(CARDSIM)/mmap_only.so
 .PHONY: cardsim

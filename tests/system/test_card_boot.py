@@ -5,6 +5,7 @@ for its bootstrap, copies image and command line into card memory, sends
 the boot interrupt and waits for the mailbox there to say READY. Each error
 pmuctl boot names is produced here, and the card is not touched for a file
 it could not boot."""
+import mmap
 import os
 import re
 import shutil
@@ -21,15 +22,21 @@ CARD_PY = os.path.join(ROOT, "tests", "cardsim", "card.py")
 BZIMAGE = os.path.join(BUILD, "pmuos.bzImage")
 CALIB = os.path.join(BUILD, "user", "calib.elf")
 HELLO = os.path.join(BUILD, "user", "hello.elf")
+MMAP_ONLY = os.path.join(BUILD, "cardsim", "mmap_only.so")
 SPAD2 = 0x10000 + 0xAB28
+POSTCODE = 0x242C
 RGCR = 0x10000 + 0x4010
+TRAIN_MS = "1500"  # the simulated GDDR training after each reset (a 3120A's: 7437 ms)
 
 
 class SimCard:
     def __init__(self, name, *args):
         self.name = name
         self.log = f"/tmp/pmuos-{name}.log"
-        self.proc = subprocess.Popen([CARD_PY, name, "--log", self.log, *args], cwd=ROOT)
+        if "--train-ms" not in args:
+            args += ("--train-ms", TRAIN_MS)
+        self.proc = subprocess.Popen([CARD_PY, name, "--log", self.log, *args], cwd=ROOT, stderr=subprocess.PIPE,
+                                     text=True)
         deadline = time.time() + 10
         while not os.path.exists(self.mmio) and time.time() < deadline:
             time.sleep(0.05)
@@ -43,13 +50,18 @@ class SimCard:
             f.seek(off)
             return struct.unpack("<I", f.read(4))[0]
 
+    @property
+    def ram(self):
+        return f"/dev/shm/pmuos-{self.name}-ram"
+
     def pmuctl(self, *args, timeout=300, input=None):
+        """pmuctl on this card, its files refusing read and write as a memory BAR's sysfs file does."""
         return subprocess.run([PMUCTL, "--card", f"sim:{self.name}", *args], capture_output=True, text=True,
-                              timeout=timeout, input=input)
+                              timeout=timeout, input=input, env=dict(os.environ, LD_PRELOAD=MMAP_ONLY))
 
     def close(self):
         self.proc.terminate()
-        self.proc.wait(30)
+        self.proc.communicate(timeout=30)
         for f in (self.log, f"/dev/shm/pmuos-{self.name}-pmu"):
             try:
                 os.unlink(f)
@@ -76,6 +88,9 @@ def test_boot_stat_reset_and_boot_again(sim_card):
     assert p.returncode == 0, p.stderr + open(card.log, errors="replace").read()
     assert re.search(r"pmuos \S+ READY, 4 CPUs", p.stdout)
     assert "card POST code '12'" in p.stderr and "boot interrupt sent to APIC ID 0" in p.stderr
+    # SPAD2 cleared, then RGCR; the simulated bootstrap's run after it, training included, seen by pmuctl.
+    assert "resetting the card (SPAD2 = 0, then RGCR)" in p.stderr
+    assert re.search(r"card POST code '3[0-9A-Fa-f]'\n(.*\n)*pmuctl: card POST code '12'", p.stderr), p.stderr
     # The KNC platform's early status, through the SBOX scratchpads, shown by pmuctl as it came
     # (its first line: later ones stop for good if pmuctl is slow to take one, by design).
     assert "card: pmuos: KNC platform: SBOX at 0x8007d0000, no ACPI, no legacy devices\n" in p.stderr, p.stderr
@@ -92,7 +107,7 @@ def test_boot_stat_reset_and_boot_again(sim_card):
     # reset --warm is the card's RGCR, then the same image and command line again: READY once more.
     p = card.pmuctl("reset", "--warm")
     assert p.returncode == 0 and "reset through RGCR and booted again" in p.stdout, p.stderr
-    assert "resetting the card (RGCR)" in p.stderr and "the image in card memory" in p.stderr
+    assert "resetting the card (SPAD2 = 0, then RGCR)" in p.stderr and "the image in card memory" in p.stderr
     assert "command line 'pmuos.test=sim pmuos.mbox=0x10000000,33554432'" in p.stderr  # not added twice
     assert card.reg(RGCR) & 1 == 0
     p = card.pmuctl("run", "-C", "1", HELLO)
@@ -147,3 +162,83 @@ def test_boot_errors_name_their_cause(sim_card, tmp_path):
     assert p.returncode == 1 and "has no card registers" in p.stderr, p.stderr
     p = subprocess.run([PMUCTL, "--card", "pci:0000:ff:1f.7", "boot"], capture_output=True, text=True)
     assert p.returncode == 1 and "cannot open /sys/bus/pci/devices/0000:ff:1f.7/resource4" in p.stderr, p.stderr
+
+
+def old_order_host(card, image):
+    """pmuctl's reset before issue 22, as a host: RGCR, 1 s, then SPAD2's ready bit alone, then the image
+    to the download address. Returns SPAD2 and the POST code it saw just before writing."""
+    with open(card.mmio, "r+b") as f, open(card.ram, "r+b") as r:
+        regs = mmap.mmap(f.fileno(), 0x20000)
+        words = memoryview(regs).cast("I")
+        words[RGCR // 4] |= 1
+        time.sleep(1.0)
+        while not words[SPAD2 // 4] & 1:
+            time.sleep(0.05)
+        seen = words[SPAD2 // 4], words[POSTCODE // 4]
+        at = seen[0] & 0xFFFFF000
+        mem = mmap.mmap(r.fileno(), 0)
+        mem[at:at + len(image)] = image
+        words.release()
+        return seen
+
+
+def test_the_old_reset_order_would_reset_the_host(sim_card):
+    """SPAD2 keeps its ready bit across the reset: a host that does not clear it, and does not wait for
+    POST "12", writes card memory during training. The simulated card ends there, as a real one ends
+    its host."""
+    card = sim_card("--train-ms", "5000")  # "12" 6.2 s after the reset: the old order writes at about 1 s
+    ready = card.reg(SPAD2)
+    assert ready == 0x04000001  # ready, BSP 0, 64 MiB
+    spad2, post = old_order_host(card, open(BZIMAGE, "rb").read())
+    assert spad2 == ready and post & 0xFF == ord("3"), hex(post)  # the last run's ready bit, while training ("3x")
+    _, err = card.proc.communicate(timeout=10)
+    assert card.proc.returncode == 3, err
+    assert re.search(r"host would have reset: the host wrote card memory at 0x4000000 during GDDR training "
+                     r"\(POST code '3[0-9A-Fa-f]', \d+\.\d\d s after the RGCR reset", err), err
+    # A read through a mapping during training is caught too (a page of the emptied file appears).
+    card = sim_card("--train-ms", "5000")
+    with open(card.mmio, "r+b") as f, open(card.ram, "rb") as r:
+        words = memoryview(mmap.mmap(f.fileno(), 0x20000)).cast("I")
+        words[SPAD2 // 4] = 0
+        words[RGCR // 4] |= 1
+        time.sleep(0.5)
+        assert words[SPAD2 // 4] == 0  # the host's clear survives the reset: not ready until "12"
+        mmap.mmap(r.fileno(), 0, prot=mmap.PROT_READ)[0x100000]
+        words.release()
+    _, err = card.proc.communicate(timeout=10)
+    assert card.proc.returncode == 3 and "host would have reset: the host read (or wrote zeros to) card memory " \
+        "at 0x100000" in err, err
+
+
+def test_a_3120a_bsp_and_an_image_above_the_mailbox(sim_card):
+    """A card's BSP has APIC ID 224 (0x040001C1 on a 3120A): the boot interrupt goes there. An image
+    wholly above the mailbox boots; one that overlaps it is refused before anything is written."""
+    card = sim_card("--bsp-apic-id", "224", "--download", "0x12000000")
+    assert card.reg(SPAD2) == 0x120001C1
+    p = card.pmuctl("boot", BZIMAGE, "--timeout", "120")
+    assert p.returncode == 0, p.stderr + open(card.log, errors="replace").read()
+    assert re.search(r"at 0x12000000, command line .*; boot interrupt sent to APIC ID 224", p.stderr), p.stderr
+    p = card.pmuctl("info")
+    assert re.search(r"^cpus\s+4 \(4 online\)$", p.stdout, re.M), p.stdout
+    low = sim_card("--download", "0xfe00000")  # 2 MiB below the mailbox: the 3 MB image reaches into it
+    p = low.pmuctl("boot", BZIMAGE, "--timeout", "30")
+    assert p.returncode == 1 and re.search(r"image \(\d+ bytes\) and command line at 0xfe00000-0x[0-9a-f]+ "
+                                           r"overlap the mailbox's place \(0x10000000-0x12000000\)", p.stderr), p.stderr
+
+
+def test_the_mmap_only_file_refuses_reads():
+    """The LD_PRELOAD stand-in for a memory BAR's sysfs file: read and pread fail with EIO, as on Linux."""
+    name = f"/dev/shm/pmuos-mmaponly{os.getpid()}-ram"
+    with open(name, "wb") as f:
+        f.truncate(8192)
+    try:
+        code = f"import os\nfd = os.open({name!r}, os.O_RDWR)\n" \
+               "for f in (lambda: os.pread(fd, 8, 0), lambda: os.read(fd, 8), lambda: os.pwrite(fd, b'x', 0)):\n" \
+               "    try:\n        f(); print('passed')\n    except OSError as e:\n        print(e.strerror)\n"
+        p = subprocess.run(["python3", "-c", code], capture_output=True, text=True,
+                           env=dict(os.environ, LD_PRELOAD=MMAP_ONLY))
+        assert p.stdout.split("\n")[:3] == ["Input/output error"] * 3, p.stdout + p.stderr
+        p = subprocess.run(["python3", "-c", code], capture_output=True, text=True)
+        assert p.stdout.split("\n")[:3] == ["passed"] * 3, p.stdout + p.stderr
+    finally:
+        os.unlink(name)

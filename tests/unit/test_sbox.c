@@ -97,6 +97,41 @@ static void test_download(void **state)
 	assert_int_equal(d.bsp_apic_id, 0);
 }
 
+/*
+ * Where a bootstrap is after an RGCR reset, along the 3120A's POST trace (PHI3120
+ * results/2026-09-13-reset-2.md, 10 ms samples): only "12" with SPAD2 ready (0x040001c1,
+ * its reading) lets the host write card memory. SPAD2 keeps 0x040001c1 through the reset
+ * on that card, so a ready bit alone would pass all through GDDR training.
+ */
+static void test_bootstrap_state(void **state)
+{
+	(void)state;
+	static const uint32_t trace[] = { /* every code before "12", in order */
+		0x6330, 0xffffffff, 0x6330, 0x3033, 0x3933, 0x3433, 0x3733, 0x3933, 0x4333, 0x6433,
+		0x4533, 0x4633, 0x3631, 0x3930, 0x4630, 0x3031,
+	};
+
+	for (unsigned i = 0; i < sizeof(trace) / sizeof(trace[0]); i++) {
+		assert_int_equal(knc_bootstrap_state(trace[i], 0x040001c1), KNC_BOOTSTRAP_BUSY); /* stale SPAD2 */
+		assert_int_equal(knc_bootstrap_state(trace[i], 0), KNC_BOOTSTRAP_BUSY);          /* cleared */
+	}
+	assert_int_equal(knc_bootstrap_state(0x3231, 0x040001c1), KNC_BOOTSTRAP_READY);
+	assert_int_equal(knc_bootstrap_state(0x3231, 0x04000001), KNC_BOOTSTRAP_READY);      /* BSP APIC ID 0 */
+	assert_int_equal(knc_bootstrap_state(0x3231, 0), KNC_BOOTSTRAP_BUSY);  /* "12" of the last boot, SPAD2 cleared */
+	assert_int_equal(knc_bootstrap_state(0x3231, 0x040001c0), KNC_BOOTSTRAP_BUSY); /* not ready */
+	assert_int_equal(knc_bootstrap_state(0x3231, 0x000001c1), KNC_BOOTSTRAP_BUSY); /* no download address */
+	assert_int_equal(knc_bootstrap_state(0xffffffff, 0xffffffff), KNC_BOOTSTRAP_BUSY); /* off the bus */
+	assert_int_equal(knc_bootstrap_state(12870, 0), KNC_BOOTSTRAP_FAILED);  /* MPSS RESET_FAILED_F2 */
+	assert_int_equal(knc_bootstrap_state(13382, 0x040001c1), KNC_BOOTSTRAP_FAILED); /* RESET_FAILED_F4 */
+	char two[3];
+	assert_int_equal(knc_postcode_decode(KNC_POST_FAILED_F2, two), KNC_POST_CODE);
+	assert_string_equal(two, "F2");
+	assert_int_equal(knc_postcode_decode(KNC_POST_FAILED_F4, two), KNC_POST_CODE);
+	assert_string_equal(two, "F4");
+	assert_int_equal(knc_postcode_decode(0x4333, two), KNC_POST_CODE);     /* a training code: "3C" */
+	assert_int_equal(two[0], KNC_POST_TRAINING);
+}
+
 /* SPAD4 0x2800e6cf on a 3120A: 4 threads, 512 KiB L2, 12 channels, 57 cores, ICC 20. */
 static void test_platform(void **state)
 {
@@ -277,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_postcode),
 		cmocka_unit_test(test_meminfo),
 		cmocka_unit_test(test_download),
+		cmocka_unit_test(test_bootstrap_state),
 		cmocka_unit_test(test_platform),
 		cmocka_unit_test(test_core_clock),
 		cmocka_unit_test(test_corefreq_and_volt),
