@@ -203,6 +203,11 @@ version_string:
 	.org (SETUP_SECTS + 1) * 512
 startup_32:
 	jmp relocate
+	.org startup_32 + 8
+relocate_status:                         /* file offset 0x2008: see "fail" */
+	.long 0
+relocate_fault:
+	.long 0
 	.balign 16
 kernel_image:
 	.incbin KERNEL_BIN
@@ -288,10 +293,20 @@ relocate:
 	movl R(tsc) + 4(%ebp), %edx
 	ljmp $BOOT_CS, $LINUX_ENTRY32
 
+/*
+ * A check failed: EAX = its number, EBX = the address at fault. Both go to
+ * relocate_status and relocate_fault in the image itself (only our own
+ * bytes are written), where a card's host reads them through the aperture
+ * at the download address + 0x2008 if the bootstrap ran the image where the
+ * host put it. The SBOX's POST code and scratchpads are out of reach: they
+ * lie above 4 GiB (0x8007C0000, docs/knc.md) and this runs without paging.
+ */
 fail:
-	cli
+	movl %eax, R(relocate_status)(%ebp)
+	movl %ebx, R(relocate_fault)(%ebp)
+1:	cli
 	hlt
-	jmp fail
+	jmp 1b
 
 	.balign 8
 gdt32:
