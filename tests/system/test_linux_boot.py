@@ -142,26 +142,35 @@ class Qmp:
         return {k: int(v, 16) for k, v in re.findall(r"\b(E[A-Z]{2}|HLT)=([0-9a-f]+)", out)}
 
 
-@pytest.mark.parametrize("where, check, at", [
-    ("download=0x200000 bp=image", 1, lambda klen: 0x200000),   # boot_params where the kernel goes
-    ("cmdline=0x300000", 2, lambda klen: 0x300000),              # the command line there
-    ("download=0x20000 cmdline=0x90000", 3,                     # the relocator itself there
-     lambda klen: 0x20000 + 0x2000 + 16 + klen),
+# A card's CPU for the relocator: CPUID family 0x0B (QEMU's -cpu takes the last one given).
+KNC_FAMILY_CPU = ["-cpu", "max,vendor=GenuineIntel,family=11,model=1"]
+
+
+@pytest.mark.parametrize("where, check, at, card", [
+    ("download=0x200000 bp=image", 1, lambda klen: 0x200000, False),   # boot_params where the kernel goes
+    ("download=0x200000 bp=image", 1, lambda klen: 0x200000, True),
+    ("cmdline=0x300000", 2, lambda klen: 0x300000, True),              # the command line there
+    ("download=0x20000 cmdline=0x90000", 3,                           # the relocator itself there
+     lambda klen: 0x20000 + 0x2000 + 16 + klen, True),
 ])
-def test_32bit_entry_stops_before_overwriting_what_it_needs(tmp_path, where, check, at):
+def test_32bit_entry_stops_before_overwriting_what_it_needs(tmp_path, where, check, at, card):
     """relocate (boot/linux/bzimage.S) halts with EAX = the check, EBX = the
     address at fault, both also in the image at the download address +
     0x2008 (what a card's host can read through the aperture), and the
-    kernel never starts."""
+    kernel never starts. On a card's CPU (family 0x0B) the DBOX POST code
+    (BAR4 + 0x242C, here the KNC_MMIO file) says "R" and the check; on a
+    PC's nothing is written there."""
     m = re.search(r"download=(0x[0-9a-f]+)", where)
     download = int(m.group(1), 16) if m else 0x4000000
     klen = os.path.getsize(os.path.join(BUILD, "linux", "kernel.bin"))
     sock = str(tmp_path / "qmp")
-    name = f"test{os.getpid()}-refuse{check}"
+    name = f"test{os.getpid()}-refuse{check}{'k' if card else ''}"
+    bar4 = tmp_path / "bar4"
+    bar4.write_bytes(bytes(0x20000))
     env = dict(os.environ, CPUS="1", BOOT="multiboot", BUILD=BUILD, CARD=name, KERNEL=STAND_IN,
-               PROGRAMS=BZIMAGE, CMDLINE=f"{where} -- x")
-    qemu = subprocess.Popen([os.path.join(ROOT, "scripts", "qemu.sh"), "-qmp", f"unix:{sock},server=on,wait=off"],
-                            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+               PROGRAMS=BZIMAGE, CMDLINE=f"{where} -- x", KNC_MMIO=str(bar4))
+    qemu = subprocess.Popen([os.path.join(ROOT, "scripts", "qemu.sh"), "-qmp", f"unix:{sock},server=on,wait=off"]
+                            + (KNC_FAMILY_CPU if card else []), cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
     try:
         qmp = Qmp(sock)
@@ -176,6 +185,8 @@ def test_32bit_entry_stops_before_overwriting_what_it_needs(tmp_path, where, che
         assert regs.get("HLT") == 1 and regs.get("EAX") == check, (regs, out)
         assert regs["EBX"] == at(klen)
         assert status == [check, at(klen)], status
+        post = bar4.read_bytes()[0x242C:0x2430]
+        assert post == (b"R" + str(check).encode() + b"\0\0" if card else bytes(4)), post
         assert "kernel entered" not in out and "knc_bootstrap:" not in out, out
     finally:
         if qemu.poll() is None:
