@@ -18,8 +18,7 @@ const struct apic_layout apic_layout_knc = {
 
 static const struct apic_layout *const layouts[] = { &apic_layout_xapic, &apic_layout_knc };
 
-const struct apic_layout *apic_layout_choose(const char *cmdline, const struct apic_layout *dflt,
-					     const char **bad, size_t *bad_len)
+const struct apic_layout *apic_layout_choose(const char *cmdline, const char **bad, size_t *bad_len)
 {
 	const char *v;
 	size_t n;
@@ -27,13 +26,13 @@ const struct apic_layout *apic_layout_choose(const char *cmdline, const struct a
 	*bad = NULL;
 	*bad_len = 0;
 	if (!cmdline_find(cmdline, "pmuos.apic", &v, &n))
-		return dflt;
+		return NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(layouts); i++)
 		if (n == strlen(layouts[i]->name) && !strncmp(v, layouts[i]->name, n))
 			return layouts[i];
 	*bad = v;
 	*bad_len = n;
-	return dflt;
+	return NULL;
 }
 
 const struct apic_layout *apic_layout_matching(uint32_t reg, uint32_t initial_id)

@@ -125,12 +125,11 @@ static inline uint32_t apic_layout_dest(const struct apic_layout *l, uint32_t id
 }
 
 /*
- * The layout `pmuos.apic=` names on `cmdline` ("xapic" or "knc"), or
- * `dflt` when the parameter is absent. Sets *bad to the value given when
- * it names neither (the caller says so; `dflt` is returned), else NULL.
+ * The layout `pmuos.apic=` names on `cmdline` ("xapic" or "knc"); NULL when
+ * the parameter is absent or names neither, and then *bad is the value
+ * given (*bad_len bytes; the caller says so) or NULL when absent.
  */
-const struct apic_layout *apic_layout_choose(const char *cmdline, const struct apic_layout *dflt,
-					     const char **bad, size_t *bad_len);
+const struct apic_layout *apic_layout_choose(const char *cmdline, const char **bad, size_t *bad_len);
 
 /*
  * The first layout (xAPIC, then KNC) under which ID register value `reg`

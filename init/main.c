@@ -46,7 +46,8 @@ static void apic_setup(void)
 {
 	const char *bad;
 	size_t bad_len;
-	const struct apic_layout *l = apic_layout_choose(boot_info.cmdline, platform->apic_layout, &bad, &bad_len);
+	const struct apic_layout *named = apic_layout_choose(boot_info.cmdline, &bad, &bad_len);
+	const struct apic_layout *l = named ? named : platform->apic_layout;
 
 	if (bad)
 		kprintf("pmuos.apic=%.*s: not xapic or knc; the %s platform's %s layout stays\n", (int)bad_len, bad,
@@ -64,7 +65,7 @@ static void apic_setup(void)
 		apic_use_layout(fit);
 	}
 	kprintf("apic: ID layout %s (%s): ID in bits %u:%u, IPI destination in bits %u:%u; boot CPU APIC ID %u\n",
-		fit->name, fit != l ? "found" : l != platform->apic_layout ? "pmuos.apic=" : "the platform's",
+		fit->name, fit != l ? "found" : named ? "pmuos.apic=" : "the platform's",
 		fit->id_shift + fit->id_bits - 1, fit->id_shift, fit->dest_shift + fit->dest_bits - 1, fit->dest_shift,
 		apic_id());
 }

@@ -43,8 +43,9 @@
  * hw/pci-host/q35.c MCH_HOST_BRIDGE_PAM0), 0x3 in a nibble = read/write RAM.
  *
  * Its command line: "[download=ADDR] [bp=image|page] [cmdline=ADDR] [sfi=ADDR]
- * -- LINE", LINE being pmuos's command line; cmdline=ADDR puts LINE there
- * instead.
+ * [lowram=none] -- LINE", LINE being pmuos's command line; cmdline=ADDR puts
+ * LINE there instead; lowram=none reports no RAM below 1 MiB at all (a
+ * machine where the AP start-up code has no place).
  * Anything wrong stops it with a message on COM1 (QEMU's serial port).
  */
 #include <stddef.h>
@@ -203,6 +204,7 @@ static const uint32_t card_low_ram[][2] = { { 0x50000, 0x60000 }, { 0x80000, 0xd
 #define LOW_END      0x100000
 
 static uint32_t e820_count;
+static int no_low_ram;
 
 static void e820_add(uint8_t *bp, uint64_t base, uint64_t end, uint32_t type)
 {
@@ -226,7 +228,7 @@ static void build_e820(const struct mb_info *mb, uint8_t *bp)
 		if (*w != (uint32_t)(uintptr_t)w)
 			stop("0xC0000-0xCFFFF did not become RAM");
 	}
-	for (unsigned r = 0; r < 2; r++) {
+	for (unsigned r = 0; r < 2 && !no_low_ram; r++) {
 		uint32_t base = card_low_ram[r][0], end = card_low_ram[r][1];
 		for (uint32_t a = mb->mmap_addr; a < mb->mmap_addr + mb->mmap_length;) {
 			const struct mb_mmap *e = (const struct mb_mmap *)a;
@@ -263,6 +265,8 @@ void bootstrap_main(uint32_t magic, const struct mb_info *mb)
 				sfi_at = hex(s + 4);
 			else if (starts(s, "bp=image"))
 				in_place = 1;
+			else if (starts(s, "lowram=none"))
+				no_low_ram = 1;
 			else if (starts(s, "-- ")) {
 				line = s + 3;
 				break;

@@ -104,6 +104,18 @@ def test_32bit_entry_at_a_download_address(card_factory, bios_map, where):
     assert card.poweroff() == 0
 
 
+def test_without_low_ram_only_the_boot_cpu_runs_and_says_why(card_factory):
+    """No RAM below 1 MiB in the map: no page for the AP start-up code (a
+    SIPI vector is a page number below 1 MiB), so the APs stay off, and
+    the kernel says so rather than writing where the map has no RAM."""
+    card = card_factory(cpus=2, boot="multiboot", env={
+        "KERNEL": STAND_IN, "PROGRAMS": BZIMAGE, "CMDLINE": "lowram=none -- x=1"})
+    assert "smp: no free 4 KiB page of RAM below 1 MiB in the memory map for the AP start-up code " \
+        "(a SIPI vector is its page number): only the boot CPU runs" in card.boot_log, card.boot_log
+    assert "1 of 1 CPUs online" in card.boot_log
+    assert int(map_lines(card.cmd("mem"))[0][:16], 16) >= 0x100000
+
+
 class Qmp:
     """QEMU's machine protocol on a Unix socket: enough to read registers."""
 
