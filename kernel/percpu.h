@@ -1,5 +1,5 @@
 /*
- * Per-CPU data, reached through the GS base (DESIGN §3). One struct percpu
+ * Per-CPU data, reached through the GS base (docs/design.md §3). One struct percpu
  * per hardware thread; gs:0 holds its own address so this_cpu() is one load.
  */
 #ifndef KERNEL_PERCPU_H
