@@ -11,14 +11,29 @@
 #include <stdbool.h>
 #include "apic/regs.h"
 
-/* Maps the local APIC (physical base from IA32_APIC_BASE) on the BSP. */
+/*
+ * The ID layout every APIC access uses from now on (apic/regs.h: the
+ * platform's, or the one pmuos.apic= names). BSP, before apic_init_bsp.
+ */
+void apic_use_layout(const struct apic_layout *l);
+const struct apic_layout *apic_layout(void);
+/* The local APIC's physical base (IA32_APIC_BASE): its page must be mapped uncached (SDM Vol. 3A, 10.4.1: strong UC). */
+uint64_t apic_phys_base(void);
+/* Points the accessors below at the local APIC, on the BSP, once that page is mapped. */
 void apic_init_bsp(void);
+/*
+ * The layout under which the calling CPU's ID register holds CPUID's
+ * initial APIC ID (CPUID.1:EBX[31:24], 8 bits): the one in use if it does,
+ * else the first that does (apic_layout_matching); NULL if none. A card's
+ * boot CPU (ID 0xE0) tells xAPIC and KNC apart; a CPU with ID 0 cannot.
+ */
+const struct apic_layout *apic_fitting_layout(void);
 /* Enables the calling CPU's local APIC: SVR, LVTs masked, TPR 0. */
 void apic_enable_local(void);
 
 uint32_t apic_read(uint32_t reg);
 void apic_write(uint32_t reg, uint32_t v);
-/* The calling CPU's APIC ID (0..255). */
+/* The calling CPU's APIC ID (0..apic_layout()->max_id). */
 uint32_t apic_id(void);
 void apic_eoi(void);
 
@@ -49,7 +64,9 @@ int apic_lvt_pc_take(void);
  */
 bool apic_send_fixed(uint32_t apic_id, uint8_t vector);
 bool apic_send_nmi(uint32_t apic_id);
+/* INIT, level-triggered: assert, then de-assert (Linux arch/x86/kernel/smpboot.c send_init_sequence). */
 bool apic_send_init(uint32_t apic_id);
+bool apic_send_init_deassert(uint32_t apic_id);
 /* Start-up IPI: the AP starts in real mode at page << 12. */
 bool apic_send_sipi(uint32_t apic_id, uint8_t page);
 

@@ -24,7 +24,7 @@ static bool icr_send(uint32_t apic_id, uint32_t lo)
 	bool ok = icr_idle();
 
 	if (ok) {
-		apic_write(APIC_ICR_HI, APIC_ICR_DEST(apic_id));
+		apic_write(APIC_ICR_HI, apic_layout_dest(apic_layout(), apic_id));
 		apic_write(APIC_ICR_LO, lo);
 		ok = icr_idle();
 	}
@@ -45,6 +45,11 @@ bool apic_send_nmi(uint32_t apic_id)
 bool apic_send_init(uint32_t apic_id)
 {
 	return icr_send(apic_id, APIC_ICR_DM_INIT | APIC_ICR_ASSERT | APIC_ICR_LEVEL);
+}
+
+bool apic_send_init_deassert(uint32_t apic_id)
+{
+	return icr_send(apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL);
 }
 
 bool apic_send_sipi(uint32_t apic_id, uint8_t page)

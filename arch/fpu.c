@@ -14,13 +14,19 @@
 
 #define MXCSR_RESET   0x1f80u    /* SDM Vol. 1, 10.2.3 */
 /*
- * A KNC erratum: FXRSTOR raises #GP unless the image's MXCSR has bit 21
- * (DUE) set (Intel's k1om Linux, arch/x86/include/asm/i387.h
- * fxrstor_checking: "KNC errata: MXCSR.DUE (bit 21) must be 1"; seen on a
- * card by Lasimeri/Intel-Phi-3120A patches/0018). Not simulated here:
- * QEMU's CPUs are not family 0x0B, and theirs would #GP on it.
+ * A KNC core's: bit 21 (DUE) alone. Its FXRSTOR raises #GP unless the
+ * image's MXCSR has DUE set (Intel's k1om Linux, arch/x86/include/asm/i387.h
+ * fxrstor_checking: "KNC errata: MXCSR.DUE (bit 21) must be 1"), and Intel's
+ * card kernel starts every task with MXCSR = 1 << 21 (its i387.c); the SSE
+ * exception masks of 0x1f80 are not in it, as the card has no SSE. A 3120A's
+ * bootstrap leaves MXCSR at 0x200000 and its FXSAVE reports the MXCSR mask
+ * 0x30e07f, which lacks bits 7-12: an image with 0x1f80's masks would set
+ * reserved bits, and FXRSTOR raises #GP for those (SDM Vol. 2A, FXRSTOR)
+ * (Lasimeri/Intel-Phi-3120A docs/results/2026-09-14-p4-tty-smp.md, patch
+ * 0018). Not simulated here: QEMU's CPUs are not family 0x0B, and theirs
+ * would #GP on bit 21.
  */
-#define MXCSR_KNC_DUE (1u << 21)
+#define MXCSR_KNC     (1u << 21)
 #define IMAGE_MXCSR   24         /* MXCSR's byte offset in an FXSAVE image */
 
 /*
@@ -33,7 +39,7 @@ static bool have_fxsr;
 
 uint32_t fpu_clean_mxcsr(uint32_t cpuid1_eax)
 {
-	return cpuid_family(cpuid1_eax) == CPUID_FAMILY_KNC ? MXCSR_RESET | MXCSR_KNC_DUE : MXCSR_RESET;
+	return cpuid_family(cpuid1_eax) == CPUID_FAMILY_KNC ? MXCSR_KNC : MXCSR_RESET;
 }
 
 void fpu_cpu_init(void)

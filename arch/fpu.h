@@ -25,8 +25,8 @@ void fpu_cpu_init(void);
 void fpu_reset_user(void);
 /*
  * The MXCSR of that clean image for a CPU whose CPUID.1:EAX is cpuid1_eax:
- * 0x1f80, or 0x201f80 on a KNC core (family 0x0B), whose FXRSTOR faults
- * without bit 21 (arch/fpu.c).
+ * 0x1f80, or 0x200000 on a KNC core (family 0x0B), Intel's card kernel's:
+ * its FXRSTOR faults without bit 21 and with the SSE masks (arch/fpu.c).
  */
 uint32_t fpu_clean_mxcsr(uint32_t cpuid1_eax);
 

@@ -90,6 +90,14 @@ multiboot_entry:
 	movl %ebx, boot_mb_info
 
 long_mode32:
+	/*
+	 * The 64-bit GDT while still in legacy protected mode (its base is
+	 * below 4 GiB: LGDT takes the low 32 bits of boot_gdtr's base here): a
+	 * KNC core does not support compatibility mode (SSDG 328207 §4.2.3 per
+	 * PHI3120), which is where the CPU runs once CR0.PG is set until the far
+	 * jump below, so nothing but that jump runs there.
+	 */
+	lgdt boot_gdtr
 	movl %cr4, %eax
 	orl $CR4_PAE, %eax
 	movl %eax, %cr4
@@ -102,7 +110,6 @@ long_mode32:
 	movl %cr0, %eax
 	orl $CR0_PG, %eax
 	movl %eax, %cr0
-	lgdt boot_gdtr
 	ljmp $0x08, $common64
 
 	.globl linux_entry32

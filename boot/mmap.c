@@ -79,3 +79,32 @@ const char *boot_take_host_memory(struct boot_info *bi, struct boot_range keep, 
 	*out = r;
 	return NULL;
 }
+
+#define LOW_END 0x100000ULL /* 1 MiB */
+#define PAGE    0x1000ULL
+
+bool boot_low_page_free(const struct boot_info *bi, uint64_t page, const struct boot_range *avoid, size_t n)
+{
+	if (!page || page & (PAGE - 1) || page >= LOW_END)
+		return false;
+	for (uint32_t i = 0; i < bi->module_count && i < BOOT_INFO_MODULES; i++)
+		if (overlaps(page, PAGE, bi->modules[i].base, bi->modules[i].size))
+			return false;
+	for (size_t i = 0; i < n; i++)
+		if (overlaps(page, PAGE, avoid[i].base, avoid[i].size))
+			return false;
+	for (uint32_t i = 0; i < bi->mmap_count && i < BOOT_INFO_MMAP_MAX; i++) {
+		const struct boot_mmap_entry *e = &bi->mmap[i];
+		if (e->type == BOOT_MEM_USABLE && page >= e->base && page + PAGE <= e->base + e->length)
+			return true;
+	}
+	return false;
+}
+
+uint64_t boot_low_page(const struct boot_info *bi, const struct boot_range *avoid, size_t n)
+{
+	for (uint64_t page = LOW_END - PAGE; page; page -= PAGE)
+		if (boot_low_page_free(bi, page, avoid, n))
+			return page;
+	return 0;
+}

@@ -9,6 +9,8 @@
 #ifndef BOOT_MMAP_H
 #define BOOT_MMAP_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <pmuos/bootinfo.h>
 
@@ -27,5 +29,20 @@ struct boot_range {
  * parameter is absent), or why the parameter cannot be used (bi unchanged).
  */
 const char *boot_take_host_memory(struct boot_info *bi, struct boot_range keep, struct boot_range *out);
+
+/*
+ * A page for the AP start-up code (kernel/smp.c): a SIPI vector is a page
+ * number below 1 MiB (SDM Vol. 3A, 8.4.4.1), and a card's bootstrap gives
+ * RAM there only at 0x50000-0x5FFFF and 0x80000-0xCFFFF (PHI3120
+ * docs/results/2026-09-14-p4-tty-smp.md), not at a PC's usual 0x8000.
+ *
+ * boot_low_page_free: whether the 4 KiB at `page` (4 KiB-aligned, not 0)
+ * lie below 1 MiB inside one usable entry of bi's map, clear of every module
+ * and of the n ranges `avoid` (what the boot still uses: boot_params, ...).
+ * boot_low_page: the highest such page (from the top down, as Linux's
+ * memblock allocates its real-mode trampoline), or 0 if there is none.
+ */
+bool boot_low_page_free(const struct boot_info *bi, uint64_t page, const struct boot_range *avoid, size_t n);
+uint64_t boot_low_page(const struct boot_info *bi, const struct boot_range *avoid, size_t n);
 
 #endif

@@ -1,30 +1,37 @@
 /*
  * AP start-up: the real-mode trampoline an INIT-SIPI-SIPI sequence enters
- * (SIPI vector 0x08 -> CS:IP = 0800:0000), and the 64-bit landing point.
+ * (SIPI vector VV -> CS:IP = VV00:0000, SDM Vol. 3A, 8.4.4.1), and the
+ * 64-bit landing point.
  *
- * kernel/smp.c copies trampoline_start..trampoline_end to TRAMPOLINE_BASE.
- * The code is position-dependent on that base: T(x) is x's address there.
+ * kernel/smp.c copies trampoline_start..trampoline_end to a free page below
+ * 1 MiB the memory map gives (a card has no RAM at a PC's usual 0x8000) and
+ * adds the page's address to each 32-bit word trampoline_fixups lists: the
+ * code is assembled for address 0. Real-mode data is read through DS = CS.
  * It enters long mode on the boot page tables (below 4 GiB, reachable from
- * 32-bit code) and jumps to ap_entry64, which finds the AP's own stack by its
- * initial APIC ID. All APs may run it at once: it writes no memory.
+ * 32-bit code) and jumps to ap_entry64, which finds the AP's own stack by
+ * its APIC ID. All APs may run it at once: it writes no memory.
  */
-#define TRAMPOLINE_BASE 0x8000
-#define T(x) ((x) - trampoline_start + TRAMPOLINE_BASE)
+#include "apic/regs.h" /* APIC_ID_LIMIT */
+
+#define O(x) ((x) - trampoline_start) /* offset in the page */
 
 	.section .rodata
-	.globl trampoline_start, trampoline_end
+	.globl trampoline_start, trampoline_end, trampoline_fixups, trampoline_fixups_end
 	.balign 16
 	.code16
 trampoline_start:
 	cli
 	cld
-	xorw %ax, %ax
+	movw %cs, %ax
 	movw %ax, %ds
-	lgdtl T(tramp_gdtr)
+	lgdtl O(tramp_gdtr)
 	movl %cr0, %eax
 	orl $1, %eax                    /* CR0.PE */
 	movl %eax, %cr0
-	ljmpl $0x08, $T(tramp32)
+	.byte 0x66, 0xea                /* ljmpl $0x08, $page + O(tramp32) */
+fix_jmp32:
+	.long O(tramp32)
+	.word 0x08
 
 	.code32
 tramp32:
@@ -42,9 +49,12 @@ tramp32:
 	orl $((1 << 8) | (1 << 11)), %eax
 	wrmsr
 	movl %cr0, %eax
-	orl $(1 << 31), %eax            /* CR0.PG */
+	orl $(1 << 31), %eax            /* CR0.PG: the GDT above has the 64-bit code segment already */
 	movl %eax, %cr0
-	ljmpl $0x18, $T(tramp64)
+	.byte 0xea                      /* ljmpl $0x18, $page + O(tramp64) */
+fix_jmp64:
+	.long O(tramp64)
+	.word 0x18
 
 	.code64
 tramp64:
@@ -59,8 +69,14 @@ tramp_gdt:
 	.quad 0x00af9a000000ffff        /* 0x18: 64-bit code */
 tramp_gdtr:
 	.word 4 * 8 - 1
-	.long T(tramp_gdt)
+fix_gdt:
+	.long O(tramp_gdt)
 trampoline_end:
+
+	.balign 2
+trampoline_fixups:                      /* offsets of the words that get the page's address added */
+	.word O(fix_jmp32), O(fix_jmp64), O(fix_gdt)
+trampoline_fixups_end:
 
 	.text
 	.globl ap_entry64
@@ -70,10 +86,22 @@ ap_entry64:
 	movw %ax, %ds
 	movw %ax, %es
 	movw %ax, %ss
-	/* Initial APIC ID: CPUID.1:EBX[31:24]. */
-	movl $1, %eax
-	cpuid
-	shrl $24, %ebx
+	/* The kernel's map: the local APIC's page is uncached there (apic/apic.h). */
+	movq kernel_cr3, %rax
+	movq %rax, %cr3
+	/* The APIC ID from the ID register, in the layout in use (apic/lapic.c): 9 bits on KNC. */
+	movl $0x1b, %ecx                /* IA32_APIC_BASE */
+	rdmsr
+	shlq $32, %rdx
+	orq %rdx, %rax
+	movabsq $0xffffff000, %rdx
+	andq %rdx, %rax
+	movl 0x20(%rax), %ebx           /* APIC_ID */
+	movl ap_apic_id_shift, %ecx
+	shrl %cl, %ebx
+	andl ap_apic_id_mask, %ebx
+	cmpl $APIC_ID_LIMIT, %ebx
+	jae 2f
 	movq ap_stack_by_apic(, %rbx, 8), %rsp
 	testq %rsp, %rsp
 	jz 2f                           /* not a CPU we started: park it */

@@ -37,6 +37,53 @@ static void __attribute__((noreturn)) halt_forever(const char *why)
 	}
 }
 
+/*
+ * The local APIC in the platform's ID layout, or the one pmuos.apic= names
+ * (apic/regs.h), its page uncached; changed if the boot CPU's ID does not
+ * read as CPUID's through it (apic_fitting_layout).
+ */
+static void apic_setup(void)
+{
+	const char *bad;
+	size_t bad_len;
+	const struct apic_layout *named = apic_layout_choose(boot_info.cmdline, &bad, &bad_len);
+	const struct apic_layout *l = named ? named : platform->apic_layout;
+
+	if (bad)
+		kprintf("pmuos.apic=%.*s: not xapic or knc; the %s platform's %s layout stays\n", (int)bad_len, bad,
+			platform->name, l->name);
+	apic_use_layout(l);
+	if (!paging_map_identity(apic_phys_base(), PAGE_SIZE, true))
+		halt_forever("cannot map the local APIC uncached (out of page-table memory)");
+	apic_init_bsp();
+	const struct apic_layout *fit = apic_fitting_layout();
+	if (!fit)
+		halt_forever("the boot CPU's APIC ID register holds CPUID's initial APIC ID in no known layout");
+	if (fit != l) {
+		kprintf("apic: the boot CPU's ID register reads %#x: CPUID's initial APIC ID in the %s layout, not the %s\n",
+			apic_read(APIC_ID), fit->name, l->name);
+		apic_use_layout(fit);
+	}
+	kprintf("apic: ID layout %s (%s): ID in bits %u:%u, IPI destination in bits %u:%u; boot CPU APIC ID %u\n",
+		fit->name, fit != l ? "found" : named ? "pmuos.apic=" : "the platform's",
+		fit->id_shift + fit->id_bits - 1, fit->id_shift, fit->dest_shift + fit->dest_bits - 1, fit->dest_shift,
+		apic_id());
+}
+
+/*
+ * The AP start-up page (boot_low_page): clear of what the boot left below
+ * 1 MiB that may still be read (boot_params, the Multiboot information, the
+ * SFI window 0xE0000-0xFFFFF).
+ */
+static uint64_t trampoline_page(void)
+{
+	const struct boot_range avoid[] = {
+		{ boot_linux_params, 0x1000 }, { boot_mb_info, 0x1000 }, { 0xe0000, 0x20000 },
+	};
+
+	return boot_low_page(&boot_info, avoid, ARRAY_SIZE(avoid));
+}
+
 void __attribute__((noreturn)) kernel_main(void)
 {
 	smp_bsp_early();
@@ -87,13 +134,13 @@ void __attribute__((noreturn)) kernel_main(void)
 		halt_forever(why);
 
 	platform_time_init();
-	apic_init_bsp();
+	apic_setup();
 	apic_timer_calibrate();
 	pmu_init();
 	smp_bsp_setup();
 	platform_irq_init();
-	static uint32_t cpus[256]; /* APIC IDs are 8 bits */
-	smp_init(cpus, platform_cpus(cpus, ARRAY_SIZE(cpus)));
+	static uint32_t cpus[MAX_CPUS];
+	smp_init(cpus, platform_cpus(cpus, ARRAY_SIZE(cpus)), trampoline_page());
 	pmu_calibrate();
 	mailbox_init(mbox.base, mbox.size);
 

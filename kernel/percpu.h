@@ -19,7 +19,7 @@
 #include "kernel/timer.h"
 #include "arch/sync.h"
 
-#define MAX_CPUS 256 /* xAPIC: 8-bit APIC IDs (docs/design.md §3) */
+#define MAX_CPUS 256 /* CPUs, not IDs: a KNC card has at most 244 threads (APIC IDs: APIC_ID_LIMIT) */
 
 enum cpu_state {
 	CPU_ABSENT = 0,  /* not in the MADT */

@@ -15,11 +15,13 @@
 #include "kernel/cpu_hooks.h"
 #include "kernel/task.h"
 
-#define TRAMPOLINE_BASE 0x8000 /* must match boot/trampoline.S */
 #define KSTACK_PAGES 4
 #define IST_PAGES 1
 /*
- * Intel SDM Vol. 3A 8.4.4.1: INIT, 10 ms, SIPI, 200 us, SIPI. Processors
+ * Intel SDM Vol. 3A 8.4.4.1: INIT, 10 ms, SIPI, 200 us, SIPI; the 10 ms
+ * between INIT's assert and its de-assert, as Linux sends it
+ * (arch/x86/kernel/smpboot.c send_init_sequence: level-triggered INIT
+ * assert, udelay(init_udelay), INIT de-assert, each to the one AP). Processors
  * newer than those that sequence was written for take the SIPI without the
  * 10 ms: Linux (arch/x86/kernel/smpboot.c, smp_quirk_init_udelay, since its
  * 2025 change to every Intel family from 6) waits 0 after INIT on Intel
@@ -34,10 +36,12 @@
 #define CHECKIN_TIMEOUT_US 1000000
 
 extern const char trampoline_start[], trampoline_end[];
+extern const uint16_t trampoline_fixups[], trampoline_fixups_end[];
 
-/* Read by boot/trampoline.S: each AP finds its stack by initial APIC ID. */
-uint64_t ap_stack_by_apic[256];
-static struct percpu *cpu_by_apic[256];
+/* Read by boot/trampoline.S: each AP finds its stack by its APIC ID (9 bits on KNC). */
+uint64_t ap_stack_by_apic[APIC_ID_LIMIT];
+static struct percpu *cpu_by_apic[APIC_ID_LIMIT];
+static uint64_t trampoline_page; /* where the start-up code is; 0: APs cannot be started */
 static uint32_t threads_per_core = 1;
 
 uint32_t smp_threads_per_core(void) { return threads_per_core; }
@@ -310,7 +314,8 @@ void ap_main(uint32_t apic)
 
 int smp_reinit_cpu(uint32_t cpu)
 {
-	if (cpu == 0 || cpu >= cpu_count || cpu_table[cpu]->state == CPU_STARTING || cpu_table[cpu] == this_cpu())
+	if (cpu == 0 || cpu >= cpu_count || cpu_table[cpu]->state == CPU_STARTING || cpu_table[cpu] == this_cpu() ||
+	    !trampoline_page)
 		return -1;
 	struct percpu *p = cpu_table[cpu];
 
@@ -321,10 +326,11 @@ int smp_reinit_cpu(uint32_t cpu)
 	smp_mb();
 	apic_send_init(p->apic_id);
 	idle_sleep_us(INIT_DELAY_US);
-	apic_send_sipi(p->apic_id, TRAMPOLINE_BASE >> 12);
+	apic_send_init_deassert(p->apic_id);
+	apic_send_sipi(p->apic_id, trampoline_page >> 12);
 	idle_sleep_us(SIPI_DELAY_US);
 	if (p->state == CPU_STARTING)
-		apic_send_sipi(p->apic_id, TRAMPOLINE_BASE >> 12);
+		apic_send_sipi(p->apic_id, trampoline_page >> 12);
 	if (idle_until_us(cpu_online, p, CHECKIN_TIMEOUT_US))
 		return 0;
 	p->state = CPU_FAILED;
@@ -349,17 +355,40 @@ static void send_sipis(uint32_t first, uint32_t state)
 {
 	for (uint32_t i = first; i < cpu_count; i++)
 		if (cpu_table[i]->state == state)
-			apic_send_sipi(cpu_table[i]->apic_id, TRAMPOLINE_BASE >> 12);
+			apic_send_sipi(cpu_table[i]->apic_id, trampoline_page >> 12);
 }
 
-void smp_init(const uint32_t *apic_ids, uint32_t n)
+/* The start-up code at `page`, the page's address added where trampoline_fixups say. */
+static void trampoline_install(uint64_t page)
+{
+	uint8_t *to = (uint8_t *)page;
+
+	memcpy(to, trampoline_start, trampoline_end - trampoline_start);
+	for (const uint16_t *f = trampoline_fixups; f < trampoline_fixups_end; f++) {
+		uint32_t v;
+		memcpy(&v, to + *f, 4);
+		v += (uint32_t)page;
+		memcpy(to + *f, &v, 4);
+	}
+	trampoline_page = page;
+}
+
+void smp_init(const uint32_t *apic_ids, uint32_t n, uint64_t page)
 {
 	uint32_t bsp_apic = this_cpu()->apic_id;
 
-	memcpy((void *)TRAMPOLINE_BASE, trampoline_start, trampoline_end - trampoline_start);
+	if (n > 1 && (!page || page & 0xfff || page >= 0x100000)) {
+		kprintf("smp: no free 4 KiB page of RAM below 1 MiB in the memory map for the AP start-up code "
+			"(a SIPI vector is its page number): only the boot CPU runs\n");
+		return;
+	}
+	if (n > 1) {
+		trampoline_install(page);
+		kprintf("smp: AP start-up code at %#lx (SIPI vector %#lx)\n", page, page >> 12);
+	}
 	for (uint32_t i = 0; i < n && cpu_count < MAX_CPUS; i++) {
 		uint32_t apic = apic_ids[i];
-		if (apic == bsp_apic || apic >= 0xff || cpu_by_apic[apic])
+		if (apic == bsp_apic || apic > apic_layout()->max_id || cpu_by_apic[apic])
 			continue;
 		struct percpu *p = percpu_new(cpu_count, apic);
 		if (!p) {
@@ -374,7 +403,9 @@ void smp_init(const uint32_t *apic_ids, uint32_t n)
 	smp_mb();
 
 	/*
-	 * All APs at once: one INIT delay and one SIPI delay for the whole card.
+	 * Each AP gets its own INIT assert, de-assert and SIPIs (no shorthand),
+	 * but each step goes to all APs before the next: one INIT delay and
+	 * one SIPI delay for the whole card.
 	 * The BSP spins rather than halts: under -icount (sleep on) a halt with
 	 * every vCPU idle lets the virtual clock, the TSC, run at host real
 	 * time while QEMU handles the INITs and SIPIs, so the boot's TSC count
@@ -384,6 +415,8 @@ void smp_init(const uint32_t *apic_ids, uint32_t n)
 	for (uint32_t i = 1; i < cpu_count; i++)
 		apic_send_init(cpu_table[i]->apic_id);
 	delay_us(modern ? MODERN_INIT_DELAY_US : INIT_DELAY_US);
+	for (uint32_t i = 1; i < cpu_count; i++)
+		apic_send_init_deassert(cpu_table[i]->apic_id);
 	send_sipis(1, CPU_STARTING);
 	delay_us(modern ? MODERN_SIPI_DELAY_US : SIPI_DELAY_US);
 	send_sipis(1, CPU_STARTING); /* ignored by APs already running */

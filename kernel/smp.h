@@ -16,10 +16,14 @@ void smp_bsp_early(void);
 void smp_bsp_setup(void);
 /*
  * BSP, once: starts the processors with the `n` APIC IDs `apic_ids`
- * (0..254; the BSP's and repeats are skipped; at most MAX_CPUS in all) and
- * waits (bounded) until each checks in or fails.
+ * (0..apic_layout()->max_id; the BSP's, repeats and higher IDs are skipped;
+ * at most MAX_CPUS in all) and waits (bounded) until each checks in or
+ * fails. The start-up code goes to `page` (physical, 4 KiB-aligned, below
+ * 1 MiB: the SIPI vector is page >> 12; boot_low_page finds one), which
+ * must stay the kernel's for good (a CPU rejoins through it). page 0, or
+ * one that is not such a page, starts none and says so.
  */
-void smp_init(const uint32_t *apic_ids, uint32_t n);
+void smp_init(const uint32_t *apic_ids, uint32_t n, uint64_t page);
 /* Number of CPUs in state CPU_ONLINE. */
 uint32_t smp_online_count(void);
 /* Threads per core (from CPUID leaf 0xB), for core/thread numbering. */

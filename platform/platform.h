@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <pmuos/bootinfo.h>
+#include "apic/regs.h"
 
 /*
  * A doorbell between this machine and the host, beside shared memory
@@ -34,6 +35,12 @@ struct host_doorbell {
 
 struct platform {
 	const char *name;  /* "pc", "knc" */
+	/*
+	 * Where the local APIC keeps APIC IDs (apic/regs.h): a PC's xAPIC, a
+	 * card's KNC layout. `pmuos.apic=xapic|knc` on the command line
+	 * overrides it: QEMU's APIC is an xAPIC even where pmuos plays a card.
+	 */
+	const struct apic_layout *apic_layout;
 	/* The console device (kprintf prints nothing before). First thing. */
 	void (*console_init)(void);
 	/*
@@ -49,7 +56,10 @@ struct platform {
 	 * the local APICs, and the console's receive interrupt to the calling CPU.
 	 */
 	void (*irq_init)(void);
-	/* The APIC IDs (0..254) of the processors to start, BSP included, up to `max`; returns how many. */
+	/*
+	 * The APIC IDs of the processors to start, BSP included, up to `max`
+	 * (each at most apic_layout()->max_id); returns how many.
+	 */
 	uint32_t (*cpus)(uint32_t *apic_ids, uint32_t max);
 	/*
 	 * The n-th (from 0) region of memory the host shares with this machine

@@ -115,7 +115,11 @@ uint32_t sfi_boot_mem_type(uint32_t uefi_type);
  * Returns NULL, or why the processors cannot be found from SFI.
  */
 const char *sfi_read(struct sfi_info *out);
-/* The APIC IDs in out that xAPIC can address (0..0xFE), up to max, in table order; returns how many. */
+/*
+ * The APIC IDs in sfi that the APIC layout in use can address (up to
+ * apic_layout()->max_id: 0xFE xAPIC, 0x1FF KNC), up to max, in table order;
+ * returns how many, and says which it skipped.
+ */
 uint32_t sfi_cpus(const struct sfi_info *sfi, uint32_t *apic_ids, uint32_t max);
 
 #endif

@@ -3,6 +3,7 @@
  * memory (the kernel's side of platform/sfi.h; the parser itself is pure).
  */
 #include "platform/sfi.h"
+#include "apic/apic.h"
 #include "kernel/console.h"
 #include "lib/lib.h"
 
@@ -39,8 +40,14 @@ uint32_t sfi_cpus(const struct sfi_info *sfi, uint32_t *apic_ids, uint32_t max)
 {
 	uint32_t n = 0;
 
-	for (uint32_t i = 0; i < sfi->ncpus && n < max; i++)
-		if (sfi->cpu_apic_id[i] <= 0xfe) /* xAPIC: 8-bit IDs, 0xFF is broadcast */
+	uint32_t top = apic_layout()->max_id;
+
+	for (uint32_t i = 0; i < sfi->ncpus && n < max; i++) {
+		if (sfi->cpu_apic_id[i] <= top)
 			apic_ids[n++] = sfi->cpu_apic_id[i];
+		else
+			kprintf("sfi: CPU with APIC ID %u skipped: the %s layout's IDs end at %u\n", sfi->cpu_apic_id[i],
+				apic_layout()->name, top);
+	}
 	return n;
 }

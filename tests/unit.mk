@@ -11,7 +11,7 @@
 # test_metrics its metric groups, host/metrics.o.
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics vm parse mailbox \
-		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu bootmmap place boot
+		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu bootmmap place boot apic
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -35,7 +35,7 @@ UNIT_LDLIBS  = -lcmocka
 # C library's names and call lib/'s own (cpuset_parse, parse_u64) by their
 # k_ names.
 UNIT_LIB = $(patsubst %.c,$(BUILD)/unit/obj/%.o,$(LIB_SRC))
-$(foreach d,lib kernel pmu shell platform mailbox,$(BUILD)/unit/obj/$(d)/%.o): UNIT_DEFS = $(HOST_RENAME)
+$(foreach d,lib apic kernel pmu shell platform mailbox,$(BUILD)/unit/obj/$(d)/%.o): UNIT_DEFS = $(HOST_RENAME)
 $(BUILD)/unit/obj/boot/linux/bootparams.o $(BUILD)/unit/obj/boot/mmap.o: UNIT_DEFS = $(HOST_RENAME)
 $(BUILD)/unit/obj/tests/unit/%.o $(BUILD)/unit/obj/host/%.o: UNIT_DEFS = $(HOST_RENAME_LIB)
 # The decoder's handlers and the test's doubles share one signature each (a
@@ -87,6 +87,8 @@ $(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o
 $(BUILD)/unit/test_sbox:   $(BUILD)/unit/obj/platform/knc/sbox.o
 $(BUILD)/unit/test_fpu:    $(BUILD)/unit/obj/arch/fpu.o
 $(BUILD)/unit/test_bootmmap: $(BUILD)/unit/obj/boot/mmap.o
+# test_apic: the local APIC ID layouts and the pmuos.apic= switch.
+$(BUILD)/unit/test_apic: $(BUILD)/unit/obj/apic/layout.o
 # test_place: pmuctl's --card argument and its driver check (host/place.c).
 $(BUILD)/unit/test_place:  $(BUILD)/unit/obj/host/place.o
 # test_boot: pmuctl boot and reset (host/boot.c) against a fake card in /dev/shm, on a fake clock;

@@ -44,6 +44,7 @@
 #define BP_E820_MAX          128
 #define BP_E820_ENTRY        20
 #define BP_LOADED_HIGH       0x01
+#define BP_KEEP_SEGMENTS     0x40 /* loadflags bit 6: the 32-bit entry must not rely on boot.rst's GDT */
 
 /* pmuos's cmdline_size: what boot_info.cmdline holds, without the NUL (bootparams.c checks). */
 #define BP_PMUOS_CMDLINE_SIZE 255

@@ -36,8 +36,9 @@
  * KERNEL_START (as boot/uefi/loader.c places PT_LOAD segments at p_paddr),
  * then enters boot/entry.S linux_entry32, which zeroes .bss. Before copying
  * it checks that nothing still needed is in the way, and stops (cli; hlt
- * with EAX = the check's number and EBX = the address at fault; no console
- * exists yet) if
+ * with EAX = the check's number and EBX = the address at fault, both also
+ * at file offset 0x2008 of the image, and on a card the POST code "R" and
+ * the number: see "fail"; no console exists yet) if
  *   1: boot_params overlaps [KERNEL_START, KERNEL_END), the copy and .bss;
  *   2: the first BOOT_INFO_CMDLINE bytes of the command line (what the
  *      kernel reads) overlap it;
@@ -203,6 +204,11 @@ version_string:
 	.org (SETUP_SECTS + 1) * 512
 startup_32:
 	jmp relocate
+	.org startup_32 + 8
+relocate_status:                         /* file offset 0x2008: see "fail" */
+	.long 0
+relocate_fault:
+	.long 0
 	.balign 16
 kernel_image:
 	.incbin KERNEL_BIN
@@ -288,10 +294,85 @@ relocate:
 	movl R(tsc) + 4(%ebp), %edx
 	ljmp $BOOT_CS, $LINUX_ENTRY32
 
+/*
+ * A check failed: EAX = its number, EBX = the address at fault. Both go to
+ * relocate_status and relocate_fault in the image itself (only our own
+ * bytes are written), where a card's host reads them through the aperture
+ * at the download address + 0x2008 if the bootstrap ran the image where the
+ * host put it. On a card (CPUID family 0x0B) the POST code becomes "R" and
+ * the check's digit, which pmuctl shows when no READY comes: the DBOX lies
+ * above 4 GiB, so this turns on PAE paging (SDM Vol. 3A, 4.4) with one page
+ * directory that identity-maps the gigabyte holding this code in 2 MiB
+ * pages, but for one entry far from the code, which maps the DBOX's page
+ * uncached. Nothing else runs any more: this CPU halts.
+ */
+#define KNC_FAMILY     0x0b
+#define DBOX_PAGE_LO   0x00600000 /* the 2 MiB page of the DBOX (0x8007C0000, platform/knc/sbox.h KNC_CARD_DBOX_BASE) */
+#define DBOX_PAGE_HI   0x8
+#define POSTCODE_AT    (0x1c0000 + 0x242c) /* KNC_DBOX_POSTCODE in that page */
+#define PDE_2M         0x83       /* present, writable, 2 MiB */
+#define PDE_UC         0x18       /* PWT, PCD */
 fail:
-	cli
+	movl %eax, R(relocate_status)(%ebp)
+	movl %ebx, R(relocate_fault)(%ebp)
+	movl %eax, %esi
+	movl $1, %eax
+	cpuid
+	shrl $8, %eax
+	andl $0xf, %eax                  /* base family: 0x0B is below 0xF, no extended family */
+	cmpl $KNC_FAMILY, %eax
+	jne 9f
+	leal R(pae_space) + 0xfff(%ebp), %edi
+	andl $~0xfff, %edi               /* EDI = the page directory, the PDPT 4 KiB above */
+	leal R(fail)(%ebp), %ecx
+	andl $0xc0000000, %ecx           /* this gigabyte */
+	xorl %edx, %edx
+1:	leal PDE_2M(%ecx), %eax
+	movl %eax, (%edi, %edx, 8)
+	movl $0, 4(%edi, %edx, 8)
+	addl $0x200000, %ecx
+	incl %edx
+	cmpl $512, %edx
+	jb 1b
+	leal R(fail)(%ebp), %edx
+	shrl $21, %edx
+	andl $511, %edx
+	xorl $256, %edx                  /* EDX = the DBOX's entry, half a gigabyte from this code */
+	movl $(DBOX_PAGE_LO | PDE_2M | PDE_UC), (%edi, %edx, 8)
+	movl $DBOX_PAGE_HI, 4(%edi, %edx, 8)
+	leal 0x1000(%edi), %ebx          /* the PDPT: only this gigabyte's entry present */
+	xorl %eax, %eax
+	movl $8, %ecx
+2:	movl %eax, -4(%ebx, %ecx, 4)
+	decl %ecx
+	jnz 2b
+	leal R(fail)(%ebp), %ecx
+	shrl $30, %ecx
+	leal 1(%edi), %eax
+	movl %eax, (%ebx, %ecx, 8)
+	leal R(fail)(%ebp), %eax
+	andl $0xc0000000, %eax
+	shll $21, %edx
+	orl %edx, %eax                   /* EAX = the DBOX's page, virtual */
+	leal '0'(%esi), %ecx
+	shll $8, %ecx
+	orl $'R', %ecx                   /* two ASCII characters, low byte first */
+	movl R(relocate_fault)(%ebp), %ebp
+	movl %cr4, %edx
+	orl $(1 << 5), %edx              /* CR4.PAE */
+	movl %edx, %cr4
+	movl %ebx, %cr3
+	movl %cr0, %edx
+	orl $(1 << 31), %edx             /* CR0.PG */
+	movl %edx, %cr0
+	movl %ecx, POSTCODE_AT(%eax)
+	movl %ebp, %ebx
+	jmp 8f
+9:	movl R(relocate_fault)(%ebp), %ebx
+8:	movl %esi, %eax                  /* as before: EAX = the check, EBX = the address */
+7:	cli
 	hlt
-	jmp fail
+	jmp 7b
 
 	.balign 8
 gdt32:
@@ -306,4 +387,7 @@ tsc:
 	.quad 0
 boot_params:
 	.long 0
+	.balign 4
+pae_space:                               /* fail's page directory and PDPT, 4 KiB-aligned within */
+	.skip 0x2000 + 0x1000
 bzimage_end:

@@ -134,6 +134,7 @@ static const char *knc_power_reset(void)
 
 const struct platform platform_knc = {
 	.name = "knc",
+	.apic_layout = &apic_layout_knc,
 	.console_init = knc_console_init,
 	.init = knc_init,
 	.time_init = knc_time_init,

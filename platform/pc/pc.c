@@ -97,6 +97,7 @@ void pc_route_isa_irq(unsigned irq, irq_handler h)
 
 const struct platform platform_pc = {
 	.name = "pc",
+	.apic_layout = &apic_layout_xapic,
 	.console_init = pc_console_init,
 	.init = pc_init,
 	.time_init = pc_time_init,

@@ -13,12 +13,26 @@
  *     bits 31:12), the NUL-terminated command line right after it;
  *   - boot_params: the image's own first page (bp=image), or a fresh zeroed
  *     page at 0x80000 (in a 3120A bootstrap's e820 RAM) with the setup
- *     header copied in (bp=page, boot.rst "32-bit Boot Protocol"); its e820
- *     table from the Multiboot memory map; cmd_line_ptr and code32_start set
- *     (whether the real bootstrap sets cmd_line_ptr is unconfirmed);
- *   - a GDT unlike boot.rst's (code 0x08, data 0x10), no stack (ESP = 0),
+ *     header copied in (bp=page, boot.rst "32-bit Boot Protocol");
+ *     cmd_line_ptr and code32_start set (whether the real bootstrap sets
+ *     cmd_line_ptr is unconfirmed); loadflags' KEEP_SEGMENTS (bit 6) set,
+ *     as fboot1 does "because the bootstrap's GDT layout differs" (PHI3120
+ *     docs/research/boot-protocol.md, from SSDG §2.2.4);
+ *   - its e820 table: the Multiboot memory map from 1 MiB up, and below
+ *     1 MiB RAM only where a card's bootstrap has it, 0x50000-0x5FFFF and
+ *     0x80000-0xCFFFF (PHI3120 docs/results/2026-09-14-p4-tty-smp.md), as
+ *     far as this machine has RAM there: 0x50000-0x5FFFF, 0x80000 up to
+ *     the BIOS's reserved 0x9FC00, and 0xC0000-0xCFFFF, opened as RAM
+ *     through the PAM registers (below). QEMU's 0xA0000-0xBFFFF is the VGA
+ *     window, not RAM: left out. So nothing of a PC's low RAM (0x8000, the
+ *     usual AP start-up page) is in the map;
+ *   - its own GDT, unlike boot.rst's (code 0x08, data 0x10: boot.rst's
+ *     __BOOT_DS, 0x18, is past its limit), no stack (ESP = 0),
  *     ESI = boot_params, EBX = EDI = EBP = 0, and a jump to the 32-bit part
  *     where it lies in the copy.
+ *
+ * Not simulated: fboot1 also starts the APs and parks them in 64-bit mode
+ * (boot-protocol.md); QEMU's wait for INIT/SIPI.
  *
  * A card's bootstrap also leaves SFI tables in 0xE0000-0xFFFFF for the OS
  * to find (a 3120A's SYST sat at 0xEF180; platform/sfi.h): with sfi=ADDR
@@ -29,8 +43,9 @@
  * hw/pci-host/q35.c MCH_HOST_BRIDGE_PAM0), 0x3 in a nibble = read/write RAM.
  *
  * Its command line: "[download=ADDR] [bp=image|page] [cmdline=ADDR] [sfi=ADDR]
- * -- LINE", LINE being pmuos's command line; cmdline=ADDR puts LINE there
- * instead.
+ * [lowram=none] -- LINE", LINE being pmuos's command line; cmdline=ADDR puts
+ * LINE there instead; lowram=none reports no RAM below 1 MiB at all (a
+ * machine where the AP start-up code has no place).
  * Anything wrong stops it with a message on COM1 (QEMU's serial port).
  */
 #include <stddef.h>
@@ -156,6 +171,13 @@ static void pam_write(uint32_t reg, uint8_t v)
 	outb(PCI_CONFIG_DATA + (reg & 3), v);
 }
 
+/* [from, to) within 0xC0000-0xFFFFF as read/write RAM, in the PAM registers' 32 KiB steps. */
+static void open_ram(uint32_t from, uint32_t to)
+{
+	for (uint32_t a = from & ~0x7fffu; a < to; a += 0x8000)
+		pam_write(a >= 0xf0000 ? MCH_PAM0 : MCH_PAM0 + 1 + (a - 0xc0000) / 0x8000, a >= 0xf0000 ? 0x30 : PAM_RW);
+}
+
 /* Module 1 (SFI tables made for this address) copied to `at` in the BIOS window. */
 static void place_sfi(const struct mb_info *mb, uint32_t at)
 {
@@ -165,8 +187,7 @@ static void place_sfi(const struct mb_info *mb, uint32_t at)
 	uint32_t size = mod[1] - mod[0];
 	if (at < 0xc0000 || size > 0x100000 - at)
 		stop("sfi= must place the tables within 0xC0000-0xFFFFF");
-	for (uint32_t a = at & ~0x7fffu; a < at + size; a += 0x8000)
-		pam_write(a >= 0xf0000 ? MCH_PAM0 : MCH_PAM0 + 1 + (a - 0xc0000) / 0x8000, a >= 0xf0000 ? 0x30 : PAM_RW);
+	open_ram(at, at + size);
 	const uint8_t *src = (const uint8_t *)mod[0];
 	volatile uint8_t *dst = (volatile uint8_t *)at;
 	for (uint32_t i = 0; i < size; i++)
@@ -174,6 +195,55 @@ static void place_sfi(const struct mb_info *mb, uint32_t at)
 	for (uint32_t i = 0; i < size; i++)
 		if (dst[i] != src[i])
 			stop("the SFI tables did not stay where they were written");
+}
+
+/* A card's RAM below 1 MiB (see the top); ROM_RAM is what of it this machine gives only through PAM. */
+static const uint32_t card_low_ram[][2] = { { 0x50000, 0x60000 }, { 0x80000, 0xd0000 } };
+#define ROM_RAM_FROM 0xc0000
+#define ROM_RAM_TO   0xd0000
+#define LOW_END      0x100000
+
+static uint32_t e820_count;
+static int no_low_ram;
+
+static void e820_add(uint8_t *bp, uint64_t base, uint64_t end, uint32_t type)
+{
+	if (end <= base || e820_count >= BP_E820_MAX)
+		return;
+	uint8_t *o = bp + BP_E820_TABLE + e820_count++ * BP_E820_ENTRY;
+	put64(o, base);
+	put64(o + 8, end - base);
+	put32(o + 16, type);
+}
+
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+
+/* bp's e820 table: a card's low RAM as far as this machine has it, then the Multiboot map from 1 MiB. */
+static void build_e820(const struct mb_info *mb, uint8_t *bp)
+{
+	open_ram(ROM_RAM_FROM, ROM_RAM_TO);
+	for (volatile uint32_t *w = (volatile uint32_t *)ROM_RAM_FROM; w < (volatile uint32_t *)ROM_RAM_TO; w += 1024) {
+		*w = (uint32_t)(uintptr_t)w;
+		if (*w != (uint32_t)(uintptr_t)w)
+			stop("0xC0000-0xCFFFF did not become RAM");
+	}
+	for (unsigned r = 0; r < 2 && !no_low_ram; r++) {
+		uint32_t base = card_low_ram[r][0], end = card_low_ram[r][1];
+		for (uint32_t a = mb->mmap_addr; a < mb->mmap_addr + mb->mmap_length;) {
+			const struct mb_mmap *e = (const struct mb_mmap *)a;
+			if (e->type == 1)
+				e820_add(bp, max64(base, e->base), min64(end, e->base + e->length), 1);
+			a += e->size + 4;
+		}
+		e820_add(bp, max64(base, ROM_RAM_FROM), min64(end, ROM_RAM_TO), 1);
+	}
+	for (uint32_t a = mb->mmap_addr; a < mb->mmap_addr + mb->mmap_length;) {
+		const struct mb_mmap *e = (const struct mb_mmap *)a;
+		e820_add(bp, max64(e->base, LOW_END), e->base + e->length, e->type);
+		a += e->size + 4;
+	}
+	bp[BP_E820_ENTRIES] = (uint8_t)e820_count;
 }
 
 void bootstrap_main(uint32_t magic, const struct mb_info *mb)
@@ -195,6 +265,8 @@ void bootstrap_main(uint32_t magic, const struct mb_info *mb)
 				sfi_at = hex(s + 4);
 			else if (starts(s, "bp=image"))
 				in_place = 1;
+			else if (starts(s, "lowram=none"))
+				no_low_ram = 1;
 			else if (starts(s, "-- ")) {
 				line = s + 3;
 				break;
@@ -234,17 +306,8 @@ void bootstrap_main(uint32_t magic, const struct mb_info *mb)
 	uint32_t entry = download + (sects + 1) * 512;
 	put32(bp + BP_CODE32_START, entry);
 	put32(bp + BP_CMD_LINE_PTR, (uint32_t)cmd);
-
-	uint32_t count = 0;
-	for (uint32_t a = mb->mmap_addr; a < mb->mmap_addr + mb->mmap_length && count < BP_E820_MAX;) {
-		const struct mb_mmap *e = (const struct mb_mmap *)a;
-		uint8_t *o = bp + BP_E820_TABLE + count++ * BP_E820_ENTRY;
-		put64(o, e->base);
-		put64(o + 8, e->length);
-		put32(o + 16, e->type);
-		a += e->size + 4;
-	}
-	bp[BP_E820_ENTRIES] = (uint8_t)count;
+	bp[BP_LOADFLAGS] |= BP_KEEP_SEGMENTS;
+	build_e820(mb, bp);
 
 	struct __attribute__((packed)) { uint16_t limit; uint32_t base; } gdtr = { sizeof(gdt) - 1, (uint32_t)gdt };
 	__asm__ volatile("lgdt %0\n"

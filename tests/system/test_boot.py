@@ -26,6 +26,20 @@ def test_knc_topology_numbering(card_factory):
     assert {r[2] for r in rows.values()} == {0, 1, 2, 3}
 
 
+def test_apic_layout_and_its_switch(card_factory):
+    """A PC runs the xAPIC layout and says so; pmuos.apic= with a value that
+    names no layout is refused by name and the platform's stays; the AP
+    start-up code goes to the highest page of a PC's low RAM below the EBDA."""
+    card = card_factory(cpus=2, env={"CMDLINE": "pmuos.apic=x2apic"})
+    assert "pmuos.apic=x2apic: not xapic or knc; the pc platform's xapic layout stays\r\n" in card.boot_log
+    assert "apic: ID layout xapic (the platform's): ID in bits 31:24, IPI destination in bits 31:24; " \
+        "boot CPU APIC ID 0\r\n" in card.boot_log
+    assert "smp: AP start-up code at 0x9e000 (SIPI vector 0x9e)\r\n" in card.boot_log
+    card = card_factory(cpus=2, env={"CMDLINE": "pmuos.apic=xapic"})
+    assert "apic: ID layout xapic (pmuos.apic=)" in card.boot_log
+    assert "2 of 2 CPUs online" in card.boot_log
+
+
 def test_version_and_mem(card):
     v = card.cmd("version")
     assert re.search(r"pmuos \d+\.\d+\.\d+", v)

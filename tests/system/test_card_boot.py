@@ -94,6 +94,10 @@ def test_boot_stat_reset_and_boot_again(sim_card):
     # The KNC platform's early status, through the SBOX scratchpads, shown by pmuctl as it came
     # (its first line: later ones stop for good if pmuctl is slow to take one, by design).
     assert "card: pmuos: KNC platform: SBOX at 0x8007d0000, no ACPI, no legacy devices\n" in p.stderr, p.stderr
+    # QEMU's APIC is an xAPIC: the simulated card says so on its command line (card.py); on
+    # a card the KNC platform's own layout holds. The APs start from the card's low RAM.
+    assert "card: apic: ID layout xapic (pmuos.apic=): ID in bits 31:24" in p.stderr, p.stderr
+    assert "card: smp: AP start-up code at 0xcf000 (SIPI vector 0xcf)\n" in p.stderr, p.stderr
     p = card.pmuctl("info")
     assert re.search(r"^tsc\s+1000\.000 MHz$", p.stdout, re.M), p.stdout  # SPAD4 and CURRENTRATIO, not the PIT
     assert re.search(r"^cpus\s+4 \(4 online\)$", p.stdout, re.M)       # the SFI tables' CPUs
@@ -103,7 +107,7 @@ def test_boot_stat_reset_and_boot_again(sim_card):
     # The kernel got our command line from card memory, with the mailbox's place.
     p = card.pmuctl("console", timeout=60, input="version\n")
     assert "Linux boot protocol via undefined loader (0xFF); command line " \
-        "'pmuos.test=sim pmuos.mbox=0x10000000,33554432 platform=knc'" in p.stdout, p.stdout + p.stderr
+        "'pmuos.test=sim pmuos.mbox=0x10000000,33554432 platform=knc pmuos.apic=xapic'" in p.stdout, p.stdout + p.stderr
     # reset --warm is the card's RGCR, then the same image and command line again: READY once more.
     p = card.pmuctl("reset", "--warm")
     assert p.returncode == 0 and "reset through RGCR and booted again" in p.stdout, p.stderr
@@ -113,7 +117,7 @@ def test_boot_stat_reset_and_boot_again(sim_card):
     p = card.pmuctl("run", "-C", "1", HELLO)
     assert p.returncode == 0 and "hello from pmuos: rank 0 of 1 on CPU 1" in p.stdout, p.stderr
     p = card.pmuctl("console", timeout=60, input="version\n")
-    assert "command line 'pmuos.test=sim pmuos.mbox=0x10000000,33554432 platform=knc'" in p.stdout
+    assert "command line 'pmuos.test=sim pmuos.mbox=0x10000000,33554432 platform=knc pmuos.apic=xapic'" in p.stdout
 
 
 def test_a_file_that_cannot_boot_leaves_the_card_alone(sim_card, tmp_path):

@@ -38,6 +38,26 @@ def bios_map():
         card.close()
 
 
+# RAM below 1 MiB as the stand-in reports it: a card bootstrap's (0x50000-0x5FFFF and
+# 0x80000-0xCFFFF, PHI3120 docs/results/2026-09-14-p4-tty-smp.md) where this machine has RAM:
+# up to SeaBIOS's reserved 0x9FC00, and 0xC0000-0xCFFFF opened through PAM.
+CARD_LOW_RAM = [(0x50000, 0x60000), (0x80000, 0x9FC00), (0xC0000, 0xD0000)]
+
+
+def card_map(bios_map):
+    """The memory map the stand-in gives: the card's low RAM, then the BIOS's from 1 MiB."""
+    low = [f"{b:016x}-{e - 1:016x} {(e - b) >> 10:10d} KiB  usable" for b, e in CARD_LOW_RAM]
+    return low + [line for line in bios_map if int(line[:16], 16) >= 0x100000]
+
+
+def trampoline_page(boot_log):
+    m = re.search(r"smp: AP start-up code at (0x[0-9a-f]+) \(SIPI vector (0x[0-9a-f]+)\)", boot_log)
+    assert m, boot_log
+    page = int(m.group(1), 16)
+    assert int(m.group(2), 16) == page >> 12
+    return page
+
+
 def check_card(card, cpus, loader, cmdline, bios_map):
     rows = cpu_rows(card.cmd("cpus"))
     assert sorted(rows) == list(range(cpus))
@@ -78,8 +98,22 @@ def test_32bit_entry_at_a_download_address(card_factory, bios_map, where):
     card = card_factory(cpus=2, boot="multiboot", env={
         "KERNEL": STAND_IN, "PROGRAMS": BZIMAGE, "CMDLINE": f"{where} -- {cmdline}"})
     # The file's type_of_loader: the stand-in, like (perhaps) the card's bootstrap, writes none.
-    check_card(card, 2, "undefined loader (0xFF)", cmdline, bios_map)
+    check_card(card, 2, "undefined loader (0xFF)", cmdline, card_map(bios_map))
+    # The APs started from a page of the card's low RAM: the highest, clear of boot_params.
+    assert trampoline_page(card.boot_log) == 0xCF000
     assert card.poweroff() == 0
+
+
+def test_without_low_ram_only_the_boot_cpu_runs_and_says_why(card_factory):
+    """No RAM below 1 MiB in the map: no page for the AP start-up code (a
+    SIPI vector is a page number below 1 MiB), so the APs stay off, and
+    the kernel says so rather than writing where the map has no RAM."""
+    card = card_factory(cpus=2, boot="multiboot", env={
+        "KERNEL": STAND_IN, "PROGRAMS": BZIMAGE, "CMDLINE": "lowram=none -- x=1"})
+    assert "smp: no free 4 KiB page of RAM below 1 MiB in the memory map for the AP start-up code " \
+        "(a SIPI vector is its page number): only the boot CPU runs" in card.boot_log, card.boot_log
+    assert "1 of 1 CPUs online" in card.boot_log
+    assert int(map_lines(card.cmd("mem"))[0][:16], 16) >= 0x100000
 
 
 class Qmp:
@@ -110,27 +144,45 @@ class Qmp:
                 return r["return"]
             assert "error" not in r, r
 
+    def words(self, addr, n):
+        """n 32-bit words of guest physical memory at addr."""
+        out = self.call("human-monitor-command", **{"command-line": f"xp /{n}wx {addr:#x}"})
+        return [int(w, 16) for w in re.findall(r"\b0x([0-9a-f]{8})\b", out)][:n]
+
     def registers(self):
         out = self.call("human-monitor-command", **{"command-line": "info registers"})
         return {k: int(v, 16) for k, v in re.findall(r"\b(E[A-Z]{2}|HLT)=([0-9a-f]+)", out)}
 
 
-@pytest.mark.parametrize("where, check, at", [
-    ("download=0x200000 bp=image", 1, lambda klen: 0x200000),   # boot_params where the kernel goes
-    ("cmdline=0x300000", 2, lambda klen: 0x300000),              # the command line there
-    ("download=0x20000 cmdline=0x90000", 3,                     # the relocator itself there
-     lambda klen: 0x20000 + 0x2000 + 16 + klen),
+# A card's CPU for the relocator: CPUID family 0x0B (QEMU's -cpu takes the last one given).
+KNC_FAMILY_CPU = ["-cpu", "max,vendor=GenuineIntel,family=11,model=1"]
+
+
+@pytest.mark.parametrize("where, check, at, card", [
+    ("download=0x200000 bp=image", 1, lambda klen: 0x200000, False),   # boot_params where the kernel goes
+    ("download=0x200000 bp=image", 1, lambda klen: 0x200000, True),
+    ("cmdline=0x300000", 2, lambda klen: 0x300000, True),              # the command line there
+    ("download=0x20000 cmdline=0x90000", 3,                           # the relocator itself there
+     lambda klen: 0x20000 + 0x2000 + 16 + klen, True),
 ])
-def test_32bit_entry_stops_before_overwriting_what_it_needs(tmp_path, where, check, at):
+def test_32bit_entry_stops_before_overwriting_what_it_needs(tmp_path, where, check, at, card):
     """relocate (boot/linux/bzimage.S) halts with EAX = the check, EBX = the
-    address at fault, and the kernel never starts."""
+    address at fault, both also in the image at the download address +
+    0x2008 (what a card's host can read through the aperture), and the
+    kernel never starts. On a card's CPU (family 0x0B) the DBOX POST code
+    (BAR4 + 0x242C, here the KNC_MMIO file) says "R" and the check; on a
+    PC's nothing is written there."""
+    m = re.search(r"download=(0x[0-9a-f]+)", where)
+    download = int(m.group(1), 16) if m else 0x4000000
     klen = os.path.getsize(os.path.join(BUILD, "linux", "kernel.bin"))
     sock = str(tmp_path / "qmp")
-    name = f"test{os.getpid()}-refuse{check}"
+    name = f"test{os.getpid()}-refuse{check}{'k' if card else ''}"
+    bar4 = tmp_path / "bar4"
+    bar4.write_bytes(bytes(0x20000))
     env = dict(os.environ, CPUS="1", BOOT="multiboot", BUILD=BUILD, CARD=name, KERNEL=STAND_IN,
-               PROGRAMS=BZIMAGE, CMDLINE=f"{where} -- x")
-    qemu = subprocess.Popen([os.path.join(ROOT, "scripts", "qemu.sh"), "-qmp", f"unix:{sock},server=on,wait=off"],
-                            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+               PROGRAMS=BZIMAGE, CMDLINE=f"{where} -- x", KNC_MMIO=str(bar4))
+    qemu = subprocess.Popen([os.path.join(ROOT, "scripts", "qemu.sh"), "-qmp", f"unix:{sock},server=on,wait=off"]
+                            + (KNC_FAMILY_CPU if card else []), cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT)
     try:
         qmp = Qmp(sock)
@@ -139,10 +191,14 @@ def test_32bit_entry_stops_before_overwriting_what_it_needs(tmp_path, where, che
         while not (regs.get("HLT") == 1 and regs.get("EAX") == check) and time.time() < deadline:
             time.sleep(0.2)
             regs = qmp.registers()
+        status = qmp.words(download + 0x2008, 2)
         qmp.call("quit")
         out = qemu.communicate(timeout=30)[0].decode("latin-1")
         assert regs.get("HLT") == 1 and regs.get("EAX") == check, (regs, out)
         assert regs["EBX"] == at(klen)
+        assert status == [check, at(klen)], status
+        post = bar4.read_bytes()[0x242C:0x2430]
+        assert post == (b"R" + str(check).encode() + b"\0\0" if card else bytes(4)), post
         assert "kernel entered" not in out and "knc_bootstrap:" not in out, out
     finally:
         if qemu.poll() is None:

@@ -1,7 +1,8 @@
 /*
  * boot/mmap.c on the host: `pmuos.mbox=BASE,SIZE` takes the mailbox's place
  * out of the usable RAM of a boot memory map, or names what is wrong with
- * it and leaves the map alone.
+ * it and leaves the map alone; the AP start-up page comes from the map's
+ * RAM below 1 MiB.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,9 +144,89 @@ static void test_full_map(void **state __attribute__((unused)))
 	assert_int_equal(bi.mmap_count, BOOT_INFO_MMAP_MAX);
 }
 
+/*
+ * A 3120A bootstrap's e820 (PHI3120 docs/results/2026-09-14-first-boot.md
+ * and 2026-09-14-p4-tty-smp.md): RAM below 1 MiB only at 0x50000-0x5FFFF
+ * and 0x80000-0xCFFFF, then 0x100000-0xFEDFFFFF and 4 GiB up to 0x173FFEFFF;
+ * the local APIC's page and 0xFF000000 up reserved.
+ */
+static void card_map(struct boot_info *bi)
+{
+	memset(bi, 0, sizeof(*bi));
+	bi->mmap[0] = (struct boot_mmap_entry){ 0x50000, 0x10000, BOOT_MEM_USABLE, 0 };
+	bi->mmap[1] = (struct boot_mmap_entry){ 0x80000, 0x50000, BOOT_MEM_USABLE, 0 };
+	bi->mmap[2] = (struct boot_mmap_entry){ 0x100000, 0xfed00000, BOOT_MEM_USABLE, 0 };
+	bi->mmap[3] = (struct boot_mmap_entry){ 0xfee00000, 0x1000, BOOT_MEM_RESERVED, 0 };
+	bi->mmap[4] = (struct boot_mmap_entry){ 0xff000000, 0x1000000, BOOT_MEM_RESERVED, 0 };
+	bi->mmap[5] = (struct boot_mmap_entry){ 0x100000000, 0x73fff000, BOOT_MEM_USABLE, 0 };
+	bi->mmap_count = 6;
+}
+
+static void test_card_has_no_ram_at_0x8000(void **state __attribute__((unused)))
+{
+	struct boot_info bi;
+
+	card_map(&bi);
+	assert_false(boot_low_page_free(&bi, 0x8000, NULL, 0)); /* the old fixed start-up page */
+	assert_false(boot_low_page_free(&bi, 0x4f000, NULL, 0));
+	assert_true(boot_low_page_free(&bi, 0x50000, NULL, 0));
+	assert_true(boot_low_page_free(&bi, 0x5f000, NULL, 0));
+	assert_false(boot_low_page_free(&bi, 0x60000, NULL, 0));
+	assert_true(boot_low_page_free(&bi, 0xcf000, NULL, 0));
+	assert_false(boot_low_page_free(&bi, 0xd0000, NULL, 0));
+	assert_false(boot_low_page_free(&bi, 0x100000, NULL, 0)); /* RAM, but no SIPI vector reaches it */
+	assert_false(boot_low_page_free(&bi, 0x80800, NULL, 0)); /* not a page boundary */
+	assert_int_equal(boot_low_page(&bi, NULL, 0), 0xcf000);
+}
+
+static void test_card_page_avoids_what_the_boot_uses(void **state __attribute__((unused)))
+{
+	struct boot_info bi;
+	/* boot_params in a page of the 0x80000 range; the command line across the top two pages. */
+	const struct boot_range avoid[] = { { 0x80000, 0x1000 }, { 0xcef00, 0x200 } };
+
+	card_map(&bi);
+	assert_false(boot_low_page_free(&bi, 0x80000, avoid, 2));
+	assert_false(boot_low_page_free(&bi, 0xce000, avoid, 2));
+	assert_int_equal(boot_low_page(&bi, avoid, 2), 0xcd000);
+	bi.module_count = 1;
+	bi.modules[0] = (struct boot_module){ 0x80000, 0x50000, "in the way" };
+	assert_int_equal(boot_low_page(&bi, avoid, 2), 0x5f000);
+}
+
+static void test_no_low_ram_no_page(void **state __attribute__((unused)))
+{
+	struct boot_info bi;
+
+	card_map(&bi);
+	bi.mmap[0].type = BOOT_MEM_RESERVED;
+	bi.mmap[1].type = BOOT_MEM_RESERVED;
+	assert_int_equal(boot_low_page(&bi, NULL, 0), 0);
+	/* Page 0 is never one, though a PC's map starts its RAM there. */
+	memset(&bi, 0, sizeof(bi));
+	bi.mmap[0] = (struct boot_mmap_entry){ 0, 0x1000, BOOT_MEM_USABLE, 0 };
+	bi.mmap_count = 1;
+	assert_int_equal(boot_low_page(&bi, NULL, 0), 0);
+}
+
+static void test_pc_page(void **state __attribute__((unused)))
+{
+	struct boot_info bi;
+
+	qemu_map(&bi, "");
+	assert_true(boot_low_page_free(&bi, 0x8000, NULL, 0));
+	/* 0x9F000 runs into the EBDA reserved from 0x9FC00. */
+	assert_false(boot_low_page_free(&bi, 0x9f000, NULL, 0));
+	assert_int_equal(boot_low_page(&bi, NULL, 0), 0x9e000);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_card_has_no_ram_at_0x8000),
+		cmocka_unit_test(test_card_page_avoids_what_the_boot_uses),
+		cmocka_unit_test(test_no_low_ram_no_page),
+		cmocka_unit_test(test_pc_page),
 		cmocka_unit_test(test_absent),
 		cmocka_unit_test(test_split_in_three),
 		cmocka_unit_test(test_at_the_ends_of_a_range),
