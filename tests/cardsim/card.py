@@ -36,8 +36,9 @@ with guest RAM = the card memory file. With --platform knc (the default) it
 boots them as a card's bootstrap would, through tests/cardsim/knc_bootstrap.elf:
 SFI tables for the CPUs at 0xEF180, the image's 32-bit entry at the
 download address, the BAR4 file at the card's SBOX address (scripts/qemu.sh
-KNC_MMIO), and platform=knc on the command line (QEMU's CPUs are not family
-0x0B); with --platform pc, through QEMU's Linux loader as a PC. The status
+KNC_MMIO), and platform=knc pmuos.apic=xapic on the command line (QEMU's
+CPUs are not family 0x0B, and its local APIC has the xAPIC's ID layout, not
+a card's: docs/knc.md); with --platform pc, through QEMU's Linux loader as a PC. The status
 characters the kernel writes to SPAD8/SPAD15 are the host's to read
 (pmuctl boot shows them). RGCR bit 0 stops QEMU and starts over.
 
@@ -243,7 +244,7 @@ class Card:
                        # The stand-in's own copy of the line (with platform=knc) goes below the download
                        # address: what the host left after the image stays as it left it.
                        CMDLINE=f"download={at:#x} sfi={SYST_AT:#x} cmdline={CMDLINE_COPY:#x} -- "
-                               f"{cmdline} platform=knc")
+                               f"{cmdline} platform=knc pmuos.apic=xapic")
         self.qemu = subprocess.Popen([os.path.join(ROOT, "scripts", "qemu.sh")], env=env, cwd=ROOT,
                                      stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
 
