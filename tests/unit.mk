@@ -11,7 +11,7 @@
 # test_metrics its metric groups, host/metrics.o.
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics vm parse mailbox \
-		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu bootmmap place
+		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu bootmmap place cardtext
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -89,6 +89,8 @@ $(BUILD)/unit/test_fpu:    $(BUILD)/unit/obj/arch/fpu.o
 $(BUILD)/unit/test_bootmmap: $(BUILD)/unit/obj/boot/mmap.o
 # test_place: pmuctl's --card argument and its driver check (host/place.c).
 $(BUILD)/unit/test_place:  $(BUILD)/unit/obj/host/place.o
+# test_cardtext: how pmuctl prints the card's own text (host/cardtext.c).
+$(BUILD)/unit/test_cardtext: $(BUILD)/unit/obj/host/cardtext.o
 
 # test_bzimage also reads the built image, System.map and the kernel's flat
 # image (absolute paths: the binary runs from anywhere); they must exist first.
