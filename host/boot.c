@@ -103,7 +103,7 @@ static int knc_open(struct knc_card *k, const char *name)
 		fprintf(stderr, "pmuctl: %s\n", err);
 		return -1;
 	}
-	k->regs_fd = open(k->place.regs, O_RDWR | O_CLOEXEC);
+	k->regs_fd = open(k->place.regs, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (k->regs_fd < 0)
 		return open_failed(&k->place, k->place.regs);
 	if (fstat(k->regs_fd, &st) != 0 || st.st_size < BAR4_BYTES) {
@@ -116,7 +116,7 @@ static int knc_open(struct knc_card *k, const char *name)
 		fprintf(stderr, "pmuctl: cannot map %s: %s\n", k->place.regs, strerror(errno));
 		return -1;
 	}
-	k->mem_fd = open(k->place.path, O_RDWR | O_CLOEXEC);
+	k->mem_fd = open(k->place.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (k->mem_fd < 0)
 		return open_failed(&k->place, k->place.path);
 	if (fstat(k->mem_fd, &st) != 0 || st.st_size <= 0) {

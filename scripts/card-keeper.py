@@ -38,8 +38,21 @@ SHM = "/dev/shm"
 HANDOVER_S = 5.0  # a lock whose PID has ended: its watcher is removing the files; wait this long
 
 
+MADE = []  # (path, inode) of what this card made, the lock first: removed when the card ends or is refused
+
+
+def remove_made():
+    for path, ino in reversed(MADE):  # the lock last
+        try:  # only what is still ours: never a later card's
+            if os.lstat(path).st_ino == ino:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
 def die(msg):
     print(f"qemu.sh: {msg}", file=sys.stderr)
+    remove_made()
     sys.exit(2)
 
 
@@ -81,6 +94,7 @@ def take_lock(name):
         if same:
             break
         os.close(fd)  # the last card's watcher removed the file we locked: take the new one
+    MADE.append((path, os.fstat(fd).st_ino))
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     os.set_inheritable(fd, True)  # QEMU holds it as long as it runs
@@ -116,7 +130,7 @@ def load_server():
     return module
 
 
-def watch(name, made, lock_path, pidfd, doorbell):
+def watch(name, pidfd, doorbell):
     """The watcher: serves the doorbell or waits until QEMU ends, then removes what was made."""
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
@@ -129,12 +143,7 @@ def watch(name, made, lock_path, pidfd, doorbell):
         else:
             select.select([pidfd], [], [])
     finally:
-        for path, ino in made + [(lock_path, None)]:
-            try:  # only what is still ours: never a later card's
-                if ino is None or os.lstat(path).st_ino == ino:
-                    os.unlink(path)
-            except OSError:
-                pass
+        remove_made()
 
 
 def main():
@@ -152,13 +161,12 @@ def main():
         die("card-keeper.py: --doorbell serves the mailbox: give --mbox")
     base = f"{SHM}/pmuos-{a.name}"
     os.umask(0o077)  # whatever QEMU creates too: this user's only
-    lock = take_lock(a.name)
-    made = []  # (path, inode) of what the watcher removes
+    take_lock(a.name)
     files = [(base, a.mbox, bool(a.mbox)), (base + "-pmu", 0, a.pmu), (base + "-ram", 0, a.ram)]
     for path, size, wanted in files:
         if wanted:
             fd = make_file(path, size)
-            made.append((path, os.fstat(fd).st_ino))
+            MADE.append((path, os.fstat(fd).st_ino))
             if path != base or not a.doorbell:
                 os.close(fd)
             else:
@@ -181,7 +189,7 @@ def main():
             listener.listen(16)
         except OSError as e:
             die(f"cannot listen on {sock}: {e.strerror}")
-        made.append((sock, os.lstat(sock).st_ino))
+        MADE.append((sock, os.lstat(sock).st_ino))
         # Listening before QEMU starts: its device reads its ID and memory while it is created.
         doorbell = (load_server(), shm_fd, listener, a.doorbell, os.getpid())
     pidfd = os.pidfd_open(os.getpid())  # this process, QEMU after the exec below
@@ -191,7 +199,7 @@ def main():
         if os.fork():
             os._exit(0)  # the watcher's parent is init, not QEMU
         try:
-            watch(a.name, made, base + ".lock", pidfd, doorbell)
+            watch(a.name, pidfd, doorbell)
         finally:
             os._exit(0)
     os.waitpid(child, 0)

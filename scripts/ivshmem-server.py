@@ -294,6 +294,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--socket", required=True, help="the UNIX socket to listen on (must not exist)")
     ap.add_argument("--shm", required=True, help="the shared memory file to hand out (must exist)")
+    ap.add_argument("--size", type=int, required=True, help="its size in bytes (checked)")
     ap.add_argument("--vectors", type=int, default=1, help="eventfds per peer (QEMU's vectors=)")
     ap.add_argument("--watch", type=int, required=True, help="peer 0; end when this process ends")
     a = ap.parse_args()
@@ -303,6 +304,8 @@ def main():
     try:
         pidfd = os.pidfd_open(a.watch)
         shm = os.open(a.shm, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        if os.fstat(shm).st_size != a.size:
+            sys.exit(f"ivshmem-server: {a.shm} is not of --size {a.size} bytes")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(a.socket)
         listener.listen(16)
