@@ -168,11 +168,13 @@ class Server:
                 self.queue(new, 0, fd, 0)
         for fd in fds:
             self.queue(new, pid, fd, pid)
-        self.flush(new)
-        if pid and self.qemu is not None:
+        qemu = self.qemu if pid else None
+        if qemu:
             for fd in fds:
-                self.queue(self.qemu, pid, fd, pid)
-            self.flush(self.qemu)
+                self.queue(qemu, pid, fd, pid)
+        self.flush(new)  # each may drop its peer: what is queued holds the eventfds it carries
+        if qemu:
+            self.flush(qemu)
 
     def flush(self, peer):
         """Sends what the kernel takes now; the rest waits for the socket to be writable."""
