@@ -14,7 +14,8 @@
 #   BUILD   build directory (default build)
 #   KERNEL  image to boot (default $BUILD/kernel.mb; $BUILD/pmuos.bzImage for linux)
 #   CMDLINE kernel command line
-#   CARD    mailbox name (default card0): /dev/shm/pmuos-$CARD, for host tools
+#   CARD    mailbox name (default card0): /dev/shm/pmuos-$CARD, for host tools;
+#           one card per name (scripts/card-keeper.py)
 #   MBOX    ivshmem (default): the mailbox is an ivshmem device's memory,
 #           /dev/shm/pmuos-$CARD (pmuctl --card $CARD); card: it is in guest
 #           RAM as on a KNC card, the RAM being the shared file
