@@ -403,51 +403,52 @@ def test_ids_are_never_given_twice_and_a_departed_peers_descriptors_are_closed(t
         assert sorted(ids) == list(range(1, 31)), ids
 
 
+@contextlib.contextmanager
+def hoarders(sock, procs, n, wait=3):
+    """`procs` holder processes of n connections each: yields how many each got, and ends them."""
+    hs = [holder(sock, n, wait=wait) for _ in range(procs)]
+    try:
+        yield [int(h.stdout.readline()) for h in hs]
+    finally:
+        for h in hs:
+            h.kill()
+            h.wait()
+
+
+def served_again(lone, base):
+    """The hoarders gone: the server's descriptors back to `base`, and a new client served; its ID."""
+    drain(lone.qemu)
+    assert wait_fd_count(lone.pid, base) == base
+    with socket.socket(socket.AF_UNIX) as c:
+        c.connect(lone.sock)
+        setup = read_setup(c)
+    assert setup is not None
+    return setup[0]
+
+
 def test_clients_beyond_the_cap_are_refused_and_named(tmp_path):
     with lone_server(tmp_path) as lone:
         base = fd_count(lone.pid)
-        hoarders = [holder(lone.sock, 10) for _ in range(10)]
-        try:
-            got = [int(h.stdout.readline()) for h in hoarders]
+        with hoarders(lone.sock, 10, 10) as got:
             assert sum(got) == 63 and max(got) == 8, got  # 64 peers with QEMU's ID 0; 8 a process
             assert fd_count(lone.pid) == base + 63 * 2  # a socket and an eventfd each
             log = lone.log.read_text()
             assert "ivshmem-server: card shm: client refused: 64 peers hold eventfds, the most" in log, log
             assert re.search(r"client refused: process \d+ holds 8 connections, the most", log), log
-        finally:
-            for h in hoarders:
-                h.kill()
-                h.wait()
-        drain(lone.qemu)
-        assert wait_fd_count(lone.pid, base) == base
-        c = socket.socket(socket.AF_UNIX)
-        c.connect(lone.sock)
-        assert read_setup(c)[0] > 63
-        c.close()
+        assert served_again(lone, base) > 63
 
 
 def test_out_of_descriptors_the_server_waits_without_spinning(tmp_path):
     with lone_server(tmp_path, nofile=24) as lone:
         base = fd_count(lone.pid)
-        hoarders = [holder(lone.sock, 8, wait=0.5) for _ in range(4)]
-        try:
-            got = [int(h.stdout.readline()) for h in hoarders]
+        with hoarders(lone.sock, 4, 8, wait=0.5) as got:
             assert 0 < sum(got) < 32, got
             cpu = cpu_seconds(lone.pid)
             time.sleep(2)
             assert cpu_seconds(lone.pid) - cpu < 0.4  # not a busy loop on accept's EMFILE
             assert os.path.exists(lone.sock)
             assert "out of descriptors (Too many open files)" in lone.log.read_text(), lone.log.read_text()
-        finally:
-            for h in hoarders:
-                h.kill()
-                h.wait()
-        drain(lone.qemu)
-        assert wait_fd_count(lone.pid, base) == base
-        c = socket.socket(socket.AF_UNIX)
-        c.connect(lone.sock)
-        assert read_setup(c) is not None  # serving again
-        c.close()
+        served_again(lone, base)
 
 
 def test_a_hoarding_local_process_does_not_stall_pmuctl(card_factory):
