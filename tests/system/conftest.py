@@ -71,9 +71,11 @@ class Card:
 
 
 def card_files(name):
-    """What card `name` has in /dev/shm: its mailbox, -pmu, -ram, .sock, .lock (scripts/card-keeper.py)."""
+    """What card `name` has in /dev/shm of the files scripts/card-keeper.py makes: its mailbox, -pmu, -ram,
+    .sock, .lock (not what a test or the simulated card makes beside them)."""
     base = f"pmuos-{name}"
-    return sorted(f for f in os.listdir("/dev/shm") if f == base or f.startswith((base + "-", base + ".")))
+    return sorted(f for f in os.listdir("/dev/shm") if f in (base, base + "-pmu", base + "-ram", base + ".sock",
+                                                              base + ".lock"))
 
 
 def check_card_gone(name, timeout=10):
