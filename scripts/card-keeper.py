@@ -41,8 +41,10 @@ HANDOVER_S = 5.0  # a lock whose PID has ended: its watcher is removing the file
 MADE = []  # (path, inode) of what this card made, the lock first: removed when the card ends or is refused
 
 
-def remove_made():
+def remove_made(only=None):
     for path, ino in reversed(MADE):  # the lock last
+        if only not in (None, path):
+            continue
         try:  # only what is still ours: never a later card's
             if os.lstat(path).st_ino == ino:
                 os.unlink(path)
@@ -139,9 +141,17 @@ def watch(name, pidfd, doorbell):
     try:
         if doorbell:
             server, shm_fd, listener, vectors, qemu_pid = doorbell
-            server.Server(shm_fd, vectors, qemu_pid, name).serve(listener, pidfd)
-        else:
-            select.select([pidfd], [], [])
+            try:
+                server.Server(shm_fd, vectors, qemu_pid, name).serve(listener, pidfd)
+            except Exception as e:  # whatever it was, the card runs on without its doorbell
+                listener.close()
+                remove_made(f"{SHM}/pmuos-{name}.sock")  # no server there: pmuctl polls at once
+                try:
+                    print(f"ivshmem-server: card {name}: the doorbell server failed ({type(e).__name__}: {e}); "
+                          "pmuctl polls the mailbox", file=sys.stderr, flush=True)
+                except OSError:
+                    pass
+        select.select([pidfd], [], [])  # until QEMU ends
     finally:
         remove_made()
 
