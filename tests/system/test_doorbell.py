@@ -514,3 +514,28 @@ def test_a_stopped_qemu_keeps_id_0(card):
     assert p.returncode == 0 and p.stderr == "", p.stderr
     peer = int(re.search(r"^doorbell\s+yes \(card peer 0, pmuctl peer (\d+)\)", p.stdout, re.M)[1])
     assert peer > max(ids)
+
+
+def test_qemu_is_told_of_no_more_peers_than_its_descriptors_allow(card):
+    """QEMU keeps one eventfd per peer it was ever told of (never told one left: see the server): with
+    room for 10 more under its limit beside the 64 the server leaves it, the 11th client is refused,
+    and QEMU runs on and ends cleanly."""
+    qemu = card.child.proc.pid
+    held = fd_count(qemu)
+    resource.prlimit(qemu, resource.RLIMIT_NOFILE, (held + 64 + 10, resource.prlimit(qemu, resource.RLIMIT_NOFILE)[1]))
+    sock = f"/dev/shm/pmuos-{card.name}.sock"
+    served = 0
+    for _ in range(20):
+        with socket.socket(socket.AF_UNIX) as c:
+            c.connect(sock)
+            if read_setup(c) is None:
+                break
+        served += 1
+        end = time.monotonic() + 5
+        while fd_count(qemu) < held + served and time.monotonic() < end:  # QEMU takes the eventfd
+            time.sleep(0.01)
+    assert served == 10 and fd_count(qemu) == held + 10
+    card.child.expect_exact("client refused: QEMU would have too few descriptors left to take its eventfds")
+    p = pmuctl(card, "info")
+    assert p.returncode == 0 and "closed the connection; polling the mailbox instead" in p.stderr, p.stderr
+    assert card.poweroff() == 0
