@@ -114,17 +114,19 @@ def clear_stale(path, kind):
 
 
 def make_file(path, size):
+    """A new file of the card's, 0600, of `size` bytes (0: its user sizes it); its descriptor."""
     clear_stale(path, stat.S_ISREG)
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        if size:
-            os.ftruncate(fd, size)
     except OSError as e:
         die(f"cannot create {path}: {e.strerror}")
+    MADE.append((path, os.fstat(fd).st_ino))
+    os.ftruncate(fd, size)
     return fd
 
 
 def load_server():
+    sys.dont_write_bytecode = True  # nothing written beside the sources
     spec = importlib.util.spec_from_file_location(
         "ivshmem_server", os.path.join(os.path.dirname(os.path.abspath(__file__)), "ivshmem-server.py"))
     module = importlib.util.module_from_spec(spec)
@@ -167,20 +169,23 @@ def main():
     ap.add_argument("--keep-ram", action="store_true", help="card memory that exists already and is not ours")
     ap.add_argument("command", nargs="+")
     a = ap.parse_args()
+    try:
+        keep(a)
+    except OSError as e:  # each call's failure named; what was made goes
+        die(str(e))
+
+
+def keep(a):
+    """Takes the card's name and files, starts the watcher and becomes QEMU."""
     if a.doorbell and not a.mbox:
         die("card-keeper.py: --doorbell serves the mailbox: give --mbox")
     base = f"{SHM}/pmuos-{a.name}"
     os.umask(0o077)  # whatever QEMU creates too: this user's only
     take_lock(a.name)
-    files = [(base, a.mbox, bool(a.mbox)), (base + "-pmu", 0, a.pmu), (base + "-ram", 0, a.ram)]
-    for path, size, wanted in files:
+    shm_fd = make_file(base, a.mbox) if a.mbox else None
+    for wanted, suffix in ((a.pmu, "-pmu"), (a.ram, "-ram")):
         if wanted:
-            fd = make_file(path, size)
-            MADE.append((path, os.fstat(fd).st_ino))
-            if path != base or not a.doorbell:
-                os.close(fd)
-            else:
-                shm_fd = fd
+            os.close(make_file(base + suffix, 0))
     if a.keep_ram:
         try:
             fd = os.open(base + "-ram", os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
