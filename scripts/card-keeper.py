@@ -3,7 +3,7 @@
 scripts/qemu.sh execs this with QEMU's command line, and this execs QEMU
 (the same PID: a kill of qemu.sh's PID is a kill of QEMU).
 
-    card-keeper.py NAME [--mbox BYTES] [--doorbell VECTORS] [--pmu] [--ram | --keep-ram] -- COMMAND...
+    card-keeper.py --card=NAME [--mbox BYTES] [--doorbell VECTORS] [--pmu] [--ram | --keep-ram] -- COMMAND...
 
 - One card per name: /dev/shm/pmuos-NAME.lock, locked with flock and
   holding the card's PID. QEMU inherits the lock, so it is held while QEMU
@@ -160,7 +160,7 @@ def watch(name, pidfd, doorbell):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("name")
+    ap.add_argument("--card", required=True, metavar="NAME", help="the card's name (qemu.sh CARD)")
     ap.add_argument("--mbox", type=int, default=0, help="the mailbox file /dev/shm/pmuos-NAME, of BYTES")
     ap.add_argument("--doorbell", type=int, default=0, metavar="VECTORS",
                     help="serve the mailbox's doorbell on /dev/shm/pmuos-NAME.sock")
@@ -179,9 +179,9 @@ def keep(a):
     """Takes the card's name and files, starts the watcher and becomes QEMU."""
     if a.doorbell and not a.mbox:
         die("card-keeper.py: --doorbell serves the mailbox: give --mbox")
-    base = f"{SHM}/pmuos-{a.name}"
+    base = f"{SHM}/pmuos-{a.card}"
     os.umask(0o077)  # whatever QEMU creates too: this user's only
-    take_lock(a.name)
+    take_lock(a.card)
     shm_fd = make_file(base, a.mbox) if a.mbox else None
     for wanted, suffix in ((a.pmu, "-pmu"), (a.ram, "-ram")):
         if wanted:
@@ -214,7 +214,7 @@ def keep(a):
         if os.fork():
             os._exit(0)  # the watcher's parent is init, not QEMU
         try:
-            watch(a.name, pidfd, doorbell)
+            watch(a.card, pidfd, doorbell)
         finally:
             os._exit(0)
     os.waitpid(child, 0)

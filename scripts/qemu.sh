@@ -203,7 +203,7 @@ fi
 
 # The keeper execs QEMU: this process becomes QEMU (a kill of it is one of QEMU).
 # shellcheck disable=SC2086
-set -- "$(dirname "$0")/card-keeper.py" "$CARD" $KEEP -- \
+set -- "$(dirname "$0")/card-keeper.py" --card="$CARD" $KEEP -- \
 	qemu-system-x86_64 -machine q35 $RAM -smp "$SMP" $ACC \
 	-nodefaults -no-user-config -display none $CONSOLE $MAILBOX $PMU \
 	$BOOTARGS "$@"

@@ -338,7 +338,7 @@ def server_pid(name):
             cmd = open(f"/proc/{d}/cmdline", "rb").read().decode("latin-1")
         except (OSError, ValueError):
             continue
-        if ("card-keeper.py" in cmd or "ivshmem-server.py" in cmd) and (f"\0{name}\0" in cmd or f"{name}.sock" in cmd):
+        if ("card-keeper.py" in cmd or "ivshmem-server.py" in cmd) and (f"--card={name}\0" in cmd or f"{name}.sock" in cmd):
             return int(d)
     raise AssertionError(f"no doorbell server for {name}")
 
