@@ -9,7 +9,7 @@
 #           linux (QEMU -kernel with the bzImage: the Linux boot protocol)
 #   ACCEL   tcg (default) or kvm
 #   ICOUNT  1 (default): -icount shift=0, one TSC tick per guest instruction,
-#           so counts are exact (DESIGN §5.2); 0: free-running TCG
+#           so counts are exact (docs/design.md §5.2); 0: free-running TCG
 #   MEM     guest RAM (default 512M)
 #   BUILD   build directory (default build)
 #   KERNEL  image to boot (default $BUILD/kernel.mb; $BUILD/pmuos.bzImage for linux)
@@ -152,7 +152,7 @@ fi
 # ends, however it ends (README "The card's files"). Its options, gathered
 # below: KEEP.
 KEEP=""
-# The mailbox: shared memory the host maps (DESIGN §7), a power of two.
+# The mailbox: shared memory the host maps (docs/design.md §7), a power of two.
 MBOX_FILE=/dev/shm/pmuos-$CARD
 MBOX_BYTES=33554432
 MAILBOX="-object memory-backend-file,id=mbox,size=$MBOX_BYTES,share=on,mem-path=$MBOX_FILE"

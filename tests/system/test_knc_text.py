@@ -1,4 +1,4 @@
-"""The kernel text contains only instructions a KNC core executes (DESIGN §3):
+"""The kernel text contains only instructions a KNC core executes (docs/design.md §3):
 no SSE/AVX/x87, no PAUSE, no MFENCE/LFENCE/SFENCE, no RDTSCP, and no CMOV or
 multi-byte NOP (0F 1F), which a KNC core lacks too (ISA reference 327364
 Appendix B; the build rewrites CMOV, scripts/nocmov.py)."""
