@@ -25,6 +25,7 @@
 #include "boot/linux/bootparams.h"
 #include "boot/linux/bzimage_check.h"
 #include "host/boot.h"
+#include "host/cardtext.h"
 #include "host/place.h"
 #include "host/pmuctl.h"
 #include "platform/knc/sbox.h"
@@ -106,7 +107,7 @@ static int knc_open(struct knc_card *k, const char *name)
 		fprintf(stderr, "pmuctl: %s\n", err);
 		return -1;
 	}
-	k->regs_fd = open(k->place.regs, O_RDWR | O_CLOEXEC);
+	k->regs_fd = open(k->place.regs, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (k->regs_fd < 0)
 		return open_failed(&k->place, k->place.regs);
 	if (fstat(k->regs_fd, &st) != 0 || st.st_size < BAR4_BYTES) {
@@ -119,7 +120,7 @@ static int knc_open(struct knc_card *k, const char *name)
 		fprintf(stderr, "pmuctl: cannot map %s: %s\n", k->place.regs, strerror(errno));
 		return -1;
 	}
-	k->mem_fd = open(k->place.path, O_RDWR | O_CLOEXEC);
+	k->mem_fd = open(k->place.path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (k->mem_fd < 0)
 		return open_failed(&k->place, k->place.path);
 	if (fstat(k->mem_fd, &st) != 0 || st.st_size <= 0) {
@@ -257,7 +258,10 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 			for (unsigned i = 0; i < n; i++) {
 				if (!line_open)
 					fputs("card: ", stderr);
-				fputc(c4[i], stderr);
+				if (c4[i] == '\n')
+					fputc('\n', stderr);
+				else
+					print_card_text(stderr, &c4[i], 1);
 				line_open = c4[i] != '\n';
 				if (ns + 1 == sizeof(status)) {
 					memmove(status, status + 1, --ns);
@@ -272,8 +276,9 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 			return -1;
 		}
 		if (card_time->now_ms() > end) {
-			fprintf(stderr, "pmuctl: no READY from the card within %u s (card status characters: '%s'; POST code %s)\n",
-				timeout_ms / 1000, status, post(k, p));
+			fprintf(stderr, "pmuctl: no READY from the card within %u s (card status characters: '", timeout_ms / 1000);
+			print_card_text(stderr, status, sizeof(status));
+			fprintf(stderr, "'; POST code %s)\n", post(k, p));
 			munmap(h, sizeof(*h));
 			return -1;
 		}
@@ -282,7 +287,11 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 	}
 	if (line_open)
 		fputc('\n', stderr);
-	printf("card %s: pmuos %s READY, %u CPUs\n", k->place.path, h->kernel_version, h->cpu_count);
+	char version[sizeof(h->kernel_version)];
+	memcpy(version, h->kernel_version, sizeof(version)); /* the card's 16 bytes, a NUL among them or not */
+	printf("card %s: pmuos ", k->place.path);
+	print_card_text(stdout, version, sizeof(version));
+	printf(" READY, %u CPUs\n", h->cpu_count);
 	munmap(h, sizeof(*h));
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host/cardtext.h"
 #include "host/doorbell.h"
 #include "host/pmuctl.h"
 #include "host/progress.h"
@@ -17,10 +18,14 @@ int cmd_info(struct card *c)
 		die_status(c, "info", st);
 	struct mbox_info *i = (struct mbox_info *)resp.payload;
 	printf("card       %s\n", c->path);
-	printf("kernel     pmuos %.16s\n", i->kernel_version);
+	printf("kernel     pmuos ");
+	print_card_text(stdout, i->kernel_version, sizeof(i->kernel_version));
+	putchar('\n');
 	printf("cpus       %u (%u online)\n", i->cpu_count, i->cpus_online);
 	printf("tsc        %.3f MHz\n", i->tsc_hz / 1e6);
-	printf("backend    %.16s\n", i->backend);
+	printf("backend    ");
+	print_card_text(stdout, i->backend, sizeof(i->backend));
+	putchar('\n');
 	printf("exact      %s\n", i->capabilities & MBOX_CAP_EXACT ? "yes" : "no");
 	printf("heartbeat  %llu\n", (unsigned long long)c->hdr->heartbeat);
 	/* The service's transport, as the card reports it in the header (include/pmuos/mailbox.h). */

@@ -96,7 +96,7 @@ int card_open(struct card *c, const char *name)
 	}
 	const char *path = place.path;
 	c->path = path;
-	c->fd = open(path, O_RDWR | O_CLOEXEC);
+	c->fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW); /* a card's file, never a link put in its place */
 	if (c->fd < 0) {
 		no_card(&place, name);
 		return -1;

@@ -14,7 +14,8 @@
 #   BUILD   build directory (default build)
 #   KERNEL  image to boot (default $BUILD/kernel.mb; $BUILD/pmuos.bzImage for linux)
 #   CMDLINE kernel command line
-#   CARD    mailbox name (default card0): /dev/shm/pmuos-$CARD, for host tools
+#   CARD    mailbox name (default card0): /dev/shm/pmuos-$CARD, for host tools;
+#           one card per name (scripts/card-keeper.py)
 #   MBOX    ivshmem (default): the mailbox is an ivshmem device's memory,
 #           /dev/shm/pmuos-$CARD (pmuctl --card $CARD); card: it is in guest
 #           RAM as on a KNC card, the RAM being the shared file
@@ -24,9 +25,10 @@
 #           (pmuctl --card sim:$CARD); Multiboot or Linux boot only
 #   DOORBELL 1 (default, with MBOX=ivshmem): the mailbox device is an
 #           ivshmem-doorbell with one MSI-X vector, its memory and eventfds
-#           handed out by scripts/ivshmem-server.py (started here, it ends
-#           with QEMU) on the socket /dev/shm/pmuos-$CARD.sock, where pmuctl
-#           connects too; 0: ivshmem-plain, no doorbell (the card polls)
+#           handed out by scripts/ivshmem-server.py (run by
+#           scripts/card-keeper.py, it ends with QEMU) on the socket
+#           /dev/shm/pmuos-$CARD.sock, where pmuctl connects too;
+#           0: ivshmem-plain, no doorbell (the card polls)
 #   MBOX_BASE where in card memory (default 0x10000000, pmuos MBOX_CARD_BASE)
 #   KNC_MMIO a file of 128 KiB: a KNC card's BAR4 (DBOX, SBOX) at the
 #           physical addresses a card's cores see it, 0x8007C0000 (a QEMU
@@ -45,6 +47,7 @@
 #   PLUGIN_ARGS more plugin arguments, comma-separated (e.g. verify=on)
 # Arguments after the environment are passed to QEMU unchanged.
 set -eu
+umask 077 # what is made for the card is this user's only (README "The card's files")
 
 die() { echo "qemu.sh: $*" >&2; exit 2; }
 
@@ -143,30 +146,33 @@ else
 	CONSOLE="-serial stdio"
 fi
 
+# The card's files in /dev/shm (its name, mailbox, plugin page, RAM, doorbell
+# socket) are scripts/card-keeper.py's: it refuses a second card of this
+# name, creates them this user's only (0600) and removes them when QEMU
+# ends, however it ends (README "The card's files"). Its options, gathered
+# below: KEEP.
+KEEP=""
 # The mailbox: shared memory the host maps (docs/design.md §7), a power of two.
-# QEMU refuses a backing file of another size (left by an older build).
 MBOX_FILE=/dev/shm/pmuos-$CARD
 MBOX_BYTES=33554432
-if [ -e "$MBOX_FILE" ] && [ "$(stat -c %s "$MBOX_FILE")" != "$MBOX_BYTES" ]; then
-	rm -f "$MBOX_FILE"
-fi
 MAILBOX="-object memory-backend-file,id=mbox,size=$MBOX_BYTES,share=on,mem-path=$MBOX_FILE"
 MAILBOX="$MAILBOX -device ivshmem-plain,memdev=mbox"
+if [ "$MBOX" = ivshmem ]; then
+	KEEP="--mbox $MBOX_BYTES"
+fi
 if [ "$MBOX" = ivshmem ] && [ "$DOORBELL" = 1 ]; then
-	# The same file, from the doorbell server, which must listen before QEMU
-	# starts (the device reads its ID and memory while it is created). It
-	# watches this process, which QEMU replaces (exec below).
-	SOCK=$MBOX_FILE.sock
-	"$(dirname "$0")/ivshmem-server.py" --socket "$SOCK" --shm "$MBOX_FILE" --size "$MBOX_BYTES" \
-		--vectors 1 --watch $$ || die "the doorbell server did not start (DOORBELL=0: no doorbell)"
-	MAILBOX="-chardev socket,path=$SOCK,id=mboxbell -device ivshmem-doorbell,chardev=mboxbell,vectors=1"
+	# The same file, from the doorbell server (scripts/ivshmem-server.py, run by
+	# the keeper: it listens before QEMU starts, for the device reads its ID
+	# and memory while it is created).
+	KEEP="$KEEP --doorbell 1"
+	MAILBOX="-chardev socket,path=$MBOX_FILE.sock,id=mboxbell -device ivshmem-doorbell,chardev=mboxbell,vectors=1"
 fi
 RAM="-m $MEM"
 if [ "$MBOX" = card ]; then
 	# Card memory the host maps, as a KNC card's GDDR through BAR0; a fresh
-	# file each boot (QEMU refuses one of another size).
+	# file each boot, or with RAM_KEEP=1 the simulated card's own.
 	RAM_FILE=/dev/shm/pmuos-$CARD-ram
-	[ "${RAM_KEEP:-0}" = 1 ] || rm -f "$RAM_FILE"
+	if [ "${RAM_KEEP:-0}" = 1 ]; then KEEP="$KEEP --keep-ram"; else KEEP="$KEEP --ram"; fi
 	RAM="-m $MEM -object memory-backend-file,id=ram,size=$MEM,share=on,mem-path=$RAM_FILE -machine memory-backend=ram"
 	MAILBOX=""
 	case " $CMDLINE" in *" pmuos.mbox="*) ;; *) CMDLINE="${CMDLINE:+$CMDLINE }pmuos.mbox=$MBOX_BASE,$MBOX_BYTES" ;; esac
@@ -189,16 +195,16 @@ if [ "$ACCEL" = tcg ] && [ "$PLUGIN" = 1 ]; then
 	case "$PLUGIN_ARGS" in *[!A-Za-z0-9=,._-]*) die "PLUGIN_ARGS must be key=value[,key=value...], got '$PLUGIN_ARGS'" ;; esac
 	PMU_FILE=/dev/shm/pmuos-$CARD-pmu
 	PMU_BYTES=65536 # PMUSHARE_BYTES
-	if [ -e "$PMU_FILE" ] && [ "$(stat -c %s "$PMU_FILE")" != "$PMU_BYTES" ]; then
-		rm -f "$PMU_FILE"
-	fi
+	KEEP="$KEEP --pmu"
 	PMU="-object memory-backend-file,id=pmushare,size=$PMU_BYTES,share=on,mem-path=$PMU_FILE"
 	PMU="$PMU -device ivshmem-plain,memdev=pmushare"
 	PMU="$PMU -plugin $SO,page=$PMU_FILE,threads=$THREADS${PLUGIN_ARGS:+,$PLUGIN_ARGS}"
 fi
 
+# The keeper execs QEMU: this process becomes QEMU (a kill of it is one of QEMU).
 # shellcheck disable=SC2086
-set -- qemu-system-x86_64 -machine q35 $RAM -smp "$SMP" $ACC \
+set -- "$(dirname "$0")/card-keeper.py" --card="$CARD" $KEEP -- \
+	qemu-system-x86_64 -machine q35 $RAM -smp "$SMP" $ACC \
 	-nodefaults -no-user-config -display none $CONSOLE $MAILBOX $PMU \
 	$BOOTARGS "$@"
 if [ "$BOOT" != uefi ]; then

@@ -11,7 +11,8 @@
 # test_metrics its metric groups, host/metrics.o.
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics vm parse mailbox \
-		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu bootmmap place boot apic
+		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu bootmmap place boot apic \
+		cardtext
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -94,9 +95,11 @@ $(BUILD)/unit/test_place:  $(BUILD)/unit/obj/host/place.o
 # test_boot: pmuctl boot and reset (host/boot.c) against a fake card in /dev/shm, on a fake clock;
 # it boots the built image.
 $(BUILD)/unit/test_boot:   $(BUILD)/unit/obj/host/boot.o $(BUILD)/unit/obj/host/place.o \
-	$(BUILD)/unit/obj/platform/knc/sbox.o $(BUILD)/unit/obj/boot/linux/bzimage_check.o
+	$(BUILD)/unit/obj/platform/knc/sbox.o $(BUILD)/unit/obj/boot/linux/bzimage_check.o $(BUILD)/unit/obj/host/cardtext.o
 $(BUILD)/unit/obj/tests/unit/test_boot.o: UNIT_DEFS = $(HOST_RENAME_LIB) -DBZIMAGE='"$(abspath $(BUILD))/pmuos.bzImage"'
 $(BUILD)/unit/test_boot: | $(BUILD)/pmuos.bzImage
+# test_cardtext: how pmuctl prints the card's own text (host/cardtext.c).
+$(BUILD)/unit/test_cardtext: $(BUILD)/unit/obj/host/cardtext.o
 
 # test_bzimage also reads the built image, System.map and the kernel's flat
 # image (absolute paths: the binary runs from anywhere); they must exist first.

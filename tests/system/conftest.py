@@ -4,6 +4,7 @@ every byte reaches the card unchanged: no terminal signals or translation)."""
 import os
 import re
 import subprocess
+import time
 
 import pexpect
 from pexpect.popen_spawn import PopenSpawn
@@ -66,17 +67,24 @@ class Card:
         if self.child.proc.poll() is None:
             self.child.kill(9)
             self.child.proc.wait()
-        remove_card_files(self.name)
+        check_card_gone(self.name)
 
 
-def remove_card_files(name):
-    """What scripts/qemu.sh made for card `name` in /dev/shm: mailbox, plugin page, RAM, doorbell socket."""
-    for f in (f"/dev/shm/pmuos-{name}", f"/dev/shm/pmuos-{name}-pmu", f"/dev/shm/pmuos-{name}-ram",
-              f"/dev/shm/pmuos-{name}.sock"):
-        try:
-            os.unlink(f)
-        except FileNotFoundError:
-            pass
+def card_files(name):
+    """What card `name` has in /dev/shm of the files scripts/card-keeper.py makes: its mailbox, -pmu, -ram,
+    .sock, .lock (not what a test or the simulated card makes beside them)."""
+    base = f"pmuos-{name}"
+    return sorted(f for f in os.listdir("/dev/shm") if f in (base, base + "-pmu", base + "-ram", base + ".sock",
+                                                              base + ".lock"))
+
+
+def check_card_gone(name, timeout=10):
+    """Nothing of card `name` stays in /dev/shm once its QEMU has ended, however it ended: its
+    keeper's watcher removes it all. Waits up to `timeout` s for that; a file left fails the test."""
+    end = time.monotonic() + timeout
+    while card_files(name) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not card_files(name), f"card {name} left {card_files(name)} in /dev/shm"
 
 
 @pytest.fixture

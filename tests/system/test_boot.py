@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, cpu_rows, remove_card_files
+from conftest import ROOT, cpu_rows, check_card_gone
 
 
 @pytest.mark.parametrize("cpus", [1, 4, 64, 244])
@@ -91,7 +91,7 @@ def test_make_run_with_piped_stdin_exits_zero():
         p = subprocess.run(["make", "--no-print-directory", "run"], cwd=ROOT, env=env,
                            input=b"cpus\npoweroff\n", capture_output=True, timeout=300)
     finally:
-        remove_card_files(env["CARD"])
+        check_card_gone(env["CARD"])
     out = p.stdout.decode("latin-1")
     assert p.returncode == 0, out + p.stderr.decode("latin-1")
     assert "4 CPUs, 4 online" in out

@@ -4,7 +4,9 @@ rings pmuctl back. Without it (DOORBELL=0: ivshmem-plain) the card polls."""
 import contextlib
 import os
 import re
+import resource
 import select
+import signal
 import socket
 import struct
 import subprocess
@@ -13,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import BUILD
+from conftest import BUILD, ROOT
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 
@@ -238,3 +240,302 @@ def test_ping_takes_a_gap_of_0_to_1000_ms(card):
         assert p.returncode == 2 and f"ping 3 {gap}: GAP_MS is 0 to 1000 milliseconds" in p.stderr, (gap, p.stderr)
     p = pmuctl(card, "ping", "3", "2")
     assert p.returncode == 0 and "info round trips: 3," in p.stdout, p.stderr
+
+
+# ---- the server under load (issue 23.2): scripts/ivshmem-server.py never waits on a client, holds a
+# bounded number of them, survives running out of descriptors, never gives a departed peer's ID or the
+# card's (0) again, and holds no descriptor of a peer that left.
+
+SERVER = os.path.join(ROOT, "scripts", "ivshmem-server.py")
+
+# A local process that connects N times, reads each connection's version and ID (16 bytes: refused if
+# the server closes it first, or says nothing in WAIT s) and nothing more, prints how many it got, and
+# holds them all for HOLD s.
+HOLDER = r"""
+import socket, sys, time
+path, n, hold, wait = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
+conns, got = [], 0
+for _ in range(n):
+    c = socket.socket(socket.AF_UNIX)
+    c.settimeout(wait)
+    try:
+        c.connect(path)
+        head = b""
+        while len(head) < 16:
+            chunk = c.recv(16 - len(head))
+            if not chunk:
+                break
+            head += chunk
+        got += len(head) == 16
+    except OSError:
+        pass
+    conns.append(c)
+print(got, flush=True)
+time.sleep(hold)
+"""
+
+
+def holder(sock, n, hold=60, wait=3):
+    return subprocess.Popen(["/usr/bin/python3", "-c", HOLDER, sock, str(n), str(hold), str(wait)],
+                            stdout=subprocess.PIPE, text=True)
+
+
+def recv_exact(conn, n=8):
+    """n bytes and the descriptors that came with them; b'' at EOF."""
+    data, fds = b"", []
+    while len(data) < n:
+        chunk, more, _, _ = socket.recv_fds(conn, n - len(data), 4)
+        fds += more
+        if not chunk:
+            break
+        data += chunk
+    return data, fds
+
+
+def read_setup(conn, timeout=3):
+    """A client's set-up (spec messages 1-5): (its ID, {peer: descriptors}), or None if the server
+    closed the connection first. Descriptors received are closed."""
+    conn.settimeout(timeout)
+    peers, me = {}, None
+    while True:
+        try:
+            data, fds = recv_exact(conn)
+        except socket.timeout:
+            data, fds = b"", []
+        for fd in fds:
+            os.close(fd)
+        if len(data) < 8:
+            return None
+        value = struct.unpack("<q", data)[0]
+        if me is None and "version" in peers:
+            me = value
+        elif "version" not in peers:
+            peers["version"] = value
+        elif fds and value >= 0:
+            peers.setdefault(value, []).append(len(fds))
+            if value == me:
+                return me, peers
+
+
+def drain(conn):
+    """Takes whatever the server sent since (a peer's eventfds), closing the descriptors."""
+    conn.setblocking(False)
+    try:
+        while True:
+            data, fds, _, _ = socket.recv_fds(conn, 4096, 16)
+            for fd in fds:
+                os.close(fd)
+            if not data:
+                return
+    except BlockingIOError:
+        pass
+
+
+def server_pid(name):
+    """The process serving card `name`'s doorbell (a card's keeper, or a server alone on socket `name`)."""
+    for d in os.listdir("/proc"):
+        try:
+            cmd = open(f"/proc/{d}/cmdline", "rb").read().decode("latin-1")
+        except (OSError, ValueError):
+            continue
+        if ("card-keeper.py" in cmd or "ivshmem-server.py" in cmd) and (f"--card={name}\0" in cmd or f"{name}.sock" in cmd):
+            return int(d)
+    raise AssertionError(f"no doorbell server for {name}")
+
+
+def fd_count(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def wait_fd_count(pid, want, timeout=10):
+    end = time.monotonic() + timeout
+    while fd_count(pid) != want and time.monotonic() < end:
+        time.sleep(0.05)
+    return fd_count(pid)
+
+
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
+class Lone:
+    """The server alone, this process its peer 0 (as QEMU is a card's)."""
+
+
+@contextlib.contextmanager
+def lone_server(tmp_path, nofile=None):
+    lone = Lone()
+    lone.sock, lone.log = str(tmp_path / "bell.sock"), tmp_path / "server.log"
+    shm = tmp_path / "shm"
+    shm.write_bytes(b"\0" * (1 << 20))
+    with open(lone.log, "wb") as err:
+        subprocess.run([SERVER, "--socket", lone.sock, "--shm", str(shm), "--size", str(1 << 20),
+                        "--watch", str(os.getpid())], stderr=err, check=True, timeout=30,
+                       preexec_fn=(lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile)))
+                       if nofile else None)
+    lone.pid = server_pid(lone.sock[:-len(".sock")])
+    try:
+        lone.qemu = socket.socket(socket.AF_UNIX)
+        lone.qemu.connect(lone.sock)
+        assert read_setup(lone.qemu)[0] == 0
+        yield lone
+    finally:
+        os.kill(lone.pid, signal.SIGKILL)
+        lone.qemu.close()
+
+
+def test_ids_are_never_given_twice_and_a_departed_peers_descriptors_are_closed(tmp_path):
+    with lone_server(tmp_path) as lone:
+        base = fd_count(lone.pid)
+        ids = []
+        for _ in range(5):
+            conns = [socket.socket(socket.AF_UNIX) for _ in range(6)]
+            for c in conns:
+                c.connect(lone.sock)
+                me, peers = read_setup(c)
+                assert peers.get(0) == [1], peers  # the card's eventfd, one vector
+                ids.append(me)
+            for c in conns:
+                c.close()
+            drain(lone.qemu)
+            assert wait_fd_count(lone.pid, base, 5) == base
+        assert sorted(ids) == list(range(1, 31)), ids
+
+
+@contextlib.contextmanager
+def hoarders(sock, procs, n, wait=3):
+    """`procs` holder processes of n connections each: yields how many each got, and ends them."""
+    hs = [holder(sock, n, wait=wait) for _ in range(procs)]
+    try:
+        yield [int(h.stdout.readline()) for h in hs]
+    finally:
+        for h in hs:
+            h.kill()
+            h.wait()
+
+
+def served_again(lone, base):
+    """The hoarders gone: the server's descriptors back to `base`, and a new client served; its ID."""
+    drain(lone.qemu)
+    assert wait_fd_count(lone.pid, base) == base
+    with socket.socket(socket.AF_UNIX) as c:
+        c.connect(lone.sock)
+        setup = read_setup(c)
+    assert setup is not None
+    return setup[0]
+
+
+def test_clients_beyond_the_cap_are_refused_and_named(tmp_path):
+    with lone_server(tmp_path) as lone:
+        base = fd_count(lone.pid)
+        with hoarders(lone.sock, 10, 10) as got:
+            assert sum(got) == 63 and max(got) == 8, got  # 64 peers with QEMU's ID 0; 8 a process
+            assert fd_count(lone.pid) == base + 63 * 2  # a socket and an eventfd each
+            log = lone.log.read_text()
+            assert "ivshmem-server: card shm: client refused: 64 peers hold eventfds, the most" in log, log
+            assert re.search(r"client refused: process \d+ holds 8 connections, the most", log), log
+        assert served_again(lone, base) > 63
+
+
+def test_out_of_descriptors_the_server_waits_without_spinning(tmp_path):
+    with lone_server(tmp_path, nofile=24) as lone:
+        base = fd_count(lone.pid)
+        with hoarders(lone.sock, 4, 8, wait=0.5) as got:
+            assert 0 < sum(got) < 32, got
+            cpu = cpu_seconds(lone.pid)
+            time.sleep(2)
+            assert cpu_seconds(lone.pid) - cpu < 0.4  # not a busy loop on accept's EMFILE
+            assert os.path.exists(lone.sock)
+            assert "out of descriptors (Too many open files)" in lone.log.read_text(), lone.log.read_text()
+        served_again(lone, base)
+
+
+def test_a_hoarding_local_process_does_not_stall_pmuctl(card_factory):
+    card = card_factory(cpus=4, env={"CMDLINE": "pmuos.mbox_poll=off"})  # only a ring makes the card serve
+    sock = f"/dev/shm/pmuos-{card.name}.sock"
+    server = server_pid(card.name)
+    base = fd_count(server)
+    hoarder = holder(sock, 250)
+    try:
+        select.select([hoarder.stdout], [], [], 60)
+        t0 = time.monotonic()
+        p = pmuctl(card, "info", timeout=30)
+        assert p.returncode == 0 and p.stderr == "", p.stderr
+        assert re.search(r"^doorbell\s+yes \(card peer 0, pmuctl peer \d+\)", p.stdout, re.M), p.stdout
+        assert time.monotonic() - t0 < 5
+        p = pmuctl(card, "ping", "20")
+        assert p.returncode == 0 and "info round trips: 20," in p.stdout, p.stderr
+    finally:
+        hoarder.kill()
+        hoarder.wait()
+    assert wait_fd_count(server, base) == base
+
+
+def test_a_stopped_qemu_keeps_id_0(card):
+    """QEMU stopped (SIGSTOP) takes no message while clients come and go: what it has not taken waits;
+    it is never dropped, and no client gets its ID."""
+    sock = f"/dev/shm/pmuos-{card.name}.sock"
+    server = server_pid(card.name)
+    base = fd_count(server)
+    ids = []
+    qemu = card.child.proc.pid
+    os.kill(qemu, signal.SIGSTOP)
+    try:
+        held = []
+        for _ in range(600):  # at once: more than QEMU's socket takes
+            c = socket.socket(socket.AF_UNIX)
+            try:
+                c.settimeout(1)
+                c.connect(sock)
+                setup = read_setup(c, 1)
+            except OSError:
+                setup = None
+            if setup:
+                ids.append(setup[0])
+            held.append(c)
+            for h in held:
+                drain(h)
+        for c in held:
+            c.close()
+        for _ in range(600):  # one after another
+            with socket.socket(socket.AF_UNIX) as c:
+                c.settimeout(1)
+                c.connect(sock)
+                setup = read_setup(c, 1)
+                if setup:
+                    ids.append(setup[0])
+        assert ids and 0 not in ids, sorted(ids)
+        assert len(set(ids)) == len(ids)
+    finally:
+        os.kill(qemu, signal.SIGCONT)
+    assert wait_fd_count(server, base) == base  # QEMU took what waited: the departed peers' eventfds are closed
+    p = pmuctl(card, "info")
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    peer = int(re.search(r"^doorbell\s+yes \(card peer 0, pmuctl peer (\d+)\)", p.stdout, re.M)[1])
+    assert peer > max(ids)
+
+
+def test_qemu_is_told_of_no_more_peers_than_its_descriptors_allow(card):
+    """QEMU keeps one eventfd per peer it was ever told of (never told one left: see the server): with
+    room for 10 more under its limit beside the 64 the server leaves it, the 11th client is refused,
+    and QEMU runs on and ends cleanly."""
+    qemu = card.child.proc.pid
+    held = fd_count(qemu)
+    resource.prlimit(qemu, resource.RLIMIT_NOFILE, (held + 64 + 10, resource.prlimit(qemu, resource.RLIMIT_NOFILE)[1]))
+    sock = f"/dev/shm/pmuos-{card.name}.sock"
+    served = 0
+    for _ in range(20):
+        with socket.socket(socket.AF_UNIX) as c:
+            c.connect(sock)
+            if read_setup(c) is None:
+                break
+        served += 1
+        end = time.monotonic() + 5
+        while fd_count(qemu) < held + served and time.monotonic() < end:  # QEMU takes the eventfd
+            time.sleep(0.01)
+    assert served == 10 and fd_count(qemu) == held + 10
+    card.child.expect_exact("client refused: QEMU would have too few descriptors left to take its eventfds")
+    p = pmuctl(card, "info")
+    assert p.returncode == 0 and "closed the connection; polling the mailbox instead" in p.stderr, p.stderr
+    assert card.poweroff() == 0

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, ROOT, Card, cpu_rows, remove_card_files
+from conftest import BUILD, ROOT, Card, cpu_rows, check_card_gone
 
 STAND_IN = os.path.join(BUILD, "cardsim", "knc_bootstrap.elf")
 BZIMAGE = os.path.join(BUILD, "pmuos.bzImage")
@@ -204,7 +204,7 @@ def test_32bit_entry_stops_before_overwriting_what_it_needs(tmp_path, where, che
         if qemu.poll() is None:
             qemu.kill()
             qemu.wait()
-        remove_card_files(name)
+        check_card_gone(name)
 
 
 @pytest.fixture
@@ -266,7 +266,7 @@ def test_without_acpi_or_sfi_the_kernel_says_why_it_halts():
     finally:
         qemu.kill()
         qemu.wait()
-        remove_card_files(env["CARD"])
+        check_card_gone(env["CARD"])
     text = out.decode("latin-1")
     assert ("pmuos: no ACPI and no SFI tables (SYST in 0xE0000-0xFFFFF): the processors cannot be found; "
             "halting.") in text, text
