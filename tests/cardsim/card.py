@@ -121,10 +121,12 @@ class Card:
         self.sfi = None
         self.ram_path = f"/dev/shm/pmuos-{name}-ram"
         self.mmio_path = f"/dev/shm/pmuos-{name}-mmio"
-        with open(self.mmio_path, "wb") as f:
-            f.truncate(BAR4_BYTES)
-        with open(self.ram_path, "wb") as f:
-            f.truncate(mem_bytes(mem))
+        # The card's BARs are this user's alone (0600), as scripts/card-keeper.py makes QEMU's files.
+        for path, size in ((self.mmio_path, BAR4_BYTES), (self.ram_path, mem_bytes(mem))):
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+            os.fchmod(fd, 0o600)
+            os.ftruncate(fd, size)
+            os.close(fd)
         self.mmio_file = open(self.mmio_path, "r+b")
         self.mmio = mmap.mmap(self.mmio_file.fileno(), BAR4_BYTES)
         # Registers as 32-bit words, each read and written whole (struct.pack_into goes byte by byte,
