@@ -10,6 +10,9 @@ CARDSIM := $(BUILD)/cardsim
 # A 32-bit freestanding program: QEMU's Multiboot loader takes ELF32 and
 # starts it in 32-bit protected mode, as a card's bootstrap runs.
 KNCBOOT_CFLAGS  = -m32 -std=gnu11 -O2 -g -Wall -Wextra
+# KNC code (scripts/knc-audit.py checks it): the Pentium's ISA, which has no
+# CMOV (it came with the P6, as did the long NOP; 327364-001 App. B).
+KNCBOOT_CFLAGS += -march=pentium
 # No C library; absolute addresses (linked at 16 MiB, never moved); no canary
 # runtime; no unwind tables to discard.
 KNCBOOT_CFLAGS += -ffreestanding -fno-pic -fno-pie -fno-stack-protector -fno-asynchronous-unwind-tables
