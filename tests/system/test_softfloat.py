@@ -185,3 +185,22 @@ def test_softfloat_program_on_the_strict_cpu(card_factory, tmp_path):
     # The SSE build really is not card code: the strict CPU ends it with #UD.
     out = strict.cmd("run memtest ops 16", timeout=60)
     assert re.search(r"#UD|invalid opcode", out), out
+
+
+# Every built-in program but the QEMU-only ones (user/user.mk SSE_PROGRAMS), with small arguments.
+CARD_PROGRAMS = ["hello", "triad 20000", "matmul 32", "chase 4096", "steady 200", "softfloat", "calib"]
+
+
+def test_built_in_programs_run_on_the_strict_cpu(card_factory):
+    """Card-correct programs run where CMOV, MMX and SSE raise #UD, and
+    calib's SPFLT regions still count exactly (must-show 5)."""
+    programs = sorted(os.path.basename(p)[:-2] for p in os.listdir(os.path.join(ROOT, "user", "programs")))
+    assert sorted(p.split()[0] for p in CARD_PROGRAMS) == sorted(set(programs) - {"memtest", "fault"})
+    card = card_factory(cpus=2, qemu_args=("-cpu", STRICT_CPU))
+    for line in ("pmu set 1 0 INSTRUCTIONS_EXECUTED:u", "pmu spflt 1 0", "pmu start 1"):
+        card.cmd(line)
+    for program in CARD_PROGRAMS:
+        out = card.cmd(f"run {program} on 1", timeout=120)
+        assert re.search(r"^task \d+ \(\w+, rank 0, CPU 1\): exit status 0$", out, re.M), (program, out)
+    for k in (0, 1, 10, 1000, 1000000):
+        assert f"calib: region of {k} user instructions counted {k}\n" in out, out
