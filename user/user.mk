@@ -45,7 +45,8 @@ SSE_PROGRAMS  := memtest fault
 
 # newlib, configured in $(1) with compiler $(2) and flags $(3), after the
 # shell command $(4) has adapted the unpacked source. Each build runs once
-# (a minute or two) and is kept under build/; the two can run in parallel.
+# (gcc's about a minute; knc-cc's, with its three steps per file, about
+# three) and is kept under build/; with make -j the two run in parallel.
 # Position-independent code: programs are linked at USER_TEXT, above 4 GiB,
 # out of reach of the small code model's 32-bit absolute addresses.
 NEWLIB_CFLAGS = -O2 -g -ffreestanding -fno-stack-protector -fpie
@@ -70,10 +71,13 @@ endef
 # MXCSR and the x87 status word; libm/fenv's portable stubs take its place,
 # right for soft-float, which keeps no flags and rounds to nearest).
 # setjmp.S stays: plain moves (scripts/knc-audit.py checks libc.a).
+# The greps fail the build if another newlib release no longer matches.
 NEWLIB_KNC_PATCH = sed -i '/libm_machine_dir=x86_64/d' newlib/configure.host && \
 	sed -i -e 's/^lib_a_SOURCES = setjmp.S memcpy.S memset.S$$/lib_a_SOURCES = setjmp.S/' \
 	       -e '/^am_lib_a_OBJECTS = lib_a-setjmp/{N;s/ lib_a-memcpy.*\n.*lib_a-memset.$$(OBJEXT)$$//}' \
-	       newlib/libc/machine/x86_64/Makefile.in
+	       newlib/libc/machine/x86_64/Makefile.in && \
+	grep -q '^lib_a_SOURCES = setjmp.S$$' newlib/libc/machine/x86_64/Makefile.in && \
+	grep -q '^am_lib_a_OBJECTS = lib_a-setjmp.$$(OBJEXT)$$' newlib/libc/machine/x86_64/Makefile.in
 
 KNC_CC_DEPS := scripts/knc-cc scripts/nocmov.py user/knc-include/stdarg.h
 $(NEWLIB_LIBC): $(KNC_CC_DEPS)
@@ -90,8 +94,11 @@ $(NEWLIB_SSE_LIBC):
 SOFTFP_FUNCS := $(foreach t,df sf,add$(t)3 sub$(t)3 mul$(t)3 div$(t)3 neg$(t)2 eq$(t)2 ge$(t)2 le$(t)2 unord$(t)2 \
 	$(foreach i,si di ti,fix$(t)$(i) fixuns$(t)$(i) float$(i)$(t) floatun$(i)$(t))) extendsfdf2 truncdfsf2
 SOFTFP_OBJS  := $(patsubst %,$(SOFTFP_DIR)/%.o,$(SOFTFP_FUNCS))
-SOFTFP_CFLAGS = -O2 -g -ffreestanding -fno-stack-protector -fpie -fno-builtin -w -fheinous-gnu-extensions \
-	-Iuser/softfp -I$(SOFTFP_DIR)/src/soft-fp
+# Compiled as newlib is (NEWLIB_CFLAGS), and: longlong.h's umul_ppmm writes
+# to cast asm outputs, a GCC extension clang takes only with
+# -fheinous-gnu-extensions; glibc's code, not ours, so its warnings are off
+# (-w); our sfp-machine.h first, then soft-fp's headers beside the sources.
+SOFTFP_CFLAGS = $(NEWLIB_CFLAGS) -fheinous-gnu-extensions -w -Iuser/softfp -I$(SOFTFP_DIR)/src/soft-fp
 
 $(SOFTFP_DIR)/src/.unpacked:
 	@set -- $(GLIBC_TARS); test -f "$$1" || { echo "glibc-source is not installed (make deps)"; exit 1; }
