@@ -1,5 +1,5 @@
 # The simulated card's pieces (issue 11), built for the system tests.
-# Included by tests/tests.mk (BUILD and CC come from the top Makefile).
+# Included by tests/tests.mk (BUILD, CC and PYTHON come from the top Makefile).
 #
 #   $(BUILD)/cardsim/knc_bootstrap.elf   a KNC bootstrap stand-in: enters the
 #                                        bzImage's 32-bit entry (QEMU Multiboot)
@@ -26,6 +26,7 @@ KNCBOOT_LDFLAGS += -T tests/cardsim/knc_bootstrap.ld
 $(CARDSIM)/knc_bootstrap.elf: tests/cardsim/knc_bootstrap.c tests/cardsim/knc_bootstrap.ld boot/linux/bootparams.h
 	@mkdir -p $(dir $@)
 	$(CC) $(KNCBOOT_CFLAGS) $(KNCBOOT_LDFLAGS) $< -o $@
+	$(PYTHON) scripts/knc-audit.py --kernel $@ || { rm -f $@; exit 1; }
 
 # A host program: the top Makefile's compiler, warnings on; platform/sfi.h by path.
 SFIGEN_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -I.
