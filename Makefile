@@ -1,4 +1,4 @@
-# pmuos — the one entry point: build, run, test, bench (DESIGN §9).
+# pmuos — the one entry point: build, run, test, bench (docs/design.md §9).
 #
 #   make          build the kernel (ELF, Multiboot copy, bzImage + System.map), the UEFI ESP
 #                 and the host-side test programs
@@ -40,7 +40,7 @@ KCFLAGS += -Wall -Wextra -Wno-unused-parameter
 KCFLAGS += -ffreestanding -nostdlib
 # Interrupts push onto the current stack; the 128-byte red zone would be clobbered.
 KCFLAGS += -mno-red-zone
-# KNC has no SSE/AVX/x87 (DESIGN §3): the compiler may use general registers only.
+# KNC has no SSE/AVX/x87 (docs/design.md §3): the compiler may use general registers only.
 KCFLAGS += -mgeneral-regs-only
 # Nor the multi-byte NOP (0F 1F) the assembler pads aligned code with (it came
 # with the P6; KNC's core is P54C-derived): no alignment padding in code.
@@ -94,7 +94,7 @@ $(BUILD)/kernel.mb: $(BUILD)/kernel.elf
 
 -include $(KOBJ:.o=.d)
 
-# The event table comes from libpfm4 at build time (DESIGN §5.3): a host
+# The event table comes from libpfm4 at build time (docs/design.md §5.3): a host
 # program lists libpfm4's knc PMU as a C header.
 $(BUILD)/gen/gen_events: pmu/gen_events.c
 	@mkdir -p $(dir $@)

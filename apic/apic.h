@@ -1,5 +1,5 @@
 /*
- * Local APIC interface (DESIGN §4): register access, LVT entries, IPIs
+ * Local APIC interface (docs/design.md §4): register access, LVT entries, IPIs
  * (fixed, NMI, INIT, SIPI), EOI, the timer, and the IOAPIC routes the kernel
  * uses. The performance-counter LVT (0x340) is programmed only through
  * apic_lvt_pc_*(), which pmu/ owns.
@@ -24,18 +24,18 @@ void apic_eoi(void);
 
 /* LVT 0x340: fixed delivery to `vector`, masked or not. */
 void apic_lvt_pc_set(uint8_t vector, bool masked);
-/* Clears the mask bit the APIC set when it delivered the PMI (000 §1.4.3.9). */
+/* Clears the mask bit the APIC set when it delivered the PMI (327357-001 §1.4.3.9). */
 void apic_lvt_pc_unmask(void);
 uint32_t apic_lvt_pc_read(void);
 /*
- * What the APIC does when the PMU's interrupt line rises (000 §1.4.3.9), for
+ * What the APIC does when the PMU's interrupt line rises (327357-001 §1.4.3.9), for
  * a PMU implemented in software: unless LVT 0x340 is masked, set its mask
  * bit and raise its vector on this CPU. Returns false (the edge is lost, as
  * in hardware) if the entry was masked.
  */
 bool apic_lvt_pc_raise(void);
 /*
- * The delivery's auto-mask alone (000 §1.4.3.9): sets LVT 0x340's mask bit
+ * The delivery's auto-mask alone (327357-001 §1.4.3.9): sets LVT 0x340's mask bit
  * and returns its vector, or -1 (the edge is lost) if it was masked. For a
  * PMU in software whose line rises while the CPU handles an interrupt or
  * system call: the caller takes the PMI at once on that context

@@ -20,7 +20,7 @@
 #define APIC_ICR_HI      0x310 /* destination in bits 31:24 */
 #define APIC_LVT_TIMER   0x320
 #define APIC_LVT_THERMAL 0x330
-#define APIC_LVT_PC      0x340 /* performance-counter overflow: the PMI (000 §1.4.3.9) */
+#define APIC_LVT_PC      0x340 /* performance-counter overflow: the PMI (327357-001 §1.4.3.9) */
 #define APIC_LVT_LINT0   0x350
 #define APIC_LVT_LINT1   0x360
 #define APIC_LVT_ERROR   0x370

@@ -1,5 +1,5 @@
 /*
- * The local APIC timer behind each CPU's software timer queue (DESIGN §4;
+ * The local APIC timer behind each CPU's software timer queue (docs/design.md §4;
  * the queue and the interrupt handler are the core's, kernel/timer.c): it
  * only raises its vector at a TSC deadline. TSC-deadline mode where
  * CPUID.1:ECX[24] offers it, else one-shot mode calibrated against the TSC.

@@ -1,6 +1,6 @@
 /*
  * The x87 and SSE state of Ring-3 tasks. The kernel itself never uses it
- * (DESIGN §3); tasks may, where the CPU has it (QEMU's does; a KNC core has
+ * (docs/design.md §3); tasks may, where the CPU has it (QEMU's does; a KNC core has
  * x87 but no SSE). Tasks run to completion, so nothing is saved: each task
  * starts from the reset state and cannot see or inherit its predecessor's
  * rounding modes, exception masks or register contents (issue 9).

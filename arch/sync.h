@@ -1,6 +1,6 @@
 /*
  * Spin-waits, barriers and locks: the one place that decides how a CPU waits.
- * DESIGN §3: a KNC core has no PAUSE and no MFENCE/LFENCE/SFENCE, so the full
+ * docs/design.md §3: a KNC core has no PAUSE and no MFENCE/LFENCE/SFENCE, so the full
  * barrier is a lock-prefixed add and a spin-wait is a plain re-read.
  */
 #ifndef ARCH_SYNC_H

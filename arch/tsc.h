@@ -1,6 +1,6 @@
 /*
- * Time Stamp Counter (MSR 0x10, 000 §1.4.3): the kernel's clock. Under QEMU
- * -icount shift=0 it advances by exactly one per guest instruction (DESIGN §5.2).
+ * Time Stamp Counter (MSR 0x10, 327357-001 §1.4.3): the kernel's clock. Under QEMU
+ * -icount shift=0 it advances by exactly one per guest instruction (docs/design.md §5.2).
  */
 #ifndef ARCH_TSC_H
 #define ARCH_TSC_H

@@ -1,7 +1,7 @@
 /*
  * x86-64 instruction wrappers used across the kernel: port I/O, MSRs, CPUID,
  * TSC, control registers, interrupt flag. Every one is a single instruction a
- * KNC core executes (DESIGN §3: no RDTSCP, PAUSE or fences here; barriers and
+ * KNC core executes (docs/design.md §3: no RDTSCP, PAUSE or fences here; barriers and
  * spin-waits are in arch/sync.h).
  */
 #ifndef ARCH_X86_H
@@ -70,7 +70,7 @@ DEFINE_CR(3)
 DEFINE_CR(4)
 #undef DEFINE_CR
 
-#define CR4_PCE (1u << 8) /* RDPMC allowed at CPL 3 (seed 004) */
+#define CR4_PCE (1u << 8) /* RDPMC allowed at CPL 3 (Intel SDM Vol. 3A §2.5) */
 
 static inline void cli(void) { __asm__ volatile("cli" ::: "memory"); }
 static inline void sti(void) { __asm__ volatile("sti" ::: "memory"); }

@@ -1,4 +1,4 @@
-# `make bench` (DESIGN §9): boot-time figures for pmuos beside a do-nothing
+# `make bench` (docs/design.md §9): boot-time figures for pmuos beside a do-nothing
 # baseline kernel booted the same way. Included by the top-level Makefile
 # (BUILD, CC, PYTHON come from there).
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Boot-time benchmark for `make bench` (DESIGN §9): figures, never verdicts.
+"""Boot-time benchmark for `make bench` (docs/design.md §9): figures, never verdicts.
 
 For each CPU count, boots pmuos ($BUILD/kernel.mb) and a do-nothing baseline
 ($BUILD/bench/null.mb, which only prints the prompt) through scripts/qemu.sh

@@ -1,5 +1,5 @@
 /*
- * Kernel entry points (DESIGN §2).
+ * Kernel entry points (docs/design.md §2).
  *
  *  multiboot_entry  32-bit protected mode, from QEMU -kernel (Multiboot 1):
  *                   EAX = 0x2BADB002, EBX = Multiboot information.

@@ -1,4 +1,4 @@
-# pmuctl, the host tool (DESIGN §8): a Linux C program on the card mailbox,
+# pmuctl, the host tool (docs/design.md §8): a Linux C program on the card mailbox,
 # libpfm4 for event names, elfutils' libelf for symbols. Included by the
 # top-level Makefile.
 

@@ -1,5 +1,5 @@
 /*
- * pmuctl: drive a pmuos card from the host through its mailbox (DESIGN §8).
+ * pmuctl: drive a pmuos card from the host through its mailbox (docs/design.md §8).
  *   pmuctl [--card NAME|PATH|sim:NAME|pci:BDF] info
  *   pmuctl events [PATTERN]
  *   pmuctl [--card ...] stat [-e EV[,EV...]] [-M GROUP[,GROUP...]] [-C CPUS] [--spflt] [-I MS]

@@ -1,6 +1,6 @@
 /*
  * What the core tells a driver above it about each CPU: its start-up, INIT,
- * privilege changes and halts (the PMU follows them, DESIGN §5.2). The
+ * privilege changes and halts (the PMU follows them, docs/design.md §5.2). The
  * driver installs its hooks at init (pmu/pmu.c); the core calls them
  * without including anything of the driver's, so the arrows run one way.
  * Until then every hook does nothing.

@@ -1,4 +1,4 @@
-/* Halting an idle CPU (DESIGN §5.2: idle CPUs stay halted; halted cycles are not counted). */
+/* Halting an idle CPU (docs/design.md §5.2: idle CPUs stay halted; halted cycles are not counted). */
 #ifndef KERNEL_IDLE_H
 #define KERNEL_IDLE_H
 

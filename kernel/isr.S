@@ -6,7 +6,7 @@
  *
  * Entries from and returns to Ring 3 are stamped with the TSC at a fixed
  * instruction distance from the privilege change, so the PMU model splits
- * USR from OS time exactly (DESIGN §5.2; kernel/trap.c uses the counts below).
+ * USR from OS time exactly (docs/design.md §5.2; kernel/trap.c uses the counts below).
  */
 #include "kernel/percpu.h"
 #include "arch/trapframe.h"

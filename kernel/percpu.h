@@ -1,5 +1,5 @@
 /*
- * Per-CPU data, reached through the GS base (DESIGN §3). One struct percpu
+ * Per-CPU data, reached through the GS base (docs/design.md §3). One struct percpu
  * per hardware thread; gs:0 holds its own address so this_cpu() is one load.
  */
 #ifndef KERNEL_PERCPU_H
@@ -19,7 +19,7 @@
 #include "kernel/timer.h"
 #include "arch/sync.h"
 
-#define MAX_CPUS 256 /* xAPIC: 8-bit APIC IDs (DESIGN §3) */
+#define MAX_CPUS 256 /* xAPIC: 8-bit APIC IDs (docs/design.md §3) */
 
 enum cpu_state {
 	CPU_ABSENT = 0,  /* not in the MADT */

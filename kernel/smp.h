@@ -1,6 +1,6 @@
 /*
  * SMP: start every processor the platform lists with INIT-SIPI-SIPI
- * (DESIGN §2), and run functions on other CPUs through an IPI.
+ * (docs/design.md §2), and run functions on other CPUs through an IPI.
  */
 #ifndef KERNEL_SMP_H
 #define KERNEL_SMP_H
@@ -51,7 +51,7 @@ int smp_call_wait(uint32_t cpu);
 bool smp_cpu_answering(uint32_t cpu);
 /*
  * Re-enters AP `cpu` through INIT-SIPI-SIPI, e.g. to recover a hung thread.
- * INIT leaves its PMU registers as they were (000 §1.4.4): the AP reports
+ * INIT leaves its PMU registers as they were (327357-001 §1.4.4): the AP reports
  * them when it is back, and ends the task INIT cut off. Returns 0, -1 for
  * the BSP, the calling CPU or a CPU that is starting, -2 if it did not come
  * back (its tasks are ended then).

@@ -1,5 +1,5 @@
 /*
- * Ring-3 tasks (DESIGN §6): static ELF64 programs, one address space each,
+ * Ring-3 tasks (docs/design.md §6): static ELF64 programs, one address space each,
  * run to completion on the CPU they were launched on (per-CPU run queues).
  * A launch starts one instance per CPU of a CPU set (SPMD): instance i of n
  * learns its CPU and its rank i through system calls.

@@ -1,6 +1,6 @@
 /*
  * Per-CPU software timers multiplexed on the CPU's one hardware timer
- * (DESIGN §4). Deadlines are absolute TSC ticks. A queue belongs to one CPU
+ * (docs/design.md §4). Deadlines are absolute TSC ticks. A queue belongs to one CPU
  * and is touched only by that CPU with interrupts off.
  */
 #ifndef KERNEL_TIMER_H

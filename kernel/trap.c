@@ -1,7 +1,7 @@
 /*
  * IDT, the C side of every vector (trap_dispatch), and the kernel fault
  * report: a fault prints vector, error code, RIP, CR2, CPU and registers and
- * stops only the CPU that faulted (DESIGN §3).
+ * stops only the CPU that faulted (docs/design.md §3).
  */
 #include "kernel/trap.h"
 #include "kernel/percpu.h"
@@ -156,7 +156,7 @@ static void __attribute__((noreturn)) fault_report(struct trap_frame *f)
  * its HAS_ERROR vectors),
  * and for #UD and #GP the trapping instruction itself, which QEMU's icount
  * charges before raising the exception: an RDPMC or SPFLT that the kernel
- * emulates is kernel time (DESIGN §5.6).
+ * emulates is kernel time (docs/design.md §5.6).
  */
 static uint64_t entry_insns(uint64_t v)
 {

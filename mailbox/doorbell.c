@@ -1,6 +1,6 @@
 /*
  * The mailbox's transport beside its memory: how the service learns of a
- * request and the host of an answer (DESIGN §7). With the platform's host
+ * request and the host of an answer (docs/design.md §7). With the platform's host
  * doorbell (platform/platform.h; QEMU's ivshmem-doorbell) a ring interrupts
  * the serving CPU, the card rings the host's peer after answering, and a
  * slow poll stays as the fallback, or none (pmuos.mbox_poll=off). Without

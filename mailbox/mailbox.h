@@ -1,5 +1,5 @@
 /*
- * The card side of the host mailbox (DESIGN §7; wire format in
+ * The card side of the host mailbox (docs/design.md §7; wire format in
  * include/pmuos/mailbox.h). One CPU holds the service (heartbeat and
  * request polling): CPU 0 in its waits while no program runs, else a CPU
  * running a task, so idle CPUs stay halted and measured counts exact. The

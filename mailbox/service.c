@@ -18,7 +18,7 @@
  * time, in Ring 0: CPU 0 while no CPU runs a task, else a CPU that runs
  * one. Under QEMU -icount the TSC counts every vCPU's instructions, so work
  * on an idle CPU would show up in a measured thread's counts; on the
- * measured CPU it is kernel time, which USR counts leave out (DESIGN §5.2,
+ * measured CPU it is kernel time, which USR counts leave out (docs/design.md §5.2,
  * §7). The rules that keep exactly one CPU serving, and never a CPU that
  * cannot (issue 9):
  *  - a CPU that starts a task takes the service; when its last queued task

@@ -1,6 +1,6 @@
 /*
  * What differs between a PC in QEMU and a Xeon Phi card, behind one
- * interface (DESIGN §2), as SerenityOS's Kernel/Arch: one ops table per
+ * interface (docs/design.md §2), as SerenityOS's Kernel/Arch: one ops table per
  * platform, chosen once at boot (init/main.c): platform/pc/ for a PC
  * (ACPI tables, PCI, the 8254 PIT, the COM1 UART, the IOAPIC's routes;
  * without ACPI, SFI), platform/knc/ for a card (SFI tables, the SBOX; no
@@ -19,7 +19,7 @@
 
 /*
  * A doorbell between this machine and the host, beside shared memory
- * region 0 (DESIGN §7): the host's rings interrupt one CPU, and this
+ * region 0 (docs/design.md §7): the host's rings interrupt one CPU, and this
  * machine rings the host's peers. In QEMU: an ivshmem-doorbell device
  * (QEMU docs/specs/ivshmem-spec.rst). A KNC card has the SBOX's (APICICR
  * host -> card, SDBIC card -> host; docs/knc.md), not used yet: it polls.

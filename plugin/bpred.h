@@ -1,12 +1,12 @@
 /*
  * The branch predictor the plugin models for BRANCHES_MISPREDICTED: a
- * branch target buffer like the Pentium's (seed 000 §1.2: the KNC core's
+ * branch target buffer like the Pentium's (Intel 327357-001 §1.2: the KNC core's
  * PMU and events descend from the P54C; no source we could find gives
  * KNC's own predictor): 256 entries, 4-way set associative, indexed by the
  * branch's address, LRU, each entry holding the branch's last target and a
  * 2-bit saturating counter (0-1 predict not taken, 2-3 taken).
  *  - A branch that misses the BTB is predicted not taken (fetch goes on
- *    sequentially) and is never counted as mispredicted (000 Table 1-6:
+ *    sequentially) and is never counted as mispredicted (327357-001 Table 1-6:
  *    "BTB misses are not considered branch mispredicts"); if it is taken
  *    it is allocated with its target and the counter at 2 (weakly taken).
  *  - A branch that hits is predicted taken to the stored target when the

@@ -12,7 +12,7 @@ void count_init(struct count_state *s, struct pmushare_thread *sh, count_event_o
 	s->seq = UINT32_MAX; /* odd: read the first stable publication */
 }
 
-/* Whether counter i is on for events at privilege `user` (000 §1.4.1, §1.4.3.3-4). */
+/* Whether counter i is on for events at privilege `user` (327357-001 §1.4.1, §1.4.3.3-4). */
 static bool counts_at(uint32_t e, uint32_t global_ctrl, uint64_t spflt, int i, bool user)
 {
 	if (!(e & EVTSEL_EN) || !(global_ctrl & GLOBAL_CTR(i)))
@@ -67,7 +67,7 @@ static void refresh(struct count_state *s)
 	}
 }
 
-/* The CMASK/INV comparison for one instruction with k events (000 §1.4.3.3). */
+/* The CMASK/INV comparison for one instruction with k events (327357-001 §1.4.3.3). */
 static bool condition(uint32_t e, uint64_t k)
 {
 	uint32_t cmask = EVTSEL_CMASK(e);

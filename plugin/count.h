@@ -1,7 +1,7 @@
 /*
  * Counting the plugin's events into a thread's two counters under the
  * registers the card's model publishes (include/pmuos/pmushare.h), by the
- * rules of seed 000 §1.4.3.3-7, as pmu/model_core.c applies them to
+ * rules of Intel 327357-001 §1.4.3.3-7, as pmu/model_core.c applies them to
  * instructions:
  *  - counter i counts when EvtSel_i.EN and GLOBAL_CTRL[i] are set, its
  *    event is one the plugin counts, the privilege of the instruction the

@@ -352,7 +352,7 @@ static inline __attribute__((always_inline)) void access_line(struct thr *t, con
 	}
 }
 
-/* A line of device memory: uncacheable, a read miss by definition (000 Table 1-6). */
+/* A line of device memory: uncacheable, a read miss by definition (327357-001 Table 1-6). */
 static void access_io(struct thr *t, const struct slot *in, bool write)
 {
 	if (!write && !t->op_missed) {

@@ -1,7 +1,7 @@
 /*
  * The caches of the card's cores as the plugin models them, and the events
  * they give (pmu/plugin_events.h). Per core, shared by its (up to 4)
- * hardware threads (seed 000 §1.2: "4-way threaded"; the developer's quick
+ * hardware threads (Intel 327357-001 §1.2: "4-way threaded"; the developer's quick
  * start guide: "Each core has a 32KB L1 data cache, a 32KB L1 instruction
  * cache, and a 512KB L2 cache"):
  *   L1D  32 KiB, 8-way, 64-byte lines: write-back, write-allocate
@@ -45,7 +45,7 @@
 #define MS_M 3
 
 #define MS_LINE_SHIFT 6
-#define MS_THREADS    4 /* hardware threads per KNC core (000 §1.2) */
+#define MS_THREADS    4 /* hardware threads per KNC core (327357-001 §1.2) */
 
 /* A thread's counters receive n events of kind ev (enum plugin_event). */
 typedef void (*ms_event_fn)(void *thread, int ev, uint64_t n);

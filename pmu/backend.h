@@ -1,6 +1,6 @@
 /*
  * The hardware-specific part of the PMU driver: one small ops table per
- * backend (DESIGN §5.2). Every op acts on the calling CPU's own PMU.
+ * backend (docs/design.md §5.2). Every op acts on the calling CPU's own PMU.
  */
 #ifndef PMU_BACKEND_H
 #define PMU_BACKEND_H

@@ -1,7 +1,7 @@
 /*
  * RDPMC and SPFLT for CPUs that lack them (QEMU raises #UD, or #GP for RDPMC
  * without CR4.PCE): the #UD/#GP handler recognises exactly these encodings
- * (000 §1.4.2, DESIGN §5.6), performs them on the software model and skips
+ * (327357-001 §1.4.2, docs/design.md §5.6), performs them on the software model and skips
  * the instruction. The handler runs at CPL 0, so emulation time is OS time
  * and never shows in USR counts. Anything else is left to the fault path.
  *   RDPMC          0F 33                ECX = 0 or 1 -> EDX:EAX (40 bits)

@@ -1,5 +1,5 @@
 /*
- * KNC event names and strings (DESIGN §5.3). The table is generated at build
+ * KNC event names and strings (docs/design.md §5.3). The table is generated at build
  * time from libpfm4 (pmu/gen_events.c); event strings follow libpfm4:
  * "[knc::]NAME[:mod...]" with modifiers u (USR), k (OS), e (edge),
  * i (invert), c=N (CMASK 0-255), t (any thread); or a raw "rHEX" (umask << 8 |

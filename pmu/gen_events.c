@@ -1,6 +1,6 @@
 /*
  * Build-time generator of the kernel's KNC event table from libpfm4's "knc"
- * PMU (DESIGN §5.3: no hand-typed event table). Runs on the build host and
+ * PMU (docs/design.md §5.3: no hand-typed event table). Runs on the build host and
  * prints a C header: one row per event with its name, code (umask << 8 |
  * event, as libpfm4 encodes it) and description.
  */

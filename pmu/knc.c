@@ -1,7 +1,7 @@
 /*
- * knc backend: the real core PMU through RDMSR/WRMSR (000 §1.4.3), chosen
+ * knc backend: the real core PMU through RDMSR/WRMSR (327357-001 §1.4.3), chosen
  * when CPUID reports family 0x0B (k1om). Halted cycles are the hardware's
- * business, and INIT leaves the registers as they were (000 §1.4.4).
+ * business, and INIT leaves the registers as they were (327357-001 §1.4.4).
  */
 #include "pmu/backend.h"
 #include "pmu/regs.h"

@@ -8,8 +8,8 @@
  *         (the KNC tuning guide), its metric of the same name.
  *   [LW]  likwid's KNC performance groups, groups/phi/<FILE>.txt in
  *         github.com/RRZE-HPC/likwid.
- *   [000] seed 000 (KNC PMU manual), Table 1-6: the event definitions.
- *   [003] seed 003 (Nehalem performance analysis guide), "Bandwidth per
+ *   [000] Intel 327357-001 (KNC PMU manual), Table 1-6: the event definitions.
+ *   [003] Intel, Core i7 / Xeon 5500 performance analysis guide, "Bandwidth per
  *         core": cache lines times 64 bytes over the time.
  */
 #include "pmu/metrics.h"

@@ -2,7 +2,7 @@
  * model backend: the kernel side of the software PMU (pmu/model_core.c).
  * Each op reads the TSC as `now`; afterwards sync() delivers a PMI if the
  * line rose and arms the thread's overflow timer for the tick at which the
- * next counter wraps (DESIGN §5.2).
+ * next counter wraps (docs/design.md §5.2).
  * A rise noticed on an entry from Ring 3 (a counter wrapped while the task
  * ran) is delivered at once on the task's frame, where the CPU would take
  * the PMI: one entry per sample instead of a second one for a self-IPI.
@@ -284,7 +284,7 @@ static void model_op_cpu_online(bool rejoin)
 		model_reset(&pc->model, now);
 		pc->plugin_sel = 0; /* every EvtSel 0: EN clear */
 		if (pc->share) {
-			share_drop(pc->share); /* warm reset: every counter 0 (000 §1.4.4) */
+			share_drop(pc->share); /* warm reset: every counter 0 (327357-001 §1.4.4) */
 			share_publish(pc->share, &pc->model);
 		}
 	} else if (pc->init_sent_tsc) {

@@ -1,13 +1,13 @@
 /*
- * Software model of one hardware thread's KNC core PMU (DESIGN §5.2), for
- * CPUs without one (QEMU). It implements 000 §1.4.3 exactly:
+ * Software model of one hardware thread's KNC core PMU (docs/design.md §5.2), for
+ * CPUs without one (QEMU). It implements 327357-001 §1.4.3 exactly:
  *  - two 40-bit counters; a write sets all 40 bits, reads zero-extend;
  *  - counter i counts when EvtSel_i.EN AND GLOBAL_CTRL[i], filtered by USR/OS
  *    against the running privilege level, and, if SPFLT_CONTROL[i] is set,
  *    only while USER_PREF is 1;
  *  - sticky GLOBAL_STATUS, cleared only through GLOBAL_OVF_CTRL;
  *  - a 1-bit PMI line (OR of status bits whose EvtSel.INT is set) that
- *    signals the APIC only on a 0 -> 1 transition (000 §1.4.3.9).
+ *    signals the APIC only on a 0 -> 1 transition (327357-001 §1.4.3.9).
  * Time is in ticks of the TSC. The model observes two events: every tick the
  * thread is not halted is one CPU_CLK_UNHALTED cycle and, under QEMU
  * -icount shift=0, one INSTRUCTIONS_EXECUTED. Other events are accepted and
@@ -50,7 +50,7 @@ struct pmu_model {
 	uint64_t last;        /* tick up to which the counters are accounted */
 };
 
-/* Warm/cold reset: every register 0 (000 §1.4.4). `now` starts the accounting. */
+/* Warm/cold reset: every register 0 (327357-001 §1.4.4). `now` starts the accounting. */
 void model_reset(struct pmu_model *m, uint64_t now);
 /* Whether the model observes the event an EvtSel value selects. */
 bool model_counts_event(uint32_t evtsel);
@@ -86,7 +86,7 @@ int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v);
 int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v);
 /* RDPMC: counter 0 or 1, zero-extended 40 bits; -1 for another ECX. */
 int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v);
-/* SPFLT: USER_PREF = bit 0 of the operand (000 §1.4.2). */
+/* SPFLT: USER_PREF = bit 0 of the operand (327357-001 §1.4.2). */
 void model_spflt(struct pmu_model *m, uint64_t now, uint64_t operand);
 /* Privilege transitions and HLT, at tick `now`. */
 void model_set_cpl(struct pmu_model *m, uint64_t now, uint8_t cpl);
@@ -114,7 +114,7 @@ static inline void model_state_changed(struct pmu_model *m)
 	uint8_t gate = m->halted ? 0 : 0xff;
 
 	if (!(m->spflt & SPFLT_USER_PREF))
-		gate &= ~(uint8_t)(m->spflt & (SPFLT_EN(0) | SPFLT_EN(1))); /* held by SPFLT (000 §1.4.3.4) */
+		gate &= ~(uint8_t)(m->spflt & (SPFLT_EN(0) | SPFLT_EN(1))); /* held by SPFLT (327357-001 §1.4.3.4) */
 	m->active_at[0] = m->at_os & gate;
 	m->active_at[1] = m->at_usr & gate;
 	model_select_active(m);

@@ -51,7 +51,7 @@ static void advance_general(struct pmu_model *m, uint64_t ticks)
 			continue;
 		uint64_t v = m->ctr[i] + inc;
 		if (v > KNC_CTR_MASK)
-			m->status |= GLOBAL_CTR(i); /* sticky, with or without INT (000 §1.4.3.5) */
+			m->status |= GLOBAL_CTR(i); /* sticky, with or without INT (327357-001 §1.4.3.5) */
 		m->ctr[i] = v & KNC_CTR_MASK;
 	}
 }
@@ -76,7 +76,7 @@ void model_advance_counting(struct pmu_model *m, uint64_t now)
 		uint64_t v1 = m->ctr[1] + ticks * (a >> 1 & 1);
 
 		m->cond |= a; /* a plain counter's condition holds on every tick */
-		m->status |= (uint32_t)(v0 > KNC_CTR_MASK) | (uint32_t)(v1 > KNC_CTR_MASK) << 1; /* sticky (000 §1.4.3.5) */
+		m->status |= (uint32_t)(v0 > KNC_CTR_MASK) | (uint32_t)(v1 > KNC_CTR_MASK) << 1; /* sticky (327357-001 §1.4.3.5) */
 		m->ctr[0] = v0 & KNC_CTR_MASK;
 		m->ctr[1] = v1 & KNC_CTR_MASK;
 	}
@@ -89,7 +89,7 @@ void model_add(struct pmu_model *m, int i, uint64_t n)
 	uint64_t v = m->ctr[i] + n;
 
 	if (v > KNC_CTR_MASK) {
-		m->status |= GLOBAL_CTR(i); /* sticky (000 §1.4.3.5) */
+		m->status |= GLOBAL_CTR(i); /* sticky (327357-001 §1.4.3.5) */
 		update_line(m);
 	}
 	m->ctr[i] = v & KNC_CTR_MASK;

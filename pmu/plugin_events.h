@@ -3,7 +3,7 @@
  * the guest's execution, with a one-line definition each: the one table the
  * plugin counts by and the shell shows (`pmu events`). Names are libpfm4's
  * (the generated knc_events.h gives their codes; no code is typed here); the
- * event descriptions are seed 000 Table 1-6. The plugin's counting code
+ * event descriptions are Intel 327357-001 Table 1-6. The plugin's counting code
  * counts PEV_<NAME>. "Line" is a 64-byte cache line, "L1D"/"L1I"/"L2" the
  * core's caches (plugin/memsys.h), "an instruction" an executed instruction.
  * The model's own two events (INSTRUCTIONS_EXECUTED, CPU_CLK_UNHALTED) are

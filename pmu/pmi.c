@@ -1,7 +1,7 @@
 /*
  * The PMI handler: LVT 0x340 delivers VEC_PMI here on every CPU. It follows
- * the ISR protocol for multiple and rapid overflows of 000 §1.4.3.8-9
- * (DESIGN §5.4):
+ * the ISR protocol for multiple and rapid overflows of 327357-001 §1.4.3.8-9
+ * (docs/design.md §5.4):
  *   1. stop the counters (GLOBAL_CTRL = 0) so no new overflow can arrive;
  *   2. read GLOBAL_STATUS; for each set bit account the wrap, record a
  *      sample if the counter samples and reload its period (less the events
@@ -11,7 +11,7 @@
  *   4. unmask LVT 0x340, then restore GLOBAL_CTRL; trap_dispatch sends EOI.
  * Status must be clear before the unmask: the 1-bit line has to fall to 0
  * before it can rise again, or the next PMI is lost. The unmask comes before
- * the restore (DESIGN §5.4 lists them the other way round): a counter that
+ * the restore (docs/design.md §5.4 lists them the other way round): a counter that
  * overflows right after the restore must find the entry unmasked, or its
  * edge is lost with the line left high for good.
  * A per-thread rate limit holds sampling counters back for the rest of a

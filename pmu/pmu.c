@@ -1,6 +1,6 @@
 /*
  * The PMU driver: backend choice, per-CPU state, configuration and control
- * on CPU sets through IPIs (DESIGN §5). The PMI path is pmu/pmi.c; the
+ * on CPU sets through IPIs (docs/design.md §5). The PMI path is pmu/pmi.c; the
  * register layout pmu/regs.h; the backends pmu/knc.c and pmu/model.c.
  */
 #include "pmu/pmu.h"

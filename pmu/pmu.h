@@ -1,8 +1,8 @@
 /*
- * KNC core PMU service (DESIGN §5): configure both counters on any CPU set,
+ * KNC core PMU service (docs/design.md §5): configure both counters on any CPU set,
  * start and stop them together, read them, sample by overflow. Counter
  * values here are 64-bit totals of events: the driver adds up the 40-bit
- * hardware counter's wraps (000 §1.4.3.2).
+ * hardware counter's wraps (327357-001 §1.4.3.2).
  */
 #ifndef PMU_PMU_H
 #define PMU_PMU_H
@@ -63,7 +63,7 @@ bool pmu_plugin_present(void);
  */
 struct pmu_result pmu_configure(const struct cpuset *set, uint64_t ctr, uint32_t evtsel, uint64_t period);
 /*
- * PERF_SPFLT_CONTROL on `set` (000 §1.4.3.4): bit i of mask lets SPFLT gate
+ * PERF_SPFLT_CONTROL on `set` (327357-001 §1.4.3.4): bit i of mask lets SPFLT gate
  * counter i; USER_PREF starts at 0. Also PMU_ERR_SPFLT (a bit beyond
  * counter 1) and PMU_ERR_SPFLT_MUX (a CPU's events take turns: gating
  * would stop some of them for good).
@@ -75,7 +75,7 @@ struct pmu_result pmu_set_spflt(const struct cpuset *set, uint64_t mask);
  * two counters of every CPU in `set`, the next one or two every
  * `slice_ticks` TSC ticks (1 ms .. 1 s) of counting time (a timer on the
  * CPU itself, so each CPU slices its own time). Where they go is
- * pmu_place's: an L2 event only ever on counter 0 (DESIGN §5.1); events
+ * pmu_place's: an L2 event only ever on counter 0 (docs/design.md §5.1); events
  * that all fit never move, so this is also the request that counts
  * events without naming counters. Replaces both counters' configuration;
  * stops them; counts start at 0. Readings give each event's count and its
@@ -113,7 +113,7 @@ struct pmu_regs {
 	uint64_t tsc, ctr[2], evtsel[2], spflt, status, global_ctrl;
 	uint32_t lvt_pc;
 };
-/* Raw registers of `cpu` (000 §1.4.3): PMU_OK, PMU_ERR_CPUSET, _OFFLINE or _BUSY. */
+/* Raw registers of `cpu` (327357-001 §1.4.3): PMU_OK, PMU_ERR_CPUSET, _OFFLINE or _BUSY. */
 enum pmu_err pmu_read_regs(uint32_t cpu, struct pmu_regs *r);
 
 /*

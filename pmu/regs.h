@@ -1,6 +1,6 @@
 /*
- * KNC core PMU registers and fields, described once (seed 000 §1.4.3,
- * DESIGN §5.1). The driver, the software model, the tests and the host tool
+ * KNC core PMU registers and fields, described once (Intel 327357-001 §1.4.3,
+ * docs/design.md §5.1). The driver, the software model, the tests and the host tool
  * all derive their accessors from these.
  */
 #ifndef PMU_REGS_H
@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-/* MSR addresses (000 §1.4.3, Table 1-2) */
+/* MSR addresses (327357-001 §1.4.3, Table 1-2) */
 #define MSR_KNC_TSC              0x10 /* IA32_TIME_STAMP_COUNTER, per core */
 #define MSR_KNC_PERFCTR0         0x20 /* IA32_PerfCnt0, 40 bits, per thread */
 #define MSR_KNC_PERFCTR1         0x21
@@ -23,11 +23,11 @@
 #define MSR_KNC_PERFCTR(i)  (MSR_KNC_PERFCTR0 + (i))
 #define MSR_KNC_EVNTSEL(i)  (MSR_KNC_EVNTSEL0 + (i))
 
-/* IA32_PerfCnt0/1 (000 §1.4.3.2): a write sets all 40 bits; reads zero-extend. */
+/* IA32_PerfCnt0/1 (327357-001 §1.4.3.2): a write sets all 40 bits; reads zero-extend. */
 #define KNC_CTR_BITS  40
 #define KNC_CTR_MASK  ((1ULL << KNC_CTR_BITS) - 1)
 
-/* IA32_PerfEvtSel0/1 (000 §1.4.3.3, Table 1-5) */
+/* IA32_PerfEvtSel0/1 (327357-001 §1.4.3.3, Table 1-5) */
 #define EVTSEL_EVENT_MASK   0x000000ffu
 #define EVTSEL_UMASK_SHIFT  8
 #define EVTSEL_UMASK_MASK   0x0000ff00u
@@ -48,22 +48,22 @@
 /* Event code as libpfm4 writes it: umask << 8 | event. */
 #define EVTSEL_CODE(v)   ((v) & (EVTSEL_UMASK_MASK | EVTSEL_EVENT_MASK))
 
-/* PERF_SPFLT_CONTROL (000 §1.4.3.4, Table 1-7) */
+/* PERF_SPFLT_CONTROL (327357-001 §1.4.3.4, Table 1-7) */
 #define SPFLT_EN(i)          (1ULL << (i)) /* SPFLT may gate counter i (OS-owned) */
 #define SPFLT_USER_PREF      (1ULL << 63)  /* set/cleared by the SPFLT instruction */
 #define SPFLT_VALID          (SPFLT_EN(0) | SPFLT_EN(1) | SPFLT_USER_PREF)
 
-/* GLOBAL_STATUS, GLOBAL_OVF_CTRL, GLOBAL_CTRL: bit i is counter i (000 §1.4.3.5-7). */
+/* GLOBAL_STATUS, GLOBAL_OVF_CTRL, GLOBAL_CTRL: bit i is counter i (327357-001 §1.4.3.5-7). */
 #define GLOBAL_CTR(i)   (1u << (i))
 #define GLOBAL_VALID    (GLOBAL_CTR(0) | GLOBAL_CTR(1))
 
-/* Events the software model counts (000 Table 1-6). */
+/* Events the software model counts (327357-001 Table 1-6). */
 #define KNC_EV_INSTRUCTIONS_EXECUTED 0x16
 #define KNC_EV_CPU_CLK_UNHALTED      0x2a
 
 /*
  * L2 (CRI) events, codes 0xC3-0xFF with umask 0x10, count only on counter 0
- * (DESIGN §5.1).
+ * (docs/design.md §5.1).
  */
 #define KNC_L2_UMASK 0x10
 static inline int knc_event_counter0_only(uint32_t code)

@@ -3,7 +3,7 @@
 
 enum pmu_err pmu_check_evtsel(uint32_t evtsel)
 {
-	/* EN and INT are the driver's; bit 19 is reserved (000 Table 1-5). */
+	/* EN and INT are the driver's; bit 19 is reserved (327357-001 Table 1-5). */
 	return evtsel & (EVTSEL_RESERVED | EVTSEL_EN | EVTSEL_INT) ? PMU_ERR_EVENT : PMU_OK;
 }
 
@@ -20,7 +20,7 @@ struct pmu_result pmu_check_config(uint64_t ctr, uint32_t evtsel, uint64_t perio
 		return refuse(PMU_ERR_EVENT, evtsel);
 	if (ctr != 0 && knc_event_counter0_only(EVTSEL_CODE(evtsel)))
 		return refuse(PMU_ERR_L2_COUNTER, evtsel);
-	/* A counter's 40 bits hold at most 2^40 events to an overflow (000 §1.4.3.2). */
+	/* A counter's 40 bits hold at most 2^40 events to an overflow (327357-001 §1.4.3.2). */
 	if (period > PMU_MAX_PERIOD || (period && !evtsel))
 		return refuse(PMU_ERR_PERIOD, period);
 	return refuse(PMU_OK, 0);

@@ -15,20 +15,20 @@
 #include <stddef.h>
 #include "pmu/regs.h"
 
-#define PMU_MAX_PERIOD (1ULL << KNC_CTR_BITS) /* a period is 1 .. 2^40 events (000 §1.4.3.2) */
+#define PMU_MAX_PERIOD (1ULL << KNC_CTR_BITS) /* a period is 1 .. 2^40 events (327357-001 §1.4.3.2) */
 #define PMU_MUX_MAX    8                       /* events that can take turns on the 2 counters */
 /* A multiplexing time slice is 1 ms .. 1 s of counting time, as perf's interval (ms, >= 1). */
 #define PMU_SLICE_MIN_PER_S 1000                /* shortest slice: 1/1000 s */
 
 enum pmu_err {
 	PMU_OK = 0,
-	PMU_ERR_EVENT,      /* EvtSel sets EN, INT or reserved bit 19 (000 Table 1-5): value = EvtSel */
+	PMU_ERR_EVENT,      /* EvtSel sets EN, INT or reserved bit 19 (327357-001 Table 1-5): value = EvtSel */
 	PMU_ERR_COUNTER,    /* no such counter (0 or 1): value = the counter */
-	PMU_ERR_L2_COUNTER, /* an L2 event on counter 1 (DESIGN §5.1): value = EvtSel */
+	PMU_ERR_L2_COUNTER, /* an L2 event on counter 1 (docs/design.md §5.1): value = EvtSel */
 	PMU_ERR_PERIOD,     /* period outside 1..2^40 events, or a period without an event: value = period */
 	PMU_ERR_TOO_MANY,   /* multiplexing takes 1..PMU_MUX_MAX events: value = how many */
 	PMU_ERR_SLICE,      /* time slice outside 1 ms .. 1 s: value = TSC ticks */
-	PMU_ERR_SPFLT,      /* SPFLT mask names a counter beyond 0 and 1 (000 §1.4.3.4): value = mask */
+	PMU_ERR_SPFLT,      /* SPFLT mask names a counter beyond 0 and 1 (327357-001 §1.4.3.4): value = mask */
 	PMU_ERR_SPFLT_MUX,  /* SPFLT would gate counters whose events take turns: cpu = a CPU that multiplexes */
 	PMU_ERR_CPUSET,     /* empty CPU set, or a CPU the card does not have: cpu */
 	PMU_ERR_OFFLINE,    /* a CPU of the set is not online (nothing was done): cpu */
@@ -48,7 +48,7 @@ struct pmu_result {
 	uint64_t value;
 };
 
-/* EvtSel (without EN/INT) a counter can take: PMU_OK or PMU_ERR_EVENT. 000 Table 1-5. */
+/* EvtSel (without EN/INT) a counter can take: PMU_OK or PMU_ERR_EVENT. 327357-001 Table 1-5. */
 enum pmu_err pmu_check_evtsel(uint32_t evtsel);
 /*
  * Counter `ctr` counting `evtsel` (0: free the counter), sampling every
@@ -62,14 +62,14 @@ struct pmu_result pmu_check_config(uint64_t ctr, uint32_t evtsel, uint64_t perio
  * PMU_ERR_SLICE. evtsel[] is read only when nev is in range.
  */
 struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks, uint64_t tsc_hz);
-/* PERF_SPFLT_CONTROL enable mask: bit i gates counter i (000 §1.4.3.4). PMU_OK or PMU_ERR_SPFLT. */
+/* PERF_SPFLT_CONTROL enable mask: bit i gates counter i (327357-001 §1.4.3.4). PMU_OK or PMU_ERR_SPFLT. */
 struct pmu_result pmu_check_spflt(uint64_t mask);
 
 /*
  * Event placement, decided here only: the events of the slice that starts
  * with event `first` of evtsel[0..nev): on[0], on[1] (-1: none); returns
  * how many. An L2 event goes on counter 0 only, so two L2 events cannot
- * share a slice (DESIGN §5.1).
+ * share a slice (docs/design.md §5.1).
  */
 uint32_t pmu_place(uint32_t nev, const uint32_t *evtsel, uint32_t first, int on[KNC_NUM_COUNTERS]);
 /* Whether the events need more than one slice to all get a counter (they take turns). */

@@ -8,7 +8,7 @@
  *     at exactly the j-th multiple of P events (checked against counter 1
  *     counting the same event) and its RIP lies in the loop;
  *  3. both counters overflowing in the same instruction and in consecutive
- *     ones, 10,000 times: no PMI lost (000 §1.4.3.9).
+ *     ones, 10,000 times: no PMI lost (327357-001 §1.4.3.9).
  * It uses and then clears CPU 0's counters.
  */
 #include "pmu/selftest.h"

@@ -17,7 +17,7 @@ what came after the P6 and is not in its table of supported instructions
 is missing too (fences, PREFETCHh, CLFLUSH, POPCNT/LZCNT/TZCNT, MOVBE,
 XSAVE, the multi-byte NOP 0F 1F, RDTSCP, BMI, CRC32, ...). KNC has the
 x87: Ring-3 code may use it (not FCMOV/FCOMI); the kernel does not
-(DESIGN §3: general registers only).
+(docs/design.md §3: general registers only).
 
 Two profiles: user (the default: pmuos-cc's programs, newlib) and --kernel
 (kernel.elf, the bzImage's own code, the card bootstrap stand-in): no x87 at

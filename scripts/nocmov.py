@@ -4,7 +4,7 @@ and pads code alignment with one-byte NOPs: a KNC core
 has no CMOV (CPUID.1:EDX bit 15 clear; Intel Xeon Phi Coprocessor ISA
 Reference Manual 327364, Appendix B, as gathered with hardware confirmation
 by the public Intel-Phi-3120A project, docs/research/isa-deletions.md), and
-GCC has no switch that stops it emitting CMOV in 64-bit code (DESIGN §3).
+GCC has no switch that stops it emitting CMOV in 64-bit code (docs/design.md §3).
 Each becomes a branch and a MOV, which leaves the flags alone as CMOV does:
 
   cmovCC SRC, %r64/%r16  ->  jNCC 1f; mov SRC, DST; 1:

@@ -9,7 +9,7 @@
 #           linux (QEMU -kernel with the bzImage: the Linux boot protocol)
 #   ACCEL   tcg (default) or kvm
 #   ICOUNT  1 (default): -icount shift=0, one TSC tick per guest instruction,
-#           so counts are exact (DESIGN §5.2); 0: free-running TCG
+#           so counts are exact (docs/design.md §5.2); 0: free-running TCG
 #   MEM     guest RAM (default 512M)
 #   BUILD   build directory (default build)
 #   KERNEL  image to boot (default $BUILD/kernel.mb; $BUILD/pmuos.bzImage for linux)
@@ -143,7 +143,7 @@ else
 	CONSOLE="-serial stdio"
 fi
 
-# The mailbox: shared memory the host maps (DESIGN §7), a power of two.
+# The mailbox: shared memory the host maps (docs/design.md §7), a power of two.
 # QEMU refuses a backing file of another size (left by an older build).
 MBOX_FILE=/dev/shm/pmuos-$CARD
 MBOX_BYTES=33554432

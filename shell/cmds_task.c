@@ -1,4 +1,4 @@
-/* Task shell commands: run, tasks, kill (DESIGN §6). */
+/* Task shell commands: run, tasks, kill (docs/design.md §6). */
 #include "shell/shell.h"
 #include "kernel/console.h"
 #include "lib/cpuset.h"

@@ -1,4 +1,4 @@
-# Tests (DESIGN §9): unit tests on the host (cmocka), system tests that boot
+# Tests (docs/design.md §9): unit tests on the host (cmocka), system tests that boot
 # QEMU (pytest + pexpect, Debian's python3). tests/run.py prints every result
 # and ends with "N passed, N failed". TESTS="-k pattern" selects system tests.
 include tests/unit.mk

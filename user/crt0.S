@@ -1,5 +1,5 @@
 /*
- * Ring-3 program start (DESIGN §6). The kernel enters _start with RSP at
+ * Ring-3 program start (docs/design.md §6). The kernel enters _start with RSP at
  * argc, then argv[0..argc-1], NULL, an empty envp and auxv (kernel/task.c).
  */
 	.text

@@ -1,7 +1,7 @@
 /*
  * Named regions of <pmuos/pmu.h>: RDPMC of both counters at begin and end,
  * added up per name, reported at exit. Counter deltas are taken modulo 2^40
- * (the counters' width, 000 §1.4.3.2).
+ * (the counters' width, 327357-001 §1.4.3.2).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-# The Ring-3 side (DESIGN §6): newlib built from Debian's newlib-source for a
+# The Ring-3 side (docs/design.md §6): newlib built from Debian's newlib-source for a
 # bare x86_64 target, crt0 and the system-call layer (libpmuos.a), the
 # soft-float helpers, build/bin/pmuos-cc, and the programs in user/programs/,
 # which are built with pmuos-cc and embedded in the kernel image.

@@ -1,5 +1,5 @@
 /*
- * pmuos UEFI boot loader: BOOTX64.EFI, built with GNU-EFI (DESIGN §2).
+ * pmuos UEFI boot loader: BOOTX64.EFI, built with GNU-EFI (docs/design.md §2).
  *
  * Protocol, in order:
  *   1. Read \EFI\BOOT\KERNEL.ELF whole from the volume this image came from.
@@ -224,7 +224,7 @@ static UINT64 find_rsdp(void)
 }
 
 /*
- * GetMemoryMap then ExitBootServices with its key (DESIGN §2). Any allocation
+ * GetMemoryMap then ExitBootServices with its key (docs/design.md §2). Any allocation
  * changes the map, so the buffer is (re)allocated only before a fresh
  * GetMemoryMap, never between the final one and ExitBootServices. A stale
  * key (EFI_INVALID_PARAMETER) just means: fetch the map again.

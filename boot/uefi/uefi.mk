@@ -1,4 +1,4 @@
-# UEFI boot loader BOOTX64.EFI and the ESP tree it boots from (DESIGN §2).
+# UEFI boot loader BOOTX64.EFI and the ESP tree it boots from (docs/design.md §2).
 # Included by the top-level Makefile (BUILD, CC, LD, OBJCOPY come from there).
 #
 #   make esp   ->  $(BUILD)/esp/EFI/BOOT/BOOTX64.EFI   the loader

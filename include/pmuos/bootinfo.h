@@ -1,7 +1,7 @@
 /*
  * Boot-info block: the one handoff from every boot path to the kernel.
  *
- * Every boot path fills this block and enters the kernel with it (DESIGN §2):
+ * Every boot path fills this block and enters the kernel with it (docs/design.md §2):
  *   - Multiboot (QEMU -kernel): boot/multiboot.c converts the Multiboot 1
  *     information structure into this block inside the kernel.
  *   - UEFI (boot/uefi/loader.c): BOOTX64.EFI fills it before it calls

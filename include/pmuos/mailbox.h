@@ -1,5 +1,5 @@
 /*
- * The card <-> host mailbox (DESIGN §7): the wire format, compiled into the
+ * The card <-> host mailbox (docs/design.md §7): the wire format, compiled into the
  * card and into host tools alike. In QEMU it is an ivshmem-plain device
  * backed by /dev/shm/pmuos-<card>; on a KNC card the same layout lives in
  * card memory the host maps through the PCIe aperture.
@@ -117,7 +117,7 @@ enum mbox_opcode {
 	MBOX_OP_STATUS     = 9, /* uint32_t launch id -> one struct mbox_task per task of the launch */
 	MBOX_OP_KILL       = 10, /* uint32_t launch id: end its tasks */
 	MBOX_OP_RESET_WARM = 11, /* answered, then the card resets (every PMU register to 0) */
-	MBOX_OP_CPU_INIT   = 12, /* uint32_t cpu: INIT-SIPI-SIPI, PMU state kept (000 §1.4.4) */
+	MBOX_OP_CPU_INIT   = 12, /* uint32_t cpu: INIT-SIPI-SIPI, PMU state kept (327357-001 §1.4.4) */
 	MBOX_OP_SHELL      = 13, /* a shell line (NUL-terminated, < 256 bytes) for CPU 0: answered when
 				    queued; output on the console ring; header.shell_done = seq when done */
 	MBOX_OP_PMU_MUX    = 14, /* struct mbox_pmu_mux: events taking turns on the counters, on the CPU set */

@@ -1,6 +1,6 @@
 /*
  * <pmuos/pmu.h>: performance counters from a Ring-3 pmuos program, without
- * entering the kernel (DESIGN §5.6, seed 000 §1.4.2):
+ * entering the kernel (docs/design.md §5.6, Intel 327357-001 §1.4.2):
  *   pmu_rdpmc(i)        RDPMC: counter i (0 or 1), 40 bits, zero-extended
  *   pmu_rdtsc()         RDTSC: the core's time-stamp counter
  *   pmu_spflt(on)       SPFLT: set the user preference bit; counters whose

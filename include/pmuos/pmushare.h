@@ -1,6 +1,6 @@
 /*
  * The page the card's PMU model and the QEMU plugin (build/pmuos-pmu.so)
- * share: the model owns the PMU registers (seed 000 §1.4.3) and publishes
+ * share: the model owns the PMU registers (Intel 327357-001 §1.4.3) and publishes
  * each thread's EvtSel, GLOBAL_CTRL and PERF_SPFLT_CONTROL here; the plugin
  * counts the events it simulates under those registers and leaves the
  * counts here, per counter, for the model to take. In QEMU it is a second
@@ -25,7 +25,7 @@
 /* One hardware thread. 64 bytes. */
 struct pmushare_thread {
 	/*
-	 * Written by the card: the registers, as in 000 §1.4.3.3-7. seq is odd
+	 * Written by the card: the registers, as in 327357-001 §1.4.3.3-7. seq is odd
 	 * while the card rewrites them and goes up by 2 per publication; the
 	 * plugin uses a stable (even) set.
 	 */

@@ -1,5 +1,5 @@
 /*
- * System calls of pmuos Ring-3 tasks (DESIGN §6): SYSCALL with the number in
+ * System calls of pmuos Ring-3 tasks (docs/design.md §6): SYSCALL with the number in
  * RAX and arguments in RDI, RSI, RDX; the result comes back in RAX, a
  * negative value being -errno. Shared by the kernel and user/ (newlib glue).
  */

@@ -1,6 +1,6 @@
 """Every ELF that reaches a card holds only instructions a KNC core executes
 (Intel 327364-001 Appendix B; scripts/knc-audit.py has the list and
-docs/knc.md the table): the kernel (no x87 either, DESIGN §3), the bzImage's
+docs/knc.md the table): the kernel (no x87 either, docs/design.md §3), the bzImage's
 own code, the card bootstrap stand-in, newlib's and the soft-float helpers'
 objects, crt0 and libpmuos, and every built-in program but the QEMU-only
 ones (user/user.mk SSE_PROGRAMS). The builds rewrite CMOV (scripts/nocmov.py)

@@ -13,11 +13,11 @@ import pytest
 
 from mbox import Mailbox
 
-INSTR = 0x30016        # INSTRUCTIONS_EXECUTED, USR|OS (000 Table 1-6)
+INSTR = 0x30016        # INSTRUCTIONS_EXECUTED, USR|OS (327357-001 Table 1-6)
 CLK = 0x3002a          # CPU_CLK_UNHALTED
-L2 = 0x310cb           # an L2 event: counter 0 only (DESIGN §5.1)
+L2 = 0x310cb           # an L2 event: counter 0 only (docs/design.md §5.1)
 L2B = 0x310cc
-EN, INT, BIT19 = 1 << 22, 1 << 20, 1 << 19  # EvtSel bits the driver owns or reserved (000 Table 1-5)
+EN, INT, BIT19 = 1 << 22, 1 << 20, 1 << 19  # EvtSel bits the driver owns or reserved (327357-001 Table 1-5)
 OFFLINE = 3
 
 # Each verdict: the shell's words for it (its one text) and the mailbox's status.

@@ -1,8 +1,8 @@
 /*
  * plugin/count.c on the host: the plugin's events counted under the
- * registers the model publishes, by 000 §1.4.3.3-7 (EN, GLOBAL_CTRL, USR/OS,
+ * registers the model publishes, by 327357-001 §1.4.3.3-7 (EN, GLOBAL_CTRL, USR/OS,
  * SPFLT, CMASK, INV, edge detect), with the plugin's cycle = an instruction.
- * Register bits are spelled out from the seed's tables.
+ * Register bits are spelled out from 327357-001's tables.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,16 +15,16 @@
 
 #include "plugin/count.h"
 
-/* 000 Table 1-5 */
+/* 327357-001 Table 1-5 */
 #define USR       (1u << 16)
 #define OS        (1u << 17)
 #define EDGE      (1u << 18)
 #define EN        (1u << 22)
 #define INV       (1u << 23)
 #define CMASK(n)  ((uint32_t)(n) << 24)
-/* 000 Table 1-7 */
+/* 327357-001 Table 1-7 */
 #define USER_PREF (1ULL << 63)
-/* 000 Table 1-6 */
+/* 327357-001 Table 1-6 */
 #define DATA_READ  0x00u
 #define DATA_WRITE 0x01u
 #define INST_EXEC  0x16u
@@ -97,7 +97,7 @@ static void test_usr_os(void **state)
 	assert_int_equal(sh.delta[1], 4);
 }
 
-/* SPFLT_CONTROL[i] set: counter i counts only while USER_PREF is 1 (000 §1.4.3.4). */
+/* SPFLT_CONTROL[i] set: counter i counts only while USER_PREF is 1 (327357-001 §1.4.3.4). */
 static void test_spflt(void **state)
 {
 	(void)state;

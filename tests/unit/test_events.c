@@ -1,9 +1,9 @@
 /*
  * pmu/events.c on the host: the KNC event table generated from libpfm4 and
- * the event-string syntax (pmu/events.h, DESIGN §5.3). events.c is compiled
+ * the event-string syntax (pmu/events.h, docs/design.md §5.3). events.c is compiled
  * with the kernel's snprintf/memcpy/... renamed to k_ (tests/unit.mk) and
- * linked with lib/fmt.c and lib/lib.c. Independent references: the
- * seed's event list (000 Table 1-6) and libpfm4 itself, linked here, which
+ * linked with lib/fmt.c and lib/lib.c. Independent references:
+ * 327357-001's event list (327357-001 Table 1-6) and libpfm4 itself, linked here, which
  * also encodes event strings when told the KNC PMU is present
  * (LIBPFM_FORCE_PMU=knc).
  */
@@ -24,7 +24,7 @@
 #include "pmu/plugin_events.h"
 #include "pmu/rules.h"
 
-/* IA32_PerfEvtSel bits, from 000 Table 1-5 */
+/* IA32_PerfEvtSel bits, from 327357-001 Table 1-5 */
 #define USR       (1u << 16)
 #define OS        (1u << 17)
 #define EDGE      (1u << 18)
@@ -37,7 +37,7 @@
 
 #define UNTOUCHED 0xa5a5a5a5u
 
-/* 000 Table 1-6, umask << 8 | event. The seed spells two names L1_DATA_PFI2
+/* 327357-001 Table 1-6, umask << 8 | event. 327357-001 spells two names L1_DATA_PFI2
  * and L2_DATA_PFI1_MISS; libpfm4 (and so the table) L1_DATA_PF2 and L2_DATA_PF1_MISS. */
 static const struct {
 	const char *name;
@@ -159,7 +159,7 @@ static void test_table_size(void **state)
 	assert_null(knc_event_at(SIZE_MAX));
 }
 
-/* Every event of 000 Table 1-6 is in the table with the seed's umask and event code, and no other. */
+/* Every event of 327357-001 Table 1-6 is in the table with 327357-001's umask and event code, and no other. */
 static void test_table_matches_seed(void **state)
 {
 	(void)state;
@@ -168,7 +168,7 @@ static void test_table_matches_seed(void **state)
 	for (size_t k = 0; k < NSPEC; k++) {
 		const struct knc_event *e = by_name(spec[k].name);
 		if (!e)
-			fail_msg("%s (000 Table 1-6) is missing from the table", spec[k].name);
+			fail_msg("%s (327357-001 Table 1-6) is missing from the table", spec[k].name);
 		assert_int_equal(e->code, spec[k].code);
 	}
 }
@@ -249,7 +249,7 @@ static void test_names_case_insensitive(void **state)
 	PARSES("knc::cpu_clk_unhalted:k", 0x2a | OS);
 }
 
-/* Modifiers u k e i c=N t set exactly their EvtSel bits (000 Table 1-5). */
+/* Modifiers u k e i c=N t set exactly their EvtSel bits (327357-001 Table 1-5). */
 static void test_modifiers(void **state)
 {
 	(void)state;
@@ -464,7 +464,7 @@ static bool allowed(uint32_t evtsel, int ctr, char *err, size_t errlen)
 	return r.err == PMU_OK;
 }
 
-/* L2 events (umask 0x10, event 0xC3-0xFF) count only on counter 0 (DESIGN §5.1). */
+/* L2 events (umask 0x10, event 0xC3-0xFF) count only on counter 0 (docs/design.md §5.1). */
 static void test_event_allowed(void **state)
 {
 	(void)state;

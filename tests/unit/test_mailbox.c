@@ -18,10 +18,10 @@
 #define OFFLINE  2
 #define SILENT   3
 #define TSC_HZ   2999999999ULL /* not a round number: the conversion to ticks must be exact */
-#define INSTR    0x30016u      /* INSTRUCTIONS_EXECUTED, USR and OS (000 Table 1-6) */
+#define INSTR    0x30016u      /* INSTRUCTIONS_EXECUTED, USR and OS (327357-001 Table 1-6) */
 #define CLK      0x3002au
-#define L2       0x310cbu      /* an L2 event: counter 0 only (DESIGN §5.1) */
-#define RESERVED (1u << 19)    /* EvtSel bit 19 (000 Table 1-5) */
+#define L2       0x310cbu      /* an L2 event: counter 0 only (docs/design.md §5.1) */
+#define RESERVED (1u << 19)    /* EvtSel bit 19 (327357-001 Table 1-5) */
 
 /* ------------------------------------------------------------ doubles */
 

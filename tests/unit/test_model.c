@@ -1,7 +1,7 @@
 /*
  * pmu/model_core.c on the host: the software model of one hardware thread's
- * KNC core PMU (pmu/model.h), one test per rule of 000 §1.4.3 / DESIGN §5.
- * Register addresses and EvtSel bits are spelled out here from the seed's
+ * KNC core PMU (pmu/model.h), one test per rule of 327357-001 §1.4.3 / docs/design.md §5.1.
+ * Register addresses and EvtSel bits are spelled out here from 327357-001's
  * tables (not taken from pmu/regs.h), so a wrong constant there shows too.
  */
 #include <stdarg.h>
@@ -15,7 +15,7 @@
 
 #include "pmu/model.h"
 
-/* 000 Table 1-2 */
+/* 327357-001 Table 1-2 */
 #define PERFCTR0   0x20u
 #define PERFCTR1   0x21u
 #define EVNTSEL0   0x28u
@@ -25,7 +25,7 @@
 #define OVF_CTRL   0x2eu
 #define GLOBAL     0x2fu
 
-/* 000 Table 1-5 */
+/* 327357-001 Table 1-5 */
 #define USR        (1u << 16)
 #define OS         (1u << 17)
 #define EDGE       (1u << 18)
@@ -36,12 +36,12 @@
 #define INV        (1u << 23)
 #define CMASK(n)   ((uint32_t)(n) << 24)
 
-/* 000 Table 1-6: umask << 8 | event */
+/* 327357-001 Table 1-6: umask << 8 | event */
 #define INST_EXEC  0x0016u /* INSTRUCTIONS_EXECUTED */
 #define CLK        0x002au /* CPU_CLK_UNHALTED */
 #define L2_RD_MISS 0x10cbu /* L2_READ_MISS */
 
-/* 000 Table 1-7 */
+/* 327357-001 Table 1-7 */
 #define USER_PREF  (1ULL << 63)
 
 #define TWO40      (1ULL << 40)
@@ -111,7 +111,7 @@ static void same_(const struct snap *a, const struct snap *b, const char *file, 
 }
 #define SAME(a, b) same_(a, b, __FILE__, __LINE__)
 
-/* Warm reset (000 §1.4.4, DESIGN §5.5): every register reads 0 afterwards, and nothing counts. */
+/* Warm reset (327357-001 §1.4.4, docs/design.md §5.5): every register reads 0 afterwards, and nothing counts. */
 static void test_reset(void **state)
 {
 	(void)state;
@@ -144,7 +144,7 @@ static void test_reset(void **state)
 	assert_false(m.rose);
 }
 
-/* IA32_PerfCnt0/1 (000 §1.4.3.2): a write sets all 40 bits, reads zero-extend; bits 63:40 refused. */
+/* IA32_PerfCnt0/1 (327357-001 §1.4.3.2): a write sets all 40 bits, reads zero-extend; bits 63:40 refused. */
 static void test_counter_40_bits(void **state)
 {
 	(void)state;
@@ -173,7 +173,7 @@ static void test_counter_40_bits(void **state)
 	READS(&m, 0, PERFCTR1, 9);
 }
 
-/* Counter i counts only when EvtSel_i.EN AND GLOBAL_CTRL[i] (000 §1.4.1, §1.4.3.3, §1.4.3.7). */
+/* Counter i counts only when EvtSel_i.EN AND GLOBAL_CTRL[i] (327357-001 §1.4.1, §1.4.3.3, §1.4.3.7). */
 static void test_enable_and_global(void **state)
 {
 	(void)state;
@@ -199,7 +199,7 @@ static void test_enable_and_global(void **state)
 	READS(&m, 200, PERFCTR1, 50);
 }
 
-/* USR counts at rings 1-3, OS at ring 0, both at any ring, neither at none (000 Table 1-5). */
+/* USR counts at rings 1-3, OS at ring 0, both at any ring, neither at none (327357-001 Table 1-5). */
 static void test_usr_os_filter(void **state)
 {
 	(void)state;
@@ -234,9 +234,9 @@ static void test_usr_os_filter(void **state)
 }
 
 /*
- * PERF_SPFLT_CONTROL (000 §1.4.3.4): with SPFLT_EN(i) the counter counts only
+ * PERF_SPFLT_CONTROL (327357-001 §1.4.3.4): with SPFLT_EN(i) the counter counts only
  * while USER_PREF (bit 63) is 1; SPFLT sets USER_PREF from operand bit 0
- * (000 Table 1-1); without SPFLT_EN(i) USER_PREF does not matter.
+ * (327357-001 Table 1-1); without SPFLT_EN(i) USER_PREF does not matter.
  */
 static void test_spflt_gating(void **state)
 {
@@ -363,7 +363,7 @@ static void test_events_counted(void **state)
 }
 
 /*
- * Overflow (000 §1.4.3.2, §1.4.3.5-6): preloaded with 2^40 - P, the counter
+ * Overflow (327357-001 §1.4.3.2, §1.4.3.5-6): preloaded with 2^40 - P, the counter
  * overflows after exactly P ticks: the status bit is set at tick P, not P-1;
  * the counter wraps to 0 and counts on; the bit is sticky and is cleared only
  * by writing GLOBAL_OVF_CTRL with that bit.
@@ -404,7 +404,7 @@ static void test_overflow(void **state)
 	}
 }
 
-/* GLOBAL_STATUS updates even if APIC interrupts are not enabled (000 §1.4.3.5); the line stays 0. */
+/* GLOBAL_STATUS updates even if APIC interrupts are not enabled (327357-001 §1.4.3.5); the line stays 0. */
 static void test_status_without_int(void **state)
 {
 	(void)state;
@@ -418,7 +418,7 @@ static void test_status_without_int(void **state)
 }
 
 /*
- * The 1-bit PMI line (000 §1.4.3.9): line = OR of the status bits whose
+ * The 1-bit PMI line (327357-001 §1.4.3.9): line = OR of the status bits whose
  * EvtSel.INT is set; `rose` is set only on a 0 -> 1 transition, so a second
  * overflow while the line is 1 does not raise it again; once OVF_CTRL clears
  * the status the line falls and the next overflow raises it.
@@ -503,7 +503,7 @@ static void test_pmi_line_is_or_of_int_bits(void **state)
 }
 
 /*
- * #GP cases (pmu/model.h, 000 Table 1-2): GLOBAL_STATUS is read-only,
+ * #GP cases (pmu/model.h, 327357-001 Table 1-2): GLOBAL_STATUS is read-only,
  * GLOBAL_OVF_CTRL write-only; an MSR that is not the PMU's fails both ways
  * (the TSC, 0x10, is not modelled).
  */
@@ -641,7 +641,7 @@ static void test_ticks_to_overflow(void **state)
 }
 
 /*
- * CMASK/INV (000 Table 1-5, pmu/model.h): a tick has one event, so CMASK 1
+ * CMASK/INV (327357-001 Table 1-5, pmu/model.h): a tick has one event, so CMASK 1
  * counts every tick, CMASK >= 2 none; INV inverts the comparison.
  */
 static void test_cmask_inv(void **state)
@@ -670,7 +670,7 @@ static void test_cmask_inv(void **state)
 }
 
 /*
- * Edge detect (000 Table 1-5, pmu/model.h): counts 1 at the start of each
+ * Edge detect (327357-001 Table 1-5, pmu/model.h): counts 1 at the start of each
  * stretch of counting, however long the stretch.
  */
 static void test_edge_detect(void **state)
@@ -706,7 +706,7 @@ static void test_edge_detect(void **state)
 	READS(&m, 1100, PERFCTR0, 5);
 }
 
-/* RDPMC (000 Table 1-1): ECX 0 or 1 read the zero-extended 40-bit counters; other ECX fail. */
+/* RDPMC (327357-001 Table 1-1): ECX 0 or 1 read the zero-extended 40-bit counters; other ECX fail. */
 static void test_rdpmc(void **state)
 {
 	(void)state;

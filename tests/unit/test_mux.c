@@ -17,9 +17,9 @@
 #include "pmu/internal.h"
 #include "arch/tsc.h" /* tests/unit/shadow: rdtsc() is ours */
 
-#define INSTR  0x0016u /* INSTRUCTIONS_EXECUTED (000 Table 1-6) */
+#define INSTR  0x0016u /* INSTRUCTIONS_EXECUTED (327357-001 Table 1-6) */
 #define CLK    0x002au /* CPU_CLK_UNHALTED */
-#define L2A    0x10cbu /* L2 events, counter 0 only (DESIGN §5.1) */
+#define L2A    0x10cbu /* L2 events, counter 0 only (docs/design.md §5.1) */
 #define L2B    0x10ccu
 #define SLICE  1000    /* ticks */
 

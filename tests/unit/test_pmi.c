@@ -1,6 +1,6 @@
 /*
  * pmu/pmi.c on the host: the PMI handler, one test per rule of the ISR
- * protocol for multiple and rapid overflows (000 §1.4.3.8-9, DESIGN §5.4)
+ * protocol for multiple and rapid overflows (327357-001 §1.4.3.8-9, docs/design.md §5.4)
  * and of the driver's rate limit.
  *
  * The handler runs against the software model (pmu/model_core.c) of the
@@ -9,7 +9,7 @@
  * the kernel (LVT unmask, timers, kprintf). The model's clock is a fake TSC
  * that moves one tick per MSR access, so a counter left running where the
  * handler should have stopped it shows in the values it records.
- * Register addresses are spelled out from the seed's Table 1-2 (not taken
+ * Register addresses are spelled out from 327357-001's Table 1-2 (not taken
  * from pmu/regs.h), so a wrong constant there shows too.
  */
 #include <stdarg.h>
@@ -29,7 +29,7 @@
 #include "kernel/percpu.h" /* tests/unit/shadow: this_cpu() is ours */
 #include "arch/tsc.h"    /* tests/unit/shadow: rdtsc() is ours */
 
-/* 000 Table 1-2 */
+/* 327357-001 Table 1-2 */
 #define PERFCTR0   0x20u
 #define PERFCTR1   0x21u
 #define EVNTSEL0   0x28u
@@ -37,18 +37,18 @@
 #define OVF_CTRL   0x2eu
 #define GLOBAL     0x2fu
 
-/* 000 Table 1-5 */
+/* 327357-001 Table 1-5 */
 #define USR        (1u << 16)
 #define OS         (1u << 17)
 #define INT        (1u << 20)
 #define EN         (1u << 22)
-/* 000 Table 1-6 */
+/* 327357-001 Table 1-6 */
 #define CLK        0x002au /* CPU_CLK_UNHALTED: one per model tick */
 
 #define TWO40      (1ULL << 40)
 #define POISON     0x5a5a5a5a5a5a5a5aULL
 
-#define VECTOR_PMI   0xf8u   /* arch/irq.h's VEC_PMI, as DESIGN assigns it */
+#define VECTOR_PMI   0xf8u   /* arch/irq.h's VEC_PMI, as docs/design.md §4 assigns it */
 #define MAX_ROUNDS   8       /* pmi.c's PMI_MAX_ROUNDS */
 #define HZ           1000000000ULL
 #define MS           (HZ / 1000)
@@ -696,7 +696,7 @@ static void test_order_restore_unmask(void **state)
 	/* two rounds (the injected bit), and no OVF_CTRL write after the clean read */
 	assert_int_equal(count(WR, OVF_CTRL), 2);
 	assert_true(last(WR, OVF_CTRL) < clean);
-	/* the 1-bit line is down when the LVT entry opens (000 §1.4.3.9) */
+	/* the 1-bit line is down when the LVT entry opens (327357-001 §1.4.3.9) */
 	assert_int_equal(EV(unmask).v, 0);
 	assert_false(pc.model.line);
 }
