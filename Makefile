@@ -82,8 +82,10 @@ $(BUILD)/k/%.S.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(KCFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/kernel.elf: $(KOBJ) linker.ld
+# Only what a KNC core executes (scripts/knc-audit.py, docs/knc.md), or no kernel.
+$(BUILD)/kernel.elf: $(KOBJ) linker.ld scripts/knc-audit.py
 	$(CC) $(KCFLAGS) $(KLDFLAGS) $(KOBJ) -o $@ -lgcc
+	$(PYTHON) scripts/knc-audit.py --kernel $@ || { rm -f $@; exit 1; }
 
 # QEMU's Multiboot loader takes ELF32 only: the same image, relabelled, with
 # the 32-bit Multiboot entry as its start address (the ELF64 keeps the 64-bit

@@ -8,8 +8,15 @@ $(BUILD)/bench/null.mb: bench/null_kernel.S bench/null.ld
 	@mkdir -p $(dir $@)
 	$(CC) -m32 -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-T,bench/null.ld $< -o $@
 
+# The SSE twins of triad and matmul (pmuos-cc --qemu-sse) that
+# bench/softfloat.py runs beside the card-correct built-ins.
+BENCH_SSE := $(BUILD)/bench/triad_sse.elf $(BUILD)/bench/matmul_sse.elf
+$(BUILD)/bench/%_sse.elf: user/programs/%.c $(USER_RUNTIME) $(NEWLIB_SSE_LIBC)
+	@mkdir -p $(dir $@)
+	$(PMUOS_CC) --qemu-sse -O2 -g -Wall -o $@ $<
+
 bench: deps
-	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl $(PLUGIN_SO)
+	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl $(PLUGIN_SO) $(BENCH_SSE)
 	$(PYTHON) bench/boot.py
 	$(PYTHON) bench/pmi.py
 	$(PYTHON) bench/tasks.py
@@ -17,3 +24,4 @@ bench: deps
 	$(PYTHON) bench/startup.py
 	$(PYTHON) bench/drain.py
 	$(PYTHON) bench/plugin.py
+	$(PYTHON) bench/softfloat.py

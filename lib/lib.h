@@ -48,6 +48,20 @@ static inline uint32_t get_le32(const uint8_t *p) { return get_le16(p) | (uint32
 static inline uint64_t get_le64(const uint8_t *p) { return get_le32(p) | (uint64_t)get_le32(p + 4) << 32; }
 
 /*
+ * The number of set bits of x (0..64). In C: POPCNT is not a KNC instruction,
+ * and without it the compiler calls libgcc's __popcountdi2, whose Debian
+ * build starts with ENDBR64 (a 0F 1E hint NOP, which a KNC core lacks too;
+ * scripts/knc-audit.py). The SWAR sum of Hacker's Delight §5-1.
+ */
+static inline unsigned popcount64(uint64_t x)
+{
+	x -= (x >> 1) & 0x5555555555555555ull;
+	x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+	x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+	return (unsigned)((x * 0x0101010101010101ull) >> 56);
+}
+
+/*
  * floor(n / d) of a 128-bit n, where the quotient fits in 64 bits: false
  * (and *q untouched) when it would not, or d is 0. One DIV: libgcc's
  * 128-bit division (__udivti3) pads with multi-byte NOPs, which a KNC core

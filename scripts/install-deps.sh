@@ -12,7 +12,7 @@ libcmocka-dev
 python3 python3-pytest python3-pexpect
 libpfm4-dev
 libdw-dev libelf-dev
-newlib-source
+newlib-source glibc-source
 clang libclang-rt-14-dev
 valgrind
 "

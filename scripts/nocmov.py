@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Rewrites every CMOVcc in GCC's AT&T assembly (stdin -> stdout): a KNC core
+"""Rewrites every CMOVcc in GCC's or clang's AT&T assembly (stdin -> stdout),
+and pads code alignment with one-byte NOPs: a KNC core
 has no CMOV (CPUID.1:EDX bit 15 clear; Intel Xeon Phi Coprocessor ISA
 Reference Manual 327364, Appendix B, as gathered with hardware confirmation
 by the public Intel-Phi-3120A project, docs/research/isa-deletions.md), and
@@ -13,6 +14,14 @@ A 32-bit CMOV writes its destination whatever the condition, clearing bits
 63:32 (SDM Vol. 2A, CMOVcc), so its false path moves the register onto
 itself. A memory source is read only when the condition holds (CMOV always
 reads it): never less safe.
+
+GNU as pads code alignment with long NOPs (0F 1F, which came with the P6
+and which KNC lacks too): always without a fill byte (read.c do_align), and
+with the fill 0x90 too unless run with -n (tc-i386.h md_do_align); with -n
+and the fill 0x90 it pads with one-byte NOPs. So every code alignment gets
+that fill (scripts/knc-cc runs `as -n`):
+
+  .p2align 4[,,MAX] / .balign 16[,,MAX]  ->  .p2align 4, 0x90[, MAX] ...
 """
 import re
 import sys
@@ -27,6 +36,15 @@ CC = "|".join(sorted(INVERSE, key=len, reverse=True))
 CMOV = re.compile(rf"^(\s*)cmov({CC})([wlq]?)\s+(.*\S)\s*$")
 REG32 = re.compile(r"^%(e[a-z]{2}|r\d+d)$")
 REG16 = re.compile(r"^%([a-d]x|[sd]i|[sb]p|r\d+w)$")
+ALIGN = re.compile(r"^(\s*)\.(p2align|balign|align)\s+([^,\s]+)\s*(?:,\s*(?:,\s*(\S+))?)?\s*$")
+SECTION = re.compile(r"^\s*(\.text|\.data|\.bss|\.section\s+([^,\s]+)\s*(?:,\s*\"([^\"]*)\")?)")
+
+
+def is_code(m):
+    """Whether the section a .text/.data/.bss/.section directive enters holds code."""
+    if m[1] in (".text", ".data", ".bss"):
+        return m[1] == ".text"
+    return m[2].startswith(".text") or "x" in (m[3] or "")
 
 
 def cmov(m, n):
@@ -41,12 +59,19 @@ def cmov(m, n):
 
 
 def rewrite(lines):
-    out, n = [], 0
+    out, n, code = [], 0, True
     for line in lines:
+        s = SECTION.match(line)
+        if s:
+            code = is_code(s)
         m = CMOV.match(line.rstrip("\n"))
+        a = ALIGN.match(line.rstrip("\n")) if code else None
         if m:
             n += 1
             out += cmov(m, n)
+        elif a:
+            indent, directive, align, limit = a.groups()
+            out.append(f"{indent}.{directive}\t{align}, 0x90{', ' + limit if limit else ''}\n")
         else:
             out.append(line)
     return out

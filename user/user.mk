@@ -1,43 +1,124 @@
-# The Ring-3 side (docs/design.md §6): newlib built once from Debian's newlib-source
-# for a bare x86_64 target with the host gcc, crt0 and the system-call layer
-# (libpmuos.a), build/bin/pmuos-cc, and the programs in user/programs/,
+# The Ring-3 side (docs/design.md §6): newlib built from Debian's newlib-source for a
+# bare x86_64 target, crt0 and the system-call layer (libpmuos.a), the
+# soft-float helpers, build/bin/pmuos-cc, and the programs in user/programs/,
 # which are built with pmuos-cc and embedded in the kernel image.
-# Included by the top-level Makefile (BUILD, CC come from there).
+# Included by the top-level Makefile (BUILD, CC, PYTHON come from there).
+#
+# Two ABIs, which cannot mix (a double travels in an XMM register in one and
+# in a general register in the other, printf's varargs included):
+#  - card-correct, the default: clang through scripts/knc-cc (no CMOV, MMX,
+#    SSE, AVX or long NOP; double and float in general registers, arithmetic
+#    by glibc's soft-fp, long double = double), newlib built the same way.
+#    Every ELF pmuos-cc writes passes scripts/knc-audit.py.
+#  - QEMU-only (pmuos-cc --qemu-sse): gcc's x86-64 code, SSE included, and
+#    its own newlib built by gcc, for programs that use SSE as the stand-in
+#    for KNC's VPU (the plugin counts VPU events on SSE instructions). Not
+#    audited: such a program ends with #UD on a card.
+# crt0 and libpmuos pass no floating-point values: one card-correct build
+# serves both.
 
-# Debian's newlib-source tarball is looked up when newlib is built, not when
-# make reads this file: on a fresh machine `deps` installs it after parsing.
+# Debian's source tarballs are looked up when the libraries are built, not
+# when make reads this file: on a fresh machine `deps` installs them after parsing.
 NEWLIB_TARS   := /usr/src/newlib/newlib-*.tar.*
+GLIBC_TARS    := /usr/src/glibc/glibc-*.tar.*
 NEWLIB_DIR    := $(BUILD)/newlib
 NEWLIB_PREFIX := $(abspath $(NEWLIB_DIR)/install)
 NEWLIB_LIBC   := $(NEWLIB_PREFIX)/x86_64-elf/lib/libc.a
+NEWLIB_SSE_DIR    := $(BUILD)/newlib-sse
+NEWLIB_SSE_PREFIX := $(abspath $(NEWLIB_SSE_DIR)/install)
+NEWLIB_SSE_LIBC   := $(NEWLIB_SSE_PREFIX)/x86_64-elf/lib/libc.a
+KNC_CC        := $(CURDIR)/scripts/knc-cc
+KNC_AUDIT     := scripts/knc-audit.py
 PMUOS_CC      := $(BUILD)/bin/pmuos-cc
 USERLIB       := $(BUILD)/user/lib
+SOFTFP_DIR    := $(BUILD)/softfp
+SOFTFP_LIB    := $(USERLIB)/libsoftfp.a
 USER_PROGRAMS := $(patsubst user/programs/%.c,%,$(wildcard user/programs/*.c))
 USER_ELFS     := $(patsubst %,$(BUILD)/user/%.elf,$(USER_PROGRAMS))
+# The programs built with --qemu-sse, and why:
+#  memtest: links user/measured.c, whose ms_vec is SSE2 (MOVAPD, ADDPD), the
+#  VPU stand-in the plugin's VPU tests count (tests/system/test_plugin.py).
+#  fault: its fpu-dirty and fpu-check kinds write and read every XMM register
+#  and MXCSR, to show that QEMU's SSE state does not leak from task to task
+#  (tests/system/test_hostile.py).
+SSE_PROGRAMS  := memtest fault
 
-# newlib's build runs once (about a minute) and is kept under build/. Its
-# library code may use SSE like any x86_64 program: these are Ring-3 programs
-# for QEMU's CPU (a KNC build would use the k1om toolchain instead).
+# newlib, configured in $(1) with compiler $(2) and flags $(3), after the
+# shell command $(4) has adapted the unpacked source. Each build runs once
+# (gcc's about a minute; knc-cc's, with its three steps per file, about
+# three) and is kept under build/; with make -j the two run in parallel.
 # Position-independent code: programs are linked at USER_TEXT, above 4 GiB,
 # out of reach of the small code model's 32-bit absolute addresses.
 NEWLIB_CFLAGS = -O2 -g -ffreestanding -fno-stack-protector -fpie
-$(NEWLIB_LIBC):
+define build_newlib
 	@set -- $(NEWLIB_TARS); test -f "$$1" || { echo "newlib-source is not installed (make deps)"; exit 1; }
-	rm -rf $(NEWLIB_DIR)/src $(NEWLIB_DIR)/obj
-	mkdir -p $(NEWLIB_DIR)/src $(NEWLIB_DIR)/obj
-	set -- $(NEWLIB_TARS); tar -C $(NEWLIB_DIR)/src --strip-components=1 -xf "$$1"
-	cd $(NEWLIB_DIR)/obj && ../src/configure --target=x86_64-elf --prefix=$(NEWLIB_PREFIX) \
+	rm -rf $(1)/src $(1)/obj
+	mkdir -p $(1)/src $(1)/obj
+	set -- $(NEWLIB_TARS); tar -C $(1)/src --strip-components=1 -xf "$$1"
+	cd $(1)/src && $(4)
+	cd $(1)/obj && ../src/configure --target=x86_64-elf --prefix=$(abspath $(1)/install) \
 		--disable-multilib --disable-newlib-supplied-syscalls --disable-nls \
-		CC_FOR_TARGET=$(CC) AR_FOR_TARGET=ar AS_FOR_TARGET=as LD_FOR_TARGET=ld \
+		CC_FOR_TARGET="$(2)" AR_FOR_TARGET=ar AS_FOR_TARGET=as LD_FOR_TARGET=ld \
 		RANLIB_FOR_TARGET=ranlib NM_FOR_TARGET=nm \
-		CFLAGS_FOR_TARGET="$(NEWLIB_CFLAGS)" > ../configure.log 2>&1
-	$(MAKE) -C $(NEWLIB_DIR)/obj all-target-newlib > $(NEWLIB_DIR)/build.log 2>&1
-	$(MAKE) -C $(NEWLIB_DIR)/obj install-target-newlib > $(NEWLIB_DIR)/install.log 2>&1
+		CFLAGS_FOR_TARGET="$(3)" > ../configure.log 2>&1
+	$(MAKE) -C $(1)/obj all-target-newlib > $(1)/build.log 2>&1
+	$(MAKE) -C $(1)/obj install-target-newlib > $(1)/install.log 2>&1
+endef
+
+# The card-correct newlib leaves out newlib's x86_64 code that is not KNC
+# code: libc's memcpy.S and memset.S (PREFETCHNTA, MOVNTI, SFENCE; the
+# portable C versions in libc/string take their place) and libm's fenv (SSE's
+# MXCSR and the x87 status word; libm/fenv's portable stubs take its place,
+# right for soft-float, which keeps no flags and rounds to nearest).
+# setjmp.S stays: plain moves (scripts/knc-audit.py checks libc.a).
+# The greps fail the build if another newlib release no longer matches.
+NEWLIB_KNC_PATCH = sed -i '/libm_machine_dir=x86_64/d' newlib/configure.host && \
+	sed -i -e 's/^lib_a_SOURCES = setjmp.S memcpy.S memset.S$$/lib_a_SOURCES = setjmp.S/' \
+	       -e '/^am_lib_a_OBJECTS = lib_a-setjmp/{N;s/ lib_a-memcpy.*\n.*lib_a-memset.$$(OBJEXT)$$//}' \
+	       newlib/libc/machine/x86_64/Makefile.in && \
+	grep -q '^lib_a_SOURCES = setjmp.S$$' newlib/libc/machine/x86_64/Makefile.in && \
+	grep -q '^am_lib_a_OBJECTS = lib_a-setjmp.$$(OBJEXT)$$' newlib/libc/machine/x86_64/Makefile.in
+
+KNC_CC_DEPS := scripts/knc-cc scripts/nocmov.py user/knc-include/stdarg.h
+$(NEWLIB_LIBC): $(KNC_CC_DEPS)
+	$(call build_newlib,$(NEWLIB_DIR),$(KNC_CC),$(NEWLIB_CFLAGS),$(NEWLIB_KNC_PATCH))
+	$(PYTHON) $(KNC_AUDIT) $(NEWLIB_PREFIX)/x86_64-elf/lib/libc.a $(NEWLIB_PREFIX)/x86_64-elf/lib/libm.a
+
+$(NEWLIB_SSE_LIBC):
+	$(call build_newlib,$(NEWLIB_SSE_DIR),$(CC),$(NEWLIB_CFLAGS),true)
+
+# The soft-float helpers clang calls under -msoft-float (__adddf3, __ltdf2,
+# __fixdfdi...), from glibc's soft-fp (Debian's glibc-source; GCC's libgcc
+# carries a copy of the same files, but gcc-12-source is four times the
+# download for them). Its machine description is ours: user/softfp/sfp-machine.h.
+SOFTFP_FUNCS := $(foreach t,df sf,add$(t)3 sub$(t)3 mul$(t)3 div$(t)3 neg$(t)2 eq$(t)2 ge$(t)2 le$(t)2 unord$(t)2 \
+	$(foreach i,si di ti,fix$(t)$(i) fixuns$(t)$(i) float$(i)$(t) floatun$(i)$(t))) extendsfdf2 truncdfsf2
+SOFTFP_OBJS  := $(patsubst %,$(SOFTFP_DIR)/%.o,$(SOFTFP_FUNCS))
+# Compiled as newlib is (NEWLIB_CFLAGS), and: longlong.h's umul_ppmm writes
+# to cast asm outputs, a GCC extension clang takes only with
+# -fheinous-gnu-extensions; glibc's code, not ours, so its warnings are off
+# (-w); our sfp-machine.h first, then soft-fp's headers beside the sources.
+SOFTFP_CFLAGS = $(NEWLIB_CFLAGS) -fheinous-gnu-extensions -w -Iuser/softfp -I$(SOFTFP_DIR)/src/soft-fp
+
+$(SOFTFP_DIR)/src/.unpacked:
+	@set -- $(GLIBC_TARS); test -f "$$1" || { echo "glibc-source is not installed (make deps)"; exit 1; }
+	rm -rf $(SOFTFP_DIR)/src && mkdir -p $(SOFTFP_DIR)/src
+	set -- $(GLIBC_TARS); tar -C $(SOFTFP_DIR)/src --strip-components=1 -xf "$$1" --wildcards '*/soft-fp/*' '*/stdlib/longlong.h'
+	cp $(SOFTFP_DIR)/src/stdlib/longlong.h $(SOFTFP_DIR)/src/soft-fp/
+	touch $@
+
+$(SOFTFP_DIR)/%.o: $(SOFTFP_DIR)/src/.unpacked user/softfp/sfp-machine.h $(KNC_CC_DEPS)
+	$(KNC_CC) $(SOFTFP_CFLAGS) -c $(SOFTFP_DIR)/src/soft-fp/$*.c -o $@
+
+$(SOFTFP_LIB): $(SOFTFP_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
 
 $(PMUOS_CC): scripts/pmuos-cc.in
 	@mkdir -p $(dir $@)
-	sed -e 's|@NEWLIB@|$(NEWLIB_PREFIX)/x86_64-elf|' -e 's|@USERLIB@|$(abspath $(USERLIB))|' \
-	    -e 's|@TOP@|$(CURDIR)|' $< > $@
+	sed -e 's|@NEWLIB@|$(NEWLIB_PREFIX)/x86_64-elf|' -e 's|@NEWLIB_SSE@|$(NEWLIB_SSE_PREFIX)/x86_64-elf|' \
+	    -e 's|@USERLIB@|$(abspath $(USERLIB))|' -e 's|@TOP@|$(CURDIR)|' $< > $@
 	chmod +x $@
 
 $(USERLIB)/crt0.o: user/crt0.S $(PMUOS_CC) $(NEWLIB_LIBC)
@@ -52,22 +133,28 @@ $(USERLIB)/libpmuos.a: $(USERLIB)/syscalls.o $(USERLIB)/regions.o
 	rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/user/%.elf: user/programs/%.c $(USERLIB)/libpmuos.a $(USERLIB)/crt0.o user/user.ld
-	$(PMUOS_CC) -O2 -g -Wall -o $@ $<
+USER_RUNTIME := $(USERLIB)/libpmuos.a $(USERLIB)/crt0.o user/user.ld $(KNC_AUDIT)
+SSE_ELFS     := $(patsubst %,$(BUILD)/user/%.elf,$(SSE_PROGRAMS))
+$(filter-out $(SSE_ELFS),$(USER_ELFS)): $(SOFTFP_LIB)
+$(SSE_ELFS): PMUOS_ABI := --qemu-sse
+$(SSE_ELFS): $(NEWLIB_SSE_LIBC)
+
+$(BUILD)/user/%.elf: user/programs/%.c $(USER_RUNTIME)
+	$(PMUOS_CC) $(PMUOS_ABI) -O2 -g -Wall -o $@ $<
 
 # Functions the plugin's tests measure, compiled once and linked into memtest
 # and into its Linux twin (tests/tests.mk), which valgrind measures: the same
 # object code on both sides. No library calls (the libraries differ): the
 # object must have no undefined symbols. Functions start on a cache line
 # (-falign-functions=64), so the lines their code spans do not depend on where
-# the two programs link them.
-$(BUILD)/user/measured.o: user/measured.c user/measured.h $(PMUOS_CC) $(NEWLIB_LIBC)
+# the two programs link them. QEMU-only: ms_vec is SSE2, the VPU stand-in.
+$(BUILD)/user/measured.o: user/measured.c user/measured.h $(PMUOS_CC) $(NEWLIB_SSE_LIBC)
 	@mkdir -p $(dir $@)
-	$(PMUOS_CC) -O2 -g -Wall -Wextra -falign-functions=64 -c $< -o $@
+	$(PMUOS_CC) --qemu-sse -O2 -g -Wall -Wextra -falign-functions=64 -c $< -o $@
 	@test -z "$$(nm -u $@)" || { echo "$@ calls a library: $$(nm -u $@)"; rm -f $@; exit 1; }
 
-$(BUILD)/user/memtest.elf: user/programs/memtest.c $(BUILD)/user/measured.o $(USERLIB)/libpmuos.a $(USERLIB)/crt0.o user/user.ld
-	$(PMUOS_CC) -O2 -g -Wall -o $@ $< $(BUILD)/user/measured.o
+$(BUILD)/user/memtest.elf: user/programs/memtest.c $(BUILD)/user/measured.o $(USER_RUNTIME)
+	$(PMUOS_CC) $(PMUOS_ABI) -O2 -g -Wall -o $@ $< $(BUILD)/user/measured.o
 
 # The programs, embedded in the kernel for the shell's `run`.
 $(BUILD)/gen/programs.S: $(USER_ELFS) user/user.mk

@@ -1,6 +1,6 @@
 # The kernel as a Linux bzImage, for QEMU's Linux loader (`make run
 # BOOT=linux`) and a Xeon Phi card's bootstrap, and its System.map.
-# Included by the top-level Makefile (BUILD, CC, LD, OBJCOPY, VERSION come
+# Included by the top-level Makefile (BUILD, CC, LD, OBJCOPY, VERSION, PYTHON come
 # from there). The kernel's side of the protocol (boot/linux/bootparams.c,
 # linux.c) is part of kernel.elf; boot/linux/bzimage.S is the image around it.
 #
@@ -36,8 +36,10 @@ BZIMAGE_ASFLAGS += -DKERNEL_BIN='"$(LINUX_OBJ)/kernel.bin"' -DPMUOS_VERSION='"$(
 # Linked at 0 (labels are file offsets) straight to a flat file: bzimage.ld.
 BZIMAGE_LDFLAGS = -m elf_i386 -T boot/linux/bzimage.ld
 
+# Its own code too is KNC code (scripts/knc-audit.py; the kernel in it is kernel.elf's).
 $(LINUX_OBJ)/bzimage.o: boot/linux/bzimage.S boot/linux/bootparams.h $(LINUX_OBJ)/kernel.bin $(LINUX_OBJ)/kernel_syms.h
 	$(CC) $(BZIMAGE_ASFLAGS) -c $< -o $@
+	$(PYTHON) scripts/knc-audit.py --kernel $@ || { rm -f $@; exit 1; }
 
 $(BUILD)/pmuos.bzImage: $(LINUX_OBJ)/bzimage.o boot/linux/bzimage.ld
 	$(LD) $(BZIMAGE_LDFLAGS) $< -o $@

@@ -1,5 +1,5 @@
 # The simulated card's pieces (issue 11), built for the system tests.
-# Included by tests/tests.mk (BUILD and CC come from the top Makefile).
+# Included by tests/tests.mk (BUILD, CC and PYTHON come from the top Makefile).
 #
 #   $(BUILD)/cardsim/knc_bootstrap.elf   a KNC bootstrap stand-in: enters the
 #                                        bzImage's 32-bit entry (QEMU Multiboot)
@@ -12,6 +12,9 @@ CARDSIM := $(BUILD)/cardsim
 # A 32-bit freestanding program: QEMU's Multiboot loader takes ELF32 and
 # starts it in 32-bit protected mode, as a card's bootstrap runs.
 KNCBOOT_CFLAGS  = -m32 -std=gnu11 -O2 -g -Wall -Wextra
+# KNC code (scripts/knc-audit.py checks it): the Pentium's ISA, which has no
+# CMOV (it came with the P6, as did the long NOP; 327364-001 App. B).
+KNCBOOT_CFLAGS += -march=pentium
 # No C library; absolute addresses (linked at 16 MiB, never moved); no canary
 # runtime; no unwind tables to discard.
 KNCBOOT_CFLAGS += -ffreestanding -fno-pic -fno-pie -fno-stack-protector -fno-asynchronous-unwind-tables
@@ -25,6 +28,7 @@ KNCBOOT_LDFLAGS += -T tests/cardsim/knc_bootstrap.ld
 $(CARDSIM)/knc_bootstrap.elf: tests/cardsim/knc_bootstrap.c tests/cardsim/knc_bootstrap.ld boot/linux/bootparams.h
 	@mkdir -p $(dir $@)
 	$(CC) $(KNCBOOT_CFLAGS) $(KNCBOOT_LDFLAGS) $< -o $@
+	$(PYTHON) scripts/knc-audit.py --kernel $@ || { rm -f $@; exit 1; }
 
 # A host program: the top Makefile's compiler, warnings on; platform/sfi.h by path.
 SFIGEN_CFLAGS = -std=gnu11 -O2 -g -Wall -Wextra -I.

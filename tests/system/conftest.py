@@ -1,6 +1,7 @@
 """System-test helpers: boot the card in QEMU through scripts/qemu.sh and
 drive its serial shell with pexpect over pipes (as piped input would, so
 every byte reaches the card unchanged: no terminal signals or translation)."""
+import importlib.util
 import os
 import re
 import subprocess
@@ -13,6 +14,12 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 PROMPT = "pmuos> "
+
+# scripts/knc-audit.py (a file name that is no module name): the audit of
+# what a KNC core cannot execute, for test_knc_text and test_softfloat.
+_spec = importlib.util.spec_from_file_location("knc_audit", os.path.join(ROOT, "scripts", "knc-audit.py"))
+knc_audit = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(knc_audit)
 
 
 class Card:

@@ -1,80 +1,63 @@
-"""The kernel text contains only instructions a KNC core executes (docs/design.md §3):
-no SSE/AVX/x87, no PAUSE, no MFENCE/LFENCE/SFENCE, no RDTSCP, and no CMOV or
-multi-byte NOP (0F 1F), which a KNC core lacks too (ISA reference 327364
-Appendix B; the build rewrites CMOV, scripts/nocmov.py)."""
+"""Every ELF that reaches a card holds only instructions a KNC core executes
+(Intel 327364-001 Appendix B; scripts/knc-audit.py has the list and
+docs/knc.md the table): the kernel (no x87 either, docs/design.md §3), the bzImage's
+own code, the card bootstrap stand-in, newlib's and the soft-float helpers'
+objects, crt0 and libpmuos, and every built-in program but the QEMU-only
+ones (user/user.mk SSE_PROGRAMS). The builds rewrite CMOV (scripts/nocmov.py)
+and pmuos-cc refuses a program the audit rejects."""
+import glob
 import os
 import re
 import subprocess
 
-from conftest import BUILD
+import pytest
 
-FORBIDDEN_MNEMONICS = re.compile(
-    r"^(f[a-z0-9]+|wait|pause|mfence|lfence|sfence|rdtscp|movnti|emms|"
-    r"ldmxcsr|stmxcsr|fxsave\w*|fxrstor\w*|xsave\w*|xrstor\w*|cmov\w+|nop[wlq])$")
-PREFIXES = {"rep", "repz", "repnz", "lock", "data16", "addr32", "cs", "ds", "es", "ss", "fs", "gs"}
-FORBIDDEN_REGISTERS = re.compile(r"%(x|y|z)mm\d+|%mm\d|%st(\(\d\))?\b")
-# arch/fpu.c: the FXRSTOR that resets a task's x87/SSE state lives in this
-# section alone and runs only where CPUID reports FXSR.
-EXEMPT_SECTION = ".fpu_text"
-EXEMPT_MNEMONIC = "fxrstor64"
+from conftest import BUILD, ROOT, knc_audit
+
+PMUOS_CC = os.path.join(BUILD, "bin", "pmuos-cc")
+USERLIB = os.path.join(BUILD, "user", "lib")
+NEWLIB = os.path.join(BUILD, "newlib", "install", "x86_64-elf", "lib")
+# user/user.mk: the programs built with --qemu-sse (SSE as the VPU's stand-in).
+SSE_PROGRAMS = {"memtest", "fault"}
 
 
-# boot/entry.S: the 32-bit entries run from multiboot_entry up to kernel_entry64
-# (.code32). Read as 64-bit code their bytes can look like anything (a far
-# jump's pointer decodes as x87 once addresses move), so they are read as i386.
-CODE32 = ("multiboot_entry", "kernel_entry64")
+def forbidden_instructions(elf, kernel=True, least=1000):
+    """Returns (address, instruction) for every instruction in `elf` a KNC
+    core lacks (the kernel's rules unless kernel=False)."""
+    bad, count = knc_audit.audit(str(elf), kernel)
+    assert count >= least, f"objdump found only {count} instructions in {elf}"
+    return [(addr, insn) for _, addr, _, insn, _ in bad]
 
 
-def code32_range(elf):
-    """[start, end) of the kernel's 32-bit code, or None (another ELF)."""
-    syms = dict((name, int(addr, 16)) for addr, _, name in
-                (l.split()[:3] for l in subprocess.run(["nm", elf], capture_output=True, text=True,
-                                                       check=True).stdout.splitlines() if len(l.split()) == 3))
-    return (syms[CODE32[0]], syms[CODE32[1]]) if all(n in syms for n in CODE32) else None
+def report(bad):
+    return "instructions a KNC core cannot execute:\n" + "\n".join(f"  {a}: {i}" for a, i in bad)
 
 
-def forbidden_instructions(elf):
-    """Returns (address, instruction) for every forbidden instruction in the
-    executable sections of `elf` (its 32-bit code decoded as such)."""
-    dump = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-M", "att", elf],
-                          capture_output=True, text=True, check=True).stdout
-    r32 = code32_range(elf)
-    if r32:
-        dump = "\n".join(l for l in dump.splitlines()
-                         if not (re.match(r"^\s*([0-9a-f]+):", l) and
-                                 r32[0] <= int(re.match(r"^\s*([0-9a-f]+):", l)[1], 16) < r32[1]))
-        dump += "\n" + subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-M", "att,i386",
-                                        f"--start-address={r32[0]:#x}", f"--stop-address={r32[1]:#x}", elf],
-                                       capture_output=True, text=True, check=True).stdout
-    bad, count, section = [], 0, None
-    for line in dump.splitlines():
-        s = re.match(r"^Disassembly of section (\S+):", line)
-        if s:
-            section = s[1]
-            continue
-        m = re.match(r"^\s*([0-9a-f]+):\s+(\S+)\s*(.*)$", line)
-        if not m:
-            continue
-        count += 1
-        addr, mnem, ops = m.groups()
-        mnem = mnem.split(",")[0]
-        while mnem in PREFIXES and ops:
-            mnem, _, ops = ops.partition(" ")
-        if mnem == "nop" and ops:  # NOP with an operand: the 0F 1F form
-            mnem = "nopl"
-        if section == EXEMPT_SECTION and mnem == EXEMPT_MNEMONIC:
-            continue
-        if FORBIDDEN_MNEMONICS.match(mnem) or FORBIDDEN_REGISTERS.search(ops):
-            bad.append((addr, f"{mnem} {ops}".strip()))
-    assert count > 1000, f"objdump found only {count} instructions in {elf}"
-    return bad
+@pytest.mark.parametrize("elf", ["kernel.elf", "linux/bzimage.o", "cardsim/knc_bootstrap.elf"])
+def test_card_code_has_no_forbidden_instructions(elf):
+    least = {"linux/bzimage.o": 100, "cardsim/knc_bootstrap.elf": 200}.get(elf, 1000)
+    bad = forbidden_instructions(os.path.join(BUILD, elf), least=least)
+    assert bad == [], report(bad)
 
 
-def test_kernel_text_has_no_forbidden_instructions():
-    bad = forbidden_instructions(os.path.join(BUILD, "kernel.elf"))
-    assert bad == [], "instructions a KNC core cannot execute:\n" + \
-        "\n".join(f"  {a}: {i}" for a, i in bad)
+@pytest.mark.parametrize("lib", ["libc.a", "libm.a", "libsoftfp.a", "libpmuos.a", "crt0.o"])
+def test_libraries_have_no_forbidden_instructions(lib):
+    path = os.path.join(NEWLIB if lib in ("libc.a", "libm.a") else USERLIB, lib)
+    bad = forbidden_instructions(path, kernel=False, least=2 if lib == "crt0.o" else 100)
+    assert bad == [], report(bad)
 
+
+def programs():
+    return sorted(os.path.basename(p)[:-2] for p in glob.glob(os.path.join(ROOT, "user", "programs", "*.c")))
+
+
+@pytest.mark.parametrize("prog", programs())
+def test_programs_are_card_code_unless_qemu_only(prog):
+    bad = forbidden_instructions(os.path.join(BUILD, "user", f"{prog}.elf"), kernel=False)
+    if prog in SSE_PROGRAMS:  # the audit sees what --qemu-sse allows
+        assert any("xmm" in i for _, i in bad), bad
+    else:
+        assert bad == [], report(bad)
 
 def test_checker_catches_each_forbidden_kind(tmp_path):
     # The checker itself must fail on a kernel that uses these instructions.
@@ -109,6 +92,70 @@ ret
     # The exempt section allows its one FXRSTOR, not other instructions and not elsewhere.
     assert found == ["pause", "mfence", "lfence", "sfence", "rdtscp", "fldz", "fstp",
                      "movaps", "vaddps", "movnti", "cmovne", "nopw", "nopw", "fxrstor64", "fxsave64"]
+
+
+USER_BAD = """
+fcmovb %st(1), %st
+fcomi %st(1), %st
+fucomip %st(1), %st
+cmovael %ecx, %eax
+pause
+lfence
+nopl 0x0(%rax)
+prefetcht0 (%rdi)
+clflush (%rdi)
+popcnt %rax, %rdx
+lzcnt %rax, %rdx
+tzcnt %rax, %rdx
+movbe (%rdi), %eax
+cmpxchg16b (%rdi)
+xsave (%rdi)
+monitor
+mwait
+sysenter
+inb $0x60, %al
+outb %al, $0x80
+emms
+movd %eax, %mm0
+pxor %xmm0, %xmm0
+ldmxcsr (%rdi)
+endbr64
+"""
+
+
+def test_checker_allows_x87_in_user_code_and_nothing_else(tmp_path):
+    # Ring-3 code may use the x87 (KNC has it), not what KNC lacks, IN/OUT included.
+    src = tmp_path / "user.S"
+    x87 = "fldz\nfld1\nfaddp\nfsqrt\nfstpl (%rdi)\nfninit\n"
+    src.write_text(".text\n.globl _start\n_start:\n" + x87 * 20 + USER_BAD + "ret\n")
+    elf = tmp_path / "user.elf"
+    subprocess.run(["gcc", "-nostdlib", "-static", "-o", str(elf), str(src)], check=True)
+    found = [i.split()[0] for _, i in forbidden_instructions(elf, kernel=False, least=100)]
+    assert found == ["fcmovb", "fcomi", "fucomip", "cmovae", "pause", "lfence", "nopl", "prefetcht0", "clflush",
+                     "popcnt", "lzcnt", "tzcnt", "movbe", "cmpxchg16b", "xsave", "monitor", "mwait", "sysenter",
+                     "in", "out", "emms", "movd", "pxor", "ldmxcsr", "endbr64"], found
+    # The kernel's rules refuse the x87 too.
+    assert sum(i.startswith("f") for _, i in forbidden_instructions(elf, least=100)) == 20 * 6 + 3
+
+
+BAD_PROGRAM = r"""
+#include <stdio.h>
+__attribute__((noinline)) void spin(void) { __asm__ volatile("pause"); }
+int main(void) { spin(); printf("%d\n", 1); return 0; }
+"""
+
+
+def test_pmuos_cc_refuses_a_program_a_knc_core_cannot_run(tmp_path):
+    """pmuos-cc names the instruction, its address and function, writes no ELF
+    and fails; --qemu-sse (QEMU only) writes it."""
+    (tmp_path / "bad.c").write_text(BAD_PROGRAM)
+    elf = tmp_path / "bad.elf"
+    p = subprocess.run([PMUOS_CC, "-O2", "-o", str(elf), str(tmp_path / "bad.c")], capture_output=True, text=True)
+    assert p.returncode == 1 and not elf.exists(), (p.returncode, p.stdout, p.stderr)
+    assert re.search(r"bad\.elf: 0x[0-9a-f]+ in spin(\+0x[0-9a-f]+)?: pause: PAUSE", p.stdout), p.stdout
+    p = subprocess.run([PMUOS_CC, "--qemu-sse", "-O2", "-o", str(elf), str(tmp_path / "bad.c")],
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and elf.exists(), p.stderr
 
 
 CMOV_C = r"""
@@ -157,14 +204,16 @@ int main(void)
 """
 
 
-def test_cmov_rewrite_keeps_what_the_code_computes(tmp_path):
+@pytest.mark.parametrize("cc", [["gcc"], ["clang", "-fno-integrated-as"]])
+def test_cmov_rewrite_keeps_what_the_code_computes(tmp_path, cc):
     """The same functions with and without the rewrite give the same results
-    over 100,000 inputs, and only the rewritten ones are free of CMOV."""
+    over 100,000 inputs, and only the rewritten ones are free of CMOV: GCC's
+    assembly (the kernel) and clang's (scripts/knc-cc, cmovgq and the like)."""
     (tmp_path / "f.c").write_text(CMOV_C)
     (tmp_path / "z.s").write_text(CMOV_ASM)
     (tmp_path / "main.c").write_text(CMOV_MAIN)
     nocmov = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "nocmov.py")
-    subprocess.run(["gcc", "-O2", "-S", "-o", str(tmp_path / "f.s"), str(tmp_path / "f.c")], check=True)
+    subprocess.run([*cc, "-O2", "-S", "-o", str(tmp_path / "f.s"), str(tmp_path / "f.c")], check=True)
     outputs, cmovs = {}, {}
     for variant in ("plain", "rewritten"):
         srcs = []
@@ -184,3 +233,40 @@ def test_cmov_rewrite_keeps_what_the_code_computes(tmp_path):
     assert outputs["plain"] == outputs["rewritten"]
     assert outputs["plain"].split()[1:] == ["5", "7"]  # zext: upper half cleared on both paths
     assert cmovs["plain"] >= 5 and cmovs["rewritten"] == 0, cmovs
+
+
+ALIGN_ASM = """.text
+ret
+.p2align 4
+ret
+.balign 32,,20
+ret
+.p2align 5, 0x90
+ret
+.section .rodata
+.byte 1
+.p2align 4
+.byte 2
+"""
+
+
+def test_code_alignment_pads_with_one_byte_nops(tmp_path):
+    """nocmov.py gives code alignment the fill 0x90 and knc-cc's `as -n`
+    pads with it: no long NOP, where plain gas pads the same text with them.
+    Data alignment keeps its zero fill."""
+    nocmov = os.path.join(ROOT, "scripts", "nocmov.py")
+    src, dst = tmp_path / "a.s", tmp_path / "b.s"
+    src.write_text(ALIGN_ASM)
+    with open(src) as i, open(dst, "w") as o:
+        subprocess.run(["python3", nocmov], stdin=i, stdout=o, check=True)
+    for asm, flags, long_nops in ((src, [], True), (dst, ["-n"], False)):
+        obj = tmp_path / f"{asm.stem}.o"
+        subprocess.run(["as", "--64", *flags, "-o", str(obj), str(asm)], check=True)
+        bad = [i for _, i in forbidden_instructions(obj, kernel=False, least=4)]
+        assert bool(bad) == long_nops and all(i.startswith("nop") for i in bad), bad
+    text = subprocess.run(["objcopy", "-O", "binary", "-j", ".text", str(tmp_path / "b.o"), "/dev/stdout"],
+                          capture_output=True, check=True).stdout
+    assert text == b"\xc3" + b"\x90" * 15 + b"\xc3" + b"\x90" * 15 + b"\xc3" + b"\x90" * 31 + b"\xc3", text
+    rodata = subprocess.run(["objcopy", "-O", "binary", "-j", ".rodata", str(tmp_path / "b.o"), "/dev/stdout"],
+                            capture_output=True, check=True).stdout
+    assert rodata == b"\x01" + b"\x00" * 15 + b"\x02"

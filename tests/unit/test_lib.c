@@ -194,6 +194,20 @@ static void arg(const char *file, int line, const char *cmd, const char *key, co
 }
 #define ARG(cmd, key, want) arg(__FILE__, __LINE__, cmd, key, want)
 
+/* popcount64 against the compiler's builtin over edge and pseudo-random words. */
+static void test_popcount64(void **state __attribute__((unused)))
+{
+	uint64_t x = 88172645463325252ull;
+
+	assert_int_equal(popcount64(0), 0);
+	assert_int_equal(popcount64(~0ull), 64);
+	assert_int_equal(popcount64(1ull << 63), 1);
+	for (int i = 0; i < 100000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		assert_int_equal(popcount64(x), __builtin_popcountll(x));
+	}
+}
+
 static void test_cmdline_find(void **state __attribute__((unused)))
 {
 	ARG("acpi=off", "acpi", "off");
@@ -219,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_stray_characters),
 		cmocka_unit_test(test_u64_overflow),
 		cmocka_unit_test(test_cmdline_find),
+		cmocka_unit_test(test_popcount64),
 		cmocka_unit_test(test_max_bound),
 		cmocka_unit_test(test_single_digit_above_max),
 	};
