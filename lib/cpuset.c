@@ -72,6 +72,6 @@ uint32_t cpuset_count(const struct cpuset *s)
 	uint32_t n = 0;
 
 	for (size_t i = 0; i < CPUSET_MAX / 64; i++)
-		n += __builtin_popcountll(s->bits[i]);
+		n += popcount64(s->bits[i]);
 	return n;
 }

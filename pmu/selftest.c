@@ -18,6 +18,7 @@
 #include "apic/apic.h"
 #include "kernel/console.h"
 #include "lib/fmt.h"
+#include "lib/lib.h"
 #include "kernel/percpu.h"
 #include "arch/x86.h"
 
@@ -130,7 +131,7 @@ static void overflows(void)
 
 		unsigned bits = 0, records = (pc->ring_head + PMU_SAMPLE_RING - head) % PMU_SAMPLE_RING;
 		for (unsigned i = 0; i < records; i++)
-			bits += __builtin_popcount(pc->ring[(head + i) % PMU_SAMPLE_RING].ovf_mask);
+			bits += popcount64(pc->ring[(head + i) % PMU_SAMPLE_RING].ovf_mask);
 		bool ok = pc->samples[0] == s0 + 1 && pc->samples[1] == s1 + 1 && bits == 2 &&
 			  status == 0 && !(apic_lvt_pc_read() & APIC_LVT_MASKED);
 		agree += ok;
