@@ -8,6 +8,17 @@
 #   BOOT    multiboot (QEMU -kernel, default), uefi (OVMF + BOOTX64.EFI) or
 #           linux (QEMU -kernel with the bzImage: the Linux boot protocol)
 #   ACCEL   tcg (default) or kvm
+#   CPU     max (default): QEMU's full CPU; knc: a CPU stripped to what a
+#           KNC core reports and executes (docs/knc.md "The strict CPU"):
+#           CPUID family 0x0B model 1, maximum basic leaf 4 (no leaf 0xB),
+#           leaves 1 and 0x80000001 as a card's, so CMOV, FCMOV/FCOMI,
+#           SSE*, fences, CLFLUSH, POPCNT, MOVBE, MONITOR, RDTSCP raise #UD.
+#           The kernel is told pmuos.pmu=model (QEMU has no KNC PMU MSRs)
+#           and, unless CMDLINE names one, platform=pc (it would take
+#           family 0x0B for a card); the plugin (PLUGIN=1) reports every
+#           KNC-missing instruction QEMU runs anyway (MMX, long NOPs, PAUSE,
+#           PREFETCH, port I/O on platform=knc) to stderr and to the file
+#           /dev/shm/pmuos-$CARD-knc. TCG only; Multiboot or Linux boot only
 #   ICOUNT  1 (default): -icount shift=0, one TSC tick per guest instruction,
 #           so counts are exact (docs/design.md §5.2); 0: free-running TCG
 #   MEM     guest RAM (default 512M)
@@ -55,6 +66,7 @@ B=${BUILD:-build}
 CPUS=${CPUS:-4}
 BOOT=${BOOT:-multiboot}
 ACCEL=${ACCEL:-tcg}
+CPU=${CPU:-max}
 ICOUNT=${ICOUNT:-1}
 MEM=${MEM:-512M}
 case "$BOOT" in
@@ -86,12 +98,41 @@ case "$DOORBELL" in 0|1) ;; *) die "DOORBELL must be 1 or 0, got '$DOORBELL'" ;;
 case "${MBOX_BASE#0x}" in "$MBOX_BASE"|''|*[!0-9a-fA-F]*) die "MBOX_BASE must be 0x hex, got '$MBOX_BASE'" ;; esac
 [ "$MBOX" = ivshmem ] || [ "$BOOT" != uefi ] || die "MBOX=card gives the kernel its place on the command line: BOOT=multiboot or linux"
 
+# The strict CPU: what a KNC core reports in CPUID, from QEMU's qemu64 (whose
+# leaf 1 and 0x80000001 are a P6-class x86-64: fpu de pse tsc msr pae mce
+# cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2, pni
+# cx16; syscall nx lm, lahf_lm svm). A card reports (Intel 327364-001's
+# CPUID appendix, and Linux on a card: "cpuid level 4", flags fpu vme de
+# pse tsc msr pae mce cx8 apic mtrr mca pat fxsr ht syscall nx lm lahf_lm)
+# family 0x0B model 1, maximum basic leaf 4, maximum extended leaf
+# 0x80000008; FXSR but no CMOV, CLFSH, MMX, SSE, SSE2, MONITOR, CX16. So off
+# go SYSENTER (sep: App. B's table), PGE (a card faults on CR4.PGE; SSDG
+# 328207-002 4.2), PSE-36, CLFLUSH, CMOV, MMX, SSE, SSE2, SSE3 (pni),
+# CMPXCHG16B (cx16), AMD's SVM, and the hypervisor bit. VME a card has,
+# TCG does not. HT is set by QEMU itself when a package has several threads.
+KNC_CPU=qemu64,vendor=GenuineIntel,family=11,model=1,level=4,xlevel=0x80000008
+KNC_CPU=$KNC_CPU,-sep,-pge,-pse36,-clflush,-cmov,-mmx,-sse,-sse2,-pni,-cx16,-svm,-hypervisor
+case "$CPU" in
+max) CPU_ARG=max,vendor=GenuineIntel ;;
+knc)
+	[ "$ACCEL" = tcg ] || die "CPU=knc is QEMU's TCG CPU stripped to KNC's: ACCEL=tcg (KVM runs the host's instructions)"
+	[ "$BOOT" != uefi ] || die "CPU=knc tells the kernel pmuos.pmu=model on its command line: BOOT=multiboot or linux"
+	CPU_ARG=$KNC_CPU
+	# Family 0x0B makes the kernel take the knc PMU backend (RDMSR/WRMSR of
+	# KNC's PMU MSRs, which QEMU lacks) and the knc platform (the card's
+	# SBOX, SFI): the model backend, and a PC unless the line says otherwise.
+	case " $CMDLINE" in *" pmuos.pmu="*) ;; *) CMDLINE="${CMDLINE:+$CMDLINE }pmuos.pmu=model" ;; esac
+	case " $CMDLINE" in *" platform="*) ;; *) CMDLINE="${CMDLINE:+$CMDLINE }platform=pc" ;; esac
+	;;
+*) die "CPU must be max or knc, got '$CPU'" ;;
+esac
+
 case "$ACCEL" in
 tcg)
 	# thread=single: one thread runs every vCPU (as -icount does anyway), so the
 	# plugin's simulation of shared caches needs no locks.
-	ACC="-accel tcg -cpu max,vendor=GenuineIntel"
-	[ "$PLUGIN" = 1 ] && ACC="-accel tcg,thread=single -cpu max,vendor=GenuineIntel"
+	ACC="-accel tcg -cpu $CPU_ARG"
+	[ "$PLUGIN" = 1 ] && ACC="-accel tcg,thread=single -cpu $CPU_ARG"
 	# -icount forbids multi-threaded TCG; shift=0 makes the TSC count instructions.
 	[ "$ICOUNT" = 1 ] && ACC="$ACC -icount shift=0"
 	;;
@@ -198,7 +239,13 @@ if [ "$ACCEL" = tcg ] && [ "$PLUGIN" = 1 ]; then
 	KEEP="$KEEP --pmu"
 	PMU="-object memory-backend-file,id=pmushare,size=$PMU_BYTES,share=on,mem-path=$PMU_FILE"
 	PMU="$PMU -device ivshmem-plain,memdev=pmushare"
-	PMU="$PMU -plugin $SO,page=$PMU_FILE,threads=$THREADS${PLUGIN_ARGS:+,$PLUGIN_ARGS}"
+	KNC=""
+	if [ "$CPU" = knc ]; then
+		# A PC's devices (UART, PIT, ACPI) are I/O ports, a card has none.
+		case " $CMDLINE" in *" platform=knc"*) KNC=",knc=on" ;; *) KNC=",knc=pc" ;; esac
+		KNC="$KNC,knc_log=/dev/shm/pmuos-$CARD-knc"
+	fi
+	PMU="$PMU -plugin $SO,page=$PMU_FILE,threads=$THREADS$KNC${PLUGIN_ARGS:+,$PLUGIN_ARGS}"
 fi
 
 # The keeper execs QEMU: this process becomes QEMU (a kill of it is one of QEMU).
