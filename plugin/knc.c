@@ -11,14 +11,33 @@ enum knc_mode knc_mode;
 static FILE *log_file;
 static struct knc_site *sites; /* every one, newest first: few (on KNC code, none) */
 
-/* A PC's firmware, SeaBIOS and option ROMs (QEMU's Multiboot and Linux loaders among them): no card runs it. */
-#define PC_FIRMWARE_BASE 0xc0000
-#define PC_FIRMWARE_END  0x100000
+static struct { uint64_t lo, hi; } ignored[KNC_IGNORE_MAX];
+static unsigned nignored;
+
+bool knc_ignore(const char *range)
+{
+	char *end;
+	uint64_t lo = strtoull(range, &end, 0), hi;
+
+	if (end == range || *end != '-' || nignored == KNC_IGNORE_MAX)
+		return false;
+	range = end + 1;
+	hi = strtoull(range, &end, 0);
+	if (end == range || *end || hi <= lo)
+		return false;
+	ignored[nignored].lo = lo;
+	ignored[nignored++].hi = hi;
+	return true;
+}
 
 bool knc_reported(const char *mnemonic, bool port_io, uint64_t vaddr)
 {
-	return mnemonic && knc_mode != KNC_OFF && !(port_io && knc_mode == KNC_PC) &&
-	       !(vaddr >= PC_FIRMWARE_BASE && vaddr < PC_FIRMWARE_END);
+	if (!mnemonic || knc_mode == KNC_OFF || (port_io && knc_mode == KNC_PC))
+		return false;
+	for (unsigned i = 0; i < nignored; i++)
+		if (vaddr >= ignored[i].lo && vaddr < ignored[i].hi)
+			return false;
+	return true;
 }
 
 struct knc_site *knc_site(uint64_t vaddr, const char *mnemonic, bool user)

@@ -5,6 +5,7 @@
  * block is translated; a flagged one gets a callback that counts its
  * executions and, the first time, writes one line to stderr and to the
  * knc_log file: what the system tests read (tests/system/conftest.py).
+ * Code that is not pmuos's (knc_ignore) is not reported.
  */
 #ifndef PLUGIN_KNC_H
 #define PLUGIN_KNC_H
@@ -29,10 +30,14 @@ struct knc_site {
 };
 
 /*
- * Whether an instruction decoded so (plugin/decode.h) at vaddr is reported
- * in this mode: not in a PC's firmware (0xC0000-0xFFFFF, SeaBIOS and
- * option ROMs), which runs before pmuos and on no card.
+ * Code at [lo, hi) is not reported: code that is not pmuos's (a PC's
+ * firmware, the simulated card's bootstrap stand-in; scripts/qemu.sh says
+ * which). range is "LO-HI" (C numbers); false if malformed or if there are
+ * KNC_IGNORE_MAX already.
  */
+#define KNC_IGNORE_MAX 8
+bool knc_ignore(const char *range);
+/* Whether an instruction decoded so (plugin/decode.h) at vaddr is reported in this mode. */
 bool knc_reported(const char *mnemonic, bool port_io, uint64_t vaddr);
 /* The site of the instruction at vaddr (made the first time); NULL when out of memory. */
 struct knc_site *knc_site(uint64_t vaddr, const char *mnemonic, bool user);

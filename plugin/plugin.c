@@ -12,6 +12,7 @@
  *   knc=pc|on   report each instruction a KNC core lacks that QEMU runs anyway
  *               (plugin/knc.h; pc: all but port I/O); knc=off (default): none
  *   knc_log=PATH  the report's lines also go to this file (truncated first)
+ *   knc_ignore=LO-HI  code at [LO, HI) is not reported (up to 8 ranges)
  * Per vCPU it sees each translation block (a straight run of instructions
  * ending at a branch) as it starts (exec callback on its first instruction:
  * the block's instruction fetches, code TLB, vector instructions and
@@ -95,9 +96,15 @@ static bool parse_args(int argc, char **argv, const char **path, const char **kn
 			knc_mode = a[4] == 'p' ? KNC_PC : a[5] == 'n' ? KNC_ON : KNC_OFF;
 		} else if (strncmp(a, "knc_log=", 8) == 0 && a[8]) {
 			*knc_log = a + 8;
+		} else if (strncmp(a, "knc_ignore=", 11) == 0) {
+			if (!knc_ignore(a + 11)) {
+				fprintf(stderr, "pmuos-pmu: %s: not LO-HI with LO < HI, or more than %d ranges\n", a,
+					KNC_IGNORE_MAX);
+				return false;
+			}
 		} else {
 			fprintf(stderr, "pmuos-pmu: unknown argument '%s' (page=PATH, threads=1-%d, verify=on|off, "
-				"knc=off|pc|on, knc_log=PATH)\n", a, MS_THREADS);
+				"knc=off|pc|on, knc_log=PATH, knc_ignore=LO-HI)\n", a, MS_THREADS);
 			return false;
 		}
 	}

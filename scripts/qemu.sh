@@ -18,7 +18,11 @@
 #           family 0x0B for a card); the plugin (PLUGIN=1) reports every
 #           KNC-missing instruction QEMU runs anyway (MMX, long NOPs, PAUSE,
 #           PREFETCH, port I/O on platform=knc) to stderr and to the file
-#           /dev/shm/pmuos-$CARD-knc. TCG only; Multiboot or Linux boot only
+#           /dev/shm/pmuos-$CARD-knc, but for the PC firmware's code and
+#           KNC_IGNORE's. TCG only; Multiboot or Linux boot only
+#   KNC_IGNORE with CPU=knc: address ranges LO-HI (space-separated) whose
+#           code the plugin does not report: not pmuos's (the simulated
+#           card's bootstrap stand-in)
 #   ICOUNT  1 (default): -icount shift=0, one TSC tick per guest instruction,
 #           so counts are exact (docs/design.md §5.2); 0: free-running TCG
 #   MEM     guest RAM (default 512M)
@@ -244,6 +248,21 @@ if [ "$ACCEL" = tcg ] && [ "$PLUGIN" = 1 ]; then
 		# A PC's devices (UART, PIT, ACPI) are I/O ports, a card has none.
 		case " $CMDLINE" in *" platform=knc"*) KNC=",knc=on" ;; *) KNC=",knc=pc" ;; esac
 		KNC="$KNC,knc_log=/dev/shm/pmuos-$CARD-knc"
+		# Not pmuos's code, and on no card: SeaBIOS (PAUSE, port I/O) in its
+		# segments 0xC0000-0xFFFFF (with the option ROMs, QEMU's loaders),
+		# its ROM below 4 GiB, and the 32 MiB under the top of RAM below
+		# 4 GiB (q35: all of it up to 2.75 GiB, else 2 GiB), where it runs
+		# its init code below q35's 16 MiB TSEG; and KNC_IGNORE's ranges.
+		case "$MEM" in
+		*G) RAM_BYTES=$((${MEM%G} << 30)) ;; *M) RAM_BYTES=$((${MEM%M} << 20)) ;; *) RAM_BYTES=$MEM ;;
+		esac
+		case "$RAM_BYTES" in ''|*[!0-9]*) die "CPU=knc: MEM must be a number of bytes, or end in M or G, got '$MEM'" ;; esac
+		LOW_TOP=$RAM_BYTES
+		[ "$LOW_TOP" -lt $((0xb0000000)) ] || LOW_TOP=$((0x80000000))
+		for r in 0xc0000-0x100000 0xfffc0000-0x100000000 $((LOW_TOP - (32 << 20)))-$LOW_TOP ${KNC_IGNORE:-}; do
+			case "$r" in *[!0-9a-fA-Fx-]*|-*|*-) die "KNC_IGNORE must be LO-HI ranges, got '$r'" ;; esac
+			KNC="$KNC,knc_ignore=$r"
+		done
 	fi
 	PMU="$PMU -plugin $SO,page=$PMU_FILE,threads=$THREADS$KNC${PLUGIN_ARGS:+,$PLUGIN_ARGS}"
 fi

@@ -12,6 +12,9 @@ CARDSIM := $(BUILD)/cardsim
 # A 32-bit freestanding program: QEMU's Multiboot loader takes ELF32 and
 # starts it in 32-bit protected mode, as a card's bootstrap runs.
 KNCBOOT_CFLAGS  = -m32 -std=gnu11 -O2 -g -Wall -Wextra
+# It runs on the card's cores (the strict CPU, scripts/qemu.sh CPU=knc): a
+# P54C-class scalar ISA, so no CMOV, which GCC's default i686 uses.
+KNCBOOT_CFLAGS += -march=pentium
 # No C library; absolute addresses (linked at 16 MiB, never moved); no canary
 # runtime; no unwind tables to discard.
 KNCBOOT_CFLAGS += -ffreestanding -fno-pic -fno-pie -fno-stack-protector -fno-asynchronous-unwind-tables
