@@ -248,6 +248,7 @@ if [ "$ACCEL" = tcg ] && [ "$PLUGIN" = 1 ]; then
 		# A PC's devices (UART, PIT, ACPI) are I/O ports, a card has none.
 		case " $CMDLINE" in *" platform=knc"*) KNC=",knc=on" ;; *) KNC=",knc=pc" ;; esac
 		KNC="$KNC,knc_log=/dev/shm/pmuos-$CARD-knc"
+		KEEP="$KEEP --knc"
 		# Not pmuos's code, and on no card: SeaBIOS (PAUSE, port I/O) in its
 		# segments 0xC0000-0xFFFFF (with the option ROMs, QEMU's loaders),
 		# its ROM below 4 GiB, and the 32 MiB under the top of RAM below

@@ -1,6 +1,7 @@
 """System-test helpers: boot the card in QEMU through scripts/qemu.sh and
 drive its serial shell with pexpect over pipes (as piped input would, so
-every byte reaches the card unchanged: no terminal signals or translation)."""
+every byte reaches the card unchanged: no terminal signals or translation),
+on the strict KNC CPU but for the tests FULL_CPU names."""
 import os
 import re
 import subprocess
@@ -14,20 +15,78 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
 PROMPT = "pmuos> "
 
+# The tests that run on QEMU's full CPU (scripts/qemu.sh CPU=max); every other
+# one runs on the strict KNC CPU (CPU=knc) unless the environment says
+# CPU=max (`make test CPU=max`). An entry is a test file, or file::test (a
+# module-scoped card is made for the first test of its file: a test named
+# here alone that shares one needs a card of its own, Card(cpu="max")).
+FULL_CPU = {
+    # Needed for good: the firmware, OVMF, is SSE code (and a card boots no UEFI).
+    "test_uefi.py": "OVMF runs SSE",
+    # The VPU's stand-ins: the plugin's VPU events count SSE/AVX instructions.
+    "test_plugin.py::test_vector_events": "SSE as the VPU's stand-in",
+    # Until pmuos-cc builds card-correct programs (issue 22): newlib and the
+    # programs built with it hold CMOV and SSE, which raise #UD on the strict
+    # CPU. Tests that run a Ring-3 program:
+    "test_pmu.py::test_mux_takes_turns_on_the_counters": "runs steady",
+    "test_card_boot.py": "Ring-3 programs",
+    "test_card_memory.py": "runs calib",
+    "test_hostile.py": "runs fault",
+    "test_linux_boot.py": "Ring-3 programs",
+    "test_metrics.py": "Ring-3 programs",
+    "test_plugin.py": "runs memtest",
+    "test_pmuctl.py": "Ring-3 programs",
+    "test_races.py": "Ring-3 programs",
+    "test_tasks.py": "Ring-3 programs",
+}
+_item = None  # the test being set up (pytest_runtest_setup below)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    global _item
+    _item = item
+
+
+def default_cpu():
+    """max for the test being set up if FULL_CPU names it or its file, else
+    the environment's CPU, knc unless set."""
+    if _item is not None:
+        path, _, name = _item.nodeid.partition("::")
+        base = os.path.basename(path)
+        if base in FULL_CPU or f"{base}::{name.split('[')[0]}" in FULL_CPU:
+            return "max"
+    return os.environ.get("CPU") or "knc"
+
+
+def knc_report_lines(name):
+    """What the plugin reported of card `name`'s instructions a KNC core lacks
+    (scripts/qemu.sh CPU=knc): one line each, without the summary at exit."""
+    try:
+        with open(f"/dev/shm/pmuos-{name}-knc") as f:
+            return [l for l in f.read().splitlines() if " ran, " not in l]
+    except FileNotFoundError:
+        return []
+
 
 class Card:
     """One QEMU instance with the shell on its serial port. Without a boot
     path it boots the one BOOT names in the environment (multiboot unless
-    set: `make test BOOT=linux TESTS=...` runs those tests on the bzImage)."""
+    set: `make test BOOT=linux TESTS=...` runs those tests on the bzImage).
+    Without a CPU, default_cpu()'s. On the strict CPU, close() fails the test
+    if the plugin saw an instruction a KNC core lacks, unless the test
+    expected it (knc_expected)."""
     count = 0
 
-    def __init__(self, cpus=4, boot=None, timeout=60, env=None, qemu_args=()):
+    def __init__(self, cpus=4, boot=None, timeout=60, env=None, qemu_args=(), cpu=None):
         # A mailbox of its own (/dev/shm/pmuos-<name>), apart from `make run`'s.
         Card.count += 1
         self.name = f"test{os.getpid()}-{Card.count}"
+        self.knc_expected = False
         boot = boot or os.environ.get("BOOT", "multiboot")
-        e = dict(os.environ, CPUS=str(cpus), BOOT=boot, BUILD=BUILD, CARD=self.name)
+        e = dict(os.environ, CPUS=str(cpus), BOOT=boot, BUILD=BUILD, CARD=self.name, CPU=cpu or default_cpu())
         e.update(env or {})
+        self.cpu = e["CPU"]
         self.child = PopenSpawn([os.path.join(ROOT, "scripts", "qemu.sh"), *qemu_args], cwd=ROOT,
                                 env=e, encoding="latin-1", timeout=timeout)
         self.boot_log = self.wait_prompt(timeout)
@@ -63,19 +122,26 @@ class Card:
         self.child.expect(pexpect.EOF, timeout=timeout)
         return self.child.proc.wait(timeout)
 
+    def knc_report(self):
+        """The plugin's lines so far, one per instruction a KNC core lacks."""
+        return knc_report_lines(self.name)
+
     def close(self):
+        report = self.knc_report()  # before QEMU ends: its keeper then removes the file
         if self.child.proc.poll() is None:
             self.child.kill(9)
             self.child.proc.wait()
         check_card_gone(self.name)
+        assert self.knc_expected or not report, \
+            "the strict CPU ran instructions a KNC core lacks:\n" + "\n".join(report)
 
 
 def card_files(name):
-    """What card `name` has in /dev/shm of the files scripts/card-keeper.py makes: its mailbox, -pmu, -ram,
-    .sock, .lock (not what a test or the simulated card makes beside them)."""
+    """What card `name` has in /dev/shm of the files scripts/card-keeper.py makes: its mailbox, -pmu, -knc,
+    -ram, .sock, .lock (not what a test or the simulated card makes beside them)."""
     base = f"pmuos-{name}"
-    return sorted(f for f in os.listdir("/dev/shm") if f in (base, base + "-pmu", base + "-ram", base + ".sock",
-                                                              base + ".lock"))
+    return sorted(f for f in os.listdir("/dev/shm") if f in (base, base + "-pmu", base + "-knc", base + "-ram",
+                                                              base + ".sock", base + ".lock"))
 
 
 def check_card_gone(name, timeout=10):
@@ -97,8 +163,14 @@ def card_factory():
         return c
 
     yield make
-    for c in cards:
-        c.close()
+    errors = []
+    for c in cards:  # every one closed, then the first report
+        try:
+            c.close()
+        except AssertionError as e:
+            errors.append(e)
+    if errors:
+        raise errors[0]
 
 
 @pytest.fixture
