@@ -58,6 +58,21 @@ static inline uint32_t cpuid_family(uint32_t eax)
 }
 /* A Knights Corner core (k1om): family 11, model 1 (Linux drivers/misc/mic/card/mic_x100.c mic_init). */
 #define CPUID_FAMILY_KNC 0x0b
+/*
+ * CPUID.1:ECX bit 31: set by a hypervisor in its virtual CPUs (Linux's
+ * X86_FEATURE_HYPERVISOR); 0 on hardware (SDM Vol. 2A, CPUID: "Not Used").
+ */
+#define CPUID1_ECX_HYPERVISOR (1u << 31)
+
+/*
+ * Whether CPUID leaf 1 (l1) is a KNC card's core: family 0x0B and no
+ * hypervisor. QEMU's strict KNC CPU (scripts/qemu.sh CPU=knc) is family
+ * 0x0B under a hypervisor: a PC, and without KNC's PMU MSRs.
+ */
+static inline bool cpuid_knc_card(struct cpuid_regs l1)
+{
+	return cpuid_family(l1.eax) == CPUID_FAMILY_KNC && !(l1.ecx & CPUID1_ECX_HYPERVISOR);
+}
 
 /*
  * Hardware threads per core (1 or more) from CPUID: max_leaf is

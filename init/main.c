@@ -108,16 +108,16 @@ static const char *read_boot_info(void)
 }
 
 /*
- * A card's CPU says so; platform=knc|pc on the command line overrides (a PC
- * told it plays a card; QEMU's strict KNC CPU, family 0x0B in a PC:
- * scripts/qemu.sh CPU=knc).
+ * A card's CPU says so (arch/x86.h cpuid_knc_card: QEMU's strict KNC CPU is
+ * under a hypervisor, in a PC); platform=knc|pc on the command line
+ * overrides (a PC told it plays a card).
  */
 static void choose_platform(void)
 {
 	const char *v;
 	size_t n;
 
-	platform_use(cpuid_family(cpuid(1, 0).eax) == CPUID_FAMILY_KNC ? &platform_knc : &platform_pc);
+	platform_use(cpuid_knc_card(cpuid(1, 0)) ? &platform_knc : &platform_pc);
 	if (cmdline_find(boot_info.cmdline, "platform", &v, &n)) {
 		if (n == 3 && !strncmp(v, "knc", 3))
 			platform_use(&platform_knc);

@@ -33,16 +33,17 @@ bool pmu_plugin_present(void) { return pmu_ops == &pmu_model_ops && share_slot(0
 static const struct cpu_hooks pmu_cpu_hooks; /* below, with the functions it names */
 
 /*
- * The backend, and why: knc where CPUID says a KNC core (family 0x0B), model
- * elsewhere, unless the command line's pmuos.pmu=model|knc says otherwise.
- * model on a family-0x0B CPU is for QEMU's strict KNC CPU (scripts/qemu.sh
- * CPU=knc), which has KNC's ISA and CPUID but none of its PMU MSRs; knc on
- * another family is refused (its RDMSRs would fault).
+ * The backend, and why: knc on a KNC card's core (arch/x86.h
+ * cpuid_knc_card), model elsewhere (QEMU's strict KNC CPU among them: KNC's
+ * ISA and CPUID, none of its PMU MSRs), unless the command line's
+ * pmuos.pmu=model|knc says otherwise; knc on another family than 0x0B is
+ * refused (its RDMSRs would fault).
  */
 static const struct pmu_ops *pmu_choose(void)
 {
-	uint32_t family = cpuid_family(cpuid(1, 0).eax);
-	bool knc_core = family == CPUID_FAMILY_KNC;
+	struct cpuid_regs l1 = cpuid(1, 0);
+	uint32_t family = cpuid_family(l1.eax);
+	bool card = cpuid_knc_card(l1);
 	const char *v;
 	size_t n;
 
@@ -51,7 +52,7 @@ static const struct pmu_ops *pmu_choose(void)
 			kprintf("pmu: backend model: pmuos.pmu=model\n");
 			return &pmu_model_ops;
 		}
-		if (n == 3 && !strncmp(v, "knc", 3) && knc_core) {
+		if (n == 3 && !strncmp(v, "knc", 3) && family == CPUID_FAMILY_KNC) {
 			kprintf("pmu: backend knc: pmuos.pmu=knc\n");
 			return &pmu_knc_ops;
 		}
@@ -61,9 +62,14 @@ static const struct pmu_ops *pmu_choose(void)
 		else
 			kprintf("pmu: pmuos.pmu=%.*s: not model or knc; ignored\n", (int)n, v);
 	}
-	kprintf("pmu: backend %s: CPUID family %#x%s\n", knc_core ? "knc" : "model", family,
-		knc_core ? ", a KNC core" : ", not a KNC core (0xb)");
-	return knc_core ? &pmu_knc_ops : &pmu_model_ops;
+	if (card)
+		kprintf("pmu: backend knc: CPUID family 0xb, a KNC card's core\n");
+	else if (family == CPUID_FAMILY_KNC)
+		kprintf("pmu: backend model: CPUID family 0xb under a hypervisor (QEMU's strict KNC CPU: "
+			"no KNC PMU MSRs)\n");
+	else
+		kprintf("pmu: backend model: CPUID family %#x, not a KNC core (0xb)\n", family);
+	return card ? &pmu_knc_ops : &pmu_model_ops;
 }
 
 void pmu_init(void)

@@ -13,13 +13,13 @@
 #           CPUID family 0x0B model 1, maximum basic leaf 4 (no leaf 0xB),
 #           leaves 1 and 0x80000001 as a card's, so CMOV, FCMOV/FCOMI,
 #           SSE*, fences, CLFLUSH, POPCNT, MOVBE, MONITOR, RDTSCP raise #UD.
-#           The kernel is told pmuos.pmu=model (QEMU has no KNC PMU MSRs)
-#           and, unless CMDLINE names one, platform=pc (it would take
-#           family 0x0B for a card); the plugin (PLUGIN=1) reports every
+#           CPUID's hypervisor bit stays: the kernel takes family 0x0B
+#           under a hypervisor for a PC without KNC's PMU MSRs (the model
+#           backend, the pc platform); the plugin (PLUGIN=1) reports every
 #           KNC-missing instruction QEMU runs anyway (MMX, long NOPs, PAUSE,
 #           PREFETCH, port I/O on platform=knc) to stderr and to the file
 #           /dev/shm/pmuos-$CARD-knc, but for the PC firmware's code and
-#           KNC_IGNORE's. TCG only; Multiboot or Linux boot only
+#           KNC_IGNORE's. TCG only; Multiboot or Linux boot (OVMF is SSE code)
 #   KNC_IGNORE with CPU=knc: address ranges LO-HI (space-separated) whose
 #           code the plugin does not report: not pmuos's (the simulated
 #           card's bootstrap stand-in)
@@ -112,21 +112,18 @@ case "${MBOX_BASE#0x}" in "$MBOX_BASE"|''|*[!0-9a-fA-F]*) die "MBOX_BASE must be
 # 0x80000008; FXSR but no CMOV, CLFSH, MMX, SSE, SSE2, MONITOR, CX16. So off
 # go SYSENTER (sep: App. B's table), PGE (a card faults on CR4.PGE; SSDG
 # 328207-002 4.2), PSE-36, CLFLUSH, CMOV, MMX, SSE, SSE2, SSE3 (pni),
-# CMPXCHG16B (cx16), AMD's SVM, and the hypervisor bit. VME a card has,
-# TCG does not. HT is set by QEMU itself when a package has several threads.
+# CMPXCHG16B (cx16) and AMD's SVM. VME a card has, TCG does not. HT is set
+# by QEMU itself when a package has several threads. The hypervisor bit
+# (CPUID.1:ECX[31], 0 on a card) stays: it tells the kernel that this family
+# 0x0B is a PC without KNC's PMU MSRs (arch/x86.h cpuid_knc_card).
 KNC_CPU=qemu64,vendor=GenuineIntel,family=11,model=1,level=4,xlevel=0x80000008
-KNC_CPU=$KNC_CPU,-sep,-pge,-pse36,-clflush,-cmov,-mmx,-sse,-sse2,-pni,-cx16,-svm,-hypervisor
+KNC_CPU=$KNC_CPU,-sep,-pge,-pse36,-clflush,-cmov,-mmx,-sse,-sse2,-pni,-cx16,-svm
 case "$CPU" in
 max) CPU_ARG=max,vendor=GenuineIntel ;;
 knc)
 	[ "$ACCEL" = tcg ] || die "CPU=knc is QEMU's TCG CPU stripped to KNC's: ACCEL=tcg (KVM runs the host's instructions)"
-	[ "$BOOT" != uefi ] || die "CPU=knc tells the kernel pmuos.pmu=model on its command line: BOOT=multiboot or linux"
+	[ "$BOOT" != uefi ] || die "CPU=knc cannot run OVMF, which is SSE code: BOOT=multiboot or linux"
 	CPU_ARG=$KNC_CPU
-	# Family 0x0B makes the kernel take the knc PMU backend (RDMSR/WRMSR of
-	# KNC's PMU MSRs, which QEMU lacks) and the knc platform (the card's
-	# SBOX, SFI): the model backend, and a PC unless the line says otherwise.
-	case " $CMDLINE" in *" pmuos.pmu="*) ;; *) CMDLINE="${CMDLINE:+$CMDLINE }pmuos.pmu=model" ;; esac
-	case " $CMDLINE" in *" platform="*) ;; *) CMDLINE="${CMDLINE:+$CMDLINE }platform=pc" ;; esac
 	;;
 *) die "CPU must be max or knc, got '$CPU'" ;;
 esac

@@ -86,7 +86,6 @@ def sim_card():
 
 def test_boot_stat_reset_and_boot_again(sim_card):
     card = sim_card("--cpus", "4")
-    strict = " pmuos.pmu=model" if default_cpu() == "knc" else ""  # scripts/qemu.sh CPU=knc adds it
     p = card.pmuctl("boot", BZIMAGE, "--cmdline", "pmuos.test=sim")
     assert p.returncode == 0, p.stderr + open(card.log, errors="replace").read()
     assert re.search(r"pmuos \S+ READY, 4 CPUs", p.stdout)
