@@ -15,6 +15,19 @@ from conftest import BUILD, ROOT, cpu_rows
 
 PLUGIN = os.environ.get("PLUGIN", "1") != "0"
 QEMU_SH = os.path.join(ROOT, "scripts", "qemu.sh")
+ISA_PROBE = os.path.join(ROOT, "tests", "system", "tools", "isa_probe.S")
+
+# What QEMU 7.2's TCG does on the strict CPU with each probe of isa_probe.S
+# (docs/knc.md "The strict CPU"): the instructions a KNC core lacks either
+# raise #UD or run; those that run the plugin reports, in this order, with
+# these mnemonics (plugin/decode.c knc_missing). KNC has the last four.
+TRAPPED = ["cmove", "fcmovb", "fcomi", "fucomi", "fcomip", "pxor_xmm", "movaps", "movnti", "stmxcsr", "crc32",
+           "lfence", "mfence", "sfence", "clflush", "popcnt", "movbe", "rdtscp", "monitor", "femms", "pfadd"]
+RUN_ANYWAY = [("emms", "emms"), ("movq_mm", "MMX"), ("paddb_mm", "MMX"), ("movd_mm", "MMX"), ("pshufw", "MMX"),
+              ("nopl", "nop r/m (0F 1F)"), ("nopw", "nop r/m (0F 1F)"), ("hint_nop_0f19", "hint nop (0F 18-1E)"),
+              ("hint_nop_0f18_4", "hint nop (0F 18-1E)"), ("endbr32", "endbr32"), ("pause", "pause"),
+              ("prefetcht0", "prefetcht0"), ("prefetchnta", "prefetchnta"), ("prefetchw", "prefetchw")]
+KNC_HAS = ["fxsave", "rdtsc", "lzcnt_bsr", "tzcnt_bsf"]
 
 # A Ring-3 program without a C library: one of the instructions below, then
 # exit(0) (include/pmuos/syscall.h: SYSCALL, number in RAX, SYS_EXIT 2).
@@ -135,3 +148,30 @@ def test_the_simulated_card_runs_on_the_strict_cpu():
         assert os.path.exists(f"/dev/shm/pmuos-{card.name}-knc")  # the plugin reports: CPU=knc
     finally:
         card.close()
+
+
+def run_probe(tmp_path, cpu):
+    """Boots isa_probe.S on `cpu`: ({probe: "ran" | "#UD" | "#GP" | "other"}, the plugin's report lines)."""
+    obj, elf = tmp_path / "probe.o", tmp_path / "probe.elf"
+    if not elf.exists():
+        subprocess.run(["gcc", "-m32", "-c", ISA_PROBE, "-o", str(obj)], check=True)
+        subprocess.run(["ld", "-m", "elf_i386", "-Ttext=0x100000", "-e", "_start", str(obj), "-o", str(elf)], check=True)
+    p = subprocess.run([QEMU_SH], env=dict(os.environ, BUILD=BUILD, KERNEL=str(elf), BOOT="multiboot", CPU=cpu, CPUS="1",
+                                          CARD=f"probe{os.getpid()}-{cpu}"),
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stdout + p.stderr
+    got = dict(re.findall(r"^probe (\S+) (ran|#UD|#GP|other)\r?$", p.stdout, re.M))
+    assert len(got) == len(TRAPPED) + len(RUN_ANYWAY) + len(KNC_HAS), p.stdout
+    return got, re.findall(r"^pmuos-pmu: knc: CPU 0 CPL 0 at 0x[0-9a-f]+: (.*), which a KNC core lacks$",
+                           p.stderr, re.M)
+
+
+@pytest.mark.skipif(not PLUGIN, reason="PLUGIN=0: QEMU runs without the plugin")
+def test_qemu_traps_or_runs_each_missing_instruction_and_the_plugin_names_what_runs(tmp_path):
+    got, report = run_probe(tmp_path, "knc")
+    assert [n for n in got if got[n] == "#UD"] == TRAPPED, got
+    assert [n for n in got if got[n] == "ran"] == [n for n, _ in RUN_ANYWAY] + KNC_HAS, got
+    assert report == [m for _, m in RUN_ANYWAY]
+    full, report = run_probe(tmp_path, "max")  # QEMU's full CPU runs every one, and nothing is reported
+    assert all(r == "ran" for r in full.values()), full
+    assert report == []
