@@ -111,7 +111,7 @@ case "${MBOX_BASE#0x}" in "$MBOX_BASE"|''|*[!0-9a-fA-F]*) die "MBOX_BASE must be
 # family 0x0B model 1, maximum basic leaf 4, maximum extended leaf
 # 0x80000008; FXSR but no CMOV, CLFSH, MMX, SSE, SSE2, MONITOR, CX16. So off
 # go SYSENTER (sep: App. B's table), PGE (a card faults on CR4.PGE; SSDG
-# 328207-002 4.2), PSE-36, CLFLUSH, CMOV, MMX, SSE, SSE2, SSE3 (pni),
+# 328207-002 4.2.10), PSE-36, CLFLUSH, CMOV, MMX, SSE, SSE2, SSE3 (pni),
 # CMPXCHG16B (cx16) and AMD's SVM. VME a card has, TCG does not. HT is set
 # by QEMU itself when a package has several threads. The hypervisor bit
 # (CPUID.1:ECX[31], 0 on a card) stays: it tells the kernel that this family
