@@ -12,7 +12,10 @@
 # (your own programs, built with build/bin/pmuos-cc, for the shell's `run`),
 # PLUGIN=1|0 (default 1: load build/pmuos-pmu.so, the events beyond
 # instructions and cycles), MBOX=ivshmem|card (default ivshmem: where the
-# mailbox is; card: in card memory, as on a Xeon Phi, scripts/qemu.sh).
+# mailbox is; card: in card memory, as on a Xeon Phi, scripts/qemu.sh),
+# CPU=max|knc (run: default max, QEMU's full CPU; knc: the strict CPU, KNC's
+# scalar ISA and CPUID, the plugin reporting what QEMU runs that a KNC core
+# lacks; test: default knc, but for the tests tests/system/conftest.py names).
 
 BUILD   ?= build
 VERSION := 0.1.0
@@ -30,7 +33,8 @@ MEM    ?= 512M
 PROGRAMS ?=
 PLUGIN ?= 1
 MBOX   ?= ivshmem
-export CPUS BOOT ACCEL ICOUNT MEM BUILD PROGRAMS PLUGIN MBOX
+# CPU has no default here: scripts/qemu.sh's is max, the system tests' knc.
+export CPUS BOOT ACCEL ICOUNT MEM BUILD PROGRAMS PLUGIN MBOX CPU
 
 # ---------------------------------------------------------------- kernel flags
 # Freestanding C11 with GNU extensions (inline asm, attributes).

@@ -58,6 +58,35 @@ static inline uint32_t cpuid_family(uint32_t eax)
 }
 /* A Knights Corner core (k1om): family 11, model 1 (Linux drivers/misc/mic/card/mic_x100.c mic_init). */
 #define CPUID_FAMILY_KNC 0x0b
+/*
+ * CPUID.1:ECX bit 31: set by a hypervisor in its virtual CPUs (Linux's
+ * X86_FEATURE_HYPERVISOR); 0 on hardware (SDM Vol. 2A, CPUID: "Not Used").
+ */
+#define CPUID1_ECX_HYPERVISOR (1u << 31)
+
+/*
+ * Whether CPUID leaf 1 (l1) is a KNC card's core: family 0x0B and no
+ * hypervisor. QEMU's strict KNC CPU (scripts/qemu.sh CPU=knc) is family
+ * 0x0B under a hypervisor: a PC, and without KNC's PMU MSRs.
+ */
+static inline bool cpuid_knc_card(struct cpuid_regs l1)
+{
+	return cpuid_family(l1.eax) == CPUID_FAMILY_KNC && !(l1.ecx & CPUID1_ECX_HYPERVISOR);
+}
+
+/*
+ * Hardware threads per core (1 or more) from CPUID: max_leaf is
+ * CPUID.0:EAX, l1, l4 and lb leaves 1, 4 (subleaf 0) and 0xB (subleaf 0),
+ * each read only if max_leaf has it. With leaf 0xB, its SMT level's count
+ * (SDM Vol. 2A, CPUID leaf 0BH: EBX[15:0]). Without, as Intel's "Intel 64
+ * Architecture Processor Topology Enumeration" (legacy method) and Linux
+ * count siblings and cores: logical processors per package CPUID.1:EBX[23:16]
+ * (valid with CPUID.1:EDX.HTT, bit 28) over cores per package
+ * CPUID.4:EAX[31:26] + 1. A KNC core's maximum basic leaf is 4 (SSDG
+ * 328207-002 4.2.17); Linux on a card counts 240 siblings and 60 cores
+ * from them, 4 threads a core, and its APIC ID is core * 4 + thread.
+ */
+uint32_t cpuid_threads_per_core(uint32_t max_leaf, struct cpuid_regs l1, struct cpuid_regs l4, struct cpuid_regs lb);
 
 #define DEFINE_CR(n)                                                              \
 	static inline uint64_t read_cr##n(void)                                   \

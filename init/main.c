@@ -84,18 +84,13 @@ static uint64_t trampoline_page(void)
 	return boot_low_page(&boot_info, avoid, ARRAY_SIZE(avoid));
 }
 
-void __attribute__((noreturn)) kernel_main(void)
+/* The boot path's information into boot_info; NULL, or why it cannot be used. */
+static const char *read_boot_info(void)
 {
-	smp_bsp_early();
-	/* A card's CPU says so; a PC may be told it plays one (platform=knc, below). */
-	platform_use(cpuid_family(cpuid(1, 0).eax) == CPUID_FAMILY_KNC ? &platform_knc : &platform_pc);
-	platform_console_init();
-	kprintf("\npmuos %s: kernel entered\n", PMUOS_VERSION);
-
 	if (boot_uefi_info) {
 		const struct boot_info *bi = (const struct boot_info *)boot_uefi_info;
 		if (bi->magic != BOOT_INFO_MAGIC)
-			halt_forever("UEFI boot info has a bad magic number");
+			return "UEFI boot info has a bad magic number";
 		boot_info = *bi;
 		if (boot_info.mmap_count > BOOT_INFO_MMAP_MAX)
 			boot_info.mmap_count = BOOT_INFO_MMAP_MAX;
@@ -103,14 +98,26 @@ void __attribute__((noreturn)) kernel_main(void)
 			boot_info.module_count = BOOT_INFO_MODULES;
 	} else if (boot_linux_params) {
 		if (!linux_to_boot_info(boot_linux_params, &boot_info))
-			halt_forever("the Linux boot protocol's boot_params cannot be used");
+			return "the Linux boot protocol's boot_params cannot be used";
 	} else if (!multiboot_to_boot_info(boot_mb_magic, boot_mb_info, &boot_info)) {
-		halt_forever("not started by a Multiboot loader or our UEFI loader");
+		return "not started by a Multiboot loader or our UEFI loader";
 	}
 	boot_info.cmdline[BOOT_INFO_CMDLINE - 1] = 0;
 	boot_info.loader[BOOT_INFO_LOADER - 1] = 0;
+	return NULL;
+}
+
+/*
+ * A card's CPU says so (arch/x86.h cpuid_knc_card: QEMU's strict KNC CPU is
+ * under a hypervisor, in a PC); platform=knc|pc on the command line
+ * overrides (a PC told it plays a card).
+ */
+static void choose_platform(void)
+{
 	const char *v;
 	size_t n;
+
+	platform_use(cpuid_knc_card(cpuid(1, 0)) ? &platform_knc : &platform_pc);
 	if (cmdline_find(boot_info.cmdline, "platform", &v, &n)) {
 		if (n == 3 && !strncmp(v, "knc", 3))
 			platform_use(&platform_knc);
@@ -118,8 +125,20 @@ void __attribute__((noreturn)) kernel_main(void)
 			platform_use(&platform_pc);
 		else
 			kprintf("pmuos: platform=%.*s: not knc or pc; staying on %s\n", (int)n, v, platform->name);
-		platform_console_init();
 	}
+}
+
+void __attribute__((noreturn)) kernel_main(void)
+{
+	smp_bsp_early();
+	/* Kept until the platform's console exists (kernel/console.h): the boot info may name the platform. */
+	kprintf("\npmuos %s: kernel entered\n", PMUOS_VERSION);
+
+	const char *unusable = read_boot_info();
+	choose_platform();
+	platform_console_init();
+	if (unusable)
+		halt_forever(unusable);
 
 	/* Before the page allocator reads the map: the mailbox's place in card memory is not RAM to hand out. */
 	struct boot_range mbox, image = { (uint64_t)__kernel_start, (uint64_t)(__kernel_end - __kernel_start) };

@@ -20,9 +20,23 @@ static struct {
 static const struct console_dev *dev;
 static void (*tee)(const char *s, size_t n);
 
+/*
+ * Output before the first device, kept for it (up to EARLY_BYTES): the
+ * kernel reads its boot info, whose command line may name the platform,
+ * before the platform's console exists (init/main.c).
+ */
+#define EARLY_BYTES 2048
+static char early[EARLY_BYTES];
+static size_t early_len;
+static bool early_done;
+
 void console_set_device(const struct console_dev *d)
 {
 	dev = d;
+	if (d && !early_done) {
+		early_done = true;
+		d->write(early, early_len);
+	}
 }
 
 void console_tee(void (*fn)(const char *s, size_t n))
@@ -112,8 +126,14 @@ static void tx_unlock(bool taken, uint64_t flags)
 
 static void write_locked(const char *s, size_t n)
 {
-	if (dev)
+	if (dev) {
 		dev->write(s, n);
+	} else if (!early_done) {
+		size_t k = n < EARLY_BYTES - early_len ? n : EARLY_BYTES - early_len;
+		for (size_t i = 0; i < k; i++)
+			early[early_len + i] = s[i];
+		early_len += k;
+	}
 	if (tee)
 		tee(s, n);
 }

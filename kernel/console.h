@@ -18,7 +18,10 @@ struct console_dev {
 	/* Turns receiving back on after console_rx_full stopped it. */
 	void (*rx_resume)(void);
 };
-/* Sends all later output to d (output before that is dropped). */
+/*
+ * Sends all later output to d. The first device also gets what was written
+ * before any (its first 2 KiB); output between two devices is dropped.
+ */
 void console_set_device(const struct console_dev *d);
 /*
  * From the device's receive interrupt, before each byte: true if the ring is

@@ -261,11 +261,11 @@ void smp_bsp_setup(void)
 	p->online_tsc = rdtsc();
 	p->state = CPU_ONLINE;
 
-	/* CPUID leaf 0xB, level 0 (SMT): EBX = logical processors per core. */
-	if (cpuid(0, 0).eax >= 0xb) {
-		uint32_t n = cpuid(0xb, 0).ebx & 0xffff;
-		threads_per_core = n ? n : 1;
-	}
+	/* Leaf 0xB, or leaves 1 and 4 where it is missing (a KNC core: arch/x86.h). */
+	uint32_t max_leaf = cpuid(0, 0).eax;
+	struct cpuid_regs none = { 0 };
+	threads_per_core = cpuid_threads_per_core(max_leaf, cpuid(1, 0), max_leaf >= 4 ? cpuid(4, 0) : none,
+						  max_leaf >= 0xb ? cpuid(0xb, 0) : none);
 }
 
 static bool cpu_online(void *p)

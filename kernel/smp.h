@@ -26,7 +26,7 @@ void smp_bsp_setup(void);
 void smp_init(const uint32_t *apic_ids, uint32_t n, uint64_t page);
 /* Number of CPUs in state CPU_ONLINE. */
 uint32_t smp_online_count(void);
-/* Threads per core (from CPUID leaf 0xB), for core/thread numbering. */
+/* Threads per core (from CPUID: cpuid_threads_per_core), for core/thread numbering. */
 uint32_t smp_threads_per_core(void);
 
 /*

@@ -7,7 +7,8 @@
  * on, and whether it changes address translation. Encodings from the Intel
  * SDM vol. 2 opcode maps (appendix A). 64-bit mode only: the few
  * instructions that run in 16- or 32-bit mode at boot may be misread, which
- * counts nothing wrong because no counter counts then. Pure code, unit-tested
+ * counts nothing wrong because no counter counts then. Also whether a KNC
+ * core lacks it (Intel 327364-001, Appendix B). Pure code, unit-tested
  * (tests/unit/test_decode.c).
  */
 #ifndef PLUGIN_DECODE_H
@@ -34,6 +35,13 @@ struct x86_insn {
 	uint8_t vec_bytes; /* SSE/AVX: 16 (XMM) or 32 (YMM); 0 otherwise */
 	uint8_t elements;  /* SSE/AVX: elements operated on (see decode.c) */
 	bool flush_tlb;    /* MOV to CR0/CR3/CR4, INVLPG, INVPCID */
+	/*
+	 * An instruction a KNC core lacks that QEMU 7.2's TCG runs anyway on
+	 * the strict CPU (scripts/qemu.sh CPU=knc): its mnemonic, or NULL. See
+	 * decode.c knc_missing. port_io: it is IN, OUT, INS or OUTS.
+	 */
+	const char *knc_missing;
+	bool port_io;
 };
 
 /*

@@ -9,6 +9,10 @@
  *   threads=N   hardware threads per core, 1-4: vCPU i is thread i % N of core i / N
  *   verify=on   check every cached address translation against QEMU's (slow;
  *               the page's xlate_checks / xlate_mismatches show the result)
+ *   knc=pc|on   report each instruction a KNC core lacks that QEMU runs anyway
+ *               (plugin/knc.h; pc: all but port I/O); knc=off (default): none
+ *   knc_log=PATH  the report's lines also go to this file (truncated first)
+ *   knc_ignore=LO-HI  code at [LO, HI) is not reported (up to 8 ranges)
  * Per vCPU it sees each translation block (a straight run of instructions
  * ending at a branch) as it starts (exec callback on its first instruction:
  * the block's instruction fetches, code TLB, vector instructions and
@@ -77,9 +81,9 @@ static bool map_page(const char *path)
 	return true;
 }
 
-static bool parse_args(int argc, char **argv, const char **path)
+static bool parse_args(int argc, char **argv, const char **path, const char **knc_log)
 {
-	*path = NULL;
+	*path = *knc_log = NULL;
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i];
 		if (strncmp(a, "page=", 5) == 0 && a[5]) {
@@ -88,11 +92,25 @@ static bool parse_args(int argc, char **argv, const char **path)
 			threads_per_core = a[8] - '0';
 		} else if (strcmp(a, "verify=on") == 0 || strcmp(a, "verify=off") == 0) {
 			verify = a[7] == 'o' && a[8] == 'n';
+		} else if (strcmp(a, "knc=off") == 0 || strcmp(a, "knc=pc") == 0 || strcmp(a, "knc=on") == 0) {
+			knc_mode = a[4] == 'p' ? KNC_PC : a[5] == 'n' ? KNC_ON : KNC_OFF;
+		} else if (strncmp(a, "knc_log=", 8) == 0 && a[8]) {
+			*knc_log = a + 8;
+		} else if (strncmp(a, "knc_ignore=", 11) == 0) {
+			if (!knc_ignore(a + 11)) {
+				fprintf(stderr, "pmuos-pmu: %s: not LO-HI with LO < HI, or more than %d ranges\n", a,
+					KNC_IGNORE_MAX);
+				return false;
+			}
 		} else {
-			fprintf(stderr, "pmuos-pmu: unknown argument '%s' (page=PATH, threads=1-%d, verify=on|off)\n",
-				a, MS_THREADS);
+			fprintf(stderr, "pmuos-pmu: unknown argument '%s' (page=PATH, threads=1-%d, verify=on|off, "
+				"knc=off|pc|on, knc_log=PATH, knc_ignore=LO-HI)\n", a, MS_THREADS);
 			return false;
 		}
+	}
+	if (*knc_log && knc_mode == KNC_OFF) {
+		fprintf(stderr, "pmuos-pmu: knc_log=PATH needs knc=pc or knc=on\n");
+		return false;
 	}
 	if (!*path) {
 		fprintf(stderr, "pmuos-pmu: page=PATH is required (the shared page's file)\n");
@@ -101,9 +119,14 @@ static bool parse_args(int argc, char **argv, const char **path)
 	return true;
 }
 
+static void on_exit_knc(qemu_plugin_id_t id, void *udata)
+{
+	knc_summary();
+}
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
 {
-	const char *path;
+	const char *path, *knc_log;
 
 	if (!info->system_emulation || strcmp(info->target_name, "x86_64") != 0) {
 		fprintf(stderr, "pmuos-pmu: needs qemu-system-x86_64\n");
@@ -114,7 +137,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "pmuos-pmu: %u vCPUs; the shared page has slots for 1 to %d\n", ncpus, PMUSHARE_CPUS);
 		return -1;
 	}
-	if (!parse_args(argc, argv, &path) || !map_codes() || !map_page(path))
+	if (!parse_args(argc, argv, &path, &knc_log) || !map_codes() || !map_page(path) ||
+	    (knc_log && !knc_open_log(knc_log)))
 		return -1;
 	uint32_t ncores = (ncpus + threads_per_core - 1) / threads_per_core;
 	thr = calloc(ncpus, sizeof(*thr));
@@ -139,5 +163,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	}
 	counting_cpus = ncpus;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	if (knc_mode != KNC_OFF)
+		qemu_plugin_register_atexit_cb(id, on_exit_knc, NULL);
 	return 0;
 }

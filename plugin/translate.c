@@ -78,9 +78,11 @@ static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr,
 	struct fetch *fetch = b ? arena_alloc(2 * n * sizeof(*fetch)) : NULL;
 	struct slot *vec = fetch ? arena_alloc(n * sizeof(*vec)) : NULL;
 	uint8_t *copy = vec ? arena_alloc(nbytes) : NULL;
+	struct knc_hit *knc = copy && knc_mode != KNC_OFF ? arena_alloc(n * sizeof(*knc)) : NULL;
 
-	if (!copy)
+	if (!copy || (knc_mode != KNC_OFF && !knc))
 		return NULL;
+	b->knc = knc;
 	b->vaddr = vaddr;
 	b->n = n;
 	b->user = is_user(vaddr);
@@ -105,6 +107,12 @@ static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr,
 			b->elements += d.elements;
 		}
 		b->flush_tlb |= d.flush_tlb;
+		if (knc_reported(d.knc_missing, d.port_io, va)) {
+			struct knc_site *site = knc_site(va, d.knc_missing, b->user);
+			if (!site)
+				return NULL;
+			knc[b->nknc++] = (struct knc_hit){ (uint16_t)i, site };
+		}
 		uint64_t lines[2] = { code_line(va, ha, b->user), code_line(va + len - 1, ha ? ha + len - 1 : NULL, b->user) };
 		for (int k = 0; k < 2; k++) {
 			if (lines[k] != last_line)
@@ -170,6 +178,9 @@ void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *qtb)
 		return;
 	}
 	qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(qtb, 0), on_block, QEMU_PLUGIN_CB_NO_REGS, b);
+	for (size_t k = 0; k < b->nknc; k++)
+		qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(qtb, b->knc[k].idx), on_knc,
+						       QEMU_PLUGIN_CB_NO_REGS, b->knc[k].site);
 	for (size_t i = 0; i < b->n; i++) {
 		struct qemu_plugin_insn *qi = qemu_plugin_tb_get_insn(qtb, i);
 		qemu_plugin_register_vcpu_mem_cb(qi, on_access, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, &b->slot[i]);

@@ -7,6 +7,7 @@
 #include "pmu/internal.h"
 #include "pmu/regs.h"
 #include "pmu/share.h"
+#include "kernel/boot.h"
 #include "kernel/cpu_hooks.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
@@ -31,11 +32,50 @@ bool pmu_plugin_present(void) { return pmu_ops == &pmu_model_ops && share_slot(0
 
 static const struct cpu_hooks pmu_cpu_hooks; /* below, with the functions it names */
 
+/*
+ * The backend, and why: knc on a KNC card's core (arch/x86.h
+ * cpuid_knc_card), model elsewhere (QEMU's strict KNC CPU among them: KNC's
+ * ISA and CPUID, none of its PMU MSRs), unless the command line's
+ * pmuos.pmu=model|knc says otherwise; knc on another family than 0x0B is
+ * refused (its RDMSRs would fault).
+ */
+static const struct pmu_ops *pmu_choose(void)
+{
+	struct cpuid_regs l1 = cpuid(1, 0);
+	uint32_t family = cpuid_family(l1.eax);
+	bool card = cpuid_knc_card(l1);
+	const char *v;
+	size_t n;
+
+	if (cmdline_find(boot_info.cmdline, "pmuos.pmu", &v, &n)) {
+		if (n == 5 && !strncmp(v, "model", 5)) {
+			kprintf("pmu: backend model: pmuos.pmu=model\n");
+			return &pmu_model_ops;
+		}
+		if (n == 3 && !strncmp(v, "knc", 3) && family == CPUID_FAMILY_KNC) {
+			kprintf("pmu: backend knc: pmuos.pmu=knc\n");
+			return &pmu_knc_ops;
+		}
+		if (n == 3 && !strncmp(v, "knc", 3))
+			kprintf("pmu: pmuos.pmu=knc refused: CPUID family %#x is not a KNC core's 0xb "
+				"(its PMU MSRs would fault)\n", family);
+		else
+			kprintf("pmu: pmuos.pmu=%.*s: not model or knc; ignored\n", (int)n, v);
+	}
+	if (card)
+		kprintf("pmu: backend knc: CPUID family 0xb, a KNC card's core\n");
+	else if (family == CPUID_FAMILY_KNC)
+		kprintf("pmu: backend model: CPUID family 0xb under a hypervisor (QEMU's strict KNC CPU: "
+			"no KNC PMU MSRs)\n");
+	else
+		kprintf("pmu: backend model: CPUID family %#x, not a KNC core (0xb)\n", family);
+	return card ? &pmu_knc_ops : &pmu_model_ops;
+}
+
 void pmu_init(void)
 {
-	if (cpuid_family(cpuid(1, 0).eax) == CPUID_FAMILY_KNC)
-		pmu_ops = &pmu_knc_ops;
-	else
+	pmu_ops = pmu_choose();
+	if (pmu_ops == &pmu_model_ops)
 		pmu_emul_init(); /* RDPMC and SPFLT trap without a KNC PMU */
 	if (pmu_ops == &pmu_model_ops)
 		share_init();

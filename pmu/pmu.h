@@ -25,7 +25,10 @@
 #define PMU_PMI_LIMIT_MAX     10000000
 #define PMU_MUX_SLICE_MS_DEFAULT 4     /* perf's default multiplexing interval */
 
-/* BSP, before the APs start: picks the backend (knc on family 0x0B, else model). */
+/*
+ * BSP, before the APs start: picks the backend (knc on a KNC card's core,
+ * else model; the command line's pmuos.pmu=model|knc overrides) and says why.
+ */
 void pmu_init(void);
 /* Allocates CPU `cpu`'s PMU state, on the BSP before the AP starts (kernel/cpu_hooks.h). */
 void pmu_cpu_prepare(uint32_t cpu);

@@ -3,7 +3,7 @@
 scripts/qemu.sh execs this with QEMU's command line, and this execs QEMU
 (the same PID: a kill of qemu.sh's PID is a kill of QEMU).
 
-    card-keeper.py --card=NAME [--mbox BYTES] [--doorbell VECTORS] [--pmu] [--ram | --keep-ram] -- COMMAND...
+    card-keeper.py --card=NAME [--mbox BYTES] [--doorbell VECTORS] [--pmu] [--knc] [--ram | --keep-ram] -- COMMAND...
 
 - One card per name: /dev/shm/pmuos-NAME.lock, locked with flock and
   holding the card's PID. QEMU inherits the lock, so it is held while QEMU
@@ -12,7 +12,8 @@ scripts/qemu.sh execs this with QEMU's command line, and this execs QEMU
   the card is touched.
 - Its files are this user's only: created 0600 with O_EXCL|O_NOFOLLOW
   (the mailbox /dev/shm/pmuos-NAME sized to --mbox, -pmu, -ram empty for
-  QEMU to size, .sock bound under umask 077). One left by a card whose
+  QEMU to size, -knc empty for the plugin's report of instructions a KNC
+  core lacks (scripts/qemu.sh CPU=knc), .sock bound under umask 077). One left by a card whose
   watcher was killed (the lock had no holder) is removed first if it is
   this user's and not a symbolic link; any other is refused, named.
   --keep-ram: the RAM file is the simulated card's (tests/cardsim/card.py):
@@ -165,6 +166,7 @@ def main():
     ap.add_argument("--doorbell", type=int, default=0, metavar="VECTORS",
                     help="serve the mailbox's doorbell on /dev/shm/pmuos-NAME.sock")
     ap.add_argument("--pmu", action="store_true", help="the plugin's page /dev/shm/pmuos-NAME-pmu")
+    ap.add_argument("--knc", action="store_true", help="the plugin's KNC report /dev/shm/pmuos-NAME-knc")
     ap.add_argument("--ram", action="store_true", help="card memory /dev/shm/pmuos-NAME-ram")
     ap.add_argument("--keep-ram", action="store_true", help="card memory that exists already and is not ours")
     ap.add_argument("command", nargs="+")
@@ -183,7 +185,7 @@ def keep(a):
     os.umask(0o077)  # whatever QEMU creates too: this user's only
     take_lock(a.card)
     shm_fd = make_file(base, a.mbox) if a.mbox else None
-    for wanted, suffix in ((a.pmu, "-pmu"), (a.ram, "-ram")):
+    for wanted, suffix in ((a.pmu, "-pmu"), (a.knc, "-knc"), (a.ram, "-ram")):
         if wanted:
             os.close(make_file(base + suffix, 0))
     if a.keep_ram:

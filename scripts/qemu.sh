@@ -8,6 +8,21 @@
 #   BOOT    multiboot (QEMU -kernel, default), uefi (OVMF + BOOTX64.EFI) or
 #           linux (QEMU -kernel with the bzImage: the Linux boot protocol)
 #   ACCEL   tcg (default) or kvm
+#   CPU     max (default): QEMU's full CPU; knc: a CPU stripped to what a
+#           KNC core reports and executes (docs/knc.md "The strict CPU"):
+#           CPUID family 0x0B model 1, maximum basic leaf 4 (no leaf 0xB),
+#           leaves 1 and 0x80000001 as a card's, so CMOV, FCMOV/FCOMI,
+#           SSE*, fences, CLFLUSH, POPCNT, MOVBE, MONITOR, RDTSCP raise #UD.
+#           CPUID's hypervisor bit stays: the kernel takes family 0x0B
+#           under a hypervisor for a PC without KNC's PMU MSRs (the model
+#           backend, the pc platform); the plugin (PLUGIN=1) reports every
+#           KNC-missing instruction QEMU runs anyway (MMX, long NOPs, PAUSE,
+#           PREFETCH, port I/O on platform=knc) to stderr and to the file
+#           /dev/shm/pmuos-$CARD-knc, but for the PC firmware's code and
+#           KNC_IGNORE's. TCG only; Multiboot or Linux boot (OVMF is SSE code)
+#   KNC_IGNORE with CPU=knc: address ranges LO-HI (space-separated) whose
+#           code the plugin does not report: not pmuos's (the simulated
+#           card's bootstrap stand-in)
 #   ICOUNT  1 (default): -icount shift=0, one TSC tick per guest instruction,
 #           so counts are exact (docs/design.md §5.2); 0: free-running TCG
 #   MEM     guest RAM (default 512M)
@@ -55,6 +70,7 @@ B=${BUILD:-build}
 CPUS=${CPUS:-4}
 BOOT=${BOOT:-multiboot}
 ACCEL=${ACCEL:-tcg}
+CPU=${CPU:-max}
 ICOUNT=${ICOUNT:-1}
 MEM=${MEM:-512M}
 case "$BOOT" in
@@ -86,12 +102,38 @@ case "$DOORBELL" in 0|1) ;; *) die "DOORBELL must be 1 or 0, got '$DOORBELL'" ;;
 case "${MBOX_BASE#0x}" in "$MBOX_BASE"|''|*[!0-9a-fA-F]*) die "MBOX_BASE must be 0x hex, got '$MBOX_BASE'" ;; esac
 [ "$MBOX" = ivshmem ] || [ "$BOOT" != uefi ] || die "MBOX=card gives the kernel its place on the command line: BOOT=multiboot or linux"
 
+# The strict CPU: what a KNC core reports in CPUID, from QEMU's qemu64 (whose
+# leaf 1 and 0x80000001 are a P6-class x86-64: fpu de pse tsc msr pae mce
+# cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2, pni
+# cx16; syscall nx lm, lahf_lm svm). A card reports (Intel 327364-001's
+# CPUID appendix, and Linux on a card: "cpuid level 4", flags fpu vme de
+# pse tsc msr pae mce cx8 apic mtrr mca pat fxsr ht syscall nx lm lahf_lm)
+# family 0x0B model 1, maximum basic leaf 4, maximum extended leaf
+# 0x80000008; FXSR but no CMOV, CLFSH, MMX, SSE, SSE2, MONITOR, CX16. So off
+# go SYSENTER (sep: App. B's table), PGE (a card faults on CR4.PGE; SSDG
+# 328207-002 4.2.10), PSE-36, CLFLUSH, CMOV, MMX, SSE, SSE2, SSE3 (pni),
+# CMPXCHG16B (cx16) and AMD's SVM. VME a card has, TCG does not. HT is set
+# by QEMU itself when a package has several threads. The hypervisor bit
+# (CPUID.1:ECX[31], 0 on a card) stays: it tells the kernel that this family
+# 0x0B is a PC without KNC's PMU MSRs (arch/x86.h cpuid_knc_card).
+KNC_CPU=qemu64,vendor=GenuineIntel,family=11,model=1,level=4,xlevel=0x80000008
+KNC_CPU=$KNC_CPU,-sep,-pge,-pse36,-clflush,-cmov,-mmx,-sse,-sse2,-pni,-cx16,-svm
+case "$CPU" in
+max) CPU_ARG=max,vendor=GenuineIntel ;;
+knc)
+	[ "$ACCEL" = tcg ] || die "CPU=knc is QEMU's TCG CPU stripped to KNC's: ACCEL=tcg (KVM runs the host's instructions)"
+	[ "$BOOT" != uefi ] || die "CPU=knc cannot run OVMF, which is SSE code: BOOT=multiboot or linux"
+	CPU_ARG=$KNC_CPU
+	;;
+*) die "CPU must be max or knc, got '$CPU'" ;;
+esac
+
 case "$ACCEL" in
 tcg)
 	# thread=single: one thread runs every vCPU (as -icount does anyway), so the
 	# plugin's simulation of shared caches needs no locks.
-	ACC="-accel tcg -cpu max,vendor=GenuineIntel"
-	[ "$PLUGIN" = 1 ] && ACC="-accel tcg,thread=single -cpu max,vendor=GenuineIntel"
+	ACC="-accel tcg -cpu $CPU_ARG"
+	[ "$PLUGIN" = 1 ] && ACC="-accel tcg,thread=single -cpu $CPU_ARG"
 	# -icount forbids multi-threaded TCG; shift=0 makes the TSC count instructions.
 	[ "$ICOUNT" = 1 ] && ACC="$ACC -icount shift=0"
 	;;
@@ -198,7 +240,29 @@ if [ "$ACCEL" = tcg ] && [ "$PLUGIN" = 1 ]; then
 	KEEP="$KEEP --pmu"
 	PMU="-object memory-backend-file,id=pmushare,size=$PMU_BYTES,share=on,mem-path=$PMU_FILE"
 	PMU="$PMU -device ivshmem-plain,memdev=pmushare"
-	PMU="$PMU -plugin $SO,page=$PMU_FILE,threads=$THREADS${PLUGIN_ARGS:+,$PLUGIN_ARGS}"
+	KNC=""
+	if [ "$CPU" = knc ]; then
+		# A PC's devices (UART, PIT, ACPI) are I/O ports, a card has none.
+		case " $CMDLINE" in *" platform=knc"*) KNC=",knc=on" ;; *) KNC=",knc=pc" ;; esac
+		KNC="$KNC,knc_log=/dev/shm/pmuos-$CARD-knc"
+		KEEP="$KEEP --knc"
+		# Not pmuos's code, and on no card: SeaBIOS (PAUSE, port I/O) in its
+		# segments 0xC0000-0xFFFFF (with the option ROMs, QEMU's loaders),
+		# its ROM below 4 GiB, and the 32 MiB under the top of RAM below
+		# 4 GiB (q35: all of it up to 2.75 GiB, else 2 GiB), where it runs
+		# its init code below q35's 16 MiB TSEG; and KNC_IGNORE's ranges.
+		case "$MEM" in
+		*G) RAM_BYTES=$((${MEM%G} << 30)) ;; *M) RAM_BYTES=$((${MEM%M} << 20)) ;; *) RAM_BYTES=$MEM ;;
+		esac
+		case "$RAM_BYTES" in ''|*[!0-9]*) die "CPU=knc: MEM must be a number of bytes, or end in M or G, got '$MEM'" ;; esac
+		LOW_TOP=$RAM_BYTES
+		[ "$LOW_TOP" -lt $((0xb0000000)) ] || LOW_TOP=$((0x80000000))
+		for r in 0xc0000-0x100000 0xfffc0000-0x100000000 $((LOW_TOP - (32 << 20)))-$LOW_TOP ${KNC_IGNORE:-}; do
+			case "$r" in *[!0-9a-fA-Fx-]*|-*|*-) die "KNC_IGNORE must be LO-HI ranges, got '$r'" ;; esac
+			KNC="$KNC,knc_ignore=$r"
+		done
+	fi
+	PMU="$PMU -plugin $SO,page=$PMU_FILE,threads=$THREADS$KNC${PLUGIN_ARGS:+,$PLUGIN_ARGS}"
 fi
 
 # The keeper execs QEMU: this process becomes QEMU (a kill of it is one of QEMU).

@@ -11,7 +11,7 @@
 # test_metrics its metric groups, host/metrics.o.
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics vm parse mailbox \
-		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu bootmmap place boot apic \
+		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu cpuid bootmmap place boot apic \
 		cardtext
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
@@ -87,6 +87,7 @@ $(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
 $(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o
 $(BUILD)/unit/test_sbox:   $(BUILD)/unit/obj/platform/knc/sbox.o
 $(BUILD)/unit/test_fpu:    $(BUILD)/unit/obj/arch/fpu.o
+$(BUILD)/unit/test_cpuid:  $(BUILD)/unit/obj/arch/cpuid.o
 $(BUILD)/unit/test_bootmmap: $(BUILD)/unit/obj/boot/mmap.o
 # test_apic: the local APIC ID layouts and the pmuos.apic= switch.
 $(BUILD)/unit/test_apic: $(BUILD)/unit/obj/apic/layout.o

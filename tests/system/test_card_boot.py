@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, ROOT, check_calib_spflt
+from conftest import BUILD, ROOT, check_calib_spflt, default_cpu, knc_report_lines
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 CARD_PY = os.path.join(ROOT, "tests", "cardsim", "card.py")
@@ -36,7 +36,7 @@ class SimCard:
         if "--train-ms" not in args:
             args += ("--train-ms", TRAIN_MS)
         self.proc = subprocess.Popen([CARD_PY, name, "--log", self.log, *args], cwd=ROOT, stderr=subprocess.PIPE,
-                                     text=True)
+                                     text=True, env=dict(os.environ, CPU=default_cpu()))
         deadline = time.time() + 10
         while not os.path.exists(self.mmio) and time.time() < deadline:
             time.sleep(0.05)
@@ -60,6 +60,7 @@ class SimCard:
                               timeout=timeout, input=input, env=dict(os.environ, LD_PRELOAD=MMAP_ONLY))
 
     def close(self):
+        report = knc_report_lines(self.name)  # before QEMU ends: its keeper then removes the file
         self.proc.terminate()
         self.proc.communicate(timeout=30)
         for f in (self.log, f"/dev/shm/pmuos-{self.name}-pmu"):
@@ -67,6 +68,7 @@ class SimCard:
                 os.unlink(f)
             except FileNotFoundError:
                 pass
+        assert not report, "the strict CPU ran instructions a KNC core lacks:\n" + "\n".join(report)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -172,6 +173,83 @@ static void test_translation_changes(void **state)
 	check(w, sizeof(w) / sizeof(w[0]));
 }
 
+/*
+ * KNC-missing instructions QEMU's strict CPU runs anyway (decode.c
+ * knc_missing): their encodings from the SDM vol. 2 (NOP's Table 4-12
+ * "Recommended Multi-Byte Sequence of NOP Instruction"; PAUSE; PREFETCHh
+ * 0F 18 /1 /2 /3 /0; PREFETCHW 0F 0D /1; ENDBR64; EMMS, MOVD, MOVQ, PADDB,
+ * PSHUFW in their MMX forms; IN, OUT, INS, OUTS), and neighbours that are
+ * not flagged: KNC instructions, and what QEMU traps itself (CMOV, SSE2's
+ * PADDB on XMM, LFENCE, VMREAD) or KNC's own (SPFLT).
+ */
+struct knc_want {
+	const char *what;
+	uint8_t b[15];
+	size_t len;
+	const char *mnemonic; /* NULL: not flagged */
+	bool port_io;
+};
+
+static void test_knc_missing(void **state)
+{
+	(void)state;
+	static const struct knc_want w[] = {
+		{ "nop (0F 1F 00), 3 bytes", { 0x0f, 0x1f, 0x00 }, 3, "nop r/m (0F 1F)", false },
+		{ "nop, 4 bytes", { 0x0f, 0x1f, 0x40, 0x00 }, 4, "nop r/m (0F 1F)", false },
+		{ "nop, 5 bytes", { 0x0f, 0x1f, 0x44, 0x00, 0x00 }, 5, "nop r/m (0F 1F)", false },
+		{ "nop, 6 bytes", { 0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00 }, 6, "nop r/m (0F 1F)", false },
+		{ "nop, 7 bytes", { 0x0f, 0x1f, 0x80, 0, 0, 0, 0 }, 7, "nop r/m (0F 1F)", false },
+		{ "nop, 8 bytes", { 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0 }, 8, "nop r/m (0F 1F)", false },
+		{ "nop, 9 bytes", { 0x66, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0 }, 9, "nop r/m (0F 1F)", false },
+		{ "nopw %cs:(%rax,%rax) (11 bytes)", { 0x66, 0x66, 0x2e, 0x0f, 0x1f, 0x84, 0, 0, 0, 0, 0 }, 11,
+		  "nop r/m (0F 1F)", false },
+		{ "hint nop 0F 19", { 0x0f, 0x19, 0xc0 }, 3, "hint nop (0F 18-1E)", false },
+		{ "hint nop 0F 18 /4", { 0x0f, 0x18, 0x20 }, 3, "hint nop (0F 18-1E)", false },
+		{ "0F 18 /1 with a register: no prefetch, a hint nop", { 0x0f, 0x18, 0xc8 }, 3, "hint nop (0F 18-1E)", false },
+		{ "endbr64", { 0xf3, 0x0f, 0x1e, 0xfa }, 4, "endbr64", false },
+		{ "endbr32", { 0xf3, 0x0f, 0x1e, 0xfb }, 4, "endbr32", false },
+		{ "pause", { 0xf3, 0x90 }, 2, "pause", false },
+		{ "prefetchnta (%rax)", { 0x0f, 0x18, 0x00 }, 3, "prefetchnta", false },
+		{ "prefetcht0 (%rax)", { 0x0f, 0x18, 0x08 }, 3, "prefetcht0", false },
+		{ "prefetcht1 0x40(%rdi)", { 0x0f, 0x18, 0x57, 0x40 }, 4, "prefetcht1", false },
+		{ "prefetcht2 (%rax)", { 0x0f, 0x18, 0x18 }, 3, "prefetcht2", false },
+		{ "prefetchw (%rax)", { 0x0f, 0x0d, 0x08 }, 3, "prefetchw", false },
+		{ "emms", { 0x0f, 0x77 }, 2, "emms", false },
+		{ "movd %eax, %mm0", { 0x0f, 0x6e, 0xc0 }, 3, "MMX", false },
+		{ "movq %mm1, %mm0", { 0x0f, 0x6f, 0xc1 }, 3, "MMX", false },
+		{ "movq %mm0, (%rax)", { 0x0f, 0x7f, 0x00 }, 3, "MMX", false },
+		{ "paddb %mm1, %mm0", { 0x0f, 0xfc, 0xc1 }, 3, "MMX", false },
+		{ "pshufw $0, %mm1, %mm0", { 0x0f, 0x70, 0xc1, 0x00 }, 4, "MMX", false },
+		{ "pextrw $0, %mm1, %eax", { 0x0f, 0xc5, 0xc1, 0x00 }, 4, "MMX", false },
+		{ "in $0x60, %al", { 0xe4, 0x60 }, 2, "in", true },
+		{ "in (%dx), %eax", { 0xed }, 1, "in", true },
+		{ "out %al, (%dx)", { 0xee }, 1, "out", true },
+		{ "out %al, $0x80", { 0xe6, 0x80 }, 2, "out", true },
+		{ "insb", { 0x6c }, 1, "ins", true },
+		{ "rep outsb", { 0xf3, 0x6e }, 2, "outs", true },
+		{ "nop (90)", { 0x90 }, 1, NULL, false },
+		{ "xchg %ax, %ax (66 90)", { 0x66, 0x90 }, 2, NULL, false },
+		{ "xchg %r8, %rax with F3: not pause", { 0xf3, 0x49, 0x90 }, 3, NULL, false },
+		{ "cmove %eax, %eax (QEMU traps)", { 0x0f, 0x44, 0xc0 }, 3, NULL, false },
+		{ "paddb %xmm1, %xmm0 (QEMU traps)", { 0x66, 0x0f, 0xfc, 0xc1 }, 4, NULL, false },
+		{ "lfence (QEMU traps)", { 0x0f, 0xae, 0xe8 }, 3, NULL, false },
+		{ "vmread (QEMU traps)", { 0x0f, 0x78, 0xc0 }, 3, NULL, false },
+		{ "spflt %eax (KNC's)", { 0xc5, 0xfb, 0xae, 0xf0 }, 4, NULL, false },
+		{ "lock xadd", { 0xf0, 0x0f, 0xc1, 0x07 }, 4, NULL, false },
+		{ "int3", { 0xcc }, 1, NULL, false },
+		{ "hlt", { 0xf4 }, 1, NULL, false },
+		{ "truncated 0F", { 0x0f }, 1, NULL, false },
+	};
+	for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++) {
+		struct x86_insn d;
+		x86_decode(w[i].b, w[i].len, PC, &d);
+		bool same = w[i].mnemonic ? d.knc_missing && strcmp(d.knc_missing, w[i].mnemonic) == 0 : !d.knc_missing;
+		if (!same || d.port_io != w[i].port_io)
+			fail_msg("%s: knc_missing %s port_io %d", w[i].what, d.knc_missing ? d.knc_missing : "NULL",
+				 d.port_io);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +257,7 @@ int main(void)
 		cmocka_unit_test(test_sse),
 		cmocka_unit_test(test_avx),
 		cmocka_unit_test(test_translation_changes),
+		cmocka_unit_test(test_knc_missing),
 	};
 
 	alarm(60);
