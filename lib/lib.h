@@ -43,20 +43,6 @@ bool parse_u64(const char *s, uint64_t max, uint64_t *out);
 bool cmdline_find(const char *line, const char *key, const char **val, size_t *len);
 
 /* Little-endian loads at any alignment, for firmware tables (ACPI, SFI). */
-/*
- * Set bits in v (0-64). Not __builtin_popcount: without POPCNT (KNC has
- * none) GCC calls libgcc's __popcountdi2, which Debian builds with an
- * ENDBR64 (F3 0F 1E FA) at its entry, a hint NOP a KNC core lacks.
- */
-static inline unsigned popcount64(uint64_t v)
-{
-	unsigned n = 0;
-
-	for (; v; v &= v - 1)
-		n++;
-	return n;
-}
-
 static inline uint16_t get_le16(const uint8_t *p) { return p[0] | p[1] << 8; }
 static inline uint32_t get_le32(const uint8_t *p) { return get_le16(p) | (uint32_t)get_le16(p + 2) << 16; }
 static inline uint64_t get_le64(const uint8_t *p) { return get_le32(p) | (uint64_t)get_le32(p + 4) << 32; }
