@@ -31,55 +31,9 @@ FULL_CPU = {
     "test_uefi.py": "OVMF runs SSE",
     # The VPU's stand-ins: the plugin's VPU events count SSE/AVX instructions.
     "test_plugin.py::test_vector_events": "SSE as the VPU's stand-in",
-    # Until card-correct programs (below) the whole file: its module card
-    # serves every test, and each runs memtest; then test_vector_events
-    # needs a card of its own.
+    # The whole file: its module card serves every test, and each runs
+    # memtest, built for QEMU only (pmuos-cc --qemu-sse, user/user.mk).
     "test_plugin.py": "runs memtest",
-    # Until pmuos-cc builds card-correct programs (issue 22): newlib and the
-    # programs built with it hold CMOV and SSE, which raise #UD on the strict
-    # CPU. Each test here runs a Ring-3 program; all failed on the strict CPU
-    # (2026-11-26, before card-correct programs), every other test passed.
-    "test_metrics.py": "its module card runs programs in every test",
-    "test_pmu.py::test_mux_takes_turns_on_the_counters": "runs steady",
-    "test_card_boot.py::test_boot_stat_reset_and_boot_again": "runs a program",
-    "test_card_memory.py::test_the_mailbox_is_served_from_card_memory": "runs a program",
-    "test_hostile.py::test_fatal_flags_and_fpu_end_only_the_task": "runs a program",
-    "test_hostile.py::test_fpu_state_does_not_pass_to_the_next_task": "runs a program",
-    "test_hostile.py::test_rflags_before_syscall_and_trap": "runs a program",
-    "test_linux_boot.py::test_244_threads_come_up_without_acpi": "runs a program",
-    "test_linux_boot.py::test_32bit_entry_at_a_download_address": "runs a program",
-    "test_linux_boot.py::test_linux_boot_through_qemus_loader": "runs a program",
-    "test_pmuctl.py::test_a_signal_ends_the_program_on_the_card": "runs a program",
-    "test_pmuctl.py::test_clear_errors": "runs a program",
-    "test_pmuctl.py::test_interval_counts_add_up_to_the_total": "runs a program",
-    "test_pmuctl.py::test_more_events_than_counters_are_multiplexed": "runs a program",
-    "test_pmuctl.py::test_multiplexed_estimates_are_within_5_percent_of_separate_runs": "runs a program",
-    "test_pmuctl.py::test_multiplexed_slices_run_only_while_the_cpu_runs": "runs a program",
-    "test_pmuctl.py::test_progress_is_shown_on_a_terminal_only": "runs a program",
-    "test_pmuctl.py::test_record_and_report_name_the_inner_loop_hottest": "runs a program",
-    "test_pmuctl.py::test_run_shows_each_task_output_and_the_fault_report": "runs a program",
-    "test_pmuctl.py::test_run_streams_output_and_exits_with_the_status": "runs a program",
-    "test_pmuctl.py::test_stat_counts_calib_regions_exactly_with_spflt": "runs a program",
-    "test_pmuctl.py::test_stat_json_and_not_supported": "runs a program",
-    "test_pmuctl.py::test_the_card_answers_after_tasks_that_end_together": "runs a program",
-    "test_races.py::test_a_card_reset_under_a_running_pmuctl_is_named": "runs a program",
-    "test_races.py::test_a_long_shell_line_from_the_host_blocks_nothing": "runs a program",
-    "test_races.py::test_a_program_spinning_on_the_serving_cpu_does_not_stop_the_mailbox": "runs a program",
-    "test_races.py::test_init_of_a_cpu_that_runs_a_task_from_the_host": "runs a program",
-    "test_races.py::test_init_of_a_cpu_that_runs_a_task_from_the_shell": "runs a program",
-    "test_races.py::test_kill9_of_pmuctl_mid_record_leaves_the_card_serving": "runs a program",
-    "test_races.py::test_many_pmuctl_at_once_on_overlapping_and_disjoint_cpus": "runs a program",
-    "test_races.py::test_run_on_a_cpu_that_runs_a_task_waits_its_turn": "runs a program",
-    "test_tasks.py::test_bad_program_image_is_refused_with_the_reason": "runs a program",
-    "test_tasks.py::test_fault_ends_only_its_task": "runs a program",
-    "test_tasks.py::test_heap_exhaustion_is_an_error_not_a_crash": "runs a program",
-    "test_tasks.py::test_hundred_faulting_launches_leave_the_kernel_healthy": "runs a program",
-    "test_tasks.py::test_kill_and_ctrl_c_end_a_spinning_task": "runs a program",
-    "test_tasks.py::test_program_over_the_task_memory_limit_is_refused": "runs a program",
-    "test_tasks.py::test_rdpmc_monotonic_and_agrees_with_the_kernel": "runs a program",
-    "test_tasks.py::test_spflt_regions_count_exactly_k_user_instructions_run_after_run": "runs a program",
-    "test_tasks.py::test_spmd_launch_one_instance_per_cpu": "runs a program",
-    "test_tasks.py::test_user_program_from_pmuos_cc_runs_on_the_card": "runs a program",
 }
 _item = None  # the test being set up (pytest_runtest_setup below)
 
