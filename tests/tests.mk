@@ -11,11 +11,12 @@ test: deps
 	@$(MAKE) --no-print-directory all fuzz cardsim $(BUILD)/gen/mbox_layout.json $(BUILD)/test/memtest-linux
 	$(PYTHON) tests/run.py $(TESTS)
 
-# memtest's Linux twin (user/programs/memtest.c without the region): the
-# plugin's tests run it under valgrind to compare counts on the same object code.
-$(BUILD)/test/memtest-linux: user/programs/memtest.c user/measured.h $(BUILD)/user/measured.o
+# memtest's Linux twin (user/programs/memtest.c without the region, with
+# vectest's `vec`): the plugin's tests run it under valgrind to compare counts
+# on the same object code (user/user.mk MEASURED_OBJS).
+$(BUILD)/test/memtest-linux: user/programs/memtest.c user/measured.h $(MEASURED_OBJS)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -O2 -Wall -DMEMTEST_LINUX -Iinclude $< $(BUILD)/user/measured.o -o $@
+	$(CC) -std=gnu11 -O2 -Wall -DMEMTEST_LINUX -DMEMTEST_VEC -Iinclude $< $(MEASURED_OBJS) -o $@
 
 # The mailbox layout for the system tests' own client (tests/system/mbox.py).
 $(BUILD)/gen/mbox_layout.json: tests/system/tools/mbox_layout.c include/pmuos/mailbox.h

@@ -62,7 +62,7 @@ uint64_t ms_rmw(uint64_t *a, size_t n)
 	return sum;
 }
 
-/* The three below are written in assembly: their instruction counts are part of what the tests expect. */
+/* The two below are written in assembly: their instruction counts are part of what the tests expect. */
 __asm__(".text\n"
 	".p2align 6\n"
 	".globl ms_branches\n"
@@ -89,20 +89,4 @@ __asm__(".text\n"
 	".endr\n\t"
 	"xor %eax, %eax\n\t"
 	"ret\n"
-	".size ms_nops, . - ms_nops\n"
-
-	".p2align 6\n"
-	".globl ms_vec\n"
-	".type ms_vec, @function\n"
-	"ms_vec:\n"
-	"1:\n\t"
-	"movapd (%rsi), %xmm0\n\t"
-	"addpd (%rdi), %xmm0\n\t"
-	"movapd %xmm0, (%rdi)\n\t"
-	"add $16, %rsi\n\t"
-	"add $16, %rdi\n\t"
-	"dec %rdx\n\t"
-	"jnz 1b\n\t"
-	"xor %eax, %eax\n\t"
-	"ret\n"
-	".size ms_vec, . - ms_vec\n");
+	".size ms_nops, . - ms_nops\n");

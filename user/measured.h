@@ -1,10 +1,12 @@
 /*
  * Functions whose events the plugin's tests measure: compiled once into
- * build/user/measured.o (by pmuos-cc, no library calls, every function
- * aligned to a cache line) and linked both into the pmuos program `memtest`
- * (user/programs/memtest.c) and into its Linux twin, which valgrind
- * measures, so both run the same object code. Buffers hold 8-byte words;
- * byte counts and strides are multiples of 8.
+ * build/user/measured.o (by pmuos-cc, card code, no library calls, every
+ * function aligned to a cache line) and linked both into the pmuos program
+ * `memtest` (user/programs/memtest.c) and into its Linux twin, which
+ * valgrind measures, so both run the same object code. ms_vec, SSE2, is
+ * apart in build/user/measured_vec.o (QEMU only): linked into `vectest`
+ * (memtest with `vec`) and the twin. Buffers hold 8-byte words; byte counts
+ * and strides are multiples of 8.
  */
 #ifndef USER_MEASURED_H
 #define USER_MEASURED_H
@@ -31,7 +33,10 @@ uint64_t ms_rmw(uint64_t *a, size_t n);
 uint64_t ms_branches(uint64_t n);
 /* 16384 NOPs and a RET, from a 4 KiB boundary: 4 pages, 257 lines of code. Returns 0. */
 uint64_t ms_nops(void);
-/* n times (n > 0) a[i] += b[i] on pairs of doubles with SSE2: MOVAPD load, ADDPD from memory, MOVAPD store. */
+/*
+ * n times (n > 0) a[i] += b[i] on pairs of doubles with SSE2: MOVAPD load,
+ * ADDPD from memory, MOVAPD store. QEMU only (user/measured_vec.c).
+ */
 uint64_t ms_vec(double *a, const double *b, uint64_t n);
 
 #endif

@@ -35,13 +35,15 @@ SOFTFP_DIR    := $(BUILD)/softfp
 SOFTFP_LIB    := $(USERLIB)/libsoftfp.a
 USER_PROGRAMS := $(patsubst user/programs/%.c,%,$(wildcard user/programs/*.c))
 USER_ELFS     := $(patsubst %,$(BUILD)/user/%.elf,$(USER_PROGRAMS))
-# The programs built with --qemu-sse, and why:
-#  memtest: links user/measured.c, whose ms_vec is SSE2 (MOVAPD, ADDPD), the
-#  VPU stand-in the plugin's VPU tests count (tests/system/test_plugin.py).
-#  fault: its fpu-dirty and fpu-check kinds write and read every XMM register
-#  and MXCSR, to show that QEMU's SSE state does not leak from task to task
-#  (tests/system/test_hostile.py).
-SSE_PROGRAMS  := memtest fault
+# The programs built with --qemu-sse, and why (each is a card-correct
+# program's source built with a -D that adds its SSE part):
+#  vectest: memtest with `vec`, which runs user/measured_vec.c's ms_vec,
+#  SSE2 (MOVAPD, ADDPD), the VPU stand-in the plugin's VPU tests count
+#  (tests/system/test_plugin.py).
+#  ssefault: fault whose fpu-dirty and fpu-check kinds also write and read
+#  every XMM register and MXCSR, to show that QEMU's SSE state does not leak
+#  from task to task (tests/system/test_hostile.py).
+SSE_PROGRAMS  := vectest ssefault
 
 # newlib, configured in $(1) with compiler $(2) and flags $(3), after the
 # shell command $(4) has adapted the unpacked source. Each build runs once
@@ -136,25 +138,35 @@ $(USERLIB)/libpmuos.a: $(USERLIB)/syscalls.o $(USERLIB)/regions.o
 USER_RUNTIME := $(USERLIB)/libpmuos.a $(USERLIB)/crt0.o user/user.ld $(KNC_AUDIT)
 SSE_ELFS     := $(patsubst %,$(BUILD)/user/%.elf,$(SSE_PROGRAMS))
 $(filter-out $(SSE_ELFS),$(USER_ELFS)): $(SOFTFP_LIB)
-$(SSE_ELFS): PMUOS_ABI := --qemu-sse
+# private: not passed on to prerequisites (vectest's measured.o is card code).
+$(SSE_ELFS): private PMUOS_ABI := --qemu-sse
 $(SSE_ELFS): $(NEWLIB_SSE_LIBC)
 
+# A program: its source, linked with the objects it depends on (below) beyond the runtime.
 $(BUILD)/user/%.elf: user/programs/%.c $(USER_RUNTIME)
-	$(PMUOS_CC) $(PMUOS_ABI) -O2 -g -Wall -o $@ $<
+	$(PMUOS_CC) $(PMUOS_ABI) -O2 -g -Wall -o $@ $< $(filter %.o,$(filter-out $(USER_RUNTIME),$^))
 
 # Functions the plugin's tests measure, compiled once and linked into memtest
 # and into its Linux twin (tests/tests.mk), which valgrind measures: the same
 # object code on both sides. No library calls (the libraries differ): the
 # object must have no undefined symbols. Functions start on a cache line
 # (-falign-functions=64), so the lines their code spans do not depend on where
-# the two programs link them. QEMU-only: ms_vec is SSE2, the VPU stand-in.
-$(BUILD)/user/measured.o: user/measured.c user/measured.h $(PMUOS_CC) $(NEWLIB_SSE_LIBC)
+# the two programs link them. measured.o is card code; measured_vec.o, ms_vec,
+# SSE2 (the VPU stand-in), is QEMU-only and linked into vectest and the twin.
+MEASURED_OBJS := $(BUILD)/user/measured.o $(BUILD)/user/measured_vec.o
+$(BUILD)/user/measured.o: $(NEWLIB_LIBC)
+$(BUILD)/user/measured_vec.o: private PMUOS_ABI := --qemu-sse
+$(BUILD)/user/measured_vec.o: $(NEWLIB_SSE_LIBC)
+$(MEASURED_OBJS): $(BUILD)/user/%.o: user/%.c user/measured.h $(PMUOS_CC)
 	@mkdir -p $(dir $@)
-	$(PMUOS_CC) --qemu-sse -O2 -g -Wall -Wextra -falign-functions=64 -c $< -o $@
+	$(PMUOS_CC) $(PMUOS_ABI) -O2 -g -Wall -Wextra -falign-functions=64 -c $< -o $@
 	@test -z "$$(nm -u $@)" || { echo "$@ calls a library: $$(nm -u $@)"; rm -f $@; exit 1; }
 
-$(BUILD)/user/memtest.elf: user/programs/memtest.c $(BUILD)/user/measured.o $(USER_RUNTIME)
-	$(PMUOS_CC) $(PMUOS_ABI) -O2 -g -Wall -o $@ $< $(BUILD)/user/measured.o
+# The programs that link measured functions; vectest and ssefault include
+# the source they extend.
+$(BUILD)/user/memtest.elf: $(BUILD)/user/measured.o
+$(BUILD)/user/vectest.elf: user/programs/memtest.c $(MEASURED_OBJS)
+$(BUILD)/user/ssefault.elf: user/programs/fault.c
 
 # The programs, embedded in the kernel for the shell's `run`.
 $(BUILD)/gen/programs.S: $(USER_ELFS) user/user.mk

@@ -29,11 +29,13 @@ _spec.loader.exec_module(knc_audit)
 FULL_CPU = {
     # Needed for good: the firmware, OVMF, is SSE code (and a card boots no UEFI).
     "test_uefi.py": "OVMF runs SSE",
-    # The VPU's stand-ins: the plugin's VPU events count SSE/AVX instructions.
+    # The VPU's stand-ins: the plugin's VPU events count SSE/AVX instructions;
+    # both run vectest (pmuos-cc --qemu-sse, user/user.mk SSE_PROGRAMS) on a
+    # card of their own.
     "test_plugin.py::test_vector_events": "SSE as the VPU's stand-in",
-    # The whole file: its module card serves every test, and each runs
-    # memtest, built for QEMU only (pmuos-cc --qemu-sse, user/user.mk).
-    "test_plugin.py": "runs memtest",
+    "test_plugin.py::test_vector_loads_and_stores_equal_valgrinds": "SSE as the VPU's stand-in",
+    # XMM and MXCSR isolation between tasks: ssefault (QEMU-only) writes and reads them.
+    "test_hostile.py::test_sse_state_does_not_pass_to_the_next_task": "SSE state isolation",
 }
 _item = None  # the test being set up (pytest_runtest_setup below)
 

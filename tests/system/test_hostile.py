@@ -9,7 +9,7 @@ from conftest import cpu_rows
 
 
 def status(out):
-    m = re.search(r"^task \d+ \(fault, rank 0, CPU \d+\): (.*)$", out, re.M)
+    m = re.search(r"^task \d+ \((?:fault|ssefault), rank 0, CPU \d+\): (.*)$", out, re.M)
     return m[1] if m else None
 
 
@@ -44,11 +44,21 @@ def test_fatal_flags_and_fpu_end_only_the_task(card, kind, report):
     healthy(card)
 
 
+def fpu_state_does_not_pass_to_the_next_task(card, program, line):
+    clean = card.cmd(f"run {program} fpu-check on 3")
+    assert line in clean, clean
+    assert status(card.cmd(f"run {program} fpu-dirty on 3")) == "exit status 0"
+    after = card.cmd(f"run {program} fpu-check on 3")
+    assert line in after, after
+
+
 def test_fpu_state_does_not_pass_to_the_next_task(card):
-    clean = card.cmd("run fault fpu-check on 3")
-    assert "fpu: mxcsr 0x1f80, x87 control 0x37f, status 0, tags 0xffff, 0 of 16 XMM registers not zero" \
-        in clean, clean
-    assert status(card.cmd("run fault fpu-dirty on 3")) == "exit status 0"
-    after = card.cmd("run fault fpu-check on 3")
-    assert "fpu: mxcsr 0x1f80, x87 control 0x37f, status 0, tags 0xffff, 0 of 16 XMM registers not zero" \
-        in after, after
+    # fault, card code: the x87's control word, status and tags.
+    fpu_state_does_not_pass_to_the_next_task(card, "fault", "fpu: x87 control 0x37f, status 0, tags 0xffff\n")
+
+
+def test_sse_state_does_not_pass_to_the_next_task(card):
+    # ssefault (QEMU's full CPU, conftest FULL_CPU): MXCSR and every XMM register too.
+    fpu_state_does_not_pass_to_the_next_task(
+        card, "ssefault",
+        "fpu: mxcsr 0x1f80, x87 control 0x37f, status 0, tags 0xffff, 0 of 16 XMM registers not zero")

@@ -18,7 +18,7 @@ PMUOS_CC = os.path.join(BUILD, "bin", "pmuos-cc")
 USERLIB = os.path.join(BUILD, "user", "lib")
 NEWLIB = os.path.join(BUILD, "newlib", "install", "x86_64-elf", "lib")
 # user/user.mk: the programs built with --qemu-sse (SSE as the VPU's stand-in).
-SSE_PROGRAMS = {"memtest", "fault"}
+SSE_PROGRAMS = {"vectest", "ssefault"}
 
 
 def forbidden_instructions(elf, kernel=True, least=1000):

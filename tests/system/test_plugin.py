@@ -1,7 +1,8 @@
 """The QEMU plugin (build/pmuos-pmu.so, issue 13): every event it counts, over
 a program whose count is known (memtest: user/programs/memtest.c running
-user/measured.c in SPFLT regions), and the comparisons with valgrind on the
-same object code (memtest's Linux twin, build/test/memtest-linux).
+user/measured.c in SPFLT regions; vectest, memtest with `vec`, for the VPU's
+stand-in), and the comparisons with valgrind on the same object code
+(memtest's Linux twin, build/test/memtest-linux).
 
 The reference is valgrind's callgrind with its cache simulation:
     valgrind --tool=callgrind --cache-sim=yes --I1=32768,8,64
@@ -10,8 +11,10 @@ The reference is valgrind's callgrind with its cache simulation:
 A memtest region also holds the CALL of the function (one write, the
 return address) and the SPFLT that ends it; the counts below say so.
 
-One card with 8 CPUs (2 cores of 4 threads) serves the tests: CPU 1 is on
-core 0 with the shell's CPU 0, CPU 4 on core 1. With PLUGIN=0 in the
+One card with 8 CPUs (2 cores of 4 threads), on the strict KNC CPU, serves
+the tests: CPU 1 is on core 0 with the shell's CPU 0, CPU 4 on core 1. The
+VPU tests run vectest (SSE2, QEMU-only) on a card of their own on QEMU's
+full CPU (conftest FULL_CPU). With PLUGIN=0 in the
 environment (`make test PLUGIN=0`) the tests that need the plugin are
 skipped."""
 import os
@@ -39,6 +42,16 @@ def card():
     c.close()
 
 
+@pytest.fixture(scope="module")
+def vpu_card():
+    """The VPU tests' card: QEMU's full CPU, whose SSE stands in for the VPU."""
+    if not PLUGIN:
+        pytest.skip("PLUGIN=0: QEMU runs without the plugin")
+    c = Card(cpus=4, timeout=120, cpu="max")
+    yield c
+    c.close()
+
+
 def counters(card, cpu, ev0, ev1, spflt):
     """Counters 0 and 1 of `cpu` on ev0 and ev1 (None: free), gated by SPFLT
     ("both") or not ("off"), started at 0."""
@@ -51,17 +64,18 @@ def counters(card, cpu, ev0, ev1, spflt):
 
 
 def run(card, args, cpu):
-    out = card.cmd(f"run memtest {args} on {cpu}", timeout=120)
+    program = "vectest" if args.startswith("vec ") else "memtest"  # vec is vectest's alone
+    out = card.cmd(f"run {program} {args} on {cpu}", timeout=120)
     assert "exit status 0" in out, out
     return out
 
 
 def region(card, cpu, ev0, ev1, args):
-    """Runs `memtest ARGS` on `cpu` with counters 0 and 1 on ev0 and ev1,
-    gated by the program's SPFLT regions; returns what they counted over the
-    regions."""
+    """Runs `memtest ARGS` (`vectest vec N`) on `cpu` with counters 0 and 1 on
+    ev0 and ev1, gated by the program's SPFLT regions; returns what they
+    counted over the regions."""
     counters(card, cpu, ev0, ev1, "both")
-    m = re.search(r"memtest: counter0 +(\d+) counter1 +(\d+)", run(card, args, cpu))
+    m = re.search(r"(?:memtest|vectest): counter0 +(\d+) counter1 +(\d+)", run(card, args, cpu))
     return int(m[1]), int(m[2])
 
 
@@ -100,11 +114,7 @@ def symbol(name):
 
 # ---- must show 1: loads and stores equal valgrind's ----
 
-@pytest.mark.parametrize("args,function", [
-    ("ops 1024", "ms_ops"), ("ops 4096", "ms_ops"), ("walk 16384 8 2", "ms_walk"),
-    ("store 16384 8 2", "ms_store"), ("vec 1024", "ms_vec"),
-])
-def test_loads_and_stores_equal_valgrinds(card, args, function):
+def loads_and_stores_equal_valgrinds(card, args, function):
     reads, writes = region(card, 1, "DATA_READ:u", "DATA_WRITE:u", args)
     vg = valgrind(args, function)
     # Integer code: exactly callgrind's data reads (Dr) and writes (Dw), plus the CALL's
@@ -113,6 +123,17 @@ def test_loads_and_stores_equal_valgrinds(card, args, function):
     assert (reads, writes) == (vg["Dr"], vg["Dw"] + 1), (reads, writes, vg)
     both, _ = region(card, 1, "DATA_READ_OR_WRITE:u", None, args)
     assert both == reads + writes
+
+
+@pytest.mark.parametrize("args,function", [
+    ("ops 1024", "ms_ops"), ("ops 4096", "ms_ops"), ("walk 16384 8 2", "ms_walk"), ("store 16384 8 2", "ms_store"),
+])
+def test_loads_and_stores_equal_valgrinds(card, args, function):
+    loads_and_stores_equal_valgrinds(card, args, function)
+
+
+def test_vector_loads_and_stores_equal_valgrinds(vpu_card):
+    loads_and_stores_equal_valgrinds(vpu_card, "vec 1024", "ms_vec")
 
 
 def test_read_modify_write_counts_a_read_and_a_write(card):
@@ -231,11 +252,11 @@ def test_branches_and_mispredictions(card, n):
 
 # ---- the VPU's stand-ins ----
 
-def test_vector_events(card):
+def test_vector_events(vpu_card):
     # ms_vec: n times MOVAPD load, ADDPD from memory, MOVAPD store, 2 doubles each, over
     # a and b of 16 n bytes each, out of the caches: the loads miss once per line
     # (4 operands a line, a and b: n / 2), the stores hit the lines the ADDPD read.
-    n = 1024
+    card, n = vpu_card, 1024
     assert region(card, 1, "VPU_INSTRUCTIONS_EXECUTED:u", "VPU_ELEMENTS_ACTIVE:u", f"vec {n}") == (3 * n, 6 * n)
     assert region(card, 1, "VPU_DATA_READ:u", "VPU_DATA_WRITE:u", f"vec {n}") == (2 * n, n)
     assert region(card, 1, "VPU_DATA_READ_MISS:u", "VPU_DATA_WRITE_MISS:u", f"vec {n}") == (n // 2, 0)

@@ -183,19 +183,20 @@ def test_softfloat_program_on_the_strict_cpu(card_factory, tmp_path):
     assert exact == [l for l in linux_out if l.startswith("exact: ")]
     assert card_out == sse_out
     # The SSE build really is not card code: the strict CPU ends it with #UD.
-    out = strict.cmd("run memtest ops 16", timeout=60)
+    out = strict.cmd("run vectest vec 16", timeout=60)
     assert re.search(r"#UD|invalid opcode", out), out
 
 
 # Every built-in program but the QEMU-only ones (user/user.mk SSE_PROGRAMS), with small arguments.
-CARD_PROGRAMS = ["hello", "triad 20000", "matmul 32", "chase 4096", "steady 200", "softfloat", "calib"]
+CARD_PROGRAMS = ["hello", "triad 20000", "matmul 32", "chase 4096", "steady 200", "softfloat", "memtest ops 16",
+                 "fault fpu-check", "calib"]
 
 
 def test_built_in_programs_run_on_the_strict_cpu(card_factory):
     """Card-correct programs run where CMOV, MMX and SSE raise #UD, and
     calib's SPFLT regions still count exactly (must-show 5)."""
     programs = sorted(os.path.basename(p)[:-2] for p in os.listdir(os.path.join(ROOT, "user", "programs")))
-    assert sorted(p.split()[0] for p in CARD_PROGRAMS) == sorted(set(programs) - {"memtest", "fault"})
+    assert sorted(p.split()[0] for p in CARD_PROGRAMS) == sorted(set(programs) - {"vectest", "ssefault"})
     card = card_factory(cpus=2, qemu_args=("-cpu", STRICT_CPU))
     for line in ("pmu set 1 0 INSTRUCTIONS_EXECUTED:u", "pmu spflt 1 0", "pmu start 1"):
         card.cmd(line)

@@ -8,7 +8,7 @@
  *   store BYTES STRIDE PASSES [keep]  the same with writes
  *   random BYTES COUNT                COUNT reads at pseudo-random offsets of BYTES
  *   ops N, rmw N                      ms_ops, ms_rmw over N words
- *   vec N                             ms_vec: N SSE2 iterations over 32 N bytes
+ *   vec N                             ms_vec: N SSE2 iterations over 32 N bytes (vectest only)
  *   branches N                        ms_branches(N)
  *   nops                              ms_nops: 16 KiB of code
  *   tlb                               read every 4 KiB of a 4 MiB buffer (2 MiB-aligned) never touched before
@@ -18,10 +18,12 @@
  * Before walk, store, random, ops, rmw, vec and nops the buffer is written,
  * then a 1 MiB scratch buffer, so the buffer and the code start out of the
  * L1s and the L2 (the L2 is inclusive); `keep` leaves the buffer in them.
- * BYTES: a power of two from 64 to 4 MiB (the stack: up to 256 KiB). The
- * same source built with -DMEMTEST_LINUX (tests/tests.mk) is the Linux
- * program valgrind measures: the same object code after the same set-up,
- * with no regions and no counters.
+ * BYTES: a power of two from 64 to 4 MiB (the stack: up to 256 KiB). memtest
+ * is card code; with -DMEMTEST_VEC (user/programs/vectest.c) this is
+ * vectest, memtest with `vec`, whose SSE2 makes it QEMU-only. The same
+ * source built with -DMEMTEST_LINUX -DMEMTEST_VEC (tests/tests.mk) is the
+ * Linux program valgrind measures: the same object code after the same
+ * set-up, with no regions and no counters.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,6 +37,13 @@
 #define SCRATCH_BYTES (1u << 20)
 #define STACK_BYTES   (256u << 10)
 #define CTR_MASK      ((1ULL << 40) - 1)
+#ifdef MEMTEST_VEC
+#define PROGRAM  "vectest"
+#define VEC_MODE "|vec"
+#else
+#define PROGRAM  "memtest"
+#define VEC_MODE ""
+#endif
 
 /*
  * On the card 2 MiB-aligned: `tlb` spans exactly two 2 MiB regions. On Linux
@@ -110,7 +119,7 @@ static void __attribute__((noinline)) on_stack(struct job *j, size_t bytes, uint
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: memtest walk|store BYTES STRIDE PASSES [keep] | random BYTES COUNT | ops|rmw|vec|branches N"
+	fprintf(stderr, "usage: " PROGRAM " walk|store BYTES STRIDE PASSES [keep] | random BYTES COUNT | ops|rmw" VEC_MODE "|branches N"
 			" | nops | tlb | stack BYTES PASSES [write] | stackstore BYTES\n");
 	return 2;
 }
@@ -145,11 +154,13 @@ int main(int argc, char **argv)
 		j.a[1] = n;
 		bytes = 16 * n; /* ms_ops writes a second half */
 		ok = argc == 3;
+#ifdef MEMTEST_VEC
 	} else if (!strcmp(mode, "vec")) {
 		j.fn = (void *)ms_vec;
 		j.a[1] = (uint64_t)(uintptr_t)(buf + 2 * n), j.a[2] = n;
 		bytes = 32 * n;
 		ok = argc == 3 && n;
+#endif
 	} else if (!strcmp(mode, "branches")) {
 		j.fn = (void *)ms_branches;
 		j.a[0] = n;
@@ -193,6 +204,6 @@ int main(int argc, char **argv)
 		cnt[1] = (COUNTER(1) - cnt[1]) & CTR_MASK;
 	}
 	/* Fixed width: the same output whatever the counts (what the kernel does with it stays the same). */
-	printf("memtest: counter0 %13llu counter1 %13llu\n", (unsigned long long)cnt[0], (unsigned long long)cnt[1]);
+	printf(PROGRAM ": counter0 %13llu counter1 %13llu\n", (unsigned long long)cnt[0], (unsigned long long)cnt[1]);
 	return 0;
 }
