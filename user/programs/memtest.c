@@ -119,8 +119,8 @@ static void __attribute__((noinline)) on_stack(struct job *j, size_t bytes, uint
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: " PROGRAM " walk|store BYTES STRIDE PASSES [keep] | random BYTES COUNT | ops|rmw" VEC_MODE "|branches N"
-			" | nops | tlb | stack BYTES PASSES [write] | stackstore BYTES\n");
+	fprintf(stderr, "usage: " PROGRAM " walk|store BYTES STRIDE PASSES [keep] | random BYTES COUNT"
+			" | ops|rmw" VEC_MODE "|branches N | nops | tlb | stack BYTES PASSES [write] | stackstore BYTES\n");
 	return 2;
 }
 
