@@ -35,7 +35,7 @@ class SimCard:
         self.log = f"/tmp/pmuos-{name}.log"
         if "--train-ms" not in args:
             args += ("--train-ms", TRAIN_MS)
-        self.proc = subprocess.Popen([CARD_PY, name, "--log", self.log, *args], cwd=ROOT, stderr=subprocess.PIPE,
+        self.proc = subprocess.Popen([CARD_PY, name, "--log", self.log, *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True, env=dict(os.environ, CPU=default_cpu()))
         deadline = time.time() + 10
         while not os.path.exists(self.mmio) and time.time() < deadline:
