@@ -121,6 +121,7 @@ struct thr {
 	 * IRET returns to the successor.
 	 */
 	struct branch *pending[2];
+	struct branch kept[2];        /* [user]: a pending branch's copy once its record is freed */
 	bool flush;                   /* the last block changed address translation */
 	uint64_t last_ipage;          /* code TLB page of the last fetch (its entry is most recent) */
 	/*
@@ -182,6 +183,8 @@ void on_event(void *ctx, int ev, uint64_t n);
 void flush_translations(struct thr *t);
 /* Checks that QEMU runs the callbacks in one thread; else counting stops. */
 void check_thread(void);
+/* The block records are about to be freed: nothing of a thread may point into one after. */
+void threads_forget_blocks(void);
 /* QEMU's callbacks: block `udata` starts; instruction slot `udata` made a memory access. */
 void on_block(unsigned int vcpu, void *udata);
 void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata);
@@ -190,5 +193,7 @@ void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
 
 /* QEMU translated a block: its record, and the callbacks registered on it. */
 void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *qtb);
+/* Registers the callbacks that make and free block records (at install, and again after a reset). */
+void records_register(qemu_plugin_id_t id);
 
 #endif

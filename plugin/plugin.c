@@ -138,6 +138,6 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		t->op_seq = UINT64_MAX;
 	}
 	counting_cpus = ncpus;
-	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	records_register(id);
 	return 0;
 }

@@ -55,6 +55,11 @@ $(USERLIB)/libpmuos.a: $(USERLIB)/syscalls.o $(USERLIB)/regions.o
 $(BUILD)/user/%.elf: user/programs/%.c $(USERLIB)/libpmuos.a $(USERLIB)/crt0.o user/user.ld
 	$(PMUOS_CC) -O2 -g -Wall -o $@ $<
 
+# smc rewrites its own code: it asks for writable and executable memory with
+# ld's executable-stack mark (kernel/elf.h), which pmuos-cc otherwise clears.
+$(BUILD)/user/smc.elf: user/programs/smc.c $(USERLIB)/libpmuos.a $(USERLIB)/crt0.o user/user.ld
+	$(PMUOS_CC) -O2 -g -Wall -Wl,-z,execstack -Wl,--no-warn-rwx-segments -o $@ $<
+
 # Functions the plugin's tests measure, compiled once and linked into memtest
 # and into its Linux twin (tests/tests.mk), which valgrind measures: the same
 # object code on both sides. No library calls (the libraries differ): the
