@@ -102,7 +102,7 @@ void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin
 typedef void (*qemu_plugin_simple_cb_t)(qemu_plugin_id_t id);
 /*
  * qemu-plugin.h: qemu_plugin_register_flush_cb(): cb runs when QEMU flushes
- * its translation cache (QEMU 7.2 tb-maint.c do_tb_flush, with every vCPU
+ * its translation cache (QEMU 7.2 accel/tcg do_tb_flush, with every vCPU
  * stopped: no block translated before it runs again).
  */
 void qemu_plugin_register_flush_cb(qemu_plugin_id_t id, qemu_plugin_simple_cb_t cb);
