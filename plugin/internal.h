@@ -193,7 +193,15 @@ void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
 
 /* QEMU translated a block: its record, and the callbacks registered on it. */
 void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *qtb);
-/* Registers the callbacks that make and free block records (at install, and again after a reset). */
-void records_register(qemu_plugin_id_t id);
+/* QEMU flushed its translation cache (every vCPU stopped): no block can reach a record now, so every one goes. */
+void on_flush(qemu_plugin_id_t id);
+
+/* ---- plugin.c ---- */
+
+/*
+ * Registers every callback the plugin has: at install, and again after the
+ * flush it asks for (qemu_plugin_reset unregisters them all).
+ */
+void callbacks_register(qemu_plugin_id_t id);
 
 #endif

@@ -101,6 +101,12 @@ static bool parse_args(int argc, char **argv, const char **path)
 	return true;
 }
 
+void callbacks_register(qemu_plugin_id_t id)
+{
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	qemu_plugin_register_flush_cb(id, on_flush);
+}
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
 {
 	const char *path;
@@ -138,6 +144,6 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		t->op_seq = UINT64_MAX;
 	}
 	counting_cpus = ncpus;
-	records_register(id);
+	callbacks_register(id);
 	return 0;
 }

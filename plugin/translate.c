@@ -60,8 +60,7 @@ static void *arena_alloc(size_t n)
 	return p;
 }
 
-/* QEMU flushed its translation cache: no block can reach a record now, so every one goes. */
-static void on_flush(qemu_plugin_id_t id)
+void on_flush(qemu_plugin_id_t id)
 {
 	threads_forget_blocks();
 	while (arenas) {
@@ -75,17 +74,11 @@ static void on_flush(qemu_plugin_id_t id)
 	known_slots = known_used = 0;
 }
 
-/* After the flush the plugin asked for: QEMU unregistered the callbacks; they come back. */
+/* After the flush the plugin asked for: QEMU unregistered every callback; they come back. */
 static void on_reset(qemu_plugin_id_t id)
 {
 	flush_asked = false;
-	records_register(id);
-}
-
-void records_register(qemu_plugin_id_t id)
-{
-	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
-	qemu_plugin_register_flush_cb(id, on_flush);
+	callbacks_register(id);
 }
 
 static uint64_t tb_hash(uint64_t vaddr, const void *haddr, uint32_t nbytes)
