@@ -1,6 +1,6 @@
 /*
  * The boot memory map, edited before the page allocator reads it: the
- * mailbox in card memory (`pmuos.mbox=BASE,SIZE` on the command line, the
+ * host's boot image (pmuos.image=, below) and the mailbox in card memory (`pmuos.mbox=BASE,SIZE` on the command line, the
  * place the host chose when it booted the card) is taken out of the RAM the
  * kernel allocates, as Linux's `memmap=SIZE$BASE` takes a range out
  * (Documentation/admin-guide/kernel-parameters.txt). Pure: host-tested
@@ -29,6 +29,17 @@ struct boot_range {
  * parameter is absent), or why the parameter cannot be used (bi unchanged).
  */
 const char *boot_take_host_memory(struct boot_info *bi, struct boot_range keep, struct boot_range *out);
+
+/*
+ * Reads `pmuos.image=BASE,SIZE`: where the host left the image it booted and
+ * the command line after it (pmuctl boot adds it), and takes that range,
+ * rounded up to whole pages, out of bi's usable RAM (a BOOT_MEM_IMAGE
+ * entry), so that the image is still there for the host to boot again after
+ * a reset (pmuctl reset --warm). BASE must be 4 KiB-aligned, SIZE 1 byte to
+ * 1 GiB; the rest as boot_take_host_memory. Returns NULL with *out = the
+ * range ({0, 0} when the parameter is absent), or why it cannot be kept.
+ */
+const char *boot_keep_image(struct boot_info *bi, struct boot_range keep, struct boot_range *out);
 
 /*
  * A page for the AP start-up code (kernel/smp.c): a SIPI vector is a page

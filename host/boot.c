@@ -325,9 +325,41 @@ struct boot_image {
 	const char *what;   /* for messages: the file, or "the image in card memory" */
 	uint8_t *img;       /* malloc'ed */
 	size_t len;
-	char line[2048];    /* the command line with pmuos.mbox= */
+	const char *extra;  /* the caller's part of the command line */
+	char line[2048];    /* the command line with pmuos.mbox= and pmuos.image= */
 	int n;              /* its length, bytes */
 };
+
+/* CRC-32 of IEEE 802.3 (reflected, polynomial 0xEDB88320; Python's zlib.crc32), bit by bit. */
+static uint32_t crc32_ieee(const uint8_t *p, size_t n)
+{
+	uint32_t c = 0xffffffff;
+
+	while (n--) {
+		c ^= *p++;
+		for (int k = 0; k < 8; k++)
+			c = c >> 1 ^ (0xedb88320 & -(c & 1));
+	}
+	return ~c;
+}
+
+/*
+ * The whole command line for an image at card address `at`: the caller's
+ * words, the mailbox's place, where image and line are (pmuos.image=, which
+ * the kernel keeps out of the RAM it hands out, so that a warm reset finds
+ * them: boot/mmap.h) and the image's CRC-32 once booted (pmuos.image_crc=,
+ * 0 until then: image_seal; only reset --warm reads it, and refuses an image
+ * that changed rather than boot it).
+ * The numbers have a fixed width, so the line's length, part of the size it
+ * gives, is known before the address.
+ */
+static void line_build(struct boot_image *b, uint32_t at, uint32_t crc)
+{
+	for (int pass = 0; pass < 2; pass++)
+		b->n = snprintf(b->line, sizeof(b->line), "%s%spmuos.mbox=%#llx,%u pmuos.image=0x%08x,0x%08x "
+				"pmuos.image_crc=0x%08x", b->extra, *b->extra ? " " : "", (unsigned long long)MBOX_CARD_BASE,
+				(unsigned)MBOX_CARD_SIZE, at, (uint32_t)(b->len + (b->n > 0 ? b->n : 0) + 1), crc);
+}
 
 /* Checks b->img and builds the command line from extra; 0, or -1 said why. */
 static int image_prepare(struct boot_image *b, const char *extra)
@@ -339,14 +371,37 @@ static int image_prepare(struct boot_image *b, const char *extra)
 		fprintf(stderr, "pmuctl: %s is not a bzImage a card can boot: %s\n", b->what, why);
 		return -1;
 	}
-	b->n = snprintf(b->line, sizeof(b->line), "%s%spmuos.mbox=%#llx,%u", extra, *extra ? " " : "",
-			(unsigned long long)MBOX_CARD_BASE, (unsigned)MBOX_CARD_SIZE);
+	b->extra = extra;
+	b->n = 0;
+	line_build(b, 0, 0);
 	if (b->n < 0 || (size_t)b->n > info.cmdline_size || (size_t)b->n >= sizeof(b->line)) {
 		fprintf(stderr, "pmuctl: the command line is %d bytes with pmuos.mbox=; %s takes at most %u\n", b->n,
 			b->what, info.cmdline_size);
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * The card is READY: the CRC-32 of the image as its boot left it (the boot
+ * code writes its own variables into it as it runs, boot/linux/bzimage.S:
+ * the TSC, boot_params, its GDT pointer) goes into the line's
+ * pmuos.image_crc= word, in place (the kernel has read its line). 0, or -1
+ * said why.
+ */
+static int image_seal(struct knc_card *k, struct boot_image *b, uint32_t at)
+{
+	uint64_t start = at & ~(uint64_t)(CHUNK - 1), maplen = at + b->len - start;
+	uint8_t *map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, k->mem_fd, (off_t)start);
+
+	if (map == MAP_FAILED) {
+		fprintf(stderr, "pmuctl: cannot map the image in card memory at %#x: %s\n", at, strerror(errno));
+		return -1;
+	}
+	uint32_t crc = crc32_ieee(map + (at - start), b->len);
+	munmap(map, maplen);
+	line_build(b, at, crc);
+	return card_write(k, at + b->len, b->line, b->n + 1);
 }
 
 /*
@@ -360,7 +415,7 @@ static int image_boot(struct knc_card *k, struct boot_image *b, unsigned timeout
 
 	if (hw_reset(k, &dl, timeout_s ? timeout_s * 1000 : READY_MS) != 0)
 		return -1;
-	uint64_t cmd_at = dl.addr + b->len, end = cmd_at + b->n + 1;
+	uint64_t cmd_at = dl.addr + b->len, end = cmd_at + b->n + 1; /* b->n: fixed by image_prepare */
 	if (end > k->mem_size) {
 		fprintf(stderr, "pmuctl: image (%zu bytes) and command line at %#x end at %#llx, past card memory\n",
 			b->len, dl.addr, (unsigned long long)end);
@@ -380,6 +435,7 @@ static int image_boot(struct knc_card *k, struct boot_image *b, unsigned timeout
 	/* Where the command line is, in the copy's header too (whether the bootstrap sets it is unknown). */
 	uint32_t v = (uint32_t)cmd_at;
 	memcpy(b->img + BP_CMD_LINE_PTR, &v, sizeof(v));
+	line_build(b, dl.addr, 0); /* the CRC once READY: image_seal */
 	if (card_write(k, dl.addr, b->img, b->len) != 0 || card_write(k, cmd_at, b->line, b->n + 1) != 0)
 		return -1;
 	sbox_write(k, KNC_SPAD(KNC_SPAD_IMAGE_SIZE), (uint32_t)b->len);
@@ -389,7 +445,9 @@ static int image_boot(struct knc_card *k, struct boot_image *b, unsigned timeout
 	sbox_write(k, KNC_APICICR(KNC_APICICR_BOOT), knc_boot_icr_low());
 	fprintf(stderr, "pmuctl: %s (%zu bytes) at %#x, command line '%s'; boot interrupt sent to APIC ID %u\n", b->what,
 		b->len, dl.addr, b->line, dl.bsp_apic_id);
-	return wait_ready(k, timeout_s ? timeout_s * 1000 : BOOT_MS);
+	if (wait_ready(k, timeout_s ? timeout_s * 1000 : BOOT_MS) != 0)
+		return -1;
+	return image_seal(k, b, dl.addr);
 }
 
 int cmd_boot(const char *name, int argc, char **argv)
@@ -434,9 +492,10 @@ int cmd_boot(const char *name, int argc, char **argv)
 /*
  * The image and command line the last boot left in card memory (SPAD2's
  * download address, SPAD5's size, the command line right after), without
- * the pmuos.mbox= that boot adds again. 0, or -1 when there is none.
+ * the pmuos.mbox= and pmuos.image= that boot adds again. NULL, or why there
+ * is none to boot.
  */
-static int image_from_card(struct knc_card *k, struct boot_image *b, char *extra, size_t extra_len)
+static const char *image_from_card(struct knc_card *k, struct boot_image *b, char *extra, size_t extra_len)
 {
 	struct knc_download dl = knc_download_decode(sbox(k, KNC_SPAD(KNC_SPAD_DOWNLOAD)));
 	uint64_t len = sbox(k, KNC_SPAD(KNC_SPAD_IMAGE_SIZE)), at = dl.addr;
@@ -445,15 +504,18 @@ static int image_from_card(struct knc_card *k, struct boot_image *b, char *extra
 	/* Not from a card in reset or training: its memory is not the host's then (wait_bootstrap). */
 	if (knc_postcode_decode(knc_reg_read(k->bar4 + KNC_BAR4_DBOX, KNC_DBOX_POSTCODE), two) != KNC_POST_CODE ||
 	    two[0] == KNC_POST_TRAINING)
-		return -1;
-	if (!at || !len || at + len + sizeof(line) > k->mem_size || len > (256u << 20))
-		return -1;
+		return "the card is in reset or training (its memory is not the host's)";
+	if (!at || !len)
+		return "the scratchpads name none (SPAD2's download address or SPAD5's size is 0: never booted)";
+	if (at + len + sizeof(line) > k->mem_size || len > (256u << 20))
+		return "the scratchpads name one past card memory";
 	uint64_t start = at & ~(uint64_t)(CHUNK - 1), maplen = at + len + sizeof(line) - start;
 	uint8_t *map = mmap(NULL, maplen, PROT_READ, MAP_SHARED, k->mem_fd, (off_t)start);
-	if (map == MAP_FAILED || !(b->img = malloc(len))) {
-		if (map != MAP_FAILED)
-			munmap(map, maplen);
-		return -1;
+	if (map == MAP_FAILED)
+		return "card memory cannot be mapped there";
+	if (!(b->img = malloc(len))) {
+		munmap(map, maplen);
+		return "out of host memory";
 	}
 	memcpy(b->img, map + (at - start), len);
 	memcpy(line, map + (at - start) + len, sizeof(line));
@@ -461,33 +523,54 @@ static int image_from_card(struct knc_card *k, struct boot_image *b, char *extra
 	b->len = len;
 	b->what = "the image in card memory";
 	if (!memchr(line, 0, sizeof(line)))
-		return -1;
-	/* Every word but pmuos.mbox=. */
+		return "no command line after it (card memory there was overwritten)";
+	/* Every word but the three boot adds again; the CRC the image had when written. */
+	static char why[96];
+	unsigned long crc = 0;
+	bool has_crc = false;
 	extra[0] = 0;
-	for (char *w = strtok(line, " "); w; w = strtok(NULL, " "))
-		if (strncmp(w, "pmuos.mbox=", 11) && strlen(extra) + strlen(w) + 2 < extra_len)
+	for (char *w = strtok(line, " "); w; w = strtok(NULL, " ")) {
+		if (!strncmp(w, "pmuos.image_crc=", 16))
+			has_crc = sscanf(w + 16, "%lx", &crc) == 1;
+		else if (strncmp(w, "pmuos.mbox=", 11) && strncmp(w, "pmuos.image=", 12) &&
+			 strlen(extra) + strlen(w) + 2 < extra_len)
 			strcat(strcat(extra, *extra ? " " : ""), w);
-	return 0;
+	}
+	if (!has_crc)
+		return "its command line has no pmuos.image_crc= (not booted by this pmuctl, or overwritten)";
+	if (!crc)
+		return "the card never said READY with it (no CRC-32 of it was taken)";
+	if (crc32_ieee(b->img, b->len) != crc) {
+		snprintf(why, sizeof(why), "it changed since it was booted (CRC-32 %08x, %08lx when written)",
+			 crc32_ieee(b->img, b->len), crc);
+		return why;
+	}
+	return NULL;
 }
 
 int cmd_card_reset(const char *name)
 {
 	struct knc_card k;
-	struct knc_download dl;
 	struct boot_image b = { 0 };
 	char extra[2048];
+	const char *why = NULL;
 	int r = 1;
 
 	if (knc_open(&k, name) != 0)
 		goto out;
-	/* A warm reset of a card: RGCR, then the same image and command line again, back to READY. */
-	if (image_from_card(&k, &b, extra, sizeof(extra)) == 0 && image_prepare(&b, extra) == 0) {
-		r = image_boot(&k, &b, 0) == 0 ? 0 : 1;
-		if (!r)
-			printf("card %s: reset through RGCR and booted again\n", k.place.path);
-	} else if (hw_reset(&k, &dl, READY_MS) == 0) {
-		printf("card %s: reset through RGCR; no image in card memory to boot again: `pmuctl boot`\n",
-		       k.place.path);
+	/*
+	 * A warm reset of a card: RGCR, then the same image and command line
+	 * again, back to READY. Without an image to boot the card is left as it
+	 * is: a reset would only leave it in its bootstrap.
+	 */
+	if ((why = image_from_card(&k, &b, extra, sizeof(extra)))) {
+		fprintf(stderr, "pmuctl: reset --warm: no image in card memory to boot again: %s; the card was not "
+			"reset (`pmuctl boot IMAGE` resets and boots it)\n", why);
+	} else if (image_prepare(&b, extra) != 0) {
+		fprintf(stderr, "pmuctl: reset --warm: the image in card memory was overwritten; the card was not "
+			"reset (`pmuctl boot IMAGE` resets and boots it)\n");
+	} else if (image_boot(&k, &b, 0) == 0) {
+		printf("card %s: reset through RGCR and booted again\n", k.place.path);
 		r = 0;
 	}
 out:

@@ -140,11 +140,19 @@ void __attribute__((noreturn)) kernel_main(void)
 	if (unusable)
 		halt_forever(unusable);
 
-	/* Before the page allocator reads the map: the mailbox's place in card memory is not RAM to hand out. */
+	/*
+	 * Before the page allocator reads the map: the mailbox's place in card
+	 * memory, and the image the host booted, are not RAM to hand out.
+	 */
 	struct boot_range mbox, image = { (uint64_t)__kernel_start, (uint64_t)(__kernel_end - __kernel_start) };
 	const char *bad = boot_take_host_memory(&boot_info, image, &mbox);
 	if (bad)
 		kprintf("pmuos.mbox: %s; the mailbox stays in the memory the platform shares with the host\n", bad);
+	struct boot_range kept;
+	if ((bad = boot_keep_image(&boot_info, image, &kept)))
+		kprintf("pmuos.image: %s; the image is not kept (a warm reset cannot boot it again)\n", bad);
+	else if (kept.size)
+		kprintf("pmuos.image: %lu KiB at %#lx kept for a warm reset\n", kept.size >> 10, kept.base);
 
 	pmm_init(&boot_info);
 	paging_init();

@@ -40,7 +40,8 @@ uint64_t elf_load(const uint8_t *img, const struct elf_image *im, uint64_t limit
 			goto fail;
 		vm_copy_to(as, s->vaddr, img + s->offset, s->filesz); /* mapped just now: cannot fail */
 	}
-	if (map(as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE, VM_WRITE, "the stack", err, errlen))
+	int stack = VM_WRITE | (im->wx ? VM_EXEC : 0);
+	if (map(as, USER_STACK_TOP - USER_STACK_SIZE, USER_STACK_SIZE, stack, "the stack", err, errlen))
 		return as;
 fail:
 	vm_destroy(as);

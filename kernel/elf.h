@@ -23,18 +23,27 @@ struct elf_image {
 	uint64_t end;  /* first byte after the highest segment: the initial break */
 	unsigned nseg;
 	struct elf_segment seg[ELF_MAX_SEGMENTS];
+	/*
+	 * The program asked for writable code: a PT_GNU_STACK with PF_X (ld -z
+	 * execstack, the toolchain's one standard mark for "runs code from
+	 * writable memory"). Only then may a page be writable and executable
+	 * (a PF_W|PF_X segment, or W and X segments sharing a page), and the
+	 * stack is executable too, as the mark says.
+	 */
+	bool wx;
 };
 
 /*
  * Checks that img[0..len) is a pmuos program and describes its PT_LOAD
  * segments. Pure (reads only the buffer). Returns true, or false with the
- * reason in err.
+ * reason in err; a page that would be writable and executable is refused
+ * (naming the segment) unless the program asks (elf_image.wx).
  */
 bool elf_check(const uint8_t *img, size_t len, struct elf_image *out, char *err, size_t errlen);
 /*
  * Builds a task's address space from a checked image: every segment (its file
  * bytes, then zeroes, with its rights) and the USER_STACK_SIZE stack below
- * USER_STACK_TOP, holding at most `limit` bytes (vm_create). Returns the
+ * USER_STACK_TOP (executable only if im->wx), holding at most `limit` bytes (vm_create). Returns the
  * address space, or 0 with the reason in err (out of card memory, or over the
  * limit: which part, its size, what the task would hold and the limit, in
  * KiB); nothing stays allocated then.

@@ -9,8 +9,10 @@
 #define EHDR_SIZE 64
 #define PHDR_SIZE 56
 #define PT_LOAD 1
+#define PT_GNU_STACK 0x6474e551u /* GNU extension: its p_flags are the stack's rights (ld -z execstack) */
 #define PF_X 1
 #define PF_W 2
+#define PAGE_BYTES 4096ULL /* vm_map maps 4 KiB pages */
 
 static uint16_t rd16(const uint8_t *p) { return p[0] | p[1] << 8; }
 static uint32_t rd32(const uint8_t *p) { return rd16(p) | (uint32_t)rd16(p + 2) << 16; }
@@ -24,6 +26,33 @@ static bool __attribute__((format(printf, 3, 4))) fail(char *err, size_t errlen,
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return false;
+}
+
+/*
+ * W^X: no page both writable and executable, whether one segment asks for
+ * both or two segments share a page (vm_map gives a shared page the union
+ * of their rights). False with the segment(s) named in err.
+ */
+static bool wx_ok(const struct elf_image *im, char *err, size_t errlen)
+{
+	static const char why[] = "(W^X; ld -z execstack allows it)"; /* fits a 96-byte err */
+
+	for (unsigned i = 0; i < im->nseg; i++) {
+		const struct elf_segment *a = &im->seg[i];
+		if ((a->flags & (VM_WRITE | VM_EXEC)) == (VM_WRITE | VM_EXEC))
+			return fail(err, errlen, "segment %u at %#lx is writable and executable %s", a->phdr, a->vaddr, why);
+		for (unsigned j = 0; j < i; j++) {
+			const struct elf_segment *b = &im->seg[j];
+			if ((a->flags | b->flags) != (VM_WRITE | VM_EXEC) || !a->memsz || !b->memsz)
+				continue;
+			uint64_t lo = MAX(ALIGN_DOWN(a->vaddr, PAGE_BYTES), ALIGN_DOWN(b->vaddr, PAGE_BYTES));
+			uint64_t hi = MIN(ALIGN_UP(a->vaddr + a->memsz, PAGE_BYTES), ALIGN_UP(b->vaddr + b->memsz, PAGE_BYTES));
+			if (lo < hi)
+				return fail(err, errlen, "segments %u and %u share page %#lx: W and X %s",
+					    b->phdr, a->phdr, lo, why);
+		}
+	}
+	return true;
 }
 
 bool elf_check(const uint8_t *img, size_t len, struct elf_image *out, char *err, size_t errlen)
@@ -53,6 +82,8 @@ bool elf_check(const uint8_t *img, size_t len, struct elf_image *out, char *err,
 
 	for (unsigned i = 0; i < phnum; i++) {
 		const uint8_t *ph = img + phoff + i * PHDR_SIZE;
+		if (rd32(ph) == PT_GNU_STACK)
+			out->wx = rd32(ph + 4) & PF_X;
 		if (rd32(ph) != PT_LOAD)
 			continue;
 		uint64_t off = rd64(ph + 8), va = rd64(ph + 16), filesz = rd64(ph + 32), memsz = rd64(ph + 40);
@@ -76,6 +107,8 @@ bool elf_check(const uint8_t *img, size_t len, struct elf_image *out, char *err,
 	}
 	if (out->nseg == 0)
 		return fail(err, errlen, "no PT_LOAD segment");
+	if (!out->wx && !wx_ok(out, err, errlen))
+		return false;
 	out->entry = rd64(img + 24);
 	for (unsigned i = 0; i < out->nseg; i++) {
 		const struct elf_segment *s = &out->seg[i];

@@ -199,6 +199,19 @@ void check_thread(void)
 	}
 }
 
+void threads_forget_blocks(void)
+{
+	for (unsigned v = 0; v < ncpus; v++) {
+		struct thr *t = &thr[v];
+		for (int u = 0; u < 2; u++)
+			if (t->pending[u]) { /* resolved by the next block as if nothing had happened */
+				t->kept[u] = *t->pending[u];
+				t->pending[u] = &t->kept[u];
+			}
+		t->op_slot = NULL;
+	}
+}
+
 /* What a block that changed address translation leaves behind, before the next block. */
 static __attribute__((noinline)) void after_flush(struct thr *t)
 {

@@ -124,6 +124,7 @@ struct thr {
 	 * IRET returns to the successor.
 	 */
 	struct branch *pending[2];
+	struct branch kept[2];        /* [user]: a pending branch's copy once its record is freed */
 	bool flush;                   /* the last block changed address translation */
 	uint64_t last_ipage;          /* code TLB page of the last fetch (its entry is most recent) */
 	/*
@@ -185,6 +186,8 @@ void on_event(void *ctx, int ev, uint64_t n);
 void flush_translations(struct thr *t);
 /* Checks that QEMU runs the callbacks in one thread; else counting stops. */
 void check_thread(void);
+/* The block records are about to be freed: nothing of a thread may point into one after. */
+void threads_forget_blocks(void);
 /* QEMU's callbacks: block `udata` starts; instruction slot `udata` made a memory access. */
 void on_block(unsigned int vcpu, void *udata);
 void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata);
@@ -193,5 +196,15 @@ void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
 
 /* QEMU translated a block: its record, and the callbacks registered on it. */
 void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *qtb);
+/* QEMU flushed its translation cache (every vCPU stopped): no block can reach a record now, so every one goes. */
+void on_flush(qemu_plugin_id_t id);
+
+/* ---- plugin.c ---- */
+
+/*
+ * Registers every callback the plugin has: at install, and again after the
+ * flush it asks for (qemu_plugin_reset unregisters them all).
+ */
+void callbacks_register(qemu_plugin_id_t id);
 
 #endif

@@ -124,6 +124,15 @@ static void on_exit_knc(qemu_plugin_id_t id, void *udata)
 	knc_summary();
 }
 
+/* Every callback, at install and again after a qemu_plugin_reset (which removes them all). */
+void callbacks_register(qemu_plugin_id_t id)
+{
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
+	qemu_plugin_register_flush_cb(id, on_flush);
+	if (knc_mode != KNC_OFF)
+		qemu_plugin_register_atexit_cb(id, on_exit_knc, NULL);
+}
+
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv)
 {
 	const char *path, *knc_log;
@@ -162,8 +171,6 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		t->op_seq = UINT64_MAX;
 	}
 	counting_cpus = ncpus;
-	qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb_trans);
-	if (knc_mode != KNC_OFF)
-		qemu_plugin_register_atexit_cb(id, on_exit_knc, NULL);
+	callbacks_register(id);
 	return 0;
 }

@@ -98,6 +98,21 @@ typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_m
 void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
 				      enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw, void *userdata);
 
+/* qemu-plugin.h: qemu_plugin_simple_cb_t */
+typedef void (*qemu_plugin_simple_cb_t)(qemu_plugin_id_t id);
+/*
+ * qemu-plugin.h: qemu_plugin_register_flush_cb(): cb runs when QEMU flushes
+ * its translation cache (QEMU 7.2 accel/tcg do_tb_flush, with every vCPU
+ * stopped: no block translated before it runs again).
+ */
+void qemu_plugin_register_flush_cb(qemu_plugin_id_t id, qemu_plugin_simple_cb_t cb);
+/*
+ * qemu-plugin.h: qemu_plugin_reset(): later, with every vCPU stopped, QEMU
+ * flushes its translation cache (the flush callback runs), unregisters all
+ * of the plugin's callbacks, then calls cb.
+ */
+void qemu_plugin_reset(qemu_plugin_id_t id, qemu_plugin_simple_cb_t cb);
+
 /* qemu-plugin.h: qemu_plugin_register_atexit_cb(), qemu_plugin_outs() (QEMU's log, -d plugin) */
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
 void qemu_plugin_outs(const char *string);

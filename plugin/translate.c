@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "plugin/internal.h"
 
@@ -9,29 +10,75 @@
 
 /*
  * Block records: QEMU translates the same code again and again (each time
- * -icount cuts a block short, or its cache is flushed), so records are kept
- * once per (address, host address, bytes) and live as long as QEMU. They are
- * carved from large allocations, close together for the host's caches.
+ * -icount cuts a block short), so a record is kept once per (address, host
+ * address, bytes) and shared by every translation of that code. Records are
+ * carved from large mappings (arenas), close together for the host's caches.
+ * A record's address is the userdata of its blocks' callbacks, so it may be
+ * freed only when no block translated with it can run again: when QEMU
+ * flushes its translation cache (a flush callback, with every vCPU stopped;
+ * QEMU 7.2 has no callback per block freed). Then all of them go at once.
+ * QEMU flushes when its code buffer fills, but a guest that keeps making new
+ * code (rewriting its own, each version a new record) could fill the host's
+ * memory with records long before: at RECORDS_MAX_BYTES of arenas the plugin
+ * asks QEMU for a flush (qemu_plugin_reset), which comes as soon as the vCPU
+ * leaves its block. So records hold at most RECORDS_MAX_BYTES, plus the few
+ * blocks translated before the flush comes, plus their table (at most 32
+ * bytes per record, each at least 256 bytes: an eighth more), so 36 MiB,
+ * whatever the guest does.
  */
+#define RECORDS_MAX_BYTES (32u << 20)
+#define ARENA_BYTES (1u << 20)
+struct arena {
+	struct arena *next;
+	size_t bytes;
+} __attribute__((aligned(16)));
+static struct arena *arenas;
+static uint8_t *arena_next;
+static size_t arena_left, arena_bytes;
 static struct tb **known; /* open addressing; a power-of-two number of slots */
 static size_t known_slots, known_used;
-#define ARENA_BYTES (1 << 20)
-static uint8_t *arena;
-static size_t arena_left;
+static bool flush_asked;
 
+/* n zeroed bytes (anonymous mappings are), 16-aligned; NULL when out of memory. */
 static void *arena_alloc(size_t n)
 {
 	n = (n + 15) & ~(size_t)15;
 	if (n > arena_left) {
-		arena = malloc(ARENA_BYTES > n ? ARENA_BYTES : n);
-		if (!arena)
+		size_t bytes = ARENA_BYTES > n + sizeof(struct arena) ? ARENA_BYTES : n + sizeof(struct arena);
+		struct arena *a = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (a == MAP_FAILED)
 			return NULL;
-		arena_left = ARENA_BYTES > n ? ARENA_BYTES : n;
+		*a = (struct arena){ arenas, bytes };
+		arenas = a;
+		arena_bytes += bytes;
+		arena_next = (uint8_t *)(a + 1);
+		arena_left = bytes - sizeof(*a);
 	}
-	void *p = arena;
-	arena += n;
+	void *p = arena_next;
+	arena_next += n;
 	arena_left -= n;
-	return memset(p, 0, n);
+	return p;
+}
+
+void on_flush(qemu_plugin_id_t id)
+{
+	threads_forget_blocks();
+	while (arenas) {
+		struct arena *a = arenas;
+		arenas = a->next;
+		munmap(a, a->bytes);
+	}
+	arena_left = arena_bytes = 0;
+	free(known);
+	known = NULL;
+	known_slots = known_used = 0;
+}
+
+/* After the flush the plugin asked for: QEMU unregistered every callback; they come back. */
+static void on_reset(qemu_plugin_id_t id)
+{
+	flush_asked = false;
+	callbacks_register(id);
 }
 
 static uint64_t tb_hash(uint64_t vaddr, const void *haddr, uint32_t nbytes)
@@ -176,6 +223,10 @@ void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *qtb)
 		stopped = true;
 		counting_cpus = 0;
 		return;
+	}
+	if (arena_bytes >= RECORDS_MAX_BYTES && !flush_asked) {
+		flush_asked = true;
+		qemu_plugin_reset(id, on_reset);
 	}
 	qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(qtb, 0), on_block, QEMU_PLUGIN_CB_NO_REGS, b);
 	for (size_t k = 0; k < b->nknc; k++)

@@ -58,6 +58,7 @@ static const char *mem_type_name(uint32_t t)
 	case BOOT_MEM_ACPI_NVS: return "ACPI NVS";
 	case BOOT_MEM_BAD: return "bad";
 	case BOOT_MEM_HOST: return "host mailbox";
+	case BOOT_MEM_IMAGE: return "boot image";
 	default: return "reserved";
 	}
 }

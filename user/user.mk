@@ -146,6 +146,11 @@ $(SSE_ELFS): $(NEWLIB_SSE_LIBC)
 $(BUILD)/user/%.elf: user/programs/%.c $(USER_RUNTIME)
 	$(PMUOS_CC) $(PMUOS_ABI) -O2 -g -Wall -o $@ $< $(filter %.o,$(filter-out $(USER_RUNTIME),$^))
 
+# smc rewrites its own code: it asks for writable and executable memory with
+# ld's executable-stack mark (kernel/elf.h), which pmuos-cc otherwise clears.
+$(BUILD)/user/smc.elf: user/programs/smc.c $(USER_RUNTIME)
+	$(PMUOS_CC) -O2 -g -Wall -Wl,-z,execstack -Wl,--no-warn-rwx-segments -o $@ $<
+
 # Functions the plugin's tests measure, compiled once and linked into memtest
 # and into its Linux twin (tests/tests.mk), which valgrind measures: the same
 # object code on both sides. No library calls (the libraries differ): the

@@ -37,6 +37,7 @@ enum boot_mem_type {
 	BOOT_MEM_ACPI_NVS    = 4,
 	BOOT_MEM_BAD         = 5,
 	BOOT_MEM_HOST        = 6, /* pmuos's own: shared with the host (the mailbox in card memory) */
+	BOOT_MEM_IMAGE       = 7, /* pmuos's own: the image the host booted, kept to boot again (pmuos.image=) */
 };
 
 struct boot_mmap_entry {

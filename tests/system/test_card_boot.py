@@ -12,6 +12,7 @@ import shutil
 import struct
 import subprocess
 import time
+import zlib
 
 import pytest
 
@@ -22,11 +23,29 @@ CARD_PY = os.path.join(ROOT, "tests", "cardsim", "card.py")
 BZIMAGE = os.path.join(BUILD, "pmuos.bzImage")
 CALIB = os.path.join(BUILD, "user", "calib.elf")
 HELLO = os.path.join(BUILD, "user", "hello.elf")
+FILL = os.path.join(BUILD, "user", "fill.elf")
 MMAP_ONLY = os.path.join(BUILD, "cardsim", "mmap_only.so")
 SPAD2 = 0x10000 + 0xAB28
 POSTCODE = 0x242C
 RGCR = 0x10000 + 0x4010
 TRAIN_MS = "1500"  # the simulated GDDR training after each reset (a 3120A's: 7437 ms)
+LINE = "pmuos.test=sim pmuos.mbox=0x10000000,33554432"  # --cmdline pmuos.test=sim and the mailbox's place
+
+
+def image_words():
+    """The words pmuctl boot adds after the mailbox's for the image at 0x4000000, as the kernel gets
+    them: where image and line are (the line, these words included, and its NUL), for the kernel to
+    keep, and the image's CRC-32, 0 until the card is READY."""
+    words = "pmuos.image=0x04000000,0x{:08x} pmuos.image_crc=0x{:08x}"
+    return words.format(os.path.getsize(BZIMAGE) + len(f"{LINE} {words.format(0, 0)}") + 1, 0)
+
+
+def sealed(card, size):
+    """Whether the line after the image in card memory holds the CRC-32 of the image there (zlib's)."""
+    with open(card.ram, "rb") as f:
+        f.seek(0x4000000)
+        image, line = f.read(size), f.read(4096).split(b"\0")[0].decode()
+    return f"pmuos.image_crc=0x{zlib.crc32(image):08x}" in line.split()
 
 
 class SimCard:
@@ -108,18 +127,53 @@ def test_boot_stat_reset_and_boot_again(sim_card):
     check_calib_spflt(p)
     # The kernel got our command line from card memory, with the mailbox's place.
     p = card.pmuctl("console", timeout=60, input="version\n")
+    image = image_words()
     assert "Linux boot protocol via undefined loader (0xFF); command line " \
-        "'pmuos.test=sim pmuos.mbox=0x10000000,33554432 platform=knc pmuos.apic=xapic'" in p.stdout, p.stdout + p.stderr
+        f"'{LINE} {image} platform=knc pmuos.apic=xapic'" in p.stdout, p.stdout + p.stderr
+    assert sealed(card, os.path.getsize(BZIMAGE))  # the image's CRC as its boot left it, once READY
     # reset --warm is the card's RGCR, then the same image and command line again: READY once more.
     p = card.pmuctl("reset", "--warm")
     assert p.returncode == 0 and "reset through RGCR and booted again" in p.stdout, p.stderr
     assert "resetting the card (SPAD2 = 0, then RGCR)" in p.stderr and "the image in card memory" in p.stderr
-    assert "command line 'pmuos.test=sim pmuos.mbox=0x10000000,33554432'" in p.stderr  # not added twice
+    assert f"command line '{LINE} {image}'" in p.stderr  # not added twice
     assert card.reg(RGCR) & 1 == 0
     p = card.pmuctl("run", "-C", "1", HELLO)
     assert p.returncode == 0 and "hello from pmuos: rank 0 of 1 on CPU 1" in p.stdout, p.stderr
     p = card.pmuctl("console", timeout=60, input="version\n")
-    assert "command line 'pmuos.test=sim pmuos.mbox=0x10000000,33554432 platform=knc pmuos.apic=xapic'" in p.stdout
+    assert f"command line '{LINE} {image} platform=knc pmuos.apic=xapic'" in p.stdout
+
+
+def test_warm_reset_after_programs_filled_card_memory(sim_card):
+    # The kernel keeps the image pmuctl booted (pmuos.image=) out of the RAM it hands out: three
+    # tasks taking 100 MiB each (most of the 512 MiB card, the download area at 64 MiB among it)
+    # leave it whole, and reset --warm boots it again. Before, the page allocator gave the area to
+    # the tasks: reset said "no image in card memory to boot again" and exited 0, the card left in
+    # its bootstrap. Once the image is gone, reset fails with status 1 and the reason.
+    card = sim_card("--cpus", "4")
+    p = card.pmuctl("boot", BZIMAGE)
+    assert p.returncode == 0, p.stderr + open(card.log, errors="replace").read()
+    size = int(re.search(r"pmuos.image=0x04000000,0x([0-9a-f]{8})", p.stderr)[1], 16)
+    p = card.pmuctl("console", timeout=60, input="mem\n")
+    assert re.search(rf"^\s+0000000004000000-{0x4000000 + (size + 0xfff) // 0x1000 * 0x1000 - 1:016x}\s+\d+ KiB\s+boot image$",
+                     p.stdout, re.M), p.stdout
+    p = card.pmuctl("run", "-C", "1-3", FILL, "100")
+    assert p.returncode == 0 and p.stdout.count("fill: 100 MiB written and read back") == 3, p.stdout + p.stderr
+    p = card.pmuctl("reset", "--warm")
+    assert p.returncode == 0 and "reset through RGCR and booted again" in p.stdout, p.stderr
+    p = card.pmuctl("run", "-C", "1", HELLO)
+    assert p.returncode == 0 and "hello from pmuos: rank 0 of 1 on CPU 1" in p.stdout, p.stderr
+    # A byte of the kernel in the image changed (as a kernel that did not keep it let a program do; its
+    # bzImage header still passes): refused by the CRC-32 boot wrote, status 1, the card left running.
+    with open(card.ram, "r+b") as f:
+        f.seek(0x4000000 + 0x100000)
+        byte = f.read(1)
+        f.seek(0x4000000 + 0x100000)
+        f.write(bytes([byte[0] ^ 1]))
+    p = card.pmuctl("reset", "--warm")
+    assert p.returncode == 1 and re.search(r"reset --warm: no image in card memory to boot again: it changed since "
+                                           r"it was booted \(CRC-32 [0-9a-f]{8}, [0-9a-f]{8} when written\); the card "
+                                           r"was not reset", p.stderr), p.stderr
+    assert "resetting" not in p.stderr and card.pmuctl("info").returncode == 0
 
 
 def test_a_file_that_cannot_boot_leaves_the_card_alone(sim_card, tmp_path):
@@ -135,10 +189,11 @@ def test_a_file_that_cannot_boot_leaves_the_card_alone(sim_card, tmp_path):
     p = card.pmuctl("boot", "--cmdline", "x" * 300)
     assert p.returncode == 1 and "the command line is" in p.stderr and "takes at most" in p.stderr, p.stderr
     assert card.reg(SPAD2) & 1  # the bootstrap still waits: never reset
-    # Nothing was ever booted: reset --warm resets, and says there is nothing to boot again.
+    # Nothing was ever booted: reset --warm fails, says why, and leaves the card alone.
     p = card.pmuctl("reset", "--warm")
-    assert p.returncode == 0 and "no image in card memory to boot again: `pmuctl boot`" in p.stdout, p.stderr
-    assert card.reg(SPAD2) & 1
+    assert p.returncode == 1 and "reset --warm: no image in card memory to boot again: the scratchpads name none " \
+        "(SPAD2's download address or SPAD5's size is 0: never booted); the card was not reset" in p.stderr, p.stderr
+    assert "resetting" not in p.stderr and card.reg(SPAD2) & 1
 
 
 def test_boot_errors_name_their_cause(sim_card, tmp_path):

@@ -162,6 +162,21 @@ def test_program_over_the_task_memory_limit_is_refused(card_factory, tmp_path):
     assert "exit status 0" in card.cmd("run hello")
 
 
+def test_writable_code_only_when_asked(card_factory, tmp_path):
+    """W^X: smc's code section is writable and executable; built without ld's executable-stack
+    mark it is refused at launch, the segment named; built-in smc (linked with -z execstack)
+    rewrites and runs its code."""
+    elf = tmp_path / "wxno.elf"
+    subprocess.run([PMUOS_CC, "-O2", "-Wl,--no-warn-rwx-segments", "-o", str(elf),
+                    os.path.join(ROOT, "user", "programs", "smc.c")], check=True)
+    card = card_factory(cpus=2, boot="multiboot", env={"PROGRAMS": str(elf)})  # modules: Multiboot
+    out = card.cmd("run wxno 10")
+    assert re.fullmatch(r"error: run: segment \d+ at 0x[0-9a-f]+ is writable and executable "
+                        r"\(W\^X; ld -z execstack allows it\)\n", out), out
+    out = card.cmd("run smc 100")
+    assert "smc: 100 rounds, each a new block of 400 instructions" in out and status(out) == "exit status 0", out
+
+
 def test_kill_and_ctrl_c_end_a_spinning_task(card):
     card.child.send("run fault spin on 2\r")
     card.child.expect_exact("fault: spin")

@@ -186,12 +186,16 @@ static const char *boot_at(uint32_t download, int *ret)
 	return stderr_of(do_boot, BZIMAGE, ret);
 }
 
-/* SPAD2 = 0 before RGCR; nothing in card memory before "12"; done at "12" (9296 ms), not before. */
+/*
+ * The reset boot begins with: SPAD2 = 0 before RGCR; nothing in card memory
+ * before "12"; done at "12" (9296 ms), not before. The image goes above the
+ * mailbox, so the first page written after "12" is the mailbox's.
+ */
 static void test_reset_order(void **state)
 {
 	(void)state;
 	int r;
-	const char *err = stderr_of(do_reset, NULL, &r);
+	const char *err = boot_at(0x12000000, &r);
 
 	assert_int_equal(r, 0);
 	assert_int_equal(card.resets, 1);
@@ -212,7 +216,7 @@ static void test_ready_bit_alone_is_not_ready(void **state)
 	int r;
 
 	card.early_ready = true;
-	stderr_of(do_reset, NULL, &r);
+	boot_at(0x12000000, &r);
 	assert_int_equal(r, 0);
 	assert_int_equal(card.ready_at - card.reset_seen, 9296);
 	assert_true(card.touched_at < 0);
@@ -225,7 +229,7 @@ static void test_failed_reset(void **state)
 	int r;
 
 	card.fail_code = KNC_POST_FAILED_F2;
-	const char *err = stderr_of(do_reset, NULL, &r);
+	const char *err = boot_at(0x12000000, &r);
 	assert_int_equal(r, 1);
 	assert_true(card.now - card.reset_seen < 9296);
 	assert_non_null(strstr(err, "the card's reset failed (POST code 'F2'"));
@@ -249,18 +253,57 @@ static void test_boot_sequence(void **state)
 	fseek(f, 0, SEEK_END);
 	long len = ftell(f);
 	assert_int_equal(card.spad5, (uint32_t)len);
-	uint8_t *img = malloc(len), *got = malloc(len + 64);
+	uint8_t *img = malloc(len), *got = malloc(len + 128);
 	rewind(f);
 	assert_int_equal(fread(img, 1, len, f), (size_t)len);
 	fclose(f);
-	assert_int_equal(pread(card.ram_fd, got, len + 64, card.download), len + 64);
+	assert_int_equal(pread(card.ram_fd, got, len + 128, card.download), len + 128);
 	uint32_t cmd_at = card.download + (uint32_t)len;
 	memcpy(img + BP_CMD_LINE_PTR, &cmd_at, 4); /* the copy points at its command line */
 	assert_memory_equal(got, img, len);
-	assert_string_equal((char *)got + len, "pmuos.mbox=0x10000000,33554432");
+	/* The line: the mailbox's place, where image and line are, and (once READY) the image's CRC-32. */
+	char want[128];
+	snprintf(want, sizeof(want), "pmuos.mbox=0x10000000,33554432 pmuos.image=0x12000000,0x%08lx pmuos.image_crc=0x",
+		 (unsigned long)len + strlen("pmuos.mbox=0x10000000,33554432 pmuos.image=0x12000000,0x12345678 "
+					    "pmuos.image_crc=0x12345678") + 1); /* image, line, NUL */
+	assert_memory_equal(got + len, want, strlen(want));
+	assert_int_equal(strlen((char *)got + len), strlen(want) + 8);
+	assert_string_not_equal((char *)got + len + strlen(want), "00000000");
 	assert_non_null(strstr(err, "boot interrupt sent to APIC ID 224"));
 	free(img);
 	free(got);
+}
+
+/*
+ * reset --warm: a card never booted is left alone (status 1, the reason);
+ * once booted, RGCR and the same image again; an image changed in card
+ * memory is refused by its CRC-32, the card not reset.
+ */
+static void test_warm_reset(void **state)
+{
+	(void)state;
+	int r;
+
+	const char *err = stderr_of(do_reset, NULL, &r);
+	assert_int_equal(r, 1);
+	assert_int_equal(card.resets, 0);
+	assert_non_null(strstr(err, "no image in card memory to boot again: the scratchpads name none"));
+	boot_at(0x12000000, &r);
+	assert_int_equal(r, 0);
+	card.sent = false;
+	err = stderr_of(do_reset, NULL, &r);
+	assert_int_equal(r, 0);
+	assert_int_equal(card.resets, 2);
+	assert_true(card.sent);
+	assert_non_null(strstr(err, "the image in card memory ("));
+	uint8_t b;
+	assert_int_equal(pread(card.ram_fd, &b, 1, card.download + 0x3000), 1);
+	b ^= 0x80;
+	assert_int_equal(pwrite(card.ram_fd, &b, 1, card.download + 0x3000), 1);
+	err = stderr_of(do_reset, NULL, &r);
+	assert_int_equal(r, 1);
+	assert_int_equal(card.resets, 2);
+	assert_non_null(strstr(err, "it changed since it was booted (CRC-32 "));
 }
 
 /* An image that would reach into the mailbox is refused, and no interrupt sent. */
@@ -284,6 +327,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_failed_reset, card_up, card_down),
 		cmocka_unit_test_setup_teardown(test_boot_sequence, card_up, card_down),
 		cmocka_unit_test_setup_teardown(test_boot_refuses_an_overlap, card_up, card_down),
+		cmocka_unit_test_setup_teardown(test_warm_reset, card_up, card_down),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

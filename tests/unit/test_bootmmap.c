@@ -1,6 +1,7 @@
 /*
  * boot/mmap.c on the host: `pmuos.mbox=BASE,SIZE` takes the mailbox's place
- * out of the usable RAM of a boot memory map, or names what is wrong with
+ * (and `pmuos.image=BASE,SIZE` the host's boot image) out of the usable RAM
+ * of a boot memory map, or names what is wrong with
  * it and leaves the map alone; the AP start-up page comes from the map's
  * RAM below 1 MiB.
  */
@@ -220,6 +221,59 @@ static void test_pc_page(void **state __attribute__((unused)))
 	assert_int_equal(boot_low_page(&bi, NULL, 0), 0x9e000);
 }
 
+/* pmuos.image=: the host's image and command line, rounded up to pages, out of RAM beside the mailbox. */
+static void test_image_kept(void **state __attribute__((unused)))
+{
+	struct boot_info bi, before;
+	struct boot_range mbox, r = { 1, 1 };
+
+	qemu_map(&bi, "pmuos.mbox=0x10000000,0x2000000 pmuos.image=0x4000000,0x12345");
+	assert_null(boot_take_host_memory(&bi, image, &mbox));
+	assert_null(boot_keep_image(&bi, image, &r));
+	assert_int_equal(r.base, 0x4000000);
+	assert_int_equal(r.size, 0x13000);
+	assert_int_equal(bi.mmap_count, 9);
+	assert_int_equal(bi.mmap[3].base, 0x100000);
+	assert_int_equal(bi.mmap[3].length, 0x4000000 - 0x100000);
+	assert_int_equal(bi.mmap[3].type, BOOT_MEM_USABLE);
+	assert_int_equal(bi.mmap[4].base, 0x4000000);
+	assert_int_equal(bi.mmap[4].length, 0x13000);
+	assert_int_equal(bi.mmap[4].type, BOOT_MEM_IMAGE);
+	assert_int_equal(bi.mmap[5].base, 0x4013000);
+	assert_int_equal(bi.mmap[5].length, 0x10000000 - 0x4013000);
+	assert_int_equal(bi.mmap[5].type, BOOT_MEM_USABLE);
+	assert_int_equal(bi.mmap[6].type, BOOT_MEM_HOST);
+
+	/* Absent: nothing kept, the map as it was. */
+	qemu_map(&bi, "pmuos.mbox=0x10000000,0x2000000 pmuos.imagex=1");
+	before = bi;
+	assert_null(boot_keep_image(&bi, image, &r));
+	assert_int_equal(r.size, 0);
+	assert_memory_equal(&bi, &before, sizeof(bi));
+
+	/* Each wrong value named, the map left alone; over the mailbox's place it is not usable RAM any more. */
+	static const struct { const char *line, *why; } bad[] = {
+		{ "pmuos.image=0x4000000", "not BASE,SIZE (two numbers, decimal or 0x hex)" },
+		{ "pmuos.image=0x4000800,4096", "BASE is not a multiple of 4 KiB" },
+		{ "pmuos.image=0x4000000,0", "SIZE is not 1 byte to 1 GiB" },
+		{ "pmuos.image=0x4000000,0x40000001", "SIZE is not 1 byte to 1 GiB" },
+		{ "pmuos.image=0x180000,4096", "the range overlaps the kernel image" },
+		{ "pmuos.image=0x1000000,4096", "the range overlaps a module the loader placed" },
+		{ "pmuos.image=0x40000000,4096", "the range is not inside one usable RAM range of the memory map" },
+		{ "pmuos.mbox=0x10000000,0x2000000 pmuos.image=0x11000000,4096",
+		  "the range is not inside one usable RAM range of the memory map" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		qemu_map(&bi, bad[i].line);
+		assert_null(boot_take_host_memory(&bi, image, &mbox));
+		before = bi;
+		const char *why = boot_keep_image(&bi, image, &r);
+		assert_non_null(why);
+		assert_string_equal(why, bad[i].why);
+		assert_memory_equal(&bi, &before, sizeof(bi));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_at_the_ends_of_a_range),
 		cmocka_unit_test(test_bad_values),
 		cmocka_unit_test(test_full_map),
+		cmocka_unit_test(test_image_kept),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -208,7 +208,7 @@ static void test_valid(void **state)
 	SEG_IS(&im.seg[1], TEXT_VA, 0x40, 0x100, 0x40, VM_EXEC);
 }
 
-/* Only W and X of p_flags become VM_ flags; R alone gives 0. */
+/* Only W and X of p_flags become VM_ flags; R alone gives 0 (W+X allowed here by an executable stack's mark). */
 static void test_flags(void **state)
 {
 	(void)state;
@@ -220,9 +220,11 @@ static void test_flags(void **state)
 		{ PT_LOAD, PF_X, 0x230, USER_TEXT + 0x3000, 0x10, 0x10 },
 		{ PT_LOAD, PF_W, 0x240, USER_TEXT + 0x4000, 0x10, 0x10 },
 		{ PT_LOAD, 0, 0x250, USER_TEXT + 0x5000, 0x10, 0x10 },
+		{ PT_GNU_STACK, PF_R | PF_W | PF_X, 0, 0, 0, 0 },
 	};
 
 	OK_PH(USER_TEXT, ph, &im);
+	assert_true(im.wx);
 	assert_int_equal(im.nseg, 6);
 	assert_int_equal(im.seg[0].flags, VM_EXEC);
 	assert_int_equal(im.seg[1].flags, 0);
@@ -231,6 +233,65 @@ static void test_flags(void **state)
 	assert_int_equal(im.seg[4].flags, VM_WRITE);
 	assert_int_equal(im.seg[5].flags, 0);
 	assert_int_equal(im.end, USER_TEXT + 0x5010);
+}
+
+/*
+ * W^X: a page writable and executable is refused, naming the segment(s),
+ * unless PT_GNU_STACK has PF_X (ld -z execstack), in any order of headers.
+ */
+static void test_wx(void **state)
+{
+	(void)state;
+	struct elf_image im;
+
+	/* The valid program does not ask. */
+	size_t len;
+	uint8_t *img = valid(&len);
+	OK(img, len, &im);
+	assert_false(im.wx);
+	free(img);
+
+	/* One segment W+X: refused, with or without a non-executable stack's header. */
+	const struct ph rwx[] = {
+		{ PT_LOAD, PF_R | PF_X, 0x100, USER_TEXT, 0x10, 0x10 },
+		{ PT_LOAD, PF_R | PF_W | PF_X, 0x110, USER_TEXT + 0x1000, 0x10, 0x10 },
+	};
+	BAD_PH(USER_TEXT, rwx, "segment 1 at 0x8000401000 is writable and executable", "(W^X; ld -z execstack allows it)");
+	const struct ph rwx_nx[] = {
+		{ PT_GNU_STACK, PF_R | PF_W, 0, 0, 0, 0 },
+		{ PT_LOAD, PF_R | PF_W | PF_X, 0x100, USER_TEXT, 0x10, 0x10 },
+	};
+	BAD_PH(USER_TEXT, rwx_nx, "segment 1 at 0x8000400000 is writable and executable", NULL);
+	/* W only or X only, but on one page: refused (the page would get both). */
+	const struct ph shared[] = {
+		{ PT_LOAD, PF_R | PF_X, 0x100, USER_TEXT, 0x40, 0x40 },
+		{ PT_LOAD, PF_R | PF_W, 0x140, USER_TEXT + 0xff0, 0x10, 0x20 },
+	};
+	BAD_PH(USER_TEXT, shared, "segments 0 and 1 share page 0x8000400000: W and X", "execstack");
+	/* Sharing a page with a read-only segment, or touching at a page boundary, is fine. */
+	const struct ph fine[] = {
+		{ PT_LOAD, PF_R | PF_X, 0x100, USER_TEXT, 0x1000, 0x1000 },
+		{ PT_LOAD, PF_R, 0x100, USER_TEXT + 0x800, 0x10, 0x10 },
+		{ PT_LOAD, PF_R | PF_W, 0x110, USER_TEXT + 0x1000, 0x10, 0x1000 },
+	};
+	OK_PH(USER_TEXT, fine, &im);
+	assert_false(im.wx);
+
+	/* Asked for: the mark before or after the segments. */
+	const struct ph asked_after[] = {
+		{ PT_LOAD, PF_R | PF_W | PF_X, 0x100, USER_TEXT, 0x10, 0x10 },
+		{ PT_GNU_STACK, PF_R | PF_W | PF_X, 0, 0, 0, 0 },
+	};
+	OK_PH(USER_TEXT, asked_after, &im);
+	assert_true(im.wx);
+	assert_int_equal(im.seg[0].flags, VM_WRITE | VM_EXEC);
+	const struct ph asked_before[] = {
+		{ PT_GNU_STACK, PF_X, 0, 0, 0, 0 },
+		{ PT_LOAD, PF_R | PF_X, 0x100, USER_TEXT, 0x40, 0x40 },
+		{ PT_LOAD, PF_R | PF_W, 0x140, USER_TEXT + 0xff0, 0x10, 0x20 },
+	};
+	OK_PH(USER_TEXT, asked_before, &im);
+	assert_true(im.wx);
 }
 
 /* The limits themselves are accepted. */
@@ -617,8 +678,8 @@ static void test_reject_entry(void **state)
 		put64(img + 24, data[k]);
 		BAD(img, len, "is not in an executable segment");
 	}
-	/* The data made executable: now the entry may be there. */
-	put32(img + PH(1, 4), PF_R | PF_W | PF_X);
+	/* The data made executable (and not writable: W^X): now the entry may be there. */
+	put32(img + PH(1, 4), PF_R | PF_X);
 	OK(img, len, &im);
 	assert_int_equal(im.entry, DATA_VA + 0xfff);
 	free(img);
@@ -802,6 +863,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_valid),
 		cmocka_unit_test(test_flags),
+		cmocka_unit_test(test_wx),
 		cmocka_unit_test(test_boundaries),
 		cmocka_unit_test(test_skip_non_load),
 		cmocka_unit_test(test_reject_short),
