@@ -87,7 +87,13 @@ class Card:
         self.cpu = e["CPU"]
         self.child = PopenSpawn([os.path.join(ROOT, "scripts", "qemu.sh"), *qemu_args], cwd=ROOT,
                                 env=e, encoding="latin-1", timeout=timeout)
-        self.boot_log = self.wait_prompt(timeout)
+        try:
+            self.boot_log = self.wait_prompt(timeout)
+        except BaseException:
+            # Nobody holds a card that never came up: end its QEMU here, or it runs on after the test.
+            self.child.kill(9)
+            self.child.proc.wait()
+            raise
 
     def wait_prompt(self, timeout=30):
         self.child.expect_exact(PROMPT, timeout=timeout)
