@@ -196,7 +196,8 @@ int main(int argc, char **argv)
 		__asm__ volatile("rdpmc" :: "c"(2) : "eax", "edx");    /* no counter 2: #GP */
 	else if (!strcmp(k, "heap")) {
 		long mib = 0;
-		while (malloc(1 << 20))                                /* sbrk until refused */
+		void *volatile p;                                      /* kept: clang drops an unused malloc */
+		while ((p = malloc(1 << 20)) != NULL)                  /* sbrk until refused */
 			mib++;
 		printf("fault: heap: %ld MiB\n", mib);
 		return 7;
