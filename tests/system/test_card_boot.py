@@ -56,8 +56,11 @@ class SimCard:
             args += ("--train-ms", TRAIN_MS)
         self.proc = subprocess.Popen([CARD_PY, name, "--log", self.log, *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True, env=dict(os.environ, CPU=default_cpu()))
+        # Until the card shows its first state (POST code written last, tests/cardsim/card.py
+        # bootstrap_ready): what a test writes to BAR4 before then, card.py overwrites.
         deadline = time.time() + 10
-        while not os.path.exists(self.mmio) and time.time() < deadline:
+        while not (os.path.exists(self.mmio) and os.path.getsize(self.mmio) and self.reg(POSTCODE)) \
+                and time.time() < deadline:
             time.sleep(0.05)
 
     @property
