@@ -6,6 +6,7 @@
 #include "pmu/rules.h"
 #include "pmu/events.h"
 #include "lib/fmt.h"
+#include <pmuos/sample.h>
 
 void pmu_result_text(const struct pmu_result *r, char *buf, size_t len)
 {
@@ -58,6 +59,9 @@ void pmu_result_text(const struct pmu_result *r, char *buf, size_t len)
 		return;
 	case PMU_ERR_NOMEM:
 		snprintf(buf, len, "out of memory for CPU %u's sample ring", r->cpu);
+		return;
+	case PMU_ERR_FRAMES:
+		snprintf(buf, len, "a call chain of %llu frames: 0 (none) to %d", v, PMU_CALLCHAIN_MAX);
 		return;
 	case PMU_ERR_COUNT:
 		break;

@@ -1,0 +1,96 @@
+/*
+ * Call chains for samples (pmuctl record -g, shell `pmu callchain`): the
+ * PMI walks the interrupted task's frame pointers (docs/design.md §5.4). A
+ * frame is the pair the System V AMD64 prologue `push %rbp; mov %rsp,%rbp`
+ * leaves: [rbp] the caller's rbp, [rbp + 8] the return address. pmuos-cc
+ * keeps frame pointers (-fno-omit-frame-pointer) so the chain holds every
+ * function that has a frame.
+ *
+ * The stack is the task's to write, so every frame is checked before it is
+ * read, and the walk ends (never the card) at: a frame pointer that is not
+ * 8-byte aligned or not above the last one (a loop, or a chain running
+ * down), one outside the user region or on a page the task has not mapped
+ * (vm_translate: the page tables, read through the kernel's identity map,
+ * so the PMI takes no page fault), or a return address outside the user
+ * region (a pointer into the kernel). At most PMU_CALLCHAIN_MAX frames,
+ * each two page-table walks: the cost per sample is bounded (make bench).
+ */
+#include "pmu/pmu.h"
+#include "kernel/percpu.h"
+#include "kernel/task.h"
+#include "kernel/vm.h"
+#include "lib/lib.h"
+#include <pmuos/syscall.h>
+
+/* Frames each CPU's samples carry (0: none), set by pmu_set_callchain; each CPU's newest chain. */
+static volatile uint8_t chain_frames[MAX_CPUS];
+static struct {
+	uint64_t ip[PMU_CALLCHAIN_MAX];
+	size_t n;
+} last[MAX_CPUS];
+
+size_t pmu_last_callchain(uint32_t cpu, uint64_t *ips)
+{
+	if (cpu >= MAX_CPUS)
+		return 0;
+	size_t n = MIN(last[cpu].n, (size_t)PMU_CALLCHAIN_MAX);
+	memcpy(ips, last[cpu].ip, n * sizeof(*ips));
+	return n;
+}
+
+struct pmu_result pmu_set_callchain(const struct cpuset *set, uint32_t frames)
+{
+	struct pmu_result r = pmu_check_callchain(frames);
+
+	if (r.err)
+		return r;
+	r = (struct pmu_result){ .err = PMU_ERR_CPUSET };
+	for (uint32_t c = 0; c < CPUSET_MAX; c++)
+		if (cpuset_has(set, c) && (c >= cpu_count || c >= MAX_CPUS)) {
+			r.cpu = c;
+			return r;
+		}
+	for (uint32_t c = 0; c < cpu_count; c++)
+		if (cpuset_has(set, c)) {
+			chain_frames[c] = frames;
+			r.wanted++;
+		}
+	r.err = r.wanted ? PMU_OK : PMU_ERR_CPUSET;
+	r.done = r.wanted;
+	return r;
+}
+
+/* The 8-byte word at user address va of address space `as`, or false if it is not mapped user memory. */
+static bool user_word(uint64_t as, uint64_t va, uint64_t *out)
+{
+	const uint64_t *p = vm_translate(as, va); /* NULL outside USER_BASE..USER_END or unmapped */
+
+	if (!p)
+		return false;
+	*out = *p;
+	return true;
+}
+
+size_t pmu_callchain(const struct trap_frame *f, uint64_t *ips)
+{
+	uint32_t cpu = this_cpu()->cpu;
+	size_t max = cpu < MAX_CPUS ? chain_frames[cpu] : 0, n = 0;
+	struct task *t = this_cpu()->task;
+
+	if (!max || (f->cs & 3) != 3 || !t)
+		return 0;
+	/* A frame lies at or above the stack pointer, each above the one it was called from. */
+	uint64_t fp = f->rbp, low = f->rsp, next, ret;
+	while (n < max && !(fp & 7) && fp >= low && fp < USER_END - 16) {
+		if (!user_word(t->as, fp, &next) || !user_word(t->as, fp + 8, &ret))
+			break;
+		if (ret < USER_BASE || ret >= USER_END)
+			break;
+		ips[n++] = ret;
+		low = fp + 16;
+		fp = next;
+	}
+	memcpy(last[cpu].ip, ips, n * sizeof(*ips));
+	last[cpu].n = n;
+	return n;
+}
