@@ -126,16 +126,15 @@ static struct sym *load_symbols(const char *path, size_t *n)
 	return syms;
 }
 
-static const char *symbolize(const struct sym *syms, size_t n, const struct pmu_sample *s)
+/* The function holding address `a` of a Ring-3 sample, or "[unknown]". */
+static const char *symbol_at(const struct sym *syms, size_t n, uint64_t a)
 {
-	if (s->cpl == 0)
-		return "[kernel]";
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (s->rip < syms[mid].start)
+		if (a < syms[mid].start)
 			hi = mid;
-		else if (s->rip >= syms[mid].end)
+		else if (a >= syms[mid].end)
 			lo = mid + 1;
 		else
 			return syms[mid].name;
@@ -143,8 +142,30 @@ static const char *symbolize(const struct sym *syms, size_t n, const struct pmu_
 	return "[unknown]";
 }
 
+/*
+ * "prog;outermost;...;caller;function" of a sample: its chain from the
+ * outermost frame in, each return address named by the call before it
+ * (address - 1, as perf does), then the sampled function. Just the
+ * function without --folded's stacks.
+ */
+static void stack_of(const struct sym *syms, size_t n, const struct rec_sample *r, const char *prog, int folded,
+		     char *out, size_t len)
+{
+	const char *leaf = r->s.cpl == 0 ? "[kernel]" : symbol_at(syms, n, r->s.rip);
+	size_t at = 0;
+
+	out[0] = 0;
+	if (folded) {
+		at += snprintf(out + at, len - at, "%s;", prog);
+		for (int i = r->s.cpl ? r->s.nframes - 1 : -1; i >= 0 && at < len; i--)
+			at += snprintf(out + at, len - at, "%s;", symbol_at(syms, n, r->chain[i] - 1));
+	}
+	if (at < len)
+		snprintf(out + at, len - at, "%s", leaf);
+}
+
 struct hit {
-	const char *name;
+	char *name;
 	uint64_t count;
 };
 
@@ -156,8 +177,9 @@ static int by_count(const void *a, const void *b)
 
 int cmd_report(int argc, char **argv)
 {
-	static const struct option longs[] = { { "folded", no_argument, NULL, 'f' }, { 0 } };
-	const char *file = "pmuos.data";
+	static const struct option longs[] = { { "folded", no_argument, NULL, 'f' },
+					       { "to-perf", required_argument, NULL, 'p' }, { 0 } };
+	const char *file = "pmuos.data", *to_perf = NULL;
 	int folded = 0, o;
 
 	optind = 1;
@@ -166,49 +188,52 @@ int cmd_report(int argc, char **argv)
 			file = optarg;
 		else if (o == 'f')
 			folded = 1;
+		else if (o == 'p')
+			to_perf = optarg;
 		else
 			return usage();
 	}
-	FILE *f = fopen(file, "rb");
+	if (to_perf)
+		return perf_convert(file, to_perf);
 	struct rec_header h;
-	if (!f || fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, REC_MAGIC, 8) || h.version != 1) {
-		fprintf(stderr, "pmuctl: %s is not a pmuctl recording\n", file);
-		if (f)
-			fclose(f);
+	FILE *f = rec_open(file, &h);
+	if (!f)
 		return 1;
-	}
-	h.program[sizeof(h.program) - 1] = h.event[sizeof(h.event) - 1] = 0;
 	size_t nsyms;
-	struct sym *syms = load_symbols(h.program, &nsyms);
+	struct sym *syms = load_symbols(h.path, &nsyms);
 	struct hit *hits = NULL;
 	size_t nhits = 0;
 	uint64_t total = 0;
-	struct pmu_sample s;
-	while (fread(&s, sizeof(s), 1, f) == 1) {
-		const char *name = symbolize(syms, nsyms, &s);
+	struct rec_sample r;
+	const char *prog = strrchr(h.program, '/') ? strrchr(h.program, '/') + 1 : h.program;
+	char stack[(PMU_CALLCHAIN_MAX + 2) * 64];
+	int st;
+	while ((st = rec_next(f, file, &r)) == 1) {
+		stack_of(syms, nsyms, &r, prog, folded, stack, sizeof(stack));
 		size_t i = 0;
-		while (i < nhits && strcmp(hits[i].name, name))
+		while (i < nhits && strcmp(hits[i].name, stack))
 			i++;
 		if (i == nhits) {
-			if (!(hits = realloc(hits, ++nhits * sizeof(*hits)))) {
-				fprintf(stderr, "pmuctl: report: out of memory for %zu symbols\n", nhits);
+			if (!(hits = realloc(hits, ++nhits * sizeof(*hits))) || !(hits[i].name = strdup(stack))) {
+				fprintf(stderr, "pmuctl: report: out of memory for %zu stacks\n", nhits);
 				return 1;
 			}
-			hits[i] = (struct hit){ name, 0 };
+			hits[i].count = 0;
 		}
 		hits[i].count++;
 		total++;
 	}
 	fclose(f);
+	if (st < 0)
+		return 1;
 	qsort(hits, nhits, sizeof(*hits), by_count);
-	const char *prog = strrchr(h.program, '/') ? strrchr(h.program, '/') + 1 : h.program;
 	if (!folded)
 		printf("# %llu samples of %s every %llu events, %llu lost; program %s\n# Overhead  Symbol\n",
 		       (unsigned long long)total, h.event, (unsigned long long)h.period,
-		       (unsigned long long)h.lost, h.program);
+		       (unsigned long long)h.lost, h.path);
 	for (size_t i = 0; i < nhits; i++) {
-		if (folded) /* one frame per sample: flame-graph tools take "stack count" lines */
-			printf("%s;%s %llu\n", prog, hits[i].name, (unsigned long long)hits[i].count);
+		if (folded) /* flame-graph tools take "stack count" lines */
+			printf("%s %llu\n", hits[i].name, (unsigned long long)hits[i].count);
 		else
 			printf("%9.2f%%  %s\n", 100.0 * hits[i].count / total, hits[i].name);
 	}

@@ -1,0 +1,105 @@
+"""Call chains and perf.data (issue 26): pmuctl record -g walks the task's
+frame pointers in the PMI (pmu/callchain.c); report --folded gives the
+stacks; report --to-perf writes perf.data (host/perfdata.c) that Debian's
+perf reads; a hostile stack ends the walk, never the card. One card for the
+file; every recording samples INSTRUCTIONS_EXECUTED:u, exact on the model."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import BUILD, Card
+
+PMUCTL = os.path.join(BUILD, "pmuctl")
+USER = os.path.join(BUILD, "user")
+PERF = "/usr/bin/perf"
+FRAMES_MAX = 16  # PMU_CALLCHAIN_MAX, include/pmuos/sample.h
+
+
+@pytest.fixture(scope="module")
+def card():
+    c = Card(cpus=4, timeout=120)
+    yield c
+    c.close()
+
+
+def pmuctl(card, *args):
+    return subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True, timeout=300)
+
+
+def record(card, tmp_path, name, period, *program, lost_ok=False):
+    """Records program `name` on CPU 1 with call chains; (file, samples, its output). A
+    sample with its chain takes 2 to 5 ring slots: under a loaded host the drain (every
+    20 ms) can fall behind and the card drops the newest (lost_ok: allowed)."""
+    data = tmp_path / f"{name}.data"
+    p = pmuctl(card, "record", "-g", "-e", "INSTRUCTIONS_EXECUTED:u", "-c", str(period), "-C", "1",
+               "-o", str(data), "--", os.path.join(USER, f"{name}.elf"), *program)
+    assert p.returncode == 0, p.stderr
+    m = re.search(r"\[ pmuctl record: (\d+) samples, (\d+) lost", p.stderr)
+    assert m and (lost_ok or m[2] == "0"), p.stderr
+    return data, int(m[1]), p.stdout
+
+
+def folded(data):
+    p = subprocess.run([PMUCTL, "report", "-i", str(data), "--folded"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return {s: int(n) for s, n in (l.rsplit(" ", 1) for l in p.stdout.splitlines())}
+
+
+def perf(*args):
+    p = subprocess.run([PERF, *args], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def test_folded_stacks_match_the_known_instruction_split(card, tmp_path):
+    """calls: of its 20 x UNIT instructions of work b runs 50 %, a 20 %, c 30 %
+    (user/programs/calls.c); the stacks' shares match within 2 % of all samples."""
+    data, n, _ = record(card, tmp_path, "calls", 20000, "1000000")
+    stacks = folded(data)
+    assert sum(stacks.values()) == n
+    want = {"calls.elf;_start;main;a;b": 0.50, "calls.elf;_start;main;a": 0.20, "calls.elf;_start;main;c": 0.30}
+    for stack, share in want.items():
+        assert abs(stacks.get(stack, 0) / n - share) < 0.02, (stack, stacks)
+    assert sum(stacks.get(s, 0) for s in want) / n > 0.98, stacks
+
+
+def test_perf_reads_matmul_with_its_call_chains(card, tmp_path):
+    data, n, _ = record(card, tmp_path, "matmul", 10000, "64", lost_ok=True)
+    out = tmp_path / "perf.data"
+    p = subprocess.run([PMUCTL, "report", "-i", str(data), "--to-perf", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    # Self time (no children): the soft-float helpers multiply_row calls and multiply_row itself.
+    rep = perf("report", "-i", str(out), "--stdio", "--no-children", "--sort", "sym", "-g", "none")
+    rows = re.findall(r"^\s+([\d.]+)%\s+\[\.\]\s+(\S+)", rep, re.M)
+    assert {name for _, name in rows[:3]} == {"multiply_row", "__adddf3", "__muldf3"}, rep
+    # perf rounds the sample count (5K); the event count is exact: samples x period.
+    assert "of event 'INSTRUCTIONS_EXECUTED:u'" in rep and f"Event count (approx.): {n * 10000}\n" in rep, rep
+    # With children: multiply_row holds the helpers' time, main calls it.
+    rep = perf("report", "-i", str(out), "--stdio", "--children", "--sort", "sym", "-g", "caller,0.5,callee")
+    rows = re.findall(r"^\s+([\d.]+)%\s+([\d.]+)%\s+\[\.\]\s+(\S+)", rep, re.M)
+    children = {name: float(c) for c, _, name in rows}
+    assert children["main"] > 95 and children["multiply_row"] > 95, rep
+    script = perf("script", "-i", str(out), "-F", "comm,tid,cpu,ip,sym,period")
+    stacks = script.strip().split("\n\n")
+    assert len(stacks) == n
+    hot = [s for s in stacks if "__muldf3" in s.splitlines()[1]]
+    assert hot and all(re.search(r"multiply_row\n.*main\n", s) for s in hot), stacks[:3]
+
+
+def test_a_hostile_stack_ends_the_walk_not_the_card(card, tmp_path):
+    data, n, out = record(card, tmp_path, "badstack", 10000, "all", "200000")
+    stacks = folded(data)
+    by_kind = {}
+    for s, count in stacks.items():
+        frames = s.split(";")
+        by_kind.setdefault(frames[-1], []).append((frames[1:-1], count))
+    # No frame on a kernel address, an unmapped page or an unaligned one; 2 for the loop; 16 of the 64 deep.
+    for kind, chains in (("spin_kernel", [[]]), ("spin_unmapped", [[]]), ("spin_unaligned", [[]]),
+                         ("spin_loop", [["main", "main"]]), ("spin_deep", [["main"] * FRAMES_MAX])):
+        assert [f for f, _ in by_kind.get(kind, [])] == chains, (kind, stacks)
+        assert sum(c for _, c in by_kind[kind]) >= 200000 * 2 // 10000 - 1, (kind, stacks)
+    assert pmuctl(card, "info").returncode == 0
+    again, _, _ = record(card, tmp_path, "calls", 20000, "100000")
+    assert folded(again)
