@@ -13,11 +13,12 @@
  * (vm_translate: the page tables, read through the kernel's identity map,
  * so the PMI takes no page fault), or a return address outside the user
  * region (a pointer into the kernel). At most PMU_CALLCHAIN_MAX frames,
- * each two page-table walks, and up to 3 for the code at RIP (unframed()):
- * the cost per sample is bounded (make bench).
+ * and a page-table walk per page they and the code at RIP touch (struct
+ * reader): the cost per sample is bounded (make bench).
  */
 #include "pmu/pmu.h"
 #include "kernel/percpu.h"
+#include "kernel/pmm.h"
 #include "kernel/task.h"
 #include "kernel/vm.h"
 #include "lib/lib.h"
@@ -61,10 +62,32 @@ struct pmu_result pmu_set_callchain(const struct cpuset *set, uint32_t frames)
 	return r;
 }
 
-/* The 8-byte word at user address va of address space `as`, or false if it is not mapped user memory. */
-static bool user_word(uint64_t as, uint64_t va, uint64_t *out)
+/*
+ * Reads of one task's memory in the PMI: each page is translated (a walk
+ * of the page tables) once, as a chain's frames and the code at RIP lie on
+ * a page or two (make bench: the walk's cost).
+ */
+struct reader {
+	uint64_t as, page;      /* the last page translated, ~0: none */
+	const uint8_t *base;    /* its kernel address, NULL if not mapped user memory */
+};
+
+/* The byte at user address va, through r's page; NULL if it is not mapped user memory. */
+static const uint8_t *user_at(struct reader *r, uint64_t va)
 {
-	const uint64_t *p = vm_translate(as, va); /* NULL outside USER_BASE..USER_END or unmapped */
+	uint64_t page = va & ~(uint64_t)(PAGE_SIZE - 1);
+
+	if (page != r->page) {
+		r->page = page;
+		r->base = vm_translate(r->as, page); /* NULL outside USER_BASE..USER_END or unmapped */
+	}
+	return r->base ? r->base + (va - page) : NULL;
+}
+
+/* The 8-byte word at 8-aligned user address va (on one page), or false if it is not mapped user memory. */
+static bool user_word(struct reader *r, uint64_t va, uint64_t *out)
+{
+	const uint64_t *p = (const uint64_t *)user_at(r, va);
 
 	if (!p)
 		return false;
@@ -72,11 +95,11 @@ static bool user_word(uint64_t as, uint64_t va, uint64_t *out)
 	return true;
 }
 
-/* Whether the code at user address va of `as` starts with the n bytes of `code`. */
-static bool code_is(uint64_t as, uint64_t va, const uint8_t *code, int n)
+/* Whether the code at user address va starts with the n bytes of `code`. */
+static bool code_is(struct reader *r, uint64_t va, const uint8_t *code, int n)
 {
 	for (int i = 0; i < n; i++) {
-		const uint8_t *b = vm_translate(as, va + i);
+		const uint8_t *b = user_at(r, va + i);
 		if (!b || *b != code[i])
 			return false;
 	}
@@ -91,13 +114,13 @@ static bool code_is(uint64_t as, uint64_t va, const uint8_t *code, int n)
  * Without this a sample there would leave the caller out of the chain
  * (issue 26: 3.6 % of matmul's samples in __muldf3 named main its caller).
  */
-static int unframed(uint64_t as, uint64_t rip)
+static int unframed(struct reader *r, uint64_t rip)
 {
 	static const uint8_t push_rbp[] = { 0x55 }, ret[] = { 0xc3 }, mov_rsp_rbp[] = { 0x48, 0x89, 0xe5 };
 
-	if (code_is(as, rip, push_rbp, 1) || code_is(as, rip, ret, 1))
+	if (code_is(r, rip, push_rbp, 1) || code_is(r, rip, ret, 1))
 		return 0;
-	return code_is(as, rip, mov_rsp_rbp, 3) ? 8 : -1;
+	return code_is(r, rip, mov_rsp_rbp, 3) ? 8 : -1;
 }
 
 static bool user_code(uint64_t va) { return va >= USER_BASE && va < USER_END; }
@@ -112,11 +135,12 @@ size_t pmu_callchain(const struct trap_frame *f, uint64_t *ips)
 		return 0;
 	/* A frame lies at or above the stack pointer, each above the one it was called from. */
 	uint64_t fp = f->rbp, low = f->rsp, next, ret;
-	int top = unframed(t->as, f->rip);
-	if (top >= 0 && !(f->rsp & 7) && user_word(t->as, f->rsp + top, &ret) && user_code(ret))
+	struct reader r = { t->as, ~0ULL, NULL };
+	int top = unframed(&r, f->rip);
+	if (top >= 0 && !(f->rsp & 7) && user_word(&r, f->rsp + top, &ret) && user_code(ret))
 		ips[n++] = ret;
 	while (n < max && !(fp & 7) && fp >= low && fp < USER_END - 16) {
-		if (!user_word(t->as, fp, &next) || !user_word(t->as, fp + 8, &ret) || !user_code(ret))
+		if (!user_word(&r, fp, &next) || !user_word(&r, fp + 8, &ret) || !user_code(ret))
 			break;
 		ips[n++] = ret;
 		low = fp + 16;
