@@ -19,8 +19,9 @@
  *   - features HEADER_BUILD_ID (the program's build ID, so perf refuses a
  *     rebuilt program instead of naming the wrong functions) and
  *     HEADER_EVENT_DESC (the event's name as given to record -e).
- * Kernel samples (CPL 0) carry PERF_RECORD_MISC_KERNEL and no map: perf
- * names them from whatever kernel it is given, never the host's for sure.
+ * Kernel samples (CPL 0) carry PERF_RECORD_MISC_KERNEL and no map of the
+ * card's kernel: perf shows them as [unknown] (the card's kernel addresses
+ * lie in no map of the host's kernel either).
  */
 #define _GNU_SOURCE
 #include <errno.h>
