@@ -103,3 +103,26 @@ def test_a_hostile_stack_ends_the_walk_not_the_card(card, tmp_path):
     assert pmuctl(card, "info").returncode == 0
     again, _, _ = record(card, tmp_path, "calls", 20000, "100000")
     assert folded(again)
+
+
+def test_the_shell_records_chains_too(card):
+    """The shell's record -g: `pmu callchain CPUS N`; `pmu callchain CPU` shows the newest chain."""
+    assert "0-16 frames" in card.cmd("pmu callchain 1 x")
+    assert "a call chain of 17 frames: 0 (none) to 16" in card.cmd("pmu callchain 1 17")
+    for line in ("pmu callchain 1 16", "pmu set 1 0 INSTRUCTIONS_EXECUTED:u period=10000", "pmu start 1"):
+        assert card.cmd(line).strip() == "", line
+    out = card.cmd("run calls 100000", timeout=60)
+    assert "calls: 2000000 instructions of work" in out, out
+    card.cmd("pmu stop 1")
+    text = [int(l.split()[0], 16) for l in subprocess.run(["nm", "-n", os.path.join(USER, "calls.elf")],
+            capture_output=True, text=True, check=True).stdout.splitlines() if l.split()[1] in "tT"]
+    newest = card.cmd("pmu samples 1 1").splitlines()[1].split()
+    chain = card.cmd("pmu callchain 1")
+    addrs = [int(a, 16) for a in re.findall(r"#\d+ (0x[0-9a-f]+)", chain)]
+    assert len(addrs) == int(newest[-1]) and all(text[0] < a <= text[-1] for a in addrs), (newest, chain)
+    # 2 frames (_start, main) in a and c, 3 in b: every sample of the work has one of them.
+    frames = [int(l.split()[-1]) for l in card.cmd("pmu samples 1 100").splitlines()[1:-1]]
+    # The newest may fall in printf or exit, after the work (newlib keeps no frame pointers).
+    assert len(frames) == 100 and set(frames[:-1]) <= {2, 3} and frames.count(2) > 20, frames
+    card.cmd("pmu set 1 0 none")
+    card.cmd("pmu callchain 1 off")
