@@ -126,7 +126,40 @@ static struct sym *load_symbols(const char *path, size_t *n)
 	return syms;
 }
 
-/* The function holding address `a` of a Ring-3 sample, or "[unknown]". */
+/*
+ * The card kernel's functions from its System.map (`nm -n` of kernel.elf:
+ * "ADDRESS TYPE NAME" lines, by address): text symbols, each up to the
+ * next. NULL (and none) if the file cannot be read: kernel samples are then
+ * just [kernel].
+ */
+static struct sym *load_system_map(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "r");
+	struct sym *syms = NULL;
+	size_t cap = 0;
+	char line[512], type, name[256];
+	unsigned long long a;
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || !strchr("tTwW", type))
+			continue;
+		if (*n == cap && !(syms = realloc(syms, (cap = cap ? 2 * cap : 1024) * sizeof(*syms))))
+			bad_elf(path, "out of memory for %zu symbols", cap);
+		if (*n)
+			syms[*n - 1].end = a > syms[*n - 1].start ? a : syms[*n - 1].start + 1;
+		char *copy = strdup(name);
+		if (!copy)
+			bad_elf(path, "out of memory for symbol names");
+		syms[(*n)++] = (struct sym){ a, a + 1, copy };
+	}
+	fclose(f);
+	return syms;
+}
+
+/* The function holding address `a` (syms sorted by address), or "[unknown]". */
 static const char *symbol_at(const struct sym *syms, size_t n, uint64_t a)
 {
 	size_t lo = 0, hi = n;
@@ -148,12 +181,21 @@ static const char *symbol_at(const struct sym *syms, size_t n, uint64_t a)
  * (address - 1, as perf does), then the sampled function. Just the
  * function without --folded's stacks.
  */
-static void stack_of(const struct sym *syms, size_t n, const struct rec_sample *r, const char *prog, int folded,
+struct symbols {
+	struct sym *prog, *kernel;
+	size_t nprog, nkernel;
+};
+
+static void stack_of(const struct symbols *sy, const struct rec_sample *r, const char *prog, int folded,
 		     char *out, size_t len)
 {
-	const char *leaf = r->s.cpl == 0 ? "[kernel]" : symbol_at(syms, n, r->s.rip);
-	size_t at = 0;
+	const struct sym *syms = sy->prog;
+	size_t n = sy->nprog, at = 0;
+	char kernel[300];
 
+	/* A kernel function: flame graphs' "_[k]" (flamegraph.pl --color=java colours it so). */
+	snprintf(kernel, sizeof(kernel), "%s_[k]", sy->kernel ? symbol_at(sy->kernel, sy->nkernel, r->s.rip) : "");
+	const char *leaf = r->s.cpl == 0 ? (sy->kernel ? kernel : "[kernel]") : symbol_at(syms, n, r->s.rip);
 	out[0] = 0;
 	if (folded) {
 		at += snprintf(out + at, len - at, "%s;", prog);
@@ -175,11 +217,63 @@ static int by_count(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : strcmp(x->name, y->name);
 }
 
+static void hex(const uint8_t *id, uint32_t len, char *out)
+{
+	for (uint32_t i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * len] = 0;
+}
+
+/*
+ * The program file to take symbols from: the recorded absolute path, under
+ * `symfs` if given (as perf's --symfs; else DIR/its base name). Exits
+ * naming both build IDs if the file is not the program recorded (rebuilt
+ * since): its symbols would name the wrong functions.
+ */
+static const char *program_file(const struct rec_header *h, const char *symfs, char *buf, size_t len)
+{
+	const char *path = h->path, *base = strrchr(h->path, '/') ? strrchr(h->path, '/') + 1 : h->path;
+
+	if (symfs) {
+		snprintf(buf, len, "%s%s", symfs, h->path);
+		if (access(buf, R_OK) != 0)
+			snprintf(buf, len, "%s/%s", symfs, base);
+		path = buf;
+	}
+	uint8_t id[REC_BUILD_ID_MAX];
+	uint32_t n = rec_build_id(path, id);
+	if (h->build_id_len && access(path, R_OK) == 0 && (n != h->build_id_len || memcmp(id, h->build_id, n))) {
+		char want[2 * REC_BUILD_ID_MAX + 1], have[2 * REC_BUILD_ID_MAX + 1];
+		hex(h->build_id, h->build_id_len, want);
+		hex(id, n, have);
+		fprintf(stderr, "pmuctl: report: %s is not the program recorded: its build ID is %s, the "
+			"recording's %s (rebuilt since?); --symfs DIR names a directory that holds the one recorded\n",
+			path, n ? have : "(none)", want);
+		exit(1);
+	}
+	return path;
+}
+
+/* build/System.map, beside build/pmuctl: the kernel built with this pmuctl. */
+static const char *default_system_map(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - sizeof("System.map"));
+	char *slash;
+
+	if (n <= 0 || !(slash = memrchr(buf, '/', n)))
+		return "System.map";
+	strcpy(slash + 1, "System.map");
+	return buf;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longs[] = { { "folded", no_argument, NULL, 'f' },
-					       { "to-perf", required_argument, NULL, 'p' }, { 0 } };
-	const char *file = "pmuos.data", *to_perf = NULL;
+					       { "to-perf", required_argument, NULL, 'p' },
+					       { "symfs", required_argument, NULL, 's' },
+					       { "kallsyms", required_argument, NULL, 'k' }, { 0 } };
+	const char *file = "pmuos.data", *to_perf = NULL, *symfs = NULL, *kallsyms = NULL;
+	char path[8192], map[4096];
 	int folded = 0, o;
 
 	optind = 1;
@@ -190,6 +284,10 @@ int cmd_report(int argc, char **argv)
 			folded = 1;
 		else if (o == 'p')
 			to_perf = optarg;
+		else if (o == 's')
+			symfs = optarg;
+		else if (o == 'k')
+			kallsyms = optarg;
 		else
 			return usage();
 	}
@@ -199,8 +297,11 @@ int cmd_report(int argc, char **argv)
 	FILE *f = rec_open(file, &h);
 	if (!f)
 		return 1;
-	size_t nsyms;
-	struct sym *syms = load_symbols(h.path, &nsyms);
+	struct symbols sy;
+	sy.prog = load_symbols(program_file(&h, symfs, path, sizeof(path)), &sy.nprog);
+	sy.kernel = load_system_map(kallsyms ? kallsyms : default_system_map(map, sizeof(map)), &sy.nkernel);
+	if (kallsyms && !sy.kernel)
+		fprintf(stderr, "pmuctl: report: no kernel symbols from %s: %s\n", kallsyms, strerror(errno));
 	struct hit *hits = NULL;
 	size_t nhits = 0;
 	uint64_t total = 0;
@@ -209,7 +310,7 @@ int cmd_report(int argc, char **argv)
 	char stack[(PMU_CALLCHAIN_MAX + 2) * 64];
 	int st;
 	while ((st = rec_next(f, file, &r)) == 1) {
-		stack_of(syms, nsyms, &r, prog, folded, stack, sizeof(stack));
+		stack_of(&sy, &r, prog, folded, stack, sizeof(stack));
 		size_t i = 0;
 		while (i < nhits && strcmp(hits[i].name, stack))
 			i++;

@@ -5,6 +5,7 @@ perf reads; a hostile stack ends the walk, never the card. One card for the
 file; every recording samples INSTRUCTIONS_EXECUTED:u, exact on the model."""
 import os
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -24,8 +25,8 @@ def card():
     c.close()
 
 
-def pmuctl(card, *args):
-    return subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True, timeout=300)
+def pmuctl(card, *args, cwd=None):
+    return subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True, timeout=300, cwd=cwd)
 
 
 def record(card, tmp_path, name, period, *program, lost_ok=False):
@@ -126,3 +127,46 @@ def test_the_shell_records_chains_too(card):
     assert len(frames) == 100 and set(frames[:-1]) <= {2, 3} and frames.count(2) > 20, frames
     card.cmd("pmu set 1 0 none")
     card.cmd("pmu callchain 1 off")
+
+
+def test_report_keeps_to_the_program_recorded(card, tmp_path):
+    """The recording holds the program's absolute path and build ID: report works from
+    another directory, refuses a program rebuilt since, and takes the recorded one from
+    --symfs DIR (DIR + the absolute path, or DIR/its name)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    prog = work / "calls.elf"
+    shutil.copy(os.path.join(USER, "calls.elf"), prog)
+    data = tmp_path / "calls.data"
+    p = pmuctl(card, "record", "-e", "INSTRUCTIONS_EXECUTED:u", "-c", "20000", "-o", str(data), "--", "calls.elf",
+               "100000", cwd=work)
+    assert p.returncode == 0, p.stderr
+    elsewhere = subprocess.run([PMUCTL, "report", "-i", str(data)], capture_output=True, text=True, cwd="/")
+    assert elsewhere.returncode == 0 and re.search(r"^\s+[\d.]+%\s+b$", elsewhere.stdout, re.M), elsewhere
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    shutil.copy(prog, kept / "calls.elf")
+    shutil.copy(os.path.join(USER, "badstack.elf"), prog)  # "rebuilt": another build ID at the same path
+    rebuilt = subprocess.run([PMUCTL, "report", "-i", str(data)], capture_output=True, text=True)
+    assert rebuilt.returncode == 1 and f"pmuctl: report: {prog} is not the program recorded: its build ID is" \
+        in rebuilt.stderr, rebuilt.stderr
+    for symfs in (kept, tmp_path / "root"):
+        if symfs.name == "root":
+            shutil.copytree(kept, symfs / str(work).lstrip("/"))
+        p = subprocess.run([PMUCTL, "report", "-i", str(data), "--symfs", str(symfs)], capture_output=True, text=True)
+        assert p.returncode == 0 and p.stdout == elsewhere.stdout, (symfs, p.stderr)
+
+
+def test_kernel_samples_are_named_from_system_map(card, tmp_path):
+    """steady makes a system call a round: samples of INSTRUCTIONS_EXECUTED (user and
+    kernel) in the kernel are named from build/System.map, beside pmuctl."""
+    data = tmp_path / "steady.data"
+    p = pmuctl(card, "record", "-e", "INSTRUCTIONS_EXECUTED", "-c", "3001", "-o", str(data), "--",
+               os.path.join(USER, "steady.elf"), "2000", "20")
+    assert p.returncode == 0, p.stderr
+    rep = subprocess.run([PMUCTL, "report", "-i", str(data)], capture_output=True, text=True)
+    kernel = re.findall(r"^\s+[\d.]+%\s+(\S+)_\[k\]$", rep.stdout, re.M)
+    with open(os.path.join(BUILD, "System.map")) as f:
+        text = {l.split()[2] for l in f if l.split()[1] in "tTwW"}
+    assert kernel and set(kernel) <= text, rep.stdout
+    assert "[kernel]" not in rep.stdout
