@@ -12,6 +12,7 @@
 
 #include "host/pmuctl.h"
 #include "host/record.h"
+#include "host/srcline.h"
 #include <pmuos/sample.h>
 
 struct sym {
@@ -184,6 +185,8 @@ static const char *symbol_at(const struct sym *syms, size_t n, uint64_t a)
 struct symbols {
 	struct sym *prog, *kernel;
 	size_t nprog, nkernel;
+	struct srclines *lines; /* --sort srcline or sym,srcline: the sampled line too */
+	int by_sym;             /* the sampled function (--sort sym, the default, or sym,srcline) */
 };
 
 static void stack_of(const struct symbols *sy, const struct rec_sample *r, const char *prog, int folded,
@@ -196,6 +199,12 @@ static void stack_of(const struct symbols *sy, const struct rec_sample *r, const
 	/* A kernel function: flame graphs' "_[k]" (flamegraph.pl --color=java colours it so). */
 	snprintf(kernel, sizeof(kernel), "%s_[k]", sy->kernel ? symbol_at(sy->kernel, sy->nkernel, r->s.rip) : "");
 	const char *leaf = r->s.cpl == 0 ? (sy->kernel ? kernel : "[kernel]") : symbol_at(syms, n, r->s.rip);
+	char line[300], both[600];
+	if (sy->lines && r->s.cpl) {
+		const char *at_line = srcline_at(sy->lines, r->s.rip, line, sizeof(line));
+		snprintf(both, sizeof(both), "%s%s%s", sy->by_sym ? leaf : "", sy->by_sym ? " " : "", at_line);
+		leaf = both;
+	}
 	out[0] = 0;
 	if (folded) {
 		at += snprintf(out + at, len - at, "%s;", prog);
@@ -271,8 +280,9 @@ int cmd_report(int argc, char **argv)
 	static const struct option longs[] = { { "folded", no_argument, NULL, 'f' },
 					       { "to-perf", required_argument, NULL, 'p' },
 					       { "symfs", required_argument, NULL, 's' },
-					       { "kallsyms", required_argument, NULL, 'k' }, { 0 } };
-	const char *file = "pmuos.data", *to_perf = NULL, *symfs = NULL, *kallsyms = NULL;
+					       { "kallsyms", required_argument, NULL, 'k' },
+					       { "sort", required_argument, NULL, 'o' }, { 0 } };
+	const char *file = "pmuos.data", *to_perf = NULL, *symfs = NULL, *kallsyms = NULL, *sort = "sym";
 	char path[8192], map[4096];
 	int folded = 0, o;
 
@@ -288,17 +298,26 @@ int cmd_report(int argc, char **argv)
 			symfs = optarg;
 		else if (o == 'k')
 			kallsyms = optarg;
+		else if (o == 'o')
+			sort = optarg;
 		else
 			return usage();
 	}
 	if (to_perf)
 		return perf_convert(file, to_perf);
+	int lines = !strcmp(sort, "srcline") || !strcmp(sort, "sym,srcline");
+	if (!lines && strcmp(sort, "sym")) {
+		fprintf(stderr, "pmuctl: report: --sort %s: should be sym, srcline or sym,srcline\n", sort);
+		return 2;
+	}
 	struct rec_header h;
 	FILE *f = rec_open(file, &h);
 	if (!f)
 		return 1;
-	struct symbols sy;
+	struct symbols sy = { .by_sym = strcmp(sort, "srcline") != 0 };
 	sy.prog = load_symbols(program_file(&h, symfs, path, sizeof(path)), &sy.nprog);
+	if (lines)
+		sy.lines = srcline_open(program_file(&h, symfs, path, sizeof(path)));
 	sy.kernel = load_system_map(kallsyms ? kallsyms : default_system_map(map, sizeof(map)), &sy.nkernel);
 	if (kallsyms && !sy.kernel)
 		fprintf(stderr, "pmuctl: report: no kernel symbols from %s: %s\n", kallsyms, strerror(errno));
@@ -325,6 +344,7 @@ int cmd_report(int argc, char **argv)
 		total++;
 	}
 	fclose(f);
+	srcline_close(sy.lines);
 	if (st < 0)
 		return 1;
 	qsort(hits, nhits, sizeof(*hits), by_count);

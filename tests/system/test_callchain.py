@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, Card
+from conftest import BUILD, ROOT, Card
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 USER = os.path.join(BUILD, "user")
@@ -64,6 +64,13 @@ def test_folded_stacks_match_the_known_instruction_split(card, tmp_path):
     for stack, share in want.items():
         assert abs(stacks.get(stack, 0) / n - share) < 0.02, (stack, stacks)
     assert sum(stacks.get(s, 0) for s in want) / n > 0.98, stacks
+    # The hot loop's line: b's SPIN, half of the samples (the source line read from calls.c itself).
+    with open(os.path.join(ROOT, "user", "programs", "calls.c")) as f:
+        line = next(i for i, l in enumerate(f, 1) if "SPIN(5 * unit)" in l)
+    for sort, name in (("srcline", f"calls.c:{line}"), ("sym,srcline", f"b calls.c:{line}")):
+        p = subprocess.run([PMUCTL, "report", "-i", str(data), "--sort", sort], capture_output=True, text=True)
+        top = re.search(r"^\s+([\d.]+)%\s+(.+)$", p.stdout, re.M)
+        assert top and top[2] == name and abs(float(top[1]) - 50) < 2, p.stdout
 
 
 def test_perf_reads_matmul_with_its_call_chains(card, tmp_path):
