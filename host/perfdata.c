@@ -19,9 +19,10 @@
  *   - features HEADER_BUILD_ID (the program's build ID, so perf refuses a
  *     rebuilt program instead of naming the wrong functions) and
  *     HEADER_EVENT_DESC (the event's name as given to record -e).
- * Kernel samples (CPL 0) carry PERF_RECORD_MISC_KERNEL and no map of the
- * card's kernel: perf shows them as [unknown] (the card's kernel addresses
- * lie in no map of the host's kernel either).
+ * Kernel samples (CPL 0) carry PERF_RECORD_MISC_KERNEL, their chain after
+ * PERF_CONTEXT_KERNEL, and no map of the card's kernel: perf shows them as
+ * [unknown] (the card's kernel addresses lie in no map of the host's
+ * kernel either); pmuctl report names them from System.map.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -171,7 +172,7 @@ static void write_sample(struct out *o, const struct rec_header *h, const struct
 	if (h->frames) {
 		chain[nr++] = user ? PERF_CONTEXT_USER : PERF_CONTEXT_KERNEL;
 		chain[nr++] = r->s.rip;
-		for (uint32_t i = 0; user && i < r->s.nframes; i++)
+		for (uint32_t i = 0; i < r->s.nframes; i++)
 			chain[nr++] = r->chain[i];
 	}
 	put_header(o, PERF_RECORD_SAMPLE, user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL,

@@ -189,17 +189,24 @@ struct symbols {
 	int by_sym;             /* the sampled function (--sort sym, the default, or sym,srcline) */
 };
 
+/* The function holding address a of a sample at privilege cpl; kernel ones as flame graphs' "NAME_[k]". */
+static const char *frame_name(const struct symbols *sy, int cpl, uint64_t a, char *buf, size_t len)
+{
+	if (cpl)
+		return symbol_at(sy->prog, sy->nprog, a);
+	if (!sy->kernel)
+		return "[kernel]";
+	snprintf(buf, len, "%s_[k]", symbol_at(sy->kernel, sy->nkernel, a));
+	return buf;
+}
+
 static void stack_of(const struct symbols *sy, const struct rec_sample *r, const char *prog, int folded,
 		     char *out, size_t len)
 {
-	const struct sym *syms = sy->prog;
-	size_t n = sy->nprog, at = 0;
-	char kernel[300];
+	char name[300], line[300], both[600];
+	const char *leaf = frame_name(sy, r->s.cpl, r->s.rip, name, sizeof(name));
+	size_t at = 0;
 
-	/* A kernel function: flame graphs' "_[k]" (flamegraph.pl --color=java colours it so). */
-	snprintf(kernel, sizeof(kernel), "%s_[k]", sy->kernel ? symbol_at(sy->kernel, sy->nkernel, r->s.rip) : "");
-	const char *leaf = r->s.cpl == 0 ? (sy->kernel ? kernel : "[kernel]") : symbol_at(syms, n, r->s.rip);
-	char line[300], both[600];
 	if (sy->lines && r->s.cpl) {
 		const char *at_line = srcline_at(sy->lines, r->s.rip, line, sizeof(line));
 		snprintf(both, sizeof(both), "%s%s%s", sy->by_sym ? leaf : "", sy->by_sym ? " " : "", at_line);
@@ -207,9 +214,11 @@ static void stack_of(const struct symbols *sy, const struct rec_sample *r, const
 	}
 	out[0] = 0;
 	if (folded) {
+		char caller[300];
 		at += snprintf(out + at, len - at, "%s;", prog);
-		for (int i = r->s.cpl ? r->s.nframes - 1 : -1; i >= 0 && at < len; i--)
-			at += snprintf(out + at, len - at, "%s;", symbol_at(syms, n, r->chain[i] - 1));
+		for (int i = r->s.nframes - 1; i >= 0 && at < len; i--)
+			at += snprintf(out + at, len - at, "%s;",
+				       frame_name(sy, r->s.cpl, r->chain[i] - 1, caller, sizeof(caller)));
 	}
 	if (at < len)
 		snprintf(out + at, len - at, "%s", leaf);

@@ -125,18 +125,46 @@ static int unframed(struct reader *r, uint64_t rip)
 
 static bool user_code(uint64_t va) { return va >= USER_BASE && va < USER_END; }
 
-size_t pmu_callchain(const struct trap_frame *f, uint64_t *ips)
-{
-	uint32_t cpu = this_cpu()->cpu;
-	size_t max = cpu < MAX_CPUS ? chain_frames[cpu] : 0, n = 0;
-	struct task *t = this_cpu()->task;
+extern char __kernel_start[], __kernel_end[]; /* linker.ld */
+#define KSTACK_SPAN (64u << 10) /* a kernel stack is smaller (kernel/smp.c: 4 pages); a sanity bound */
 
-	if (!max || (f->cs & 3) != 3 || !t)
-		return 0;
+/*
+ * A Ring-0 sample's chain: the kernel's frame pointers (the kernel keeps
+ * them: Makefile's KCFLAGS), only between the interrupted RSP and the top
+ * of the CPU's stack it lies under (its own or the one for entries from
+ * Ring 3), so every read is of the live stack; each return address must
+ * lie in the kernel's image. Code on the entry path, before the kernel's
+ * frame, still holds the task's RBP: outside the stack, no chain.
+ */
+static size_t kernel_chain(const struct trap_frame *f, uint64_t *ips, size_t max)
+{
+	const struct percpu *p = this_cpu();
+	uint64_t top = 0, fp = f->rbp, low = f->rsp, ret, n = 0;
+
+	for (int i = 0; i < 2; i++) {
+		uint64_t t = i ? p->tstack_top : p->kstack_top;
+		if (f->rsp < t && t - f->rsp <= KSTACK_SPAN)
+			top = t;
+	}
+	while (n < max && !(fp & 7) && fp >= low && fp + 16 <= top) {
+		ret = ((const uint64_t *)fp)[1];
+		if (ret < (uint64_t)__kernel_start || ret >= (uint64_t)__kernel_end)
+			break;
+		ips[n++] = ret;
+		low = fp + 16;
+		fp = ((const uint64_t *)fp)[0];
+	}
+	return n;
+}
+
+/* A Ring-3 sample's chain: the task's frame pointers, each read checked (the file's head comment). */
+static size_t user_chain(const struct trap_frame *f, const struct task *t, uint64_t *ips, size_t max)
+{
 	/* A frame lies at or above the stack pointer, each above the one it was called from. */
-	uint64_t fp = f->rbp, low = f->rsp, next, ret;
+	uint64_t fp = f->rbp, low = f->rsp, next, ret, n = 0;
 	struct reader r = { t->as, ~0ULL, NULL };
 	int top = unframed(&r, f->rip);
+
 	if (top >= 0 && !(f->rsp & 7) && user_word(&r, f->rsp + top, &ret) && user_code(ret))
 		ips[n++] = ret;
 	while (n < max && !(fp & 7) && fp >= low && fp < USER_END - 16) {
@@ -146,6 +174,21 @@ size_t pmu_callchain(const struct trap_frame *f, uint64_t *ips)
 		low = fp + 16;
 		fp = next;
 	}
+	return n;
+}
+
+size_t pmu_callchain(const struct trap_frame *f, uint64_t *ips)
+{
+	uint32_t cpu = this_cpu()->cpu;
+	size_t max = cpu < MAX_CPUS ? chain_frames[cpu] : 0, n = 0;
+	struct task *t = this_cpu()->task;
+
+	if (!max)
+		return 0;
+	if (!(f->cs & 3))
+		n = kernel_chain(f, ips, max);
+	else if (t)
+		n = user_chain(f, t, ips, max);
 	memcpy(last[cpu].ip, ips, n * sizeof(*ips));
 	last[cpu].n = n;
 	return n;

@@ -136,9 +136,10 @@ void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s, const uint64_t *
 struct pmu_result pmu_set_callchain(const struct cpuset *set, uint32_t frames);
 struct trap_frame;
 /*
- * In the PMI: the return addresses of the Ring-3 frames above `f` into
+ * In the PMI: the return addresses of the frames above `f` (the task's for
+ * a Ring-3 sample, the kernel's on the same stack for a Ring-0 one) into
  * ips[0..PMU_CALLCHAIN_MAX), as many as the CPU's setting asks and the
- * checks allow (pmu/callchain.c); returns how many (0 for a Ring-0 sample).
+ * checks allow (pmu/callchain.c); returns how many.
  */
 size_t pmu_callchain(const struct trap_frame *f, uint64_t *ips);
 /* The chain of `cpu`'s newest sample into ips[0..PMU_CALLCHAIN_MAX); how many (0 for none or no such CPU). */

@@ -166,9 +166,10 @@ def test_report_keeps_to_the_program_recorded(card, tmp_path):
 
 def test_kernel_samples_are_named_from_system_map(card, tmp_path):
     """steady makes a system call a round: samples of INSTRUCTIONS_EXECUTED (user and
-    kernel) in the kernel are named from build/System.map, beside pmuctl."""
+    kernel) in the kernel are named from build/System.map, beside pmuctl, and with -g
+    carry the kernel's own chain (its frame pointers, on the stack the sample is on)."""
     data = tmp_path / "steady.data"
-    p = pmuctl(card, "record", "-e", "INSTRUCTIONS_EXECUTED", "-c", "3001", "-o", str(data), "--",
+    p = pmuctl(card, "record", "-g", "-e", "INSTRUCTIONS_EXECUTED", "-c", "3001", "-o", str(data), "--",
                os.path.join(USER, "steady.elf"), "2000", "20")
     assert p.returncode == 0, p.stderr
     rep = subprocess.run([PMUCTL, "report", "-i", str(data)], capture_output=True, text=True)
@@ -177,3 +178,6 @@ def test_kernel_samples_are_named_from_system_map(card, tmp_path):
         text = {l.split()[2] for l in f if l.split()[1] in "tTwW"}
     assert kernel and set(kernel) <= text, rep.stdout
     assert "[kernel]" not in rep.stdout
+    chains = [s.split(";")[1:] for s in folded(data) if s.endswith("_[k]")]
+    assert all(f.endswith("_[k]") and f[:-4] in text for c in chains for f in c), chains
+    assert max(len(c) for c in chains) >= 2, chains
