@@ -130,8 +130,11 @@ def test_the_shell_records_chains_too(card):
     assert len(addrs) == int(newest[-1]) and all(text[0] < a <= text[-1] for a in addrs), (newest, chain)
     # 2 frames (_start, main) in a and c, 3 in b: every sample of the work has one of them.
     frames = [int(l.split()[-1]) for l in card.cmd("pmu samples 1 100").splitlines()[1:-1]]
-    # The newest may fall in printf or exit, after the work (newlib keeps no frame pointers).
-    assert len(frames) == 100 and set(frames[:-1]) <= {2, 3} and frames.count(2) > 20, frames
+    # The newest may fall in printf or exit, after the work (newlib keeps no frame pointers):
+    # a few thousand instructions, a sample or two.
+    while frames and frames[-1] not in (2, 3):
+        frames.pop()
+    assert len(frames) >= 97 and set(frames) <= {2, 3} and frames.count(2) > 20, frames
     card.cmd("pmu set 1 0 none")
     card.cmd("pmu callchain 1 off")
 
