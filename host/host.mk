@@ -10,8 +10,9 @@ HOST_CFLAGS += -I. -Iinclude
 HOST_SHARED  = $(LIB_SRC)
 # One file per group of commands (pmuctl.c: the command line and what they share).
 HOST_SRC     = $(wildcard host/*.c)
-# Host code that lives beside the card's: the bzImage checks, the KNC register decoders, the metric table.
-HOST_BESIDE  = boot/linux/bzimage_check.c platform/knc/sbox.c pmu/metrics.c
+# Host code that lives beside the card's: the bzImage checks, the KNC register decoders, the metric table,
+# the PMU's rules (where the card puts stat's events: which counter a region's RDPMC delta is).
+HOST_BESIDE  = boot/linux/bzimage_check.c platform/knc/sbox.c pmu/metrics.c pmu/rules.c
 HOST_OBJS    = $(patsubst %.c,$(BUILD)/%.o,$(HOST_SRC)) $(patsubst %.c,$(BUILD)/host/shared/%.o,$(HOST_SHARED)) \
 	       $(patsubst %.c,$(BUILD)/host/beside/%.o,$(HOST_BESIDE))
 

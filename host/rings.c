@@ -27,10 +27,16 @@ void console_drain(struct card *c, uint64_t *from, FILE *out)
 	fflush(out);
 }
 
+int (*output_line_hook)(const char *line, size_t len);
+
 static void out_flush(struct task_out *o, FILE *out)
 {
 	if (!o->len)
 		return;
+	if (output_line_hook && output_line_hook(o->line, o->len)) {
+		o->len = 0;
+		return;
+	}
 	progress_clear();
 	if (o->nranks > 1)
 		fprintf(out, "[rank %u] ", o->rank);

@@ -32,6 +32,12 @@ struct outputs {
 };
 
 /*
+ * If set, each whole line of a task's output goes to it first (len bytes,
+ * '\n' included); returning 1 means taken: outputs_drain does not print it.
+ */
+extern int (*output_line_hook)(const char *line, size_t len);
+
+/*
  * Writes to `out` what the tasks of a STATUS answer `r` (checked by
  * card_call: whole struct mbox_task) wrote since last time, at most
  * MBOX_OUTPUT_SIZE bytes per task; `last`: also their unfinished lines.

@@ -8,8 +8,11 @@
 #include "host/metrics.h"
 #include "host/pmuctl.h"
 #include "host/progress.h"
+#include "host/regions.h"
+#include "host/rings.h"
 #include "host/stat_fmt.h"
 #include "pmu/regs.h"
+#include "pmu/rules.h"
 
 static struct {
 	int nev, counted[MAX_EVENTS], ngroups;
@@ -100,6 +103,27 @@ static void add_groups(const char *list)
 		}
 		st.groups[st.ngroups++] = mg;
 	}
+}
+
+/*
+ * The program's named regions (host/regions.h): their RDPMC deltas are the
+ * events the card put on the counters (pmu_place's first slice), and mean
+ * nothing when the events take turns or one is not counted.
+ */
+static void stat_print_regions(void)
+{
+	int on[KNC_NUM_COUNTERS];
+	char why[160] = "";
+
+	pmu_place(st.nev, st.sel, 0, on);
+	if (pmu_mux_rotates(st.nev, st.sel))
+		snprintf(why, sizeof(why), "%d events take turns on the %d counters: a region is counted only with "
+			 "events that stay on them (at most %d, one L2 event)", st.nev, KNC_NUM_COUNTERS,
+			 KNC_NUM_COUNTERS);
+	for (int e = 0; e < st.nev && !why[0]; e++)
+		if (!st.counted[e])
+			snprintf(why, sizeof(why), "%s is not counted by the card", st.names[e]);
+	regions_print(&st.fmt, st.names, st.nev, on, why[0] ? why : NULL, st.groups, st.ngroups);
 }
 
 int stat_lists_metrics(int argc, char **argv)
@@ -203,19 +227,23 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	st.next_print = st.start + st.interval_ms / 1000.0;
 	if (st.interval_ms)
 		while_running = stat_tick;
+	output_line_hook = regions_take_line;
 	int status = run_program(c, &set, argc - optind, argv + optind);
 	while_running = NULL;
+	output_line_hook = NULL;
 	if ((rc = call(c, MBOX_OP_PMU_STOP, &set, NULL, 0, &resp)) != MBOX_OK)
 		die_status(c, "stop", rc);
 	double elapsed = now_s() - st.start;
 	if (st.interval_ms) { /* the last, partial interval */
 		st.next_print = 0;
 		stat_tick(c, &set);
+		stat_print_regions();
 		return status;
 	}
 	stat_read(c, &set);
 	stat_print_head(&st.fmt, argv[optind], cpus);
 	stat_print_all(NULL, -1);
+	stat_print_regions();
 	stat_print_tail(&st.fmt, elapsed);
 	return status;
 }

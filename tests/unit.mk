@@ -10,7 +10,7 @@
 # pure stat output, host/stat_fmt.o (a host program: libc as it is), and
 # test_metrics its metric groups, host/metrics.o.
 
-UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics vm parse mailbox \
+UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics regions vm parse mailbox \
 		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu cpuid bootmmap place boot apic \
 		cardtext
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
@@ -82,6 +82,8 @@ $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
 $(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o
 # test_metrics: pmuctl stat -M's groups, values and output (it prints times through stat_fmt.o).
 $(BUILD)/unit/test_metrics: $(BUILD)/unit/obj/host/metrics.o $(BUILD)/unit/obj/host/stat_fmt.o $(BUILD)/unit/obj/pmu/metrics.o
+# test_regions: pmuctl stat's region lines (host/regions.c) and their tables.
+$(BUILD)/unit/test_regions: $(BUILD)/unit/obj/host/regions.o $(BUILD)/unit/obj/host/metrics.o $(BUILD)/unit/obj/host/stat_fmt.o $(BUILD)/unit/obj/pmu/metrics.o
 $(BUILD)/unit/test_bootparams: $(BUILD)/unit/obj/boot/linux/bootparams.o
 $(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
 $(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o

@@ -1,7 +1,18 @@
 /*
  * Named regions of <pmuos/pmu.h>: RDPMC of both counters at begin and end,
  * added up per name, reported at exit. Counter deltas are taken modulo 2^40
- * (the counters' width, 327357-001 §1.4.3.2).
+ * (the counters' width, 327357-001 §1.4.3.2). A sampling counter is loaded
+ * with 2^40 - period and reloaded by the PMI when it passes 2^40, so the
+ * events of a region it samples in are unknown: a counter read at 2^39 or
+ * above (no counting run gets there: 2^39 cycles are 500 s at 1.1 GHz), or
+ * lower at a region's end than at its begin, makes the region report it as
+ * "sampling", never a number. Begin reads the counters last
+ * and end reads them first, so what the markers add to a region is the same
+ * fixed code for every name (an empty region's count per call).
+ *
+ * The report is one line per region, read by people and by `pmuctl stat`
+ * (host/regions.c):
+ *   region NAME: calls N, counter0 V|sampling, counter1 V|sampling[ (still open)]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,11 +20,12 @@
 #include <pmuos/pmu.h>
 
 #define CTR_MASK ((1ULL << 40) - 1)
+#define CTR_HIGH (1ULL << 39) /* at or above: loaded for sampling */
 
 struct region {
 	const char *name;
 	uint64_t calls, count[2], start[2];
-	int open;
+	int open, sampled[2];
 };
 
 static struct region regions[PMU_REGIONS];
@@ -21,10 +33,18 @@ static int nregions, registered;
 
 static void report(void)
 {
-	for (int i = 0; i < nregions; i++)
-		printf("region %s: calls %llu, counter0 %llu, counter1 %llu%s\n", regions[i].name,
-		       (unsigned long long)regions[i].calls, (unsigned long long)regions[i].count[0],
-		       (unsigned long long)regions[i].count[1], regions[i].open ? " (still open)" : "");
+	for (int i = 0; i < nregions; i++) {
+		struct region *r = &regions[i];
+		char v[2][24];
+		for (int k = 0; k < 2; k++) {
+			if (r->sampled[k])
+				snprintf(v[k], sizeof(v[k]), "sampling");
+			else
+				snprintf(v[k], sizeof(v[k]), "%llu", (unsigned long long)r->count[k]);
+		}
+		printf("region %s: calls %llu, counter0 %s, counter1 %s%s\n", r->name, (unsigned long long)r->calls,
+		       v[0], v[1], r->open ? " (still open)" : "");
+	}
 }
 
 static struct region *find(const char *name)
@@ -42,6 +62,14 @@ static struct region *find(const char *name)
 	return &regions[nregions++];
 }
 
+/* Whether a counter read `from` at a region's begin and `to` at its end samples (see above). */
+static int sampling(uint64_t from, uint64_t to)
+{
+	from &= CTR_MASK;
+	to &= CTR_MASK;
+	return from >= CTR_HIGH || to >= CTR_HIGH || to < from;
+}
+
 void pmu_region_begin(const char *name)
 {
 	struct region *r = find(name);
@@ -49,8 +77,8 @@ void pmu_region_begin(const char *name)
 	if (!r)
 		return;
 	r->open = 1;
-	r->start[0] = pmu_rdpmc(0);
 	r->start[1] = pmu_rdpmc(1);
+	r->start[0] = pmu_rdpmc(0);
 }
 
 void pmu_region_end(const char *name)
@@ -60,6 +88,8 @@ void pmu_region_end(const char *name)
 
 	if (!r || !r->open)
 		return;
+	r->sampled[0] |= sampling(r->start[0], c0);
+	r->sampled[1] |= sampling(r->start[1], c1);
 	r->count[0] += (c0 - r->start[0]) & CTR_MASK;
 	r->count[1] += (c1 - r->start[1]) & CTR_MASK;
 	r->calls++;

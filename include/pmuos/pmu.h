@@ -8,7 +8,10 @@
  *   pmu_region_begin/end(name)  named regions: both counters are read with
  *                       RDPMC at begin and end and added up per region; the
  *                       totals are printed when the program exits (likwid's
- *                       marker API works the same way)
+ *                       marker API works the same way); a counter that samples
+ *                       in a region prints "sampling", not a count; `pmuctl
+ *                       stat` takes these lines and prints a table per region
+ *                       with the events' names and the -M groups' metrics
  * The counters are configured from the shell (`pmu set`) or the host (pmuctl).
  * Also: the task's CPU, its rank among the instances of its launch (SPMD),
  * and the TSC frequency.

@@ -1,0 +1,90 @@
+/*
+ * host/regions.c: the region lines of user/regions.c as pmuctl stat reads
+ * them (every field, "sampling", a name with ": ", lines that are not
+ * regions), their totals over ranks and the table with event names.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "host/regions.h"
+
+static int parse(const char *line, struct region_total *r)
+{
+	return region_parse(line, strlen(line), r);
+}
+
+static void test_parse_counts(void **state)
+{
+	struct region_total r;
+	(void)state;
+	assert_int_equal(parse("region loop: calls 3, counter0 800027, counter1 100227\n", &r), 1);
+	assert_string_equal(r.name, "loop");
+	assert_int_equal(r.calls, 3);
+	assert_int_equal(r.count[0], 800027);
+	assert_int_equal(r.count[1], 100227);
+	assert_int_equal(r.sampling[0] | r.sampling[1] | r.open, 0);
+	assert_int_equal(parse("region a: b: calls 1, counter0 sampling, counter1 7 (still open)\n", &r), 1);
+	assert_string_equal(r.name, "a: b");
+	assert_int_equal(r.sampling[0], 1);
+	assert_int_equal(r.sampling[1], 0);
+	assert_int_equal(r.count[1], 7);
+	assert_int_equal(r.open, 1);
+}
+
+static void test_parse_refuses_other_lines(void **state)
+{
+	struct region_total r;
+	(void)state;
+	assert_int_equal(parse("regions: done (5)\n", &r), 0);
+	assert_int_equal(parse("region : calls 1, counter0 1, counter1 2\n", &r), 0);
+	assert_int_equal(parse("region x: calls 1, counter0 -1, counter1 2\n", &r), 0);
+	assert_int_equal(parse("region x: calls one, counter0 1, counter1 2\n", &r), 0);
+	assert_int_equal(parse("region x: calls 1, counter1 2\n", &r), 0);
+	assert_int_equal(parse("hello region x: calls 1, counter0 1, counter1 2\n", &r), 0);
+}
+
+static void test_table_adds_ranks_and_names_events(void **state)
+{
+	(void)state;
+	const char *l = "region loop: calls 2, counter0 100, counter1 40\n";
+	assert_int_equal(regions_take_line(l, strlen(l)), 1);
+	assert_int_equal(regions_take_line(l, strlen(l)), 1); /* a second rank */
+	assert_int_equal(regions_take_line("hello\n", 6), 0);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct stat_format f = { .out = out, .table = out, .tsc_hz = 1000 };
+	const char *names[] = { "CPU_CLK_UNHALTED", "INSTRUCTIONS_EXECUTED" };
+	const struct metric_group *g[] = { metric_group_find("CPI") };
+	int on[2] = { 1, 0 }; /* counter 0 holds event 1 */
+	regions_print(&f, names, 2, on, NULL, g, 1);
+	fclose(out);
+	assert_non_null(strstr(buf, " Region 'loop': 4 calls\n"));
+	assert_non_null(strstr(buf, "                 200      INSTRUCTIONS_EXECUTED\n"));
+	assert_non_null(strstr(buf, "                  80      CPU_CLK_UNHALTED\n"));
+	assert_non_null(strstr(buf, "                 0.4      CPI "));
+	free(buf);
+	out = open_memstream(&buf, &len);
+	f = (struct stat_format){ .out = out, .table = out, .sep = ",", .tsc_hz = 1000 };
+	regions_print(&f, names, 2, on, "2 events take turns", g, 0);
+	fclose(out);
+	assert_string_equal(buf, "loop,4,,calls\nloop,<not counted>,,CPU_CLK_UNHALTED\n"
+				 "loop,<not counted>,,INSTRUCTIONS_EXECUTED\n");
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_counts),
+		cmocka_unit_test(test_parse_refuses_other_lines),
+		cmocka_unit_test(test_table_adds_ranks_and_names_events),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
