@@ -3,11 +3,12 @@
  *   pmuctl [--card NAME|PATH|sim:NAME|pci:BDF] info
  *   pmuctl events [PATTERN]
  *   pmuctl [--card ...] stat [-e EV[,EV...]] [-M GROUP[,GROUP...]] [-C CPUS] [--spflt] [-I MS]
- *                            [--mux-interval MS] [-x SEP | --json] -- PROGRAM.elf [ARGS]
+ *                            [--mux-interval MS] [-x SEP | --json] [--plot FILE] -- PROGRAM.elf [ARGS]
  *   pmuctl stat -M list
  *   pmuctl [--card ...] run [-C CPUS] PROGRAM.elf [ARGS]
  *   pmuctl [--card ...] record -e EV -c PERIOD [-C CPUS] [-g] [-o FILE] -- PROGRAM.elf [ARGS]
- *   pmuctl report [-i FILE] [--symfs DIR] [--kallsyms MAP] [--sort KEYS] [--folded | --to-perf PERF.DATA]
+ *   pmuctl report [-i FILE] [--symfs DIR] [--kallsyms MAP] [--sort KEYS] [--folded | --to-perf PERF.DATA |
+ *                 --svg FILE]
  *   pmuctl [--card ...] reset --warm | --init CPU
  *   pmuctl --card sim:NAME|pci:BDF boot [IMAGE] [--cmdline TEXT] [--timeout S]
  *   pmuctl [--card ...] console
@@ -38,20 +39,23 @@ int usage(void)
 		"  info                                   the card: CPUs, PMU backend, exactness\n"
 		"  events [PATTERN]                       KNC events (libpfm4)\n"
 		"  stat [-e EV[,EV...]] [-M GROUP[,GROUP...]] [-C CPUS] [--spflt] [-I MS] [--mux-interval MS]\n"
-		"       [-x SEP|--json] -- PROGRAM.elf [ARGS]\n"
+		"       [-x SEP|--json] [--plot FILE] -- PROGRAM.elf [ARGS]\n"
 		"                                         count events while the program runs (up to 8:\n"
 		"                                         more than 2 take turns and are scaled, as perf\n"
 		"                                         does); -I: the counts of every MS milliseconds;\n"
-		"                                         -M: the events of metric groups, then their metrics\n"
+		"                                         -M: the events of metric groups, then their metrics;\n"
+		"                                         a table per named region; --plot: -I's counts as a\n"
+		"                                         line chart (SVG, gnuplot)\n"
 		"  stat -M list                           the metric groups, their metrics and formulas\n"
 		"  run [-C CPUS] PROGRAM.elf [ARGS]       upload, run, show its output, exit with its status\n"
 		"  record -e EV -c PERIOD [-C CPUS] [-g] [-o FILE] -- PROGRAM.elf [ARGS]\n"
 		"                                         sample every PERIOD events into FILE (pmuos.data);\n"
 		"                                         -g: with each sample's call chain (frame pointers)\n"
 		"  report [-i FILE] [--symfs DIR] [--kallsyms MAP] [--sort sym|srcline|sym,srcline]\n"
-		"         [--folded | --to-perf PERF.DATA]\n"
+		"         [--folded | --to-perf PERF.DATA | --svg FILE]\n"
 		"                                         hottest functions of a recording; --folded: its\n"
-		"                                         stacks for flame graphs; --to-perf: as perf.data;\n"
+		"                                         stacks for flame graphs; --svg: a flame graph;\n"
+		"                                         --to-perf: as perf.data;\n"
 		"                                         the program from DIR; kernel symbols from MAP\n"
 		"                                         (default: System.map beside pmuctl); --sort\n"
 		"                                         srcline: the source lines (DWARF)\n"

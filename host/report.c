@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host/flame.h"
 #include "host/pmuctl.h"
 #include "host/record.h"
 #include "host/srcline.h"
@@ -284,14 +285,33 @@ static const char *default_system_map(char *buf, size_t len)
 	return buf;
 }
 
+/* --svg FILE: the folded stacks as a flame graph (host/flame.c). */
+static int report_svg(const char *path, const struct rec_header *h, const struct hit *hits, size_t n)
+{
+	struct flame_stack *s = calloc(n ? n : 1, sizeof(*s));
+	char title[sizeof(h->path) + sizeof(h->event) + 64];
+
+	if (!s) {
+		fprintf(stderr, "pmuctl: report: out of memory for %zu stacks\n", n);
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		s[i] = (struct flame_stack){ hits[i].name, hits[i].count };
+	snprintf(title, sizeof(title), "%s: %s every %llu events", h->path, h->event, (unsigned long long)h->period);
+	int rc = flame_svg(path, title, s, n);
+	free(s);
+	return rc || !n;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longs[] = { { "folded", no_argument, NULL, 'f' },
 					       { "to-perf", required_argument, NULL, 'p' },
 					       { "symfs", required_argument, NULL, 's' },
 					       { "kallsyms", required_argument, NULL, 'k' },
-					       { "sort", required_argument, NULL, 'o' }, { 0 } };
-	const char *file = "pmuos.data", *to_perf = NULL, *symfs = NULL, *kallsyms = NULL, *sort = "sym";
+					       { "sort", required_argument, NULL, 'o' },
+					       { "svg", required_argument, NULL, 'g' }, { 0 } };
+	const char *file = "pmuos.data", *to_perf = NULL, *svg = NULL, *symfs = NULL, *kallsyms = NULL, *sort = "sym";
 	char path[8192], map[4096];
 	int folded = 0, o;
 
@@ -309,6 +329,8 @@ int cmd_report(int argc, char **argv)
 			kallsyms = optarg;
 		else if (o == 'o')
 			sort = optarg;
+		else if (o == 'g')
+			svg = optarg, folded = 1;
 		else
 			return usage();
 	}
@@ -357,6 +379,8 @@ int cmd_report(int argc, char **argv)
 	if (st < 0)
 		return 1;
 	qsort(hits, nhits, sizeof(*hits), by_count);
+	if (svg)
+		return report_svg(svg, &h, hits, nhits);
 	if (!folded)
 		printf("# %llu samples of %s every %llu events, %llu lost; program %s\n# Overhead  Symbol\n",
 		       (unsigned long long)total, h.event, (unsigned long long)h.period,

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "host/metrics.h"
+#include "host/plot.h"
 #include "host/pmuctl.h"
 #include "host/progress.h"
 #include "host/regions.h"
@@ -23,6 +24,7 @@ static struct {
 	struct stat_format fmt;
 	const struct cpuset *set;
 	int interval_ms;
+	const char *plot; /* --plot FILE */
 	double start, next_print, last_print;
 } st;
 
@@ -61,12 +63,16 @@ static void stat_read(struct card *c, const struct cpuset *set)
 static void stat_print_all(struct stat_count (*then)[CPUSET_MAX], double t)
 {
 	struct metric_count mc[MAX_EVENTS];
+	uint64_t counts[MAX_EVENTS];
 
 	for (int e = 0; e < st.nev; e++) {
 		stat_print(&st.fmt, st.names[e], st.counted[e], st.set, st.now[e], then ? then[e] : NULL, t);
 		struct stat_count sum = stat_sum(st.set, st.now[e], then ? then[e] : NULL);
 		mc[e] = (struct metric_count){ st.names[e], stat_total(&sum), st.counted[e] && sum.running };
+		counts[e] = mc[e].value;
 	}
+	if (st.plot && t >= 0)
+		plot_add(t, counts, st.nev);
 	metrics_print(&st.fmt, st.groups, st.ngroups, mc, st.nev, t);
 }
 
@@ -153,7 +159,8 @@ int cmd_stat(struct card *c, int argc, char **argv)
 {
 	static const struct option longs[] = {
 		{ "spflt", no_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' },
-		{ "mux-interval", required_argument, NULL, 'm' }, { "metrics", required_argument, NULL, 'M' }, { 0 },
+		{ "mux-interval", required_argument, NULL, 'm' }, { "metrics", required_argument, NULL, 'M' },
+		{ "plot", required_argument, NULL, 'p' }, { 0 },
 	};
 	const char *events = NULL, *metrics = NULL, *cpus = "1";
 	int spflt = 0, mux_ms = 4, o;
@@ -171,6 +178,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		case 'x': st.fmt.sep = optarg; break;
 		case 's': spflt = 1; break;
 		case 'j': st.fmt.json = 1; break;
+		case 'p': st.plot = optarg; break;
 		case 'I':
 			st.interval_ms = strtol(optarg, &end, 10);
 			if (*end || st.interval_ms < 10 || st.interval_ms > 3600000) {
@@ -190,6 +198,10 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	}
 	if ((!events && !metrics) || optind >= argc)
 		return usage();
+	if (st.plot && !st.interval_ms) {
+		fprintf(stderr, "pmuctl: --plot %s draws the counts over time: give -I MS too\n", st.plot);
+		return 2;
+	}
 	pfm_setup();
 	for (char *e = events ? strtok(strdup(events), ",") : NULL; e; e = strtok(NULL, ",")) {
 		if (st.nev == MAX_EVENTS) {
@@ -238,6 +250,8 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		st.next_print = 0;
 		stat_tick(c, &set);
 		stat_print_regions();
+		if (st.plot && plot_write(st.plot, argv[optind], st.names, st.nev))
+			return status ? status : 1;
 		return status;
 	}
 	stat_read(c, &set);

@@ -16,6 +16,8 @@ linux-libc-dev linux-perf
 newlib-source glibc-source
 clang libclang-rt-14-dev
 valgrind
+gnuplot-nox
+chromium python3-pil
 "
 
 missing=""
