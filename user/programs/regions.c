@@ -1,6 +1,6 @@
 /*
  * regions: two named regions of known work, for `pmuctl stat`'s region
- * tables (tests/system/test_regions.py). "sum" (sum_words: 4096 loads,
+ * tables (tests/system/test_views.py). "sum" (sum_words: 4096 loads,
  * called 3 times) and "mix" (mix: a multiply-add loop, called 2 times),
  * and "empty", which holds nothing: its count per call is what the markers
  * add to every region. With `spflt NAME` the same calls run between SPFLT 1
