@@ -1,6 +1,7 @@
 /* `pmuctl stat`'s named regions; see host/regions.h. */
 #include "host/regions.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,17 +72,60 @@ int regions_take_line(const char *line, size_t len)
 	return 1;
 }
 
-/* One event's count in a region: `val` is its text ("<not counted>" & co. when none). */
-static void print_count(const struct stat_format *f, const struct region_total *r, const char *event,
-			const char *val, const char *digits)
+/* A region's count of mc (its event on a counter; NULL: the events took turns) as printed. */
+static const char *count_text(const struct metric_count *mc, char buf[32])
 {
+	if (!mc || !mc->ok)
+		return !mc ? "<not counted>" : "<sampling>";
+	snprintf(buf, 32, "%llu", (unsigned long long)mc->value);
+	return buf;
+}
+
+/*
+ * -x: "NAME SEP VALUE SEP SEP EVENT" per event (a calls line first), a metric
+ * "NAME SEP x5 VALUE SEP UNIT NAME": the region's name where perf's lines
+ * have a count or nothing, so they are told apart from the run's. --json: one
+ * object per region, {"region", "calls", "events" : {EVENT : "VALUE"},
+ * "metrics" : [perf's metric objects]}, without perf's "event" key.
+ */
+static void print_region(const struct stat_format *f, const struct region_total *r, const struct metric_count *mc,
+			 int n, const char *const *names, int nev, const char *why, const struct metric_group *const *g,
+			 int ng)
+{
+	char val[40];
+
+	if (f->json) {
+		fprintf(f->out, "{\"region\" : \"%s\", \"calls\" : %llu, \"events\" : {", r->name,
+			(unsigned long long)r->calls);
+		for (int e = 0; e < (why ? nev : n); e++) {
+			fprintf(f->out, "%s\"%s\" : \"%s\"", e ? ", " : "", why ? names[e] : mc[e].name,
+				count_text(why ? NULL : &mc[e], val));
+		}
+		fprintf(f->out, "}, \"metrics\" : [");
+	} else {
+		fprintf(f->out, "%s%s%llu%s%scalls\n", r->name, f->sep, (unsigned long long)r->calls, f->sep, f->sep);
+		for (int e = 0; e < (why ? nev : n); e++) {
+			fprintf(f->out, "%s%s%s%s%s%s\n", r->name, f->sep, count_text(why ? NULL : &mc[e], val), f->sep, f->sep,
+				why ? names[e] : mc[e].name);
+		}
+	}
+	int k = 0;
+	for (int i = 0; i < ng && !why; i++)
+		for_each_metric(m, g[i]) {
+			double v;
+			if (metric_value(m, mc, n, f->tsc_hz, &v) == 0)
+				snprintf(val, sizeof(val), fabs(v) >= 1e6 ? "%.0f" : "%.6g", v);
+			else
+				snprintf(val, sizeof(val), "n/a");
+			if (f->json)
+				fprintf(f->out, "%s{\"metric-value\" : \"%s\", \"metric-unit\" : \"%s %s\", \"metric-group\" : "
+					"\"%s\"}", k++ ? ", " : "", val, m->unit, m->name, g[i]->name);
+			else
+				fprintf(f->out, "%s%s%s%s%s%s%s%s%s %s\n", r->name, f->sep, f->sep, f->sep, f->sep, f->sep,
+					val, f->sep, m->unit, m->name);
+		}
 	if (f->json)
-		fprintf(f->out, "{\"region\" : \"%s\", \"calls\" : %llu, \"counter-value\" : \"%s\", \"unit\" : \"\", "
-			"\"event\" : \"%s\"}\n", r->name, (unsigned long long)r->calls, val, event);
-	else if (f->sep)
-		fprintf(f->out, "%s%s%s%s%s%s\n", r->name, f->sep, val, f->sep, f->sep, event);
-	else
-		fprintf(f->table, "%20s      %s\n", digits, event);
+		fprintf(f->out, "]}\n");
 }
 
 void regions_print(const struct stat_format *f, const char *const *names, int nev, const int on[2],
@@ -89,33 +133,28 @@ void regions_print(const struct stat_format *f, const char *const *names, int ne
 {
 	for (int k = 0; k < nregions; k++) {
 		const struct region_total *r = &regions[k];
-		struct metric_count mc[8];
+		struct metric_count mc[2];
 		int n = 0;
-		if (!f->json && !f->sep)
-			fprintf(f->table, "\n Region '%s': %llu call%s%s\n\n", r->name, (unsigned long long)r->calls,
-				r->calls == 1 ? "" : "s", r->open ? " (one still open at exit)" : "");
-		if (f->sep)
-			fprintf(f->out, "%s%s%llu%s%scalls\n", r->name, f->sep, (unsigned long long)r->calls, f->sep, f->sep);
-		if (why) {
-			for (int e = 0; e < nev; e++)
-				print_count(f, r, names[e], "<not counted>", "<not counted>");
-			if (!f->json && !f->sep)
-				fprintf(f->table, "\n (%s)\n", why);
+		for (int i = 0; i < 2 && !why; i++)
+			if (on[i] >= 0 && on[i] < nev)
+				mc[n++] = (struct metric_count){ names[on[i]], r->count[i], !r->sampling[i] };
+		if (f->json || f->sep) {
+			print_region(f, r, mc, n, names, nev, why, g, ng);
 			continue;
 		}
-		for (int i = 0; i < 2; i++) {
-			if (on[i] < 0 || on[i] >= nev)
-				continue;
-			char val[32], digits[40];
-			int ok = !r->sampling[i];
-			snprintf(val, sizeof(val), ok ? "%llu" : "<sampling>", (unsigned long long)r->count[i]);
-			if (ok)
-				group_digits(r->count[i], digits);
+		fprintf(f->table, "\n Region '%s': %llu call%s%s\n\n", r->name, (unsigned long long)r->calls,
+			r->calls == 1 ? "" : "s", r->open ? " (one still open at exit)" : "");
+		for (int e = 0; e < (why ? nev : n); e++) {
+			char digits[40];
+			if (why || !mc[e].ok)
+				snprintf(digits, sizeof(digits), "%s", count_text(why ? NULL : &mc[e], digits));
 			else
-				snprintf(digits, sizeof(digits), "<sampling>");
-			print_count(f, r, names[on[i]], val, digits);
-			mc[n++] = (struct metric_count){ names[on[i]], r->count[i], ok };
+				group_digits(mc[e].value, digits);
+			fprintf(f->table, "%20s      %s\n", digits, why ? names[e] : mc[e].name);
 		}
-		metrics_print(f, g, ng, mc, n, -1);
+		if (why)
+			fprintf(f->table, "\n (%s)\n", why);
+		else
+			metrics_print(f, g, ng, mc, n, -1);
 	}
 }

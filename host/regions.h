@@ -35,7 +35,9 @@ int region_parse(const char *line, size_t len, struct region_total *r);
 int regions_take_line(const char *line, size_t len);
 
 /*
- * After stat's totals: one table per region kept. names[0..nev) are stat's
+ * After stat's totals: one table per region kept (with -x, lines that start
+ * with the region's name; with --json one object per region, without
+ * perf's "event" key, so perf's parsers see only the run's lines). names[0..nev) are stat's
  * events; on[i] the event on counter i (-1: none) for the whole run, or
  * `why` says why the counters' deltas mean no event (then the regions are
  * listed with that reason instead of counts). g[0..ng) the -M groups.
