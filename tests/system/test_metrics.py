@@ -170,6 +170,8 @@ def test_metrics_in_csv_and_json(card, formulas, tsc_hz):
         if not line.startswith("{"):
             continue
         o = json.loads(line)
+        if "region" in o:  # triad's named region: its own object (test_views.py)
+            continue
         if "event" in o:
             v = o["counter-value"]
             counts[o["event"]] = int(float(v) + 0.5) if v[0] != "<" else None  # as the table rounds
