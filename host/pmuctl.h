@@ -7,7 +7,7 @@
 #include "lib/cpuset.h"
 
 #define CALL_MS 5000  /* how long pmuctl waits for an answer, ms */
-#define MAX_EVENTS 8  /* stat: more than the 2 counters are time-sliced (multiplexed) */
+#define MAX_EVENTS MBOX_MUX_MAX  /* stat: more than the 2 counters are time-sliced (multiplexed) */
 #define PING_DEFAULT 100
 #define PING_MAX 1000000 /* round trips: 8 MB of times */
 #define PING_GAP_MAX 1000 /* ms between two round trips */

@@ -56,8 +56,8 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		const char *a = i == 0 ? (strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0]) : argv[i];
 		size_t n = strlen(a) + 1;
-		if (argc > 16 || off + n > sizeof(run.args)) {
-			fprintf(stderr, "pmuctl: too many or too long arguments (16 and %zu bytes at most)\n",
+		if (argc > MBOX_RUN_ARGS || off + n > sizeof(run.args)) {
+			fprintf(stderr, "pmuctl: too many or too long arguments (%d and %zu bytes at most)\n", MBOX_RUN_ARGS,
 				sizeof(run.args));
 			exit(2);
 		}
@@ -129,8 +129,8 @@ int cmd_run(struct card *c, int argc, char **argv)
 	return run_program(c, &set, argc - optind, argv + optind);
 }
 
-/* The card's shell takes a NUL-terminated line of fewer than MBOX_REQ_PAYLOAD (256) bytes. */
-#define SHELL_LINE_MAX (MBOX_REQ_PAYLOAD - 1)
+/* Characters of a line the card's shell takes (the capacity less its NUL). */
+#define SHELL_LINE_MAX (MBOX_SHELL_LINE_CAP - 1)
 
 /*
  * Reads one line of `in`, up to its '\n', into buf (max + 1 bytes, NUL-

@@ -46,7 +46,7 @@ static void stat_read(struct card *c, const struct cpuset *set)
 		die_status(c, "read", rc);
 	const struct mbox_pmu_count *r = (const struct mbox_pmu_count *)resp.payload;
 	for (size_t k = 0; k < resp.len / sizeof(*r); k++) {
-		uint32_t ev = r[k].counter; /* the event's place in the list */
+		uint32_t ev = r[k].slot; /* the event's place in the list */
 		if (!(r[k].flags & MBOX_COUNT_MUX) || ev >= (uint32_t)st.nev || r[k].cpu >= CPUSET_MAX)
 			continue;
 		st.now[ev][r[k].cpu] = (struct stat_count){ r[k].value, r[k].enabled, r[k].running };

@@ -88,14 +88,8 @@ static uint64_t trampoline_page(void)
 static const char *read_boot_info(void)
 {
 	if (boot_uefi_info) {
-		const struct boot_info *bi = (const struct boot_info *)boot_uefi_info;
-		if (bi->magic != BOOT_INFO_MAGIC)
+		if (!uefi_to_boot_info(boot_uefi_info, &boot_info))
 			return "UEFI boot info has a bad magic number";
-		boot_info = *bi;
-		if (boot_info.mmap_count > BOOT_INFO_MMAP_MAX)
-			boot_info.mmap_count = BOOT_INFO_MMAP_MAX;
-		if (boot_info.module_count > BOOT_INFO_MODULES)
-			boot_info.module_count = BOOT_INFO_MODULES;
 	} else if (boot_linux_params) {
 		if (!linux_to_boot_info(boot_linux_params, &boot_info))
 			return "the Linux boot protocol's boot_params cannot be used";

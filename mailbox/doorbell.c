@@ -38,15 +38,17 @@ static bool poll_off;          /* pmuos.mbox_poll=off: the doorbell alone */
 static uint32_t routed = ~0u;  /* the CPU the rings go to */
 static struct spinlock route_lock;
 static uint64_t rung_tsc;      /* the last ring's interrupt, until an answer: its TSC */
+static void (*on_ring)(void);  /* the service's (service.c): a hook, so this file does not call up into it */
 
 static void doorbell_irq(struct trap_frame *f)
 {
 	rung_tsc = rdtsc();
-	mailbox_rung();
+	on_ring();
 }
 
-void mailbox_doorbell_init(bool region0)
+void mailbox_doorbell_init(bool region0, void (*rung)(void))
 {
+	on_ring = rung;
 	const char *v;
 	size_t n;
 	bool off = cmdline_find(boot_info.cmdline, "pmuos.mbox_poll", &v, &n);

@@ -1,6 +1,8 @@
 /*
- * The CPU that serves the mailbox (heartbeat, polling, doorbell) and the
- * rules that move it; see mailbox/mailbox.h.
+ * The CPU that serves the mailbox (heartbeat, polling, doorbell), the rules
+ * that move it, and serving itself: the serving lock, the bar before an
+ * INIT, and the loop that answers the request ring (mailbox.c's
+ * primitives). See mailbox/mailbox.h.
  */
 #include "mailbox/internal.h"
 #include "lib/lib.h"
@@ -12,6 +14,7 @@
 #include "arch/tsc.h"
 #include "arch/irq.h"
 #include "kernel/idle.h"
+#include "kernel/console.h"
 
 /*
  * The mailbox service (heartbeat and request polling) runs on one CPU at a
@@ -34,6 +37,7 @@
  */
 static volatile uint32_t service_cpu;
 static bool mailbox_idle_work(void);
+static void mailbox_give_service_to_cpu0(void);
 
 /* The service is `cpu`'s now, and so are the host's doorbell rings. */
 static void set_service(uint32_t cpu)
@@ -69,7 +73,8 @@ static void beat(struct timer *t)
 		timer_arm(t, rdtsc() + us * (tsc_hz / 1000000), beat, NULL);
 }
 
-void mailbox_rung(void)
+/* The doorbell's interrupt (doorbell.c, through the hook mailbox_init gives it): the serving CPU serves now. */
+static void mailbox_rung(void)
 {
 	uint32_t to = service_cpu;
 
@@ -130,7 +135,8 @@ static void take_service(void *unused)
 		mailbox_give_service_to_cpu0();
 }
 
-void mailbox_give_service_to_cpu0(void)
+/* Gives the calling CPU's service to CPU 0, woken to take it. */
+static void mailbox_give_service_to_cpu0(void)
 {
 	uint64_t f = irq_save();
 	timer_cancel(beat_timer());
@@ -190,6 +196,13 @@ static void cpu_leaving(uint32_t cpu)
 		return;
 	if (this_cpu()->cpu != cpu)
 		mailbox_bar(cpu); /* whether it serves or not: a poll of its own may be under way */
+	/*
+	 * CPU 0 stopped by a kernel exception (it is never INITed): the shell and
+	 * the service's home are gone, so the card as a whole has panicked; a
+	 * host stops waiting (include/pmuos/mailbox.h MBOX_PANIC).
+	 */
+	if (cpu == 0 && this_cpu()->cpu == 0)
+		WRITE_ONCE(mbox_hdr->state, MBOX_PANIC);
 	if (service_cpu != cpu)
 		return;
 	if (this_cpu()->cpu == cpu) {
@@ -210,8 +223,11 @@ static const struct task_host task_host = {
 	.user_work = mailbox_poll_due,
 };
 
-void mailbox_service_start(void)
+void mailbox_init(uint64_t base, uint64_t size)
 {
+	if (!mailbox_layout(base, size))
+		return;
+	mailbox_doorbell_init(!size, mailbox_rung);
 	task_set_host(&task_host);
 	smp_on_leaving(cpu_leaving);
 	idle_set_work(mailbox_idle_work);
@@ -255,4 +271,124 @@ static bool mailbox_idle_work(void)
 		return true;
 	}
 	return this_cpu()->cpu == 0 && rdtsc() < linger_until;
+}
+
+/*
+ * Whether `req` must be served by CPU 0: an INIT of the serving AP itself
+ * (it cannot INIT itself and come back). An INIT of CPU 0 is refused by the
+ * decoder wherever it is served.
+ */
+static bool serve_elsewhere(const struct mbox_request *req)
+{
+	uint32_t cpu;
+
+	if (req->opcode != MBOX_OP_CPU_INIT || req->len != sizeof(cpu))
+		return false;
+	memcpy(&cpu, req->payload, sizeof(cpu));
+	return cpu != 0 && cpu == this_cpu()->cpu;
+}
+
+/*
+ * serve_owner is the lock that serving takes: the CPU serving, or NO_CPU.
+ * Taking it and recording who holds it is one compare-and-swap, so an INIT
+ * can never leave it held with no owner known. A CPU about to be INITed by
+ * another (smp_reinit_cpu) is barred from serving first, and the sender
+ * waits for it to finish a request it is serving: an INIT in the middle of
+ * one lost the request, and the lock with it (no CPU could serve again). A
+ * CPU the INIT caught serving anyway (stuck there, interrupts off) left the
+ * lock held: it is released once that CPU is back online, or failed to come
+ * back, since the bar.
+ */
+#define NO_CPU UINT32_MAX
+static volatile uint32_t serve_owner = NO_CPU, barred = NO_CPU;
+static uint64_t barred_tsc;
+
+/* Takes the lock for `cpu`: true if it was free (one LOCK CMPXCHG, a full barrier on x86). */
+static bool serve_take(uint32_t cpu)
+{
+	uint32_t free = NO_CPU;
+
+	return __atomic_compare_exchange_n(&serve_owner, &free, cpu, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+/* Releases the lock if `cpu` holds it (a CPU other than the holder changes nothing). */
+static void serve_release(uint32_t cpu)
+{
+	__atomic_compare_exchange_n(&serve_owner, &cpu, NO_CPU, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+static bool not_serving(void *cpu)
+{
+	return READ_ONCE(serve_owner) != *(uint32_t *)cpu;
+}
+
+void mailbox_bar(uint32_t cpu)
+{
+	barred_tsc = rdtsc();
+	WRITE_ONCE(barred, cpu);
+	smp_mb();
+	if (!idle_until_us(not_serving, &cpu, BAR_WAIT_US))
+		kprintf("mailbox: CPU %u is still serving a request: INIT goes ahead; that request is lost\n", cpu);
+}
+
+/* The barred CPU has been through its INIT (back online, or failed to come back): the bar ends. */
+static void bar_lifted(void)
+{
+	uint32_t c = READ_ONCE(barred);
+
+	if (c == NO_CPU)
+		return;
+	const struct percpu *p = cpu_table[c];
+	if (!(p->state == CPU_FAILED || (p->state == CPU_ONLINE && p->online_tsc > barred_tsc)))
+		return;
+	if (__atomic_compare_exchange_n(&barred, &c, NO_CPU, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		serve_release(c); /* if held across the INIT: nobody holds it now */
+}
+
+static bool serve_ring(void)
+{
+	static struct mbox_request req;   /* the card's own copy */
+	static struct mbox_ops ops;
+	bool served = false;
+
+	ops = mbox_kernel_ops;
+	ops.ncpus = cpu_count;
+	ops.tsc_hz = tsc_hz;
+	ops.upload = mailbox_upload();
+	/* At most a ring's worth per poll: a host cannot keep the card here. */
+	for (int n = 0; n < MBOX_REQ_SLOTS; n++) {
+		struct mbox_response *resp = mailbox_request_peek(&req);
+		if (!resp)
+			break;
+		if (serve_elsewhere(&req)) {
+			mailbox_give_service_to_cpu0();
+			break;
+		}
+		mailbox_request_take();
+		mbox_serve(&req, resp, &ops);
+		bool reset = mbox_wants_reset(&req, resp);
+		mailbox_response_publish();
+		served = true;
+		if (reset) {
+			mailbox_doorbell_answered();
+			ops.reset(); /* the answer is out first */
+		}
+	}
+	if (served)
+		mailbox_doorbell_answered();
+	return served;
+}
+
+bool mailbox_poll(void)
+{
+	uint32_t me = this_cpu()->cpu;
+
+	if (!mbox_hdr)
+		return false;
+	bar_lifted();
+	if (!serve_take(me))
+		return false;
+	bool served = me != READ_ONCE(barred) && serve_ring();
+	serve_release(me);
+	return served;
 }

@@ -33,11 +33,7 @@ int event_of(uint32_t code)
 /* Codes by name from libpfm4's table (no code is typed here); false if libpfm4 lacks a name. */
 bool map_codes(void)
 {
-	static const char *const names[PEV_COUNT] = {
-#define NAME(n, d) #n,
-		PLUGIN_EVENTS(NAME)
-#undef NAME
-	};
+	static const char *const names[PEV_COUNT] = PLUGIN_EVENT_NAMES;
 	for (int i = 0; i < PEV_COUNT; i++) {
 		int found = -1;
 		for (int j = 0; j < KNC_EVENT_COUNT; j++)

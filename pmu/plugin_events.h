@@ -52,6 +52,10 @@
 	X(INSTRUCTIONS_EXECUTED, "TSC ticks the thread ran (not halted); one per instruction under QEMU -icount shift=0") \
 	X(CPU_CLK_UNHALTED, "TSC ticks the thread ran (not halted)")
 
+/* The names, in PEV_ order: `static const char *const names[PEV_COUNT] = PLUGIN_EVENT_NAMES;` */
+#define PEV_NAME(name, def) #name,
+#define PLUGIN_EVENT_NAMES { PLUGIN_EVENTS(PEV_NAME) }
+
 enum plugin_event {
 #define PEV_ENUM(name, def) PEV_##name,
 	PLUGIN_EVENTS(PEV_ENUM)

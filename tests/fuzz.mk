@@ -53,7 +53,7 @@ $(BUILD)/fuzz/fuzz_elf: $(FUZZ_OBJ)/tests/fuzz/fuzz_elf.o $(FUZZ_OBJ)/tests/unit
 	$(FUZZ_OBJ)/kernel/elf_check.o $(FUZZ_OBJ)/kernel/elf.o $(FUZZ_OBJ)/kernel/vm.o
 # The shell's input side: line editor, line parser, the commands' argument parsers.
 $(BUILD)/fuzz/fuzz_shell: $(FUZZ_OBJ)/tests/fuzz/fuzz_shell.o $(FUZZ_OBJ)/shell/line.o $(FUZZ_OBJ)/shell/parse.o \
-	$(FUZZ_OBJ)/lib/cpuset.o $(FUZZ_OBJ)/pmu/events.o $(FUZZ_OBJ)/pmu/rules.o $(FUZZ_OBJ)/pmu/rules_text.o
+	$(FUZZ_OBJ)/lib/cpuset.o $(FUZZ_OBJ)/pmu/events.o $(FUZZ_OBJ)/pmu/rules.o
 # pmuctl's mailbox client and ring readers: host code, the C library's names.
 $(BUILD)/fuzz/fuzz_pmuctl: $(FUZZ_OBJ)/tests/fuzz/fuzz_pmuctl.o $(FUZZ_OBJ)/host/mbox.o $(FUZZ_OBJ)/host/doorbell.o $(FUZZ_OBJ)/host/rings.o \
 	$(FUZZ_OBJ)/host/progress.o

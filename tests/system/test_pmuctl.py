@@ -12,6 +12,7 @@ import pexpect
 import pytest
 
 from conftest import BUILD, check_calib_spflt, check_card_gone
+from mbox import layout
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 CALIB = os.path.join(BUILD, "user", "calib.elf")
@@ -388,12 +389,13 @@ def stopped_lock_holder(card):
 
 
 def test_console_refuses_a_line_longer_than_the_shell_takes(card):
-    # 300 characters: the first 255 and the rest were once sent as two commands.
-    line = ("echo HEAD-RAN " + "x" * 255)[:255] + ("echo TAIL-RAN " + "y" * 45)[:45]
+    # 300 characters: the first 255 (the shell's most) and the rest were once sent as two commands.
+    most = layout()["const"]["MBOX_SHELL_LINE_CAP"] - 1
+    line = ("echo HEAD-RAN " + "x" * most)[:most] + ("echo TAIL-RAN " + "y" * 300)[:300 - most]
     assert len(line) == 300
     p = subprocess.run([PMUCTL, "--card", card.name, "console"], input=line + "\necho after\n",
                        capture_output=True, text=True, timeout=60)
-    assert p.returncode == 1 and "a line of 300 characters is refused" in p.stderr and "at most 255" in p.stderr, \
+    assert p.returncode == 1 and "a line of 300 characters is refused" in p.stderr and f"at most {most}" in p.stderr, \
         p.stderr
     assert "HEAD-RAN" not in p.stdout and "TAIL-RAN" not in p.stdout and "\nafter\n" in p.stdout, p.stdout
     shown = card.sync()

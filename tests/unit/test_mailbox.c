@@ -366,7 +366,7 @@ static void test_run(void **state)
 	RUN(GOOD, 0, 1, "hello", MBOX_E_RANGE);
 	RUN(GOOD, sizeof(upload) + 1, 1, "hello", MBOX_E_RANGE);
 	RUN(GOOD, 10, 0, "hello", MBOX_E_PAYLOAD);
-	RUN(GOOD, 10, 17, "hello", MBOX_E_PAYLOAD);
+	RUN(GOOD, 10, MBOX_RUN_ARGS + 1, "hello", MBOX_E_PAYLOAD);
 	RUN(GOOD, 10, 3, "hello\0world", MBOX_E_PAYLOAD); /* the third string is empty */
 	RUN(0, 10, 1, "hello", MBOX_E_CPUSET);
 	RUN(CPU(7), 10, 1, "hello", MBOX_E_CPUSET);
@@ -429,7 +429,7 @@ static void test_cpu_init(void **state)
 static void test_shell(void **state)
 {
 	(void)state;
-	char line[MBOX_REQ_PAYLOAD];
+	char line[MBOX_SHELL_LINE_CAP];
 
 	STATUS(MBOX_OP_SHELL, 0, "pmu info", 9, MBOX_OK);
 	assert_string_equal(seen.line, "pmu info");

@@ -18,11 +18,7 @@
 #include "pmu/plugin_events.h"
 
 /* What the card counts: the plugin's events and the model's two. */
-static const char *const counted[] = {
-#define NAME(name, def) #name,
-	PLUGIN_EVENTS(NAME) MODEL_EVENTS(NAME)
-#undef NAME
-};
+static const char *const counted[] = { PLUGIN_EVENTS(PEV_NAME) MODEL_EVENTS(PEV_NAME) };
 
 static int is_counted(const char *ev)
 {
