@@ -23,5 +23,6 @@ bench: deps
 	$(PYTHON) bench/mailbox.py
 	$(PYTHON) bench/startup.py
 	$(PYTHON) bench/drain.py
+	$(PYTHON) bench/callchain.py
 	$(PYTHON) bench/plugin.py
 	$(PYTHON) bench/softfloat.py

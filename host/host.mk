@@ -1,6 +1,6 @@
 # pmuctl, the host tool (docs/design.md §8): a Linux C program on the card mailbox,
-# libpfm4 for event names, elfutils' libelf for symbols. Included by the
-# top-level Makefile.
+# libpfm4 for event names, elfutils' libelf for symbols and libdw for source
+# lines. Included by the top-level Makefile.
 
 HOST_CFLAGS  = -std=gnu11 -O2 -g -Wall -Wextra
 # The mailbox wire format and PMU fields are the card's own headers.
@@ -36,7 +36,7 @@ $(BUILD)/host/beside/%.o: %.c
 # this way they are resolved at link time and a table page is touched only by
 # a command that reads it (bench/startup.py measures it).
 HOST_LDFLAGS = -no-pie
-HOST_LIBS    = -Wl,-Bstatic -lpfm -Wl,-Bdynamic -lelf
+HOST_LIBS    = -Wl,-Bstatic -lpfm -Wl,-Bdynamic -ldw -lelf
 
 # host/host.mk too: a change of the link flags relinks.
 $(BUILD)/pmuctl: $(HOST_OBJS) host/host.mk

@@ -286,6 +286,7 @@ static const char *op_name(uint16_t op)
 		[MBOX_OP_PMU_SPFLT] = "PMU_SPFLT", [MBOX_OP_RUN] = "RUN", [MBOX_OP_STATUS] = "STATUS",
 		[MBOX_OP_KILL] = "KILL", [MBOX_OP_RESET_WARM] = "RESET_WARM", [MBOX_OP_CPU_INIT] = "CPU_INIT",
 		[MBOX_OP_SHELL] = "SHELL", [MBOX_OP_PMU_MUX] = "PMU_MUX", [MBOX_OP_SHELL_INTR] = "SHELL_INTR",
+		[MBOX_OP_PMU_CALLCHAIN] = "PMU_CALLCHAIN",
 	};
 	return op < sizeof(names) / sizeof(names[0]) && names[op] ? names[op] : "?";
 }

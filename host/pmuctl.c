@@ -6,8 +6,8 @@
  *                            [--mux-interval MS] [-x SEP | --json] -- PROGRAM.elf [ARGS]
  *   pmuctl stat -M list
  *   pmuctl [--card ...] run [-C CPUS] PROGRAM.elf [ARGS]
- *   pmuctl [--card ...] record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]
- *   pmuctl report [-i FILE] [--folded]
+ *   pmuctl [--card ...] record -e EV -c PERIOD [-C CPUS] [-g] [-o FILE] -- PROGRAM.elf [ARGS]
+ *   pmuctl report [-i FILE] [--symfs DIR] [--kallsyms MAP] [--sort KEYS] [--folded | --to-perf PERF.DATA]
  *   pmuctl [--card ...] reset --warm | --init CPU
  *   pmuctl --card sim:NAME|pci:BDF boot [IMAGE] [--cmdline TEXT] [--timeout S]
  *   pmuctl [--card ...] console
@@ -45,9 +45,16 @@ int usage(void)
 		"                                         -M: the events of metric groups, then their metrics\n"
 		"  stat -M list                           the metric groups, their metrics and formulas\n"
 		"  run [-C CPUS] PROGRAM.elf [ARGS]       upload, run, show its output, exit with its status\n"
-		"  record -e EV -c PERIOD [-C CPUS] [-o FILE] -- PROGRAM.elf [ARGS]\n"
-		"                                         sample every PERIOD events into FILE (pmuos.data)\n"
-		"  report [-i FILE] [--folded]            hottest functions of a recording\n"
+		"  record -e EV -c PERIOD [-C CPUS] [-g] [-o FILE] -- PROGRAM.elf [ARGS]\n"
+		"                                         sample every PERIOD events into FILE (pmuos.data);\n"
+		"                                         -g: with each sample's call chain (frame pointers)\n"
+		"  report [-i FILE] [--symfs DIR] [--kallsyms MAP] [--sort sym|srcline|sym,srcline]\n"
+		"         [--folded | --to-perf PERF.DATA]\n"
+		"                                         hottest functions of a recording; --folded: its\n"
+		"                                         stacks for flame graphs; --to-perf: as perf.data;\n"
+		"                                         the program from DIR; kernel symbols from MAP\n"
+		"                                         (default: System.map beside pmuctl); --sort\n"
+		"                                         srcline: the source lines (DWARF)\n"
 		"  ping [N [GAP_MS]]                      N info round trips (1 to 1000000, default 100):\n"
 		"                                         median and p99 latency; GAP_MS (0 to 1000) apart,\n"
 		"                                         for a card whose CPUs halt in between\n"

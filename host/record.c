@@ -1,10 +1,14 @@
-/* pmuctl record: samples from the card's per-CPU rings into a file. */
+/* pmuctl record: samples from the card's per-CPU rings into a file; and the one reader of that file. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "host/pmuctl.h"
 #include "host/progress.h"
@@ -26,13 +30,15 @@ int cmd_record(struct card *c, int argc, char **argv)
 {
 	const char *ev = NULL, *cpus = "1", *file = "pmuos.data";
 	uint64_t period = 0;
+	uint32_t frames = 0;
 	struct cpuset set;
 	char *end;
 	int o;
 
 	optind = 1;
-	while ((o = getopt(argc, argv, "+e:c:C:o:")) != -1) {
+	while ((o = getopt(argc, argv, "+e:c:C:o:g")) != -1) {
 		switch (o) {
+		case 'g': frames = PMU_CALLCHAIN_MAX; break;
 		case 'e': ev = optarg; break;
 		case 'c':
 			period = strtoull(optarg, &end, 0);
@@ -60,6 +66,8 @@ int cmd_record(struct card *c, int argc, char **argv)
 		st = call(c, MBOX_OP_PMU_CONFIG, &set, &cfg1, sizeof(cfg1), &resp);
 	if (st == MBOX_OK)
 		st = call(c, MBOX_OP_PMU_SPFLT, &set, &mask, sizeof(mask), &resp);
+	if (st == MBOX_OK) /* always said: a chain asked for by an earlier record stays otherwise */
+		st = call(c, MBOX_OP_PMU_CALLCHAIN, &set, &frames, sizeof(frames), &resp);
 	if (st == MBOX_OK)
 		st = call(c, MBOX_OP_PMU_CLEAR, &set, NULL, 0, &resp);
 	if (st != MBOX_OK)
@@ -69,10 +77,14 @@ int cmd_record(struct card *c, int argc, char **argv)
 		fprintf(stderr, "pmuctl: cannot write %s: %s\n", file, strerror(errno));
 		return 1;
 	}
-	struct rec_header h = { .version = 1, .period = period };
+	struct rec_header h = { .version = REC_VERSION, .frames = frames, .period = period,
+				.tsc_hz = c->seen.tsc_hz, .evtsel = sel };
 	memcpy(h.magic, REC_MAGIC, 8);
 	snprintf(h.program, sizeof(h.program), "%s", argv[optind]);
 	snprintf(h.event, sizeof(h.event), "%s", ev);
+	if (!realpath(argv[optind], h.path))
+		snprintf(h.path, sizeof(h.path), "%s", argv[optind]); /* run_program names what is wrong with it */
+	h.build_id_len = rec_build_id(h.path, h.build_id);
 	fwrite(&h, sizeof(h), 1, rec_out);
 
 	uint64_t lost0 = 0;
@@ -100,4 +112,90 @@ int cmd_record(struct card *c, int argc, char **argv)
 	fprintf(stderr, "[ pmuctl record: %llu samples, %llu lost, written to %s in %.3f s of wall time ]\n",
 		(unsigned long long)h.nsamples, (unsigned long long)h.lost, file, wall);
 	return status;
+}
+
+FILE *rec_open(const char *file, struct rec_header *h)
+{
+	FILE *f = fopen(file, "rb");
+
+	memset(h, 0, sizeof(*h));
+	if (!f) {
+		fprintf(stderr, "pmuctl: %s: %s\n", file, strerror(errno));
+		return NULL;
+	}
+	if (fread(h, REC_HEADER_V1, 1, f) != 1 || memcmp(h->magic, REC_MAGIC, 8)) {
+		fprintf(stderr, "pmuctl: %s is not a pmuctl recording\n", file);
+		fclose(f);
+		return NULL;
+	}
+	if (h->version < 1 || h->version > REC_VERSION ||
+	    (h->version == REC_VERSION && fread((char *)h + REC_HEADER_V1, sizeof(*h) - REC_HEADER_V1, 1, f) != 1)) {
+		fprintf(stderr, "pmuctl: %s is a pmuctl recording of version %u%s; this pmuctl reads versions 1 to %d\n",
+			file, h->version, h->version == REC_VERSION ? " with a short header" : "", REC_VERSION);
+		fclose(f);
+		return NULL;
+	}
+	h->program[sizeof(h->program) - 1] = h->event[sizeof(h->event) - 1] = h->path[sizeof(h->path) - 1] = 0;
+	if (h->version == 1) { /* version 1: the program as given, no chains (nframes was reserved, 0) */
+		h->frames = 0;
+		snprintf(h->path, sizeof(h->path), "%s", h->program);
+	}
+	if (h->frames > PMU_CALLCHAIN_MAX || h->build_id_len > REC_BUILD_ID_MAX) {
+		fprintf(stderr, "pmuctl: %s: its header says %u frames and a %u-byte build ID (at most %d and %d)\n",
+			file, h->frames, h->build_id_len, PMU_CALLCHAIN_MAX, REC_BUILD_ID_MAX);
+		fclose(f);
+		return NULL;
+	}
+	return f;
+}
+
+int rec_next(FILE *f, const char *file, struct rec_sample *out)
+{
+	uint64_t slot[PMU_FRAMES_PER_SLOT];
+
+	if (fread(&out->s, sizeof(out->s), 1, f) != 1)
+		return 0;
+	if (out->s.nframes > PMU_CALLCHAIN_MAX) {
+		fprintf(stderr, "pmuctl: %s: a sample of CPU %u says it has %u frames (at most %d)\n", file,
+			out->s.cpu, out->s.nframes, PMU_CALLCHAIN_MAX);
+		return -1;
+	}
+	for (uint32_t k = 0; k < PMU_CHAIN_SLOTS(out->s.nframes); k++) {
+		if (fread(slot, sizeof(slot), 1, f) != 1) {
+			fprintf(stderr, "pmuctl: %s: the file ends inside a call chain\n", file);
+			return -1;
+		}
+		for (uint32_t i = 0; i < PMU_FRAMES_PER_SLOT && k * PMU_FRAMES_PER_SLOT + i < out->s.nframes; i++)
+			out->chain[k * PMU_FRAMES_PER_SLOT + i] = slot[i];
+	}
+	return 1;
+}
+
+uint32_t rec_build_id(const char *path, uint8_t *id)
+{
+	int fd = open(path, O_RDONLY);
+	uint32_t len = 0;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	for (Elf_Scn *scn = NULL; e && !len && (scn = elf_nextscn(e, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE || !(d = elf_getdata(scn, NULL)))
+			continue;
+		GElf_Nhdr nh;
+		size_t off = 0, name, desc;
+		while (!len && (off = gelf_getnote(d, off, &nh, &name, &desc)) > 0)
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + name, "GNU", 4) && nh.n_descsz <= REC_BUILD_ID_MAX) {
+				memcpy(id, (char *)d->d_buf + desc, nh.n_descsz);
+				len = nh.n_descsz;
+			}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return len;
 }

@@ -1,16 +1,58 @@
-/* The recording file of pmuctl record / report: this header, then struct pmu_sample records. */
+/*
+ * The recording file of pmuctl record, read by report and by the perf.data
+ * converter (host/perfdata.c) through rec_open/rec_next only: this header,
+ * then the samples as the card's rings hold them (include/pmuos/sample.h:
+ * a struct pmu_sample, then its call chain's slots). Version 1 (before call
+ * chains and build IDs) ends its header at `tsc_hz` and its samples have
+ * no chains; it is still read.
+ */
 #ifndef HOST_RECORD_H
 #define HOST_RECORD_H
 
 #include <stdint.h>
+#include <stdio.h>
+#include <pmuos/sample.h>
 
 #define REC_MAGIC "PMUOSREC"
+#define REC_VERSION 2
+#define REC_BUILD_ID_MAX 20 /* a SHA-1 build ID (ld --build-id=sha1) */
 
 struct rec_header {
 	char magic[8];
-	uint32_t version, reserved;
+	uint32_t version;
+	uint32_t frames;           /* call-chain frames asked for (record -g), 0: none; version 1: 0 */
 	uint64_t nsamples, lost, period;
-	char program[256], event[64];
+	char program[256];         /* as given on the command line */
+	char event[64];            /* as given (-e) */
+	/* Version 2 */
+	uint64_t tsc_hz;           /* the card's TSC: sample times in seconds */
+	uint32_t evtsel;           /* the event's EvtSel without EN/INT (327357-001 Table 1-5) */
+	uint32_t build_id_len;     /* 0: the program has no build ID */
+	uint8_t build_id[REC_BUILD_ID_MAX];
+	uint32_t reserved;
+	char path[4096];           /* the program's absolute path when recorded */
 };
+#define REC_HEADER_V1 ((size_t)&((struct rec_header *)0)->tsc_hz)
+
+/* A sample with its call chain as read back. */
+struct rec_sample {
+	struct pmu_sample s;
+	uint64_t chain[PMU_CALLCHAIN_MAX]; /* s.nframes return addresses, innermost caller first */
+};
+
+/*
+ * Opens recording `file` and reads its header (a version 1 one completed:
+ * path = program, no build ID). NULL, with "pmuctl: FILE: why" on stderr,
+ * if it cannot be read or is not a recording of a version this pmuctl reads.
+ */
+FILE *rec_open(const char *file, struct rec_header *h);
+/* The next sample: 1, 0 at the end, -1 (and a message) for a truncated or malformed one. */
+int rec_next(FILE *f, const char *file, struct rec_sample *out);
+
+/* The build ID of ELF file `path` into id[0..REC_BUILD_ID_MAX): its length, 0 if it has none or cannot be read. */
+uint32_t rec_build_id(const char *path, uint8_t *id);
+
+/* perfdata.c: writes recording `in` as perf.data file `out`; pmuctl's exit status. */
+int perf_convert(const char *in, const char *out);
 
 #endif

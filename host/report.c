@@ -12,6 +12,7 @@
 
 #include "host/pmuctl.h"
 #include "host/record.h"
+#include "host/srcline.h"
 #include <pmuos/sample.h>
 
 struct sym {
@@ -126,16 +127,48 @@ static struct sym *load_symbols(const char *path, size_t *n)
 	return syms;
 }
 
-static const char *symbolize(const struct sym *syms, size_t n, const struct pmu_sample *s)
+/*
+ * The card kernel's functions from its System.map (`nm -n` of kernel.elf:
+ * "ADDRESS TYPE NAME" lines, by address): text symbols, each up to the
+ * next. NULL (and none) if the file cannot be read: kernel samples are then
+ * just [kernel].
+ */
+static struct sym *load_system_map(const char *path, size_t *n)
 {
-	if (s->cpl == 0)
-		return "[kernel]";
+	FILE *f = fopen(path, "r");
+	struct sym *syms = NULL;
+	size_t cap = 0;
+	char line[512], type, name[256];
+	unsigned long long a;
+
+	*n = 0;
+	if (!f)
+		return NULL;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 || !strchr("tTwW", type))
+			continue;
+		if (*n == cap && !(syms = realloc(syms, (cap = cap ? 2 * cap : 1024) * sizeof(*syms))))
+			bad_elf(path, "out of memory for %zu symbols", cap);
+		if (*n)
+			syms[*n - 1].end = a > syms[*n - 1].start ? a : syms[*n - 1].start + 1;
+		char *copy = strdup(name);
+		if (!copy)
+			bad_elf(path, "out of memory for symbol names");
+		syms[(*n)++] = (struct sym){ a, a + 1, copy };
+	}
+	fclose(f);
+	return syms;
+}
+
+/* The function holding address `a` (syms sorted by address), or "[unknown]". */
+static const char *symbol_at(const struct sym *syms, size_t n, uint64_t a)
+{
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (s->rip < syms[mid].start)
+		if (a < syms[mid].start)
 			hi = mid;
-		else if (s->rip >= syms[mid].end)
+		else if (a >= syms[mid].end)
 			lo = mid + 1;
 		else
 			return syms[mid].name;
@@ -143,8 +176,56 @@ static const char *symbolize(const struct sym *syms, size_t n, const struct pmu_
 	return "[unknown]";
 }
 
+/*
+ * "prog;outermost;...;caller;function" of a sample: its chain from the
+ * outermost frame in, each return address named by the call before it
+ * (address - 1, as perf does), then the sampled function. Just the
+ * function without --folded's stacks.
+ */
+struct symbols {
+	struct sym *prog, *kernel;
+	size_t nprog, nkernel;
+	struct srclines *lines; /* --sort srcline or sym,srcline: the sampled line too */
+	int by_sym;             /* the sampled function (--sort sym, the default, or sym,srcline) */
+};
+
+/* The function holding address a of a sample at privilege cpl; kernel ones as flame graphs' "NAME_[k]". */
+static const char *frame_name(const struct symbols *sy, int cpl, uint64_t a, char *buf, size_t len)
+{
+	if (cpl)
+		return symbol_at(sy->prog, sy->nprog, a);
+	if (!sy->kernel)
+		return "[kernel]";
+	snprintf(buf, len, "%s_[k]", symbol_at(sy->kernel, sy->nkernel, a));
+	return buf;
+}
+
+static void stack_of(const struct symbols *sy, const struct rec_sample *r, const char *prog, int folded,
+		     char *out, size_t len)
+{
+	char name[300], line[300], both[600];
+	const char *leaf = frame_name(sy, r->s.cpl, r->s.rip, name, sizeof(name));
+	size_t at = 0;
+
+	if (sy->lines && r->s.cpl) {
+		const char *at_line = srcline_at(sy->lines, r->s.rip, line, sizeof(line));
+		snprintf(both, sizeof(both), "%s%s%s", sy->by_sym ? leaf : "", sy->by_sym ? " " : "", at_line);
+		leaf = both;
+	}
+	out[0] = 0;
+	if (folded) {
+		char caller[300];
+		at += snprintf(out + at, len - at, "%s;", prog);
+		for (int i = r->s.nframes - 1; i >= 0 && at < len; i--)
+			at += snprintf(out + at, len - at, "%s;",
+				       frame_name(sy, r->s.cpl, r->chain[i] - 1, caller, sizeof(caller)));
+	}
+	if (at < len)
+		snprintf(out + at, len - at, "%s", leaf);
+}
+
 struct hit {
-	const char *name;
+	char *name;
 	uint64_t count;
 };
 
@@ -154,10 +235,64 @@ static int by_count(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : strcmp(x->name, y->name);
 }
 
+static void hex(const uint8_t *id, uint32_t len, char *out)
+{
+	for (uint32_t i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", id[i]);
+	out[2 * len] = 0;
+}
+
+/*
+ * The program file to take symbols from: the recorded absolute path, under
+ * `symfs` if given (as perf's --symfs; else DIR/its base name). Exits
+ * naming both build IDs if the file is not the program recorded (rebuilt
+ * since): its symbols would name the wrong functions.
+ */
+static const char *program_file(const struct rec_header *h, const char *symfs, char *buf, size_t len)
+{
+	const char *path = h->path, *base = strrchr(h->path, '/') ? strrchr(h->path, '/') + 1 : h->path;
+
+	if (symfs) {
+		snprintf(buf, len, "%s%s", symfs, h->path);
+		if (access(buf, R_OK) != 0)
+			snprintf(buf, len, "%s/%s", symfs, base);
+		path = buf;
+	}
+	uint8_t id[REC_BUILD_ID_MAX];
+	uint32_t n = rec_build_id(path, id);
+	if (h->build_id_len && access(path, R_OK) == 0 && (n != h->build_id_len || memcmp(id, h->build_id, n))) {
+		char want[2 * REC_BUILD_ID_MAX + 1], have[2 * REC_BUILD_ID_MAX + 1];
+		hex(h->build_id, h->build_id_len, want);
+		hex(id, n, have);
+		fprintf(stderr, "pmuctl: report: %s is not the program recorded: its build ID is %s, the "
+			"recording's %s (rebuilt since?); --symfs DIR names a directory that holds the one recorded\n",
+			path, n ? have : "(none)", want);
+		exit(1);
+	}
+	return path;
+}
+
+/* build/System.map, beside build/pmuctl: the kernel built with this pmuctl. */
+static const char *default_system_map(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - sizeof("System.map"));
+	char *slash;
+
+	if (n <= 0 || !(slash = memrchr(buf, '/', n)))
+		return "System.map";
+	strcpy(slash + 1, "System.map");
+	return buf;
+}
+
 int cmd_report(int argc, char **argv)
 {
-	static const struct option longs[] = { { "folded", no_argument, NULL, 'f' }, { 0 } };
-	const char *file = "pmuos.data";
+	static const struct option longs[] = { { "folded", no_argument, NULL, 'f' },
+					       { "to-perf", required_argument, NULL, 'p' },
+					       { "symfs", required_argument, NULL, 's' },
+					       { "kallsyms", required_argument, NULL, 'k' },
+					       { "sort", required_argument, NULL, 'o' }, { 0 } };
+	const char *file = "pmuos.data", *to_perf = NULL, *symfs = NULL, *kallsyms = NULL, *sort = "sym";
+	char path[8192], map[4096];
 	int folded = 0, o;
 
 	optind = 1;
@@ -166,49 +301,69 @@ int cmd_report(int argc, char **argv)
 			file = optarg;
 		else if (o == 'f')
 			folded = 1;
+		else if (o == 'p')
+			to_perf = optarg;
+		else if (o == 's')
+			symfs = optarg;
+		else if (o == 'k')
+			kallsyms = optarg;
+		else if (o == 'o')
+			sort = optarg;
 		else
 			return usage();
 	}
-	FILE *f = fopen(file, "rb");
-	struct rec_header h;
-	if (!f || fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, REC_MAGIC, 8) || h.version != 1) {
-		fprintf(stderr, "pmuctl: %s is not a pmuctl recording\n", file);
-		if (f)
-			fclose(f);
-		return 1;
+	if (to_perf)
+		return perf_convert(file, to_perf);
+	int lines = !strcmp(sort, "srcline") || !strcmp(sort, "sym,srcline");
+	if (!lines && strcmp(sort, "sym")) {
+		fprintf(stderr, "pmuctl: report: --sort %s: should be sym, srcline or sym,srcline\n", sort);
+		return 2;
 	}
-	h.program[sizeof(h.program) - 1] = h.event[sizeof(h.event) - 1] = 0;
-	size_t nsyms;
-	struct sym *syms = load_symbols(h.program, &nsyms);
+	struct rec_header h;
+	FILE *f = rec_open(file, &h);
+	if (!f)
+		return 1;
+	struct symbols sy = { .by_sym = strcmp(sort, "srcline") != 0 };
+	sy.prog = load_symbols(program_file(&h, symfs, path, sizeof(path)), &sy.nprog);
+	if (lines)
+		sy.lines = srcline_open(program_file(&h, symfs, path, sizeof(path)));
+	sy.kernel = load_system_map(kallsyms ? kallsyms : default_system_map(map, sizeof(map)), &sy.nkernel);
+	if (kallsyms && !sy.kernel)
+		fprintf(stderr, "pmuctl: report: no kernel symbols from %s: %s\n", kallsyms, strerror(errno));
 	struct hit *hits = NULL;
 	size_t nhits = 0;
 	uint64_t total = 0;
-	struct pmu_sample s;
-	while (fread(&s, sizeof(s), 1, f) == 1) {
-		const char *name = symbolize(syms, nsyms, &s);
+	struct rec_sample r;
+	const char *prog = strrchr(h.program, '/') ? strrchr(h.program, '/') + 1 : h.program;
+	char stack[(PMU_CALLCHAIN_MAX + 2) * 64];
+	int st;
+	while ((st = rec_next(f, file, &r)) == 1) {
+		stack_of(&sy, &r, prog, folded, stack, sizeof(stack));
 		size_t i = 0;
-		while (i < nhits && strcmp(hits[i].name, name))
+		while (i < nhits && strcmp(hits[i].name, stack))
 			i++;
 		if (i == nhits) {
-			if (!(hits = realloc(hits, ++nhits * sizeof(*hits)))) {
-				fprintf(stderr, "pmuctl: report: out of memory for %zu symbols\n", nhits);
+			if (!(hits = realloc(hits, ++nhits * sizeof(*hits))) || !(hits[i].name = strdup(stack))) {
+				fprintf(stderr, "pmuctl: report: out of memory for %zu stacks\n", nhits);
 				return 1;
 			}
-			hits[i] = (struct hit){ name, 0 };
+			hits[i].count = 0;
 		}
 		hits[i].count++;
 		total++;
 	}
 	fclose(f);
+	srcline_close(sy.lines);
+	if (st < 0)
+		return 1;
 	qsort(hits, nhits, sizeof(*hits), by_count);
-	const char *prog = strrchr(h.program, '/') ? strrchr(h.program, '/') + 1 : h.program;
 	if (!folded)
 		printf("# %llu samples of %s every %llu events, %llu lost; program %s\n# Overhead  Symbol\n",
 		       (unsigned long long)total, h.event, (unsigned long long)h.period,
-		       (unsigned long long)h.lost, h.program);
+		       (unsigned long long)h.lost, h.path);
 	for (size_t i = 0; i < nhits; i++) {
-		if (folded) /* one frame per sample: flame-graph tools take "stack count" lines */
-			printf("%s;%s %llu\n", prog, hits[i].name, (unsigned long long)hits[i].count);
+		if (folded) /* flame-graph tools take "stack count" lines */
+			printf("%s %llu\n", hits[i].name, (unsigned long long)hits[i].count);
 		else
 			printf("%9.2f%%  %s\n", 100.0 * hits[i].count / total, hits[i].name);
 	}

@@ -120,8 +120,19 @@ int samples_drain(struct card *c, const struct cpuset *set, FILE *out, uint64_t 
 				 MBOX_SAMPLE_SLOTS);
 			return CARD_PROTOCOL;
 		}
-		for (; tail != head; tail++) { /* at most the ring's slots */
-			fwrite(&r->slot[tail % MBOX_SAMPLE_SLOTS], sizeof(struct pmu_sample), 1, out);
+		while (tail != head) { /* a sample and its chain's slots; at most the ring's slots */
+			struct pmu_sample s = r->slot[tail % MBOX_SAMPLE_SLOTS]; /* the card's, copied once */
+			uint32_t slots = 1 + PMU_CHAIN_SLOTS(s.nframes);
+			if (s.nframes > PMU_CALLCHAIN_MAX || head - tail < slots) {
+				snprintf(c->err, sizeof(c->err), "the card broke the mailbox protocol: CPU %u's sample at "
+					 "slot %u says it has %u frames (at most %d), %u slots of chain before the head",
+					 cpu, tail, s.nframes, PMU_CALLCHAIN_MAX, head - tail - 1);
+				return CARD_PROTOCOL;
+			}
+			fwrite(&s, sizeof(s), 1, out);
+			for (uint32_t k = 1; k < slots; k++)
+				fwrite(&r->slot[(tail + k) % MBOX_SAMPLE_SLOTS], sizeof(struct pmu_sample), 1, out);
+			tail += slots;
 			++*n;
 		}
 		__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);

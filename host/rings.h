@@ -44,10 +44,11 @@ int launch_status(const struct mbox_response *r);
 
 /*
  * Writes the samples of the CPUs of `set` (below c->cpu_count) to `out`
- * (struct pmu_sample each), at most MBOX_SAMPLE_SLOTS per ring, empties
- * their rings and adds their number to *n. Returns 0, or a CARD_* status
- * (c->err says why) if the card restarted or a ring's head is further
- * from its tail than the ring holds.
+ * (struct pmu_sample each, then its call chain's slots: include/pmuos/sample.h),
+ * at most MBOX_SAMPLE_SLOTS slots per ring, empties their rings and adds
+ * their number to *n. Returns 0, or a CARD_* status (c->err says why) if
+ * the card restarted, a ring's head is further from its tail than the ring
+ * holds, or a sample's chain is longer than PMU_CALLCHAIN_MAX or passes the head.
  */
 int samples_drain(struct card *c, const struct cpuset *set, FILE *out, uint64_t *n);
 

@@ -33,21 +33,32 @@ static uint32_t req_tail, resp_head;
 static uint32_t sample_head[MAX_CPUS];
 static uint64_t output_head[MBOX_OUTPUT_RINGS], console_head;
 
-void mailbox_sample(const struct pmu_sample *s)
+/*
+ * The sample, then its chain in the slots after it (include/pmuos/sample.h);
+ * the head moves past both at once, so the host never sees half a chain.
+ */
+void mailbox_sample(const struct pmu_sample *s, const uint64_t *chain)
 {
 	if (!sample_rings)
 		return;
 	struct mbox_sample_ring *r = &sample_rings[s->cpu];
-	uint32_t h = sample_head[s->cpu];
+	uint32_t h = sample_head[s->cpu], slots = 1 + PMU_CHAIN_SLOTS(s->nframes);
 
-	if (h - READ_ONCE(r->tail) >= MBOX_SAMPLE_SLOTS) {
+	if (h - READ_ONCE(r->tail) > MBOX_SAMPLE_SLOTS - slots) {
 		r->lost++;
 		return;
 	}
 	r->slot[h % MBOX_SAMPLE_SLOTS] = *s;
+	for (uint32_t k = 1; k < slots; k++) {
+		uint64_t *w = (uint64_t *)&r->slot[(h + k) % MBOX_SAMPLE_SLOTS];
+		for (uint32_t i = 0; i < PMU_FRAMES_PER_SLOT; i++) {
+			uint32_t j = (k - 1) * PMU_FRAMES_PER_SLOT + i;
+			w[i] = j < s->nframes ? chain[j] : 0;
+		}
+	}
 	smp_mb();
-	sample_head[s->cpu] = h + 1;
-	WRITE_ONCE(r->head, h + 1);
+	sample_head[s->cpu] = h + slots;
+	WRITE_ONCE(r->head, h + slots);
 }
 
 uint32_t mailbox_output_open(uint32_t task, uint32_t launch, uint32_t rank, uint32_t nranks)

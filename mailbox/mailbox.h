@@ -52,7 +52,7 @@ void mailbox_hand_over(uint32_t cpu);
  */
 void mailbox_return_service(void);
 /* Appends a sample to its CPU's ring in the mailbox (PMI handler; no-op without a mailbox). */
-void mailbox_sample(const struct pmu_sample *s);
+void mailbox_sample(const struct pmu_sample *s, const uint64_t *chain);
 /*
  * Hands the next output ring (round-robin) to task `task` of launch
  * `launch`; returns its index, or MBOX_NO_RING without a mailbox.
@@ -78,6 +78,7 @@ struct mbox_ops {
 	enum pmu_err (*pmu_read)(uint32_t cpu, struct pmu_reading *r);
 	bool (*counts_event)(uint32_t evtsel);
 	struct pmu_result (*pmu_spflt)(const struct cpuset *set, uint64_t mask);
+	struct pmu_result (*pmu_callchain)(const struct cpuset *set, uint32_t frames); /* pmu_set_callchain */
 	/* pmu_mux_configure: nev as the request gives it (the list holds at most MBOX_MUX_MAX); slice in TSC ticks. */
 	struct pmu_result (*pmu_mux)(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel,
 				     uint64_t slice_ticks);

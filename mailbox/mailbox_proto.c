@@ -24,6 +24,7 @@ static const int8_t pmu_status[PMU_ERR_COUNT] = {
 	[PMU_ERR_OFFLINE]    = MBOX_E_CPUSET, /* the set names a CPU that cannot count: nothing was done */
 	[PMU_ERR_BUSY]       = MBOX_E_BUSY,
 	[PMU_ERR_NOMEM]      = MBOX_E_BUSY,   /* not now: the card is short of memory */
+	[PMU_ERR_FRAMES]     = MBOX_E_RANGE,
 };
 
 int mbox_pmu_status(enum pmu_err err)
@@ -146,6 +147,12 @@ static int serve_mux(const struct mbox_request *req, const struct cpuset *set, s
 	return mbox_pmu_status(ops->pmu_mux(set, m.nev, m.evtsel, slice).err);
 }
 
+static int serve_callchain(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+			   const struct mbox_ops *ops)
+{
+	return mbox_pmu_status(ops->pmu_callchain(set, u32_of(req)).err);
+}
+
 /* Splits run->args into argc strings; false if they do not fit in the field. */
 static bool split_args(const struct mbox_run *run, char *copy, char **argv)
 {
@@ -251,6 +258,7 @@ static const struct mbox_op_desc descs[] = {
 	[MBOX_OP_SHELL]      = { serve_shell, .min_len = 1, .max_len = MBOX_SHELL_LINE_CAP },
 	[MBOX_OP_PMU_MUX]    = { serve_mux, EXACTLY(sizeof(struct mbox_pmu_mux)), .cpuset = true },
 	[MBOX_OP_SHELL_INTR] = { serve_shell_intr, EXACTLY(0) },
+	[MBOX_OP_PMU_CALLCHAIN] = { serve_callchain, EXACTLY(sizeof(uint32_t)), .cpuset = true },
 };
 
 /* The descriptor's checks, once for every opcode, then its handler: the status. */

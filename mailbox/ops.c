@@ -116,6 +116,7 @@ const struct mbox_ops mbox_kernel_ops = {
 	.pmu_read = pmu_read,
 	.counts_event = pmu_counts_event,
 	.pmu_spflt = pmu_set_spflt,
+	.pmu_callchain = pmu_set_callchain,
 	.pmu_mux = pmu_mux_configure,
 	.run = run,
 	.status = status,

@@ -251,6 +251,9 @@ void pmu_result_text(const struct pmu_result *r, char *buf, size_t len)
 	case PMU_ERR_NOMEM:
 		snprintf(buf, len, "out of memory for CPU %u's sample ring", r->cpu);
 		return;
+	case PMU_ERR_FRAMES:
+		snprintf(buf, len, "a call chain of %llu frames: 0 (none) to %d", v, PMU_CALLCHAIN_MAX);
+		return;
 	case PMU_ERR_COUNT:
 		break;
 	}

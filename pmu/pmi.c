@@ -32,10 +32,10 @@
 
 static volatile uint32_t pmi_limit = PMU_PMI_LIMIT_DEFAULT;
 
-static void no_sink(const struct pmu_sample *s) { (void)s; }
-static void (*sample_sink)(const struct pmu_sample *s) = no_sink;
+static void no_sink(const struct pmu_sample *s, const uint64_t *chain) { (void)s, (void)chain; }
+static void (*sample_sink)(const struct pmu_sample *s, const uint64_t *chain) = no_sink;
 
-void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s)) { sample_sink = fn; }
+void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s, const uint64_t *chain)) { sample_sink = fn; }
 void pmu_set_pmi_limit(uint32_t per_second) { pmi_limit = per_second; }
 uint32_t pmu_pmi_limit(void) { return pmi_limit; }
 
@@ -50,6 +50,7 @@ uint32_t pmu_pmi_limit(void) { return pmi_limit; }
 static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f, uint32_t mask)
 {
 	struct pmu_sample *s = &pc->ring[pc->ring_head];
+	uint64_t chain[PMU_CALLCHAIN_MAX]; /* for the host's ring only: the card's own keeps none */
 
 	s->tsc = rdtsc();
 	s->rip = f->rip;
@@ -58,7 +59,8 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
 	s->ovf_mask = mask;
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
 		pmu_ops->rdmsr(MSR_KNC_PERFCTR(i), &s->ctr[i]);
-	sample_sink(s); /* for the host, drained without a request */
+	s->nframes = pmu_callchain(f, chain);
+	sample_sink(s, chain); /* for the host, drained without a request */
 	/* Branch-free, as on every sample: a full ring loses its oldest. */
 	bool full = pc->ring_count == PMU_SAMPLE_RING;
 	pc->ring_head = (pc->ring_head + 1) % PMU_SAMPLE_RING;

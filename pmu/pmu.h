@@ -123,9 +123,28 @@ enum pmu_err pmu_read_regs(uint32_t cpu, struct pmu_regs *r);
 /*
  * Hands every sample to fn as the PMI records it (the mailbox's rings, which
  * the host drains without a request), in the PMI, interrupts off; set once
- * at init. Until then samples stay in the PMU's own ring alone.
+ * at init. Until then samples stay in the PMU's own ring alone. `chain`
+ * holds the sample's s->nframes return addresses (include/pmuos/sample.h).
  */
-void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s));
+void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s, const uint64_t *chain));
+
+/*
+ * Call chains (pmu/callchain.c): the samples of every CPU of `set` carry up
+ * to `frames` (0..PMU_CALLCHAIN_MAX; 0: none) return addresses of the
+ * interrupted task's frame-pointer chain. PMU_ERR_FRAMES for more frames,
+ * PMU_ERR_CPUSET for an empty set or a CPU the card does not have.
+ */
+struct pmu_result pmu_set_callchain(const struct cpuset *set, uint32_t frames);
+struct trap_frame;
+/*
+ * In the PMI: the return addresses of the frames above `f` (the task's for
+ * a Ring-3 sample, the kernel's on the same stack for a Ring-0 one) into
+ * ips[0..PMU_CALLCHAIN_MAX), as many as the CPU's setting asks and the
+ * checks allow (pmu/callchain.c); returns how many.
+ */
+size_t pmu_callchain(const struct trap_frame *f, uint64_t *ips);
+/* The chain of `cpu`'s newest sample into ips[0..PMU_CALLCHAIN_MAX); how many (0 for none or no such CPU). */
+size_t pmu_last_callchain(uint32_t cpu, uint64_t *ips);
 /*
  * Copies up to `max` of `cpu`'s newest samples, oldest first; returns how
  * many. *overwritten: the samples its ring (PMU_SAMPLE_RING) wrote over since the last clear.

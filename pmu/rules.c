@@ -1,5 +1,6 @@
 /* The PMU's rules and event placement; see pmu/rules.h. Pure, unit-tested on the host. */
 #include "pmu/rules.h"
+#include <pmuos/sample.h>
 
 enum pmu_err pmu_check_evtsel(uint32_t evtsel)
 {
@@ -41,6 +42,11 @@ struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint64_t s
 struct pmu_result pmu_check_spflt(uint64_t mask)
 {
 	return refuse(mask & ~(SPFLT_EN(0) | SPFLT_EN(1)) ? PMU_ERR_SPFLT : PMU_OK, mask);
+}
+
+struct pmu_result pmu_check_callchain(uint32_t frames)
+{
+	return refuse(frames > PMU_CALLCHAIN_MAX ? PMU_ERR_FRAMES : PMU_OK, frames);
 }
 
 uint32_t pmu_place(uint32_t nev, const uint32_t *evtsel, uint32_t first, int on[KNC_NUM_COUNTERS])

@@ -34,6 +34,7 @@ enum pmu_err {
 	PMU_ERR_OFFLINE,    /* a CPU of the set is not online (nothing was done): cpu */
 	PMU_ERR_BUSY,       /* a CPU did not answer (the others did it): cpu */
 	PMU_ERR_NOMEM,      /* no memory for a CPU's sample ring (nothing was done): cpu */
+	PMU_ERR_FRAMES,     /* a call chain of more than PMU_CALLCHAIN_MAX frames: value = frames */
 	PMU_ERR_COUNT       /* number of verdicts */
 };
 
@@ -62,6 +63,8 @@ struct pmu_result pmu_check_config(uint64_t ctr, uint32_t evtsel, uint64_t perio
  * PMU_ERR_SLICE. evtsel[] is read only when nev is in range.
  */
 struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks, uint64_t tsc_hz);
+/* Frames of a sample's call chain: 0..PMU_CALLCHAIN_MAX (include/pmuos/sample.h). PMU_OK or PMU_ERR_FRAMES. */
+struct pmu_result pmu_check_callchain(uint32_t frames);
 /* PERF_SPFLT_CONTROL enable mask: bit i gates counter i (327357-001 §1.4.3.4). PMU_OK or PMU_ERR_SPFLT. */
 struct pmu_result pmu_check_spflt(uint64_t mask);
 

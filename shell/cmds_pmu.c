@@ -247,10 +247,10 @@ static int pmu_samples_cmd(int argc, char **argv)
 	if (argc == 4 && !parse_u64(argv[3], PMU_SAMPLE_RING, &want))
 		return shell_error("pmu", "'%.16s' is not a number of samples (0-%d)", argv[3], PMU_SAMPLE_RING);
 	size_t n = pmu_samples(cpu, s, want, &overwritten);
-	kprintf("%-20s %-18s CPL  OVF  %12s %12s\n", "TSC", "RIP", "CTR0", "CTR1");
+	kprintf("%-20s %-18s CPL  OVF  %12s %12s FRAMES\n", "TSC", "RIP", "CTR0", "CTR1");
 	for (size_t i = 0; i < n; i++)
-		kprintf("%-20lu %#018lx %3u  %3u  %12lu %12lu\n", s[i].tsc, s[i].rip, s[i].cpl,
-			s[i].ovf_mask, s[i].ctr[0], s[i].ctr[1]);
+		kprintf("%-20lu %#018lx %3u  %3u  %12lu %12lu %6u\n", s[i].tsc, s[i].rip, s[i].cpl,
+			s[i].ovf_mask, s[i].ctr[0], s[i].ctr[1], s[i].nframes);
 	kprintf("%lu samples shown, %lu overwritten\n", n, overwritten);
 	return 0;
 }
@@ -272,6 +272,31 @@ static int pmu_spflt_cmd(int argc, char **argv)
 		return pmu_verdict(pmu_set_spflt(&set, modes[i].mask));
 	}
 	return shell_error("pmu", "'%.16s' should be off, 0, 1 or both (the counters SPFLT gates)", argv[3]);
+}
+
+/* The shell's pmuctl record -g: `pmu callchain CPUS FRAMES|off`; `pmu callchain CPU`: its newest chain. */
+static int pmu_callchain_cmd(int argc, char **argv)
+{
+	uint64_t ips[PMU_CALLCHAIN_MAX], frames = 0;
+	struct cpuset set;
+	uint32_t cpu;
+
+	if (argc == 3) {
+		if (!shell_parse_cpu("pmu", argv[2], &cpu))
+			return 1;
+		size_t n = pmu_last_callchain(cpu, ips);
+		kprintf("CPU %u's newest sample: %lu return addresses\n", cpu, n);
+		for (size_t i = 0; i < n; i++)
+			kprintf("  #%lu %#018lx\n", i + 1, ips[i]);
+		return 0;
+	}
+	if (argc != 4)
+		return shell_error("pmu", "usage: pmu callchain CPUS FRAMES|off, or pmu callchain CPU");
+	if (!parse_set(argv[2], &set))
+		return 1;
+	if (strcmp(argv[3], "off") != 0 && !parse_u64(argv[3], UINT32_MAX, &frames))
+		return shell_error("pmu", "'%.16s' should be off or 0-%d frames", argv[3], PMU_CALLCHAIN_MAX);
+	return pmu_verdict(pmu_set_callchain(&set, frames));
 }
 
 static int pmu_limit_cmd(int argc, char **argv)
@@ -305,7 +330,7 @@ static const struct {
 	{ "info", pmu_info }, { "events", pmu_events }, { "set", pmu_set }, { "mux", pmu_mux_cmd },
 	{ "start", pmu_start_cmd }, { "stop", pmu_stop_cmd }, { "read", pmu_read_cmd },
 	{ "clear", pmu_clear_cmd }, { "regs", pmu_regs_cmd }, { "samples", pmu_samples_cmd },
-	{ "spflt", pmu_spflt_cmd }, { "limit", pmu_limit_cmd }, { "selftest", pmu_selftest_cmd }, { "bench", pmu_bench_cmd },
+	{ "spflt", pmu_spflt_cmd }, { "callchain", pmu_callchain_cmd }, { "limit", pmu_limit_cmd }, { "selftest", pmu_selftest_cmd }, { "bench", pmu_bench_cmd },
 	{ "metrics", pmu_metrics_cmd },
 };
 
@@ -315,7 +340,7 @@ static int cmd_pmu(int argc, char **argv)
 		if (strcmp(argv[1], subcommands[i].name) == 0)
 			return subcommands[i].fn(argc, argv);
 	return shell_error("pmu", "unknown subcommand '%.32s' (info, events, set, mux, start, stop, read, "
-			   "clear, regs, samples, spflt, limit, selftest, bench, metrics)", argv[1]);
+			   "clear, regs, samples, spflt, callchain, limit, selftest, bench, metrics)", argv[1]);
 }
 SHELL_COMMAND(pmu, "pmu", "SUBCOMMAND ...", "KNC core PMU; subcommands:\n"
 	      "             info                        backend, exactness, counters, PMI vector\n"
@@ -328,6 +353,7 @@ SHELL_COMMAND(pmu, "pmu", "SUBCOMMAND ...", "KNC core PMU; subcommands:\n"
 	      "             regs CPU                    raw PMU registers and LVT 0x340\n"
 	      "             samples CPU [N]             the newest N samples\n"
 	      "             spflt CPUS off|0|1|both     which counters a program's SPFLT gates\n"
+	      "             callchain CPUS N|off | CPU  samples carry N return addresses; the newest chain\n"
 	      "             limit [N]                   PMI rate limit per thread (PMIs/s)\n"
 	      "             selftest                    exact counts, period, double overflow\n"
 	      "             bench                       instructions one overflow costs (make bench)",

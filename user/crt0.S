@@ -4,6 +4,7 @@
  */
 	.text
 	.globl _start
+	.type _start, @function         /* a function symbol: call chains name it (pmuctl report) */
 _start:
 	xorl %ebp, %ebp                 /* outermost frame for backtraces */
 	movq (%rsp), %rdi               /* argc */
@@ -12,3 +13,4 @@ _start:
 	movl %eax, %edi
 	call exit                       /* atexit handlers, stdio flush, then _exit */
 	hlt                             /* not reached; a #GP here would end the task */
+	.size _start, . - _start

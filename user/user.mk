@@ -100,7 +100,11 @@ SOFTFP_OBJS  := $(patsubst %,$(SOFTFP_DIR)/%.o,$(SOFTFP_FUNCS))
 # to cast asm outputs, a GCC extension clang takes only with
 # -fheinous-gnu-extensions; glibc's code, not ours, so its warnings are off
 # (-w); our sfp-machine.h first, then soft-fp's headers beside the sources.
-SOFTFP_CFLAGS = $(NEWLIB_CFLAGS) -fheinous-gnu-extensions -w -Iuser/softfp -I$(SOFTFP_DIR)/src/soft-fp
+# -fno-omit-frame-pointer: __muldf3 & co. are where float programs spend
+# their time; with a frame each, a call chain names the function that called
+# them (pmuctl record -g walks frame pointers).
+SOFTFP_CFLAGS = $(NEWLIB_CFLAGS) -fno-omit-frame-pointer -fheinous-gnu-extensions -w -Iuser/softfp \
+		-I$(SOFTFP_DIR)/src/soft-fp
 
 $(SOFTFP_DIR)/src/.unpacked:
 	@set -- $(GLIBC_TARS); test -f "$$1" || { echo "glibc-source is not installed (make deps)"; exit 1; }
@@ -109,7 +113,7 @@ $(SOFTFP_DIR)/src/.unpacked:
 	cp $(SOFTFP_DIR)/src/stdlib/longlong.h $(SOFTFP_DIR)/src/soft-fp/
 	touch $@
 
-$(SOFTFP_DIR)/%.o: $(SOFTFP_DIR)/src/.unpacked user/softfp/sfp-machine.h $(KNC_CC_DEPS)
+$(SOFTFP_DIR)/%.o: $(SOFTFP_DIR)/src/.unpacked user/softfp/sfp-machine.h $(KNC_CC_DEPS) user/user.mk
 	$(KNC_CC) $(SOFTFP_CFLAGS) -c $(SOFTFP_DIR)/src/soft-fp/$*.c -o $@
 
 $(SOFTFP_LIB): $(SOFTFP_OBJS)

@@ -30,7 +30,7 @@
 #include <pmuos/sample.h>
 
 #define MBOX_MAGIC        0x584f424d554d50ULL /* "PMUMBOX" */
-#define MBOX_VERSION      3
+#define MBOX_VERSION      4
 #define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat at least this often */
 #define MBOX_MIN_SIZE     (1u << 20)
 /*
@@ -133,6 +133,7 @@ enum mbox_opcode {
 				    queued; output on the console ring; header.shell_done = seq when done */
 	MBOX_OP_PMU_MUX    = 14, /* struct mbox_pmu_mux: events taking turns on the counters, on the CPU set */
 	MBOX_OP_SHELL_INTR = 15, /* Ctrl-C for the host's shell line: cancelled if queued, interrupted if running */
+	MBOX_OP_PMU_CALLCHAIN = 16, /* uint32_t frames, 0..PMU_CALLCHAIN_MAX: call chains in samples, on the CPU set */
 };
 
 enum mbox_status {

@@ -26,6 +26,7 @@ static struct pmu_result configure(const struct cpuset *set, uint64_t ctr, uint3
 static struct pmu_result control(const struct cpuset *set, uint16_t op) { return done((struct pmu_result){ 0 }, set); }
 static bool counts(uint32_t evtsel) { return evtsel & 1; }
 static struct pmu_result spflt(const struct cpuset *set, uint64_t mask) { return done(pmu_check_spflt(mask), set); }
+static struct pmu_result callchain(const struct cpuset *set, uint32_t frames) { return done(pmu_check_callchain(frames), set); }
 static struct pmu_result mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks)
 {
 	/* The list the decoder passes holds MBOX_MUX_MAX events; nev past it is the PMU's to refuse. */
@@ -83,7 +84,7 @@ static int status(uint32_t launch, struct mbox_task *out, int max)
 
 static const struct mbox_ops ops = {
 	.ncpus = 4, .tsc_hz = 1000000000, .info = info, .pmu_configure = configure, .pmu_control = control, .pmu_read = read_cpu,
-	.counts_event = counts, .pmu_spflt = spflt, .pmu_mux = mux, .run = run, .status = status, .kill = kill_launch,
+	.counts_event = counts, .pmu_spflt = spflt, .pmu_callchain = callchain, .pmu_mux = mux, .run = run, .status = status, .kill = kill_launch,
 	.reset = no_reset, .cpu_init = cpu_init, .shell = shell, .shell_intr = shell_intr,
 	.upload = upload, .upload_size = sizeof(upload),
 };

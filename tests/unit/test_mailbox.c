@@ -28,7 +28,7 @@
 static struct {
 	int calls;
 	uint64_t ctr, period, mask, slice;
-	uint32_t evtsel, nev, launch, cpu;
+	uint32_t evtsel, nev, launch, cpu, frames;
 	uint16_t opcode;
 	bool mux_rotates; /* SPFLT on a CPU whose events take turns */
 	char line[256];
@@ -71,6 +71,12 @@ static struct pmu_result spflt(const struct cpuset *set, uint64_t mask)
 	if (!r.err && mask && seen.mux_rotates)
 		r = (struct pmu_result){ .err = PMU_ERR_SPFLT_MUX, .cpu = 1 };
 	return on_set(r, set);
+}
+
+static struct pmu_result callchain(const struct cpuset *set, uint32_t frames)
+{
+	seen.frames = frames;
+	return on_set(pmu_check_callchain(frames), set);
 }
 
 static struct pmu_result mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint64_t slice)
@@ -134,7 +140,7 @@ static void shell_intr(void) { seen.calls++; }
 
 static const struct mbox_ops ops = {
 	.ncpus = NCPUS, .tsc_hz = TSC_HZ, .info = info, .pmu_configure = configure, .pmu_control = control,
-	.pmu_read = read_cpu, .counts_event = counts, .pmu_spflt = spflt, .pmu_mux = mux, .run = run,
+	.pmu_read = read_cpu, .counts_event = counts, .pmu_spflt = spflt, .pmu_callchain = callchain, .pmu_mux = mux, .run = run,
 	.status = status, .kill = kill_launch, .reset = no_reset, .cpu_init = cpu_init, .shell = shell,
 	.shell_intr = shell_intr, .upload = upload, .upload_size = sizeof(upload),
 };
@@ -191,7 +197,7 @@ static void test_header_and_opcode(void **state)
 	assert_int_equal(SERVE(), MBOX_E_PAYLOAD);
 	STATUS(MBOX_OP_SHELL, 0, NULL, MBOX_REQ_PAYLOAD + 1, MBOX_E_PAYLOAD);
 	STATUS(0, 0, NULL, 0, MBOX_E_OPCODE);
-	STATUS(MBOX_OP_SHELL_INTR + 1, 0, NULL, 0, MBOX_E_OPCODE);
+	STATUS(MBOX_OP_PMU_CALLCHAIN + 1, 0, NULL, 0, MBOX_E_OPCODE);
 	STATUS(0xffff, 0, NULL, 0, MBOX_E_OPCODE);
 }
 
@@ -275,6 +281,23 @@ static void test_pmu_read(void **state)
 	assert_int_equal(resp.len, sizeof(*c));
 	STATUS(MBOX_OP_PMU_READ, GOOD, NULL, 1, MBOX_E_PAYLOAD);
 	STATUS(MBOX_OP_PMU_READ, 0, NULL, 0, MBOX_E_CPUSET);
+}
+
+static void test_pmu_callchain(void **state)
+{
+	(void)state;
+	uint32_t frames;
+
+	for (frames = 0; frames <= PMU_CALLCHAIN_MAX; frames += PMU_CALLCHAIN_MAX / 2) {
+		STATUS(MBOX_OP_PMU_CALLCHAIN, GOOD, &frames, sizeof(frames), MBOX_OK);
+		assert_int_equal(seen.frames, frames);
+	}
+	frames = PMU_CALLCHAIN_MAX + 1;
+	STATUS(MBOX_OP_PMU_CALLCHAIN, GOOD, &frames, sizeof(frames), MBOX_E_RANGE);
+	frames = 1;
+	STATUS(MBOX_OP_PMU_CALLCHAIN, GOOD, &frames, 2, MBOX_E_PAYLOAD);
+	STATUS(MBOX_OP_PMU_CALLCHAIN, 0, &frames, sizeof(frames), MBOX_E_CPUSET);
+	STATUS(MBOX_OP_PMU_CALLCHAIN, CPU(OFFLINE), &frames, sizeof(frames), MBOX_E_CPUSET);
 }
 
 static void test_pmu_spflt(void **state)
@@ -464,7 +487,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_header_and_opcode), cmocka_unit_test(test_info),
 		cmocka_unit_test(test_pmu_config), cmocka_unit_test(test_pmu_control),
-		cmocka_unit_test(test_pmu_read), cmocka_unit_test(test_pmu_spflt),
+		cmocka_unit_test(test_pmu_read), cmocka_unit_test(test_pmu_spflt), cmocka_unit_test(test_pmu_callchain),
 		cmocka_unit_test(test_pmu_mux), cmocka_unit_test(test_run),
 		cmocka_unit_test(test_status_and_kill), cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_cpu_init), cmocka_unit_test(test_shell),

@@ -1,0 +1,291 @@
+/*
+ * pmuctl report --to-perf FILE: a pmuctl recording (host/record.h, read
+ * through rec_open/rec_next only) as a perf.data file that Linux perf's
+ * `perf report -i`, `perf script -i` and hotspot open. The format is the
+ * one Linux documents in tools/perf/Documentation/perf.data-file-format.txt
+ * ("PERFILE2"): a header, one attribute per event, the data section of
+ * records, then the feature sections the header's bitmap announces. The
+ * records' layouts are those of include/uapi/linux/perf_event.h
+ * (Debian's linux-libc-dev: struct perf_event_attr, PERF_RECORD_*):
+ *   - one attribute: the KNC event as PERF_TYPE_RAW, config = its EvtSel
+ *     without EN/INT (327357-001 Table 1-5), sampling every `period`;
+ *   - PERF_RECORD_COMM for each CPU's task (pid PERF_PID, tid PERF_PID + CPU);
+ *   - PERF_RECORD_MMAP2 of each executable segment of the program, by its
+ *     absolute path, as the kernel reports an ELF's mapping (address,
+ *     length, file offset);
+ *   - PERF_RECORD_SAMPLE with IP, TID, TIME (ns from the card's TSC), CPU,
+ *     PERIOD and, for record -g, CALLCHAIN (PERF_CONTEXT_USER, the IP, the
+ *     return addresses);
+ *   - features HEADER_BUILD_ID (the program's build ID, so perf refuses a
+ *     rebuilt program instead of naming the wrong functions) and
+ *     HEADER_EVENT_DESC (the event's name as given to record -e).
+ * Kernel samples (CPL 0) carry PERF_RECORD_MISC_KERNEL, their chain after
+ * PERF_CONTEXT_KERNEL, and no map of the card's kernel: perf shows them as
+ * [unknown] (the card's kernel addresses lie in no map of the host's
+ * kernel either); pmuctl report names them from System.map.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "host/pmuctl.h"
+#include "host/record.h"
+
+#define PERF_MAGIC2      0x32454c4946524550ULL /* "PERFILE2" read as a little-endian u64 */
+#define HEADER_BUILD_ID   2                    /* feature bits (perf.data-file-format.txt) */
+#define HEADER_EVENT_DESC 12
+#define NAME_ALIGN        64                   /* strings of feature sections are padded to this */
+#define PERF_PID          1000                 /* the program's pid; its tids are PERF_PID + CPU */
+#define MAX_SEGMENTS      8
+
+struct perf_file_section {
+	uint64_t offset, size;
+};
+
+struct perf_file_header {
+	uint64_t magic, size, attr_size;
+	struct perf_file_section attrs, data, event_types;
+	uint64_t features[4]; /* HEADER_* bits, 256 */
+};
+
+struct perf_file_attr {
+	struct perf_event_attr attr;
+	struct perf_file_section ids;
+};
+
+struct out {
+	FILE *f;
+	const char *path;
+	int failed;
+};
+
+static void put(struct out *o, const void *p, size_t n)
+{
+	if (n && fwrite(p, n, 1, o->f) != 1)
+		o->failed = 1;
+}
+
+static void pad(struct out *o, size_t n)
+{
+	static const char zeros[NAME_ALIGN];
+	put(o, zeros, n);
+}
+
+/* A string padded with NULs to a multiple of `align` bytes (its NUL included). */
+static size_t put_string(struct out *o, const char *s, size_t align)
+{
+	size_t n = strlen(s) + 1, all = (n + align - 1) / align * align;
+
+	put(o, s, n);
+	pad(o, all - n);
+	return all;
+}
+
+static void put_header(struct out *o, uint32_t type, uint16_t misc, size_t size)
+{
+	struct perf_event_header h = { .type = type, .misc = misc, .size = size };
+	put(o, &h, sizeof(h));
+}
+
+struct segment {
+	uint64_t addr, len, pgoff;
+};
+
+/* The program's executable PT_LOAD segments (libelf); how many, 0 if it cannot be read (said on stderr). */
+static int exec_segments(const char *path, struct segment *seg)
+{
+	int fd = open(path, O_RDONLY), n = 0;
+	size_t nph = 0;
+
+	if (fd < 0) {
+		fprintf(stderr, "pmuctl: report: %s: %s; its samples have no map in perf.data\n", path, strerror(errno));
+		return 0;
+	}
+	elf_version(EV_CURRENT);
+	Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &nph) != 0)
+		fprintf(stderr, "pmuctl: report: %s is not an ELF file with program headers\n", path);
+	for (size_t i = 0; e && i < nph && n < MAX_SEGMENTS; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			seg[n++] = (struct segment){ ph.p_vaddr, ph.p_memsz, ph.p_offset };
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return n;
+}
+
+static void write_comm(struct out *o, uint32_t cpu, const char *comm)
+{
+	size_t n = (strlen(comm) + 1 + 7) / 8 * 8;
+	uint32_t ids[2] = { PERF_PID, PERF_PID + cpu };
+
+	put_header(o, PERF_RECORD_COMM, 0, sizeof(struct perf_event_header) + sizeof(ids) + n);
+	put(o, ids, sizeof(ids));
+	put_string(o, comm, 8);
+}
+
+/* PERF_RECORD_MMAP2's body after pid/tid (perf_event.h): no device, inode or build ID of the mapping itself. */
+struct mmap2_body {
+	uint64_t addr, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+};
+
+static void write_mmap2(struct out *o, const struct segment *s, const char *path)
+{
+	size_t n = (strlen(path) + 1 + 7) / 8 * 8;
+	uint32_t ids[2] = { PERF_PID, PERF_PID };
+	struct mmap2_body b = { .addr = s->addr, .len = s->len, .pgoff = s->pgoff, .prot = PROT_READ | PROT_EXEC,
+				.flags = MAP_PRIVATE };
+
+	put_header(o, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER,
+		   sizeof(struct perf_event_header) + sizeof(ids) + sizeof(b) + n);
+	put(o, ids, sizeof(ids));
+	put(o, &b, sizeof(b));
+	put_string(o, path, 8);
+}
+
+static void write_sample(struct out *o, const struct rec_header *h, const struct rec_sample *r)
+{
+	struct {
+		uint64_t ip;
+		uint32_t pid, tid;
+		uint64_t time;
+		uint32_t cpu, res;
+		uint64_t period;
+	} b = { .ip = r->s.rip, .pid = PERF_PID, .tid = PERF_PID + r->s.cpu, .cpu = r->s.cpu, .period = h->period };
+	uint64_t chain[PMU_CALLCHAIN_MAX + 3];
+	uint64_t nr = 0;
+	int user = r->s.cpl != 0;
+
+	b.time = h->tsc_hz ? (uint64_t)((unsigned __int128)r->s.tsc * 1000000000u / h->tsc_hz) : r->s.tsc;
+	if (h->frames) {
+		chain[nr++] = user ? PERF_CONTEXT_USER : PERF_CONTEXT_KERNEL;
+		chain[nr++] = r->s.rip;
+		for (uint32_t i = 0; i < r->s.nframes; i++)
+			chain[nr++] = r->chain[i];
+	}
+	put_header(o, PERF_RECORD_SAMPLE, user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL,
+		   sizeof(struct perf_event_header) + sizeof(b) + (h->frames ? 8 + nr * 8 : 0));
+	put(o, &b, sizeof(b));
+	if (h->frames) {
+		put(o, &nr, sizeof(nr));
+		put(o, chain, nr * 8);
+	}
+}
+
+static struct perf_event_attr attr_of(const struct rec_header *h)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_RAW, .size = sizeof(a), .config = h->evtsel, .sample_period = h->period,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			       PERF_SAMPLE_PERIOD | (h->frames ? PERF_SAMPLE_CALLCHAIN : 0),
+	};
+	return a;
+}
+
+/* HEADER_BUILD_ID: one build_id_event (perf.data-file-format.txt) for the program; pid -1, the host. */
+static uint64_t write_build_ids(struct out *o, const struct rec_header *h)
+{
+	if (!h->build_id_len)
+		return 0;
+	size_t name = (strlen(h->path) + 1 + NAME_ALIGN - 1) / NAME_ALIGN * NAME_ALIGN;
+	uint8_t id[24] = { 0 }; /* 20 bytes, aligned to 8 */
+	int32_t pid = -1;
+	size_t size = sizeof(struct perf_event_header) + sizeof(pid) + sizeof(id) + name;
+
+	memcpy(id, h->build_id, h->build_id_len);
+	put_header(o, 0, PERF_RECORD_MISC_USER, size);
+	put(o, &pid, sizeof(pid));
+	put(o, id, sizeof(id));
+	put_string(o, h->path, NAME_ALIGN);
+	return size;
+}
+
+/* HEADER_EVENT_DESC: the one event's attribute and name (the -e string), no IDs. */
+static uint64_t write_event_desc(struct out *o, const struct rec_header *h)
+{
+	struct perf_event_attr a = attr_of(h);
+	uint32_t head[2] = { 1, sizeof(a) }, nr_ids = 0;
+	uint32_t len = (strlen(h->event) + 1 + NAME_ALIGN - 1) / NAME_ALIGN * NAME_ALIGN;
+
+	put(o, head, sizeof(head));
+	put(o, &a, sizeof(a));
+	put(o, &nr_ids, sizeof(nr_ids));
+	put(o, &len, sizeof(len));
+	put_string(o, h->event, NAME_ALIGN);
+	return sizeof(head) + sizeof(a) + sizeof(nr_ids) + sizeof(len) + len;
+}
+
+int perf_convert(const char *in, const char *outpath)
+{
+	struct rec_header h;
+	struct rec_sample r;
+	uint64_t cpus[CPUSET_MAX / 64] = { 0 }, n = 0;
+	int st;
+	FILE *f = rec_open(in, &h);
+
+	if (!f)
+		return 1;
+	while ((st = rec_next(f, in, &r)) == 1) /* first pass: the CPUs, whose tasks get a COMM */
+		if (r.s.cpu < CPUSET_MAX)
+			cpus[r.s.cpu / 64] |= 1ULL << (r.s.cpu % 64);
+	fclose(f);
+	if (st < 0)
+		return 1;
+	struct out o = { fopen(outpath, "wb"), outpath, 0 };
+	if (!o.f) {
+		fprintf(stderr, "pmuctl: cannot write %s: %s\n", outpath, strerror(errno));
+		return 1;
+	}
+	struct perf_file_header fh = { .magic = PERF_MAGIC2, .size = sizeof(fh), .attr_size = sizeof(struct perf_file_attr) };
+	struct perf_file_attr fa = { .attr = attr_of(&h) };
+	fh.attrs = (struct perf_file_section){ sizeof(fh), sizeof(fa) };
+	fh.data.offset = sizeof(fh) + sizeof(fa);
+	fh.features[0] = 1ULL << HEADER_BUILD_ID | 1ULL << HEADER_EVENT_DESC;
+	put(&o, &fh, sizeof(fh));
+	put(&o, &fa, sizeof(fa));
+
+	const char *comm = strrchr(h.path, '/') ? strrchr(h.path, '/') + 1 : h.path;
+	for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++)
+		if (cpus[cpu / 64] >> (cpu % 64) & 1)
+			write_comm(&o, cpu, comm);
+	struct segment seg[MAX_SEGMENTS];
+	for (int i = 0, nseg = exec_segments(h.path, seg); i < nseg; i++)
+		write_mmap2(&o, &seg[i], h.path);
+	if (!(f = rec_open(in, &h)))
+		return 1;
+	while ((st = rec_next(f, in, &r)) == 1) {
+		write_sample(&o, &h, &r);
+		n++;
+	}
+	fclose(f);
+	fh.data.size = ftell(o.f) - fh.data.offset;
+
+	/* The features: their sections' table, then each one's bytes, in bit order. */
+	struct perf_file_section feat[2];
+	uint64_t at = fh.data.offset + fh.data.size + sizeof(feat);
+	put(&o, feat, sizeof(feat)); /* rewritten below */
+	feat[0] = (struct perf_file_section){ at, write_build_ids(&o, &h) };
+	feat[1] = (struct perf_file_section){ feat[0].offset + feat[0].size, write_event_desc(&o, &h) };
+	if (fseek(o.f, fh.data.offset + fh.data.size, SEEK_SET) == 0)
+		put(&o, feat, sizeof(feat));
+	if (fseek(o.f, 0, SEEK_SET) == 0)
+		put(&o, &fh, sizeof(fh));
+	if (fclose(o.f) != 0 || o.failed || st < 0) {
+		fprintf(stderr, "pmuctl: %s: %s\n", outpath, st < 0 ? "not written in full" : strerror(errno));
+		return 1;
+	}
+	fprintf(stderr, "[ pmuctl report: %llu samples written to %s (perf.data) ]\n", (unsigned long long)n, outpath);
+	return 0;
+}
