@@ -42,6 +42,8 @@ SEND_DEADLINE_S = 5.0  # a client that has not taken its messages by then is dro
 ACCEPT_PAUSE_S = 1.0   # out of descriptors: no accept for this long, or until a peer leaves
 QEMU_RESERVE = 64      # of QEMU's descriptor limit, left for QEMU's own use
 LOG_EVERY_S = 1.0      # at most one log line of a kind per second (a hostile client could flood it)
+COUNT_EVERY_S = 1.0    # QEMU's descriptors counted (/proc/PID/fd) at most this often: a count costs time
+                       # in proportion to them (50 ms at 11,000), and a connect storm would starve the card
 NOFD = object()        # a message without a descriptor
 
 
@@ -78,6 +80,8 @@ class Server:
         self.qemu = None    # peer 0 while connected
         self.per_proc = collections.Counter()
         self.paused_until = None
+        self.counted = None   # (when, QEMU's descriptors then) of the last count
+        self.told = 0         # eventfds queued to QEMU since that count
         self.logged = {}    # kind -> (last time, lines not printed since)
         self.sel = selectors.DefaultSelector()
 
@@ -112,16 +116,19 @@ class Server:
         self.log(kind, f"client refused: {why}")
 
     def qemu_room(self):
-        """Whether QEMU can take one more peer's eventfds within its descriptor limit."""
+        """Whether QEMU can take one more peer's eventfds within its descriptor limit: what it held at
+        the last count (at most COUNT_EVERY_S old), and every eventfd queued to it since or then."""
         if self.qemu is None:
             return True
         try:
             soft = resource.prlimit(self.watch_pid, resource.RLIMIT_NOFILE)[0]
-            held = len(os.listdir(f"/proc/{self.watch_pid}/fd"))
+            now = time.monotonic()
+            if self.counted is None or now - self.counted[0] >= COUNT_EVERY_S:
+                self.counted = (now, len(os.listdir(f"/proc/{self.watch_pid}/fd")))
+                self.told = sum(1 for m in self.qemu.out if m[1] is not None)
         except OSError:
             return True  # not ours to read: QEMU's recvmsg is the judge
-        queued = sum(1 for m in self.qemu.out if m[1] is not None)
-        return soft == resource.RLIM_INFINITY or held + queued + self.vectors + QEMU_RESERVE <= soft
+        return soft == resource.RLIM_INFINITY or self.counted[1] + self.told + self.vectors + QEMU_RESERVE <= soft
 
     def connect(self, conn):
         conn.setblocking(False)
@@ -172,6 +179,7 @@ class Server:
         if qemu:
             for fd in fds:
                 self.queue(qemu, pid, fd, pid)
+            self.told += len(fds)
         self.flush(new)  # each may drop its peer: what is queued holds the eventfds it carries
         if qemu:
             self.flush(qemu)

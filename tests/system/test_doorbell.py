@@ -539,3 +539,27 @@ def test_qemu_is_told_of_no_more_peers_than_its_descriptors_allow(card):
     p = pmuctl(card, "info")
     assert p.returncode == 0 and "closed the connection; polling the mailbox instead" in p.stderr, p.stderr
     assert card.poweroff() == 0
+
+
+def test_a_connect_costs_no_more_when_qemu_holds_many_descriptors(tmp_path):
+    """The server counts QEMU's descriptors (peer 0's: here this process's) at most once a second,
+    not at every connect: a count takes time in proportion to them (the soak, soak.py, had QEMU at
+    11,000 after a connect storm, 50 ms a count, and the server took a host core from the card)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 20000), hard))
+    many = [os.eventfd(0) for _ in range(12000)]
+    try:
+        with lone_server(tmp_path) as lone:
+            cpu, t0 = cpu_seconds(lone.pid), time.monotonic()
+            for _ in range(200):
+                with socket.socket(socket.AF_UNIX) as c:
+                    c.connect(lone.sock)
+                    assert read_setup(c) is not None
+                drain(lone.qemu)
+            took, cpu = time.monotonic() - t0, cpu_seconds(lone.pid) - cpu
+            # A count a second (about 40 ms here) and little else; 8 ms a client when each counted.
+            assert cpu < 0.2 + 0.05 * took, f"{cpu:.2f} s of CPU for 200 clients in {took:.1f} s"
+    finally:
+        for fd in many:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
