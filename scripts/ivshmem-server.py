@@ -41,6 +41,9 @@ PER_PROCESS = 8        # connections one process may hold: one hoarding process 
 SEND_DEADLINE_S = 5.0  # a client that has not taken its messages by then is dropped (never QEMU)
 ACCEPT_PAUSE_S = 1.0   # out of descriptors: no accept for this long, or until a peer leaves
 QEMU_RESERVE = 64      # of QEMU's descriptor limit, left for QEMU's own use
+NEW_PER_S = 10         # new peers a second, sustained (MAX_PEERS at once): QEMU takes each one's eventfds
+                       # in its main loop and keeps them for good; a connect storm told it 2,850 a second,
+                       # and the card, starved, stopped answering until QEMU had taken them all
 LOG_EVERY_S = 1.0      # at most one log line of a kind per second (a hostile client could flood it)
 COUNT_EVERY_S = 1.0    # QEMU's descriptors counted (/proc/PID/fd) at most this often: a count costs time
                        # in proportion to them (50 ms at 11,000), and a connect storm would starve the card
@@ -67,6 +70,9 @@ class Server:
       eventfd per vector for every peer it was told of: the server tells it
       of no more than its descriptor limit allows (QEMU_RESERVE left), then
       refuses clients (pmuctl polls).
+    - New peers come at most NEW_PER_S a second (MAX_PEERS at once): each
+      costs QEMU work in its main loop and descriptors for good; a client
+      beyond is refused (pmuctl polls).
     - A client gets the card's eventfds (peer 0) and its own, not other
       clients': pmuctl rings only the card, and another client's eventfd
       would let it take that client's rings."""
@@ -82,6 +88,7 @@ class Server:
         self.paused_until = None
         self.counted = None   # (when, QEMU's descriptors then) of the last count
         self.told = 0         # eventfds queued to QEMU since that count
+        self.tokens, self.tokens_at = float(MAX_PEERS), time.monotonic()  # new peers allowed now (NEW_PER_S)
         self.logged = {}    # kind -> (last time, lines not printed since)
         self.sel = selectors.DefaultSelector()
 
@@ -143,6 +150,11 @@ class Server:
             return self.refuse(conn, "ids", f"all {MAX_ID + 1} IDs were given out in this card's life")
         if not self.qemu_room():
             return self.refuse(conn, "qemu", "QEMU would have too few descriptors left to take its eventfds")
+        now = time.monotonic()
+        self.tokens = min(float(MAX_PEERS), self.tokens + (now - self.tokens_at) * NEW_PER_S)
+        self.tokens_at = now
+        if self.next_id and self.tokens < 1:
+            return self.refuse(conn, "rate", f"more than {NEW_PER_S} new clients a second, the most")
         fds = []
         try:
             for _ in range(self.vectors):
@@ -153,6 +165,7 @@ class Server:
             self.out_of_fds(e)
             return self.refuse(conn, "eventfd", f"no eventfd: {e.strerror}")
         pid, self.next_id = self.next_id, self.next_id + 1
+        self.tokens -= pid != 0
         new = Peer(conn, pid, proc)
         self.fds[pid], self.refs[pid] = fds, 1  # held by the peer while it is connected
         self.peers[pid] = new

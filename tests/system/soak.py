@@ -28,7 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from conftest import BUILD, Card  # noqa: E402
 from test_card_boot import BZIMAGE, CALIB, HELLO, PMUCTL, SimCard  # noqa: E402
-from test_doorbell import fd_count, server_pid, wait_fd_count  # noqa: E402
+from test_doorbell import cpu_seconds, fd_count, server_pid, wait_fd_count  # noqa: E402
 
 RSS_BOUND_MIB = 50   # must-show 2: QEMU's RSS within this of its start while smc runs
 CALL_TIMEOUT_S = 180  # a pmuctl that has not ended by then is lost (hung), not slow
@@ -61,6 +61,11 @@ class Tally:
         self.errors = collections.Counter()
         self.notes = collections.Counter()  # what served requests said on stderr (a poll instead of a ring)
         self.lost = []
+        self.t0 = time.monotonic()
+        self.minutes = collections.defaultdict(lambda: [0, 0])  # minute of the load -> [served, errors]
+
+    def start(self):
+        self.t0 = time.monotonic()
 
     def call(self, kind, argv, expect, input=None, env=None):
         """Runs pmuctl argv; served if it exits 0 with `expect` (a regex) in its output."""
@@ -73,7 +78,9 @@ class Tally:
             return False
         named = error_name(p.stderr)
         with self.lock:
-            if p.returncode == 0 and re.search(expect, p.stdout + p.stderr, re.M):
+            ok = p.returncode == 0 and re.search(expect, p.stdout + p.stderr, re.M)
+            self.minutes[int((time.monotonic() - self.t0) // 60)][0 if ok else 1] += 1
+            if ok:
                 self.served[kind] += 1
                 for line in p.stderr.splitlines():
                     if line.startswith("pmuctl: "):
@@ -180,7 +187,7 @@ class Soak:
     def __init__(self, duration):
         self.duration, self.tally, self.t0 = duration, Tally(), time.monotonic()
         self.samples, self.problems, self.flood, self.smc = [], [], None, None
-        self.start = self.rss_end = self.server_end = None
+        self.start = self.rss_end = self.server_end = self.cpu = None
 
     def load(self, card, sim, tmp):
         """The load itself on booted cards; fills in what the report shows."""
@@ -190,6 +197,8 @@ class Soak:
         self.tally.call("smc", [*own, "run", "-C", "4", SMC, "2000"], r"smc: 2000 rounds")
         self.start = (rss_mib(qemu), fd_count(server), fd_count(qemu))
         self.samples.append(self.start)
+        self.tally.start()
+        cpu = (cpu_seconds(server), cpu_seconds(qemu))
         smc = subprocess.Popen([PMUCTL, *own, "run", "-C", "4", SMC, "4000000000"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
         stop = threading.Event()
@@ -216,6 +225,7 @@ class Soak:
         if early or "old code ran" in out:
             self.problems.append(f"smc did not run until stopped: exit {smc.returncode}, {out[-300:]!r}, {err[-300:]!r}")
         stop.set()
+        self.cpu = (cpu_seconds(server) - cpu[0], cpu_seconds(qemu) - cpu[1], time.monotonic() - self.tally.t0)
         self.rss_end = rss_mib(qemu)
         self.server_end = wait_fd_count(server, self.start[1])
         self.samples.append((self.rss_end, self.server_end, fd_count(qemu)))
@@ -260,6 +270,11 @@ class Soak:
               f"end {s[-1][0]:.1f} (bound: start + {RSS_BOUND_MIB})\n")
             w(f"doorbell server's fds: start {self.start[1]}, peak {max(x[1] for x in s)}, end {s[-1][1]}\n")
             w(f"QEMU's fds:            start {self.start[2]}, peak {max(x[2] for x in s)}, end {s[-1][2]}\n")
+        if self.cpu:
+            w(f"CPU time over {self.cpu[2]:.0f} s: doorbell server {self.cpu[0]:.1f} s, QEMU {self.cpu[1]:.1f} s\n")
+        if t.minutes:
+            w("served / errors in each minute: " + ", ".join(f"{t.minutes[m][0]}/{t.minutes[m][1]}"
+                                                           for m in sorted(t.minutes)) + "\n")
         for p in self.problems:
             w(f"FAIL: {p}\n")
         w("soak: PASS\n" if not self.problems else "soak: FAIL\n")
