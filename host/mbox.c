@@ -202,15 +202,19 @@ int card_alive(struct card *c)
  */
 /*
  * Waits for the lock while other processes make progress with it: each
- * request a holder sends advances header.host_seq, so the wait gives up only
- * when no request was sent for `patience_ms` (one holder kept it that long),
- * however many processes take their turns before ours.
+ * request a holder sends advances header.host_seq, and while a request is
+ * unanswered (request head past response head) a moving heartbeat says the
+ * card is at it (a RUN that loads an image takes seconds on a loaded host;
+ * the holder's own deadline bounds that wait). So the wait gives up only
+ * when for `patience_ms` no request was sent and none was being served (one
+ * holder kept it idle that long), however many take their turns before ours.
  */
 static int lock(struct card *c, int patience_ms)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET }; /* l_len 0: to the end and beyond */
 	uint64_t since = card_time->now_ms();
 	uint32_t seq = __atomic_load_n(&c->hdr->host_seq, __ATOMIC_ACQUIRE);
+	uint64_t beat = __atomic_load_n(&c->hdr->heartbeat, __ATOMIC_ACQUIRE);
 
 	if (c->locked)
 		return 0;
@@ -218,7 +222,11 @@ static int lock(struct card *c, int patience_ms)
 		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
 			return fail(c, CARD_LOCKED, "cannot lock %s: %s", c->path, strerror(errno));
 		uint32_t now_seq = __atomic_load_n(&c->hdr->host_seq, __ATOMIC_ACQUIRE);
-		if (now_seq != seq) {
+		uint64_t now_beat = __atomic_load_n(&c->hdr->heartbeat, __ATOMIC_ACQUIRE);
+		int serving = __atomic_load_n(&c->req_ctl->head, __ATOMIC_ACQUIRE) !=
+			      __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE) && now_beat != beat;
+		beat = now_beat;
+		if (now_seq != seq || serving) {
 			seq = now_seq;
 			since = card_time->now_ms();
 		} else if (card_time->now_ms() > since + patience_ms) {

@@ -11,6 +11,17 @@ test: deps
 	@$(MAKE) --no-print-directory all fuzz cardsim $(BUILD)/gen/mbox_layout.json $(BUILD)/test/memtest-linux
 	$(PYTHON) tests/run.py $(TESTS)
 
+# The soak (tests/system/soak.py, issue 23): a card under pmuctl load, a hostile
+# doorbell client and the self-modifying program for SOAK_S seconds; prints the
+# report (requests served, errors by name, RSS and descriptors) and PASS or FAIL.
+# `make test` runs a bounded one (tests/system/test_soak.py).
+SOAK_S ?= 600
+soak: deps
+	@$(MAKE) --no-print-directory all cardsim $(BUILD)/gen/mbox_layout.json
+	$(PYTHON) tests/system/soak.py --duration $(SOAK_S)
+
+.PHONY: soak
+
 # memtest's Linux twin (user/programs/memtest.c without the region, with
 # vectest's `vec`): the plugin's tests run it under valgrind to compare counts
 # on the same object code (user/user.mk MEASURED_OBJS).
