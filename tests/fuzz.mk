@@ -49,6 +49,7 @@ $(FUZZ_OBJ)/tests/%.o: FUZZ_COV =
 # buffer's lengths, never what an input chose (with it, formatting
 # error messages took a quarter of fuzz_shell's run).
 $(FUZZ_OBJ)/lib/fmt.o: FUZZ_COV = -fsanitize=fuzzer -fno-sanitize-coverage=trace-cmp
+$(FUZZ_OBJ)/lib/fmt.o: tests/fuzz.mk
 # pmu/events.c includes the event table generated from libpfm4 (top Makefile).
 $(FUZZ_OBJ)/pmu/events.o: $(BUILD)/gen/knc_events.h
 $(FUZZ_OBJ)/pmu/events.o: FUZZ_CFLAGS += -I$(BUILD)/gen

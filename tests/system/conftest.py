@@ -203,21 +203,21 @@ def _shared_cards():
 def card(_shared_cards):
     """A 4-CPU card booted once for all the tests of a file that take it (one
     each for the strict CPU and, for a test FULL_CPU names, QEMU's full CPU):
-    a boot is most of what such a test costs. Each test gets it running and at
-    a fresh prompt; one that left it ended, or that no longer answers, is
+    a boot is most of what such a test costs. Each test gets it running, at
+    a fresh prompt and with no task running or waiting; one that a test left
+    ended, not answering or busy (a failed test's program runs on) is
     replaced. The check close() makes for instructions a KNC core lacks is
     made after each test, on the lines the plugin reported during it."""
     cpu = default_cpu()
     c = _shared_cards.get(cpu)
     if c is not None:
         try:
-            if c.child.proc.poll() is None:
-                c.sync(timeout=30)
-            else:
-                c.close()
-                c = None
+            usable = c.child.proc.poll() is None and c.sync(timeout=30) is not None and \
+                not re.search(r"^\s*\d+\s+\S+\s+\d+\s+\d+\s+(ready|running)\b", c.cmd("tasks"), re.M)
         except (pexpect.TIMEOUT, pexpect.EOF):
-            c.knc_expected = True  # its report, if any, went with the test that broke it
+            usable = False
+        if not usable:
+            c.knc_expected = True  # what it reported was checked after the test that ran it
             c.close()
             c = None
     if c is None:
