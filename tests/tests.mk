@@ -7,8 +7,13 @@ include tests/cardsim/cardsim.mk
 
 # The build runs in a second make, started after `deps`: whatever that make
 # reads at parse time (file lists, system paths) sees the installed packages.
+# It runs as many jobs as the host has cores (unless make was given -j), the
+# two newlib builds first: they are the longest (knc-cc's about three
+# minutes, gcc's one) and everything else can build beside them.
+TEST_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
 test: deps
-	@$(MAKE) --no-print-directory all fuzz cardsim $(BUILD)/gen/mbox_layout.json $(BUILD)/test/memtest-linux
+	@$(MAKE) --no-print-directory $(TEST_JOBS) $(NEWLIB_LIBC) $(NEWLIB_SSE_LIBC) \
+		all fuzz cardsim $(BUILD)/gen/mbox_layout.json $(BUILD)/test/memtest-linux
 	$(PYTHON) tests/run.py $(TESTS)
 
 # The soak (tests/system/soak.py, issue 23): a card under pmuctl load, a hostile

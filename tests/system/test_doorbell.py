@@ -472,9 +472,10 @@ def test_a_hoarding_local_process_does_not_stall_pmuctl(card_factory):
     assert wait_fd_count(server, base) == base
 
 
-def test_a_stopped_qemu_keeps_id_0(card):
+def test_a_stopped_qemu_keeps_id_0(fresh_card):
     """QEMU stopped (SIGSTOP) takes no message while clients come and go: what it has not taken waits;
     it is never dropped, and no client gets its ID."""
+    card = fresh_card
     sock = f"/dev/shm/pmuos-{card.name}.sock"
     server = server_pid(card.name)
     base = fd_count(server)
@@ -517,10 +518,11 @@ def test_a_stopped_qemu_keeps_id_0(card):
     assert peer > max(ids)
 
 
-def test_qemu_is_told_of_no_more_peers_than_its_descriptors_allow(card):
+def test_qemu_is_told_of_no_more_peers_than_its_descriptors_allow(fresh_card):
     """QEMU keeps one eventfd per peer it was ever told of (never told one left: see the server): with
     room for 10 more under its limit beside the 64 the server leaves it, the 11th client is refused,
     and QEMU runs on and ends cleanly."""
+    card = fresh_card
     qemu = card.child.proc.pid
     held = fd_count(qemu)
     resource.prlimit(qemu, resource.RLIMIT_NOFILE, (held + 64 + 10, resource.prlimit(qemu, resource.RLIMIT_NOFILE)[1]))

@@ -6,7 +6,8 @@ import subprocess
 from conftest import BUILD, cpu_rows
 
 
-def test_page_fault_on_an_ap_is_reported_and_contained(card):
+def test_page_fault_on_an_ap_is_reported_and_contained(fresh_card):
+    card = fresh_card
     card.child.send("debug fault 2\r")
     card.child.expect(r"\*\*\* CPU 2 stopped; the other CPUs go on\.")
     report = card.child.before

@@ -151,7 +151,8 @@ def test_lvt_0x340_programmed_on_every_cpu(card):
         assert r["LVT"] & 0xff == 0xf8 and not r["LVT"] & (1 << 16)
 
 
-def test_warm_reset_zeroes_every_pmu_register(card):
+def test_warm_reset_zeroes_every_pmu_register(fresh_card):
+    card = fresh_card
     card.cmd("pmu set 1 0 INSTRUCTIONS_EXECUTED:k")
     card.cmd("pmu set 1 1 CPU_CLK_UNHALTED period=5000")
     card.cmd("pmu start 1")
@@ -187,7 +188,8 @@ def test_init_preserves_pmu_state(card):
     assert cpu_rows(card.cmd("cpus"))[2][3] == "online"
 
 
-def test_hung_ap_is_recovered_with_its_counts(card):
+def test_hung_ap_is_recovered_with_its_counts(fresh_card):
+    card = fresh_card
     card.cmd("pmu set 2 0 INSTRUCTIONS_EXECUTED:k")
     card.cmd("pmu start 2")
     start = counts(card.cmd("pmu read 2"))[(2, 0)][1]
@@ -202,7 +204,8 @@ def test_hung_ap_is_recovered_with_its_counts(card):
     assert card.cmd("echo ok") == "ok\n"
 
 
-def test_pmi_storm_is_throttled_and_shell_stays_responsive(card):
+def test_pmi_storm_is_throttled_and_shell_stays_responsive(fresh_card):
+    card = fresh_card
     card.cmd("pmu set all 0 INSTRUCTIONS_EXECUTED period=1")
     card.child.send("pmu start\r")
     card.child.expect(r"pmu: CPU \d+: more than 125000 PMIs/s, sampling throttled", timeout=60)

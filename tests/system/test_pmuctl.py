@@ -88,7 +88,8 @@ def test_eight_processes_at_once(card):
         assert re.search(r"^cpus\s+4 \(4 online\)$", p.stdout, re.M)
 
 
-def test_stale_heartbeat_is_reported_within_a_second(card):
+def test_stale_heartbeat_is_reported_within_a_second(fresh_card):
+    card = fresh_card
     os.kill(card.child.proc.pid, signal.SIGSTOP)  # the card stops; its files stay
     try:
         t0 = time.monotonic()
@@ -261,7 +262,8 @@ def test_console_runs_shell_lines_through_the_mailbox(card):
     assert "error: unknown command 'frob'" in p.stdout
 
 
-def test_reset_init_keeps_and_warm_clears_the_pmu(card):
+def test_reset_init_keeps_and_warm_clears_the_pmu(fresh_card):
+    card = fresh_card
     def regs1(out):
         return int(re.search(r"IA32_PerfEvtSel0\s+\(0x28\)\s+(0x[0-9a-f]+|0+)", out)[1], 16)
 
@@ -278,11 +280,12 @@ def test_reset_init_keeps_and_warm_clears_the_pmu(card):
     assert regs1(card.cmd("pmu regs 2")) == 0
 
 
-def test_a_warm_reset_is_seen_however_late_pmuctl_looks(card):
+def test_a_warm_reset_is_seen_however_late_pmuctl_looks(fresh_card):
     """pmuctl knows the card is back by its boot_count. It used to wait for a
     heartbeat below the old one, which the new boot passes as soon as it has
     served as long as the old one had: a pmuctl that looked later (a busy
     host) waited its 120 s and failed. Here it is stopped until then."""
+    card = fresh_card
     from mbox import Mailbox
     box = Mailbox(card.name)
     child = subprocess.Popen([PMUCTL, "--card", card.name, "reset", "--warm"],

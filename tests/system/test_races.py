@@ -20,6 +20,14 @@ PMUCTL = os.path.join(BUILD, "pmuctl")
 USER = os.path.join(BUILD, "user")
 
 
+
+@pytest.fixture
+def card(fresh_card):
+    """A card of each test's own (not the file's shared one, conftest.py):
+    these tests race requests, tasks and resets on purpose, and one that fails
+    leaves tasks and requests behind that would fail the next ones too."""
+    return fresh_card
+
 def pmuctl(card, *args, timeout=120):
     return subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True,
                           timeout=timeout)
