@@ -25,3 +25,4 @@ bench: deps
 	$(PYTHON) bench/drain.py
 	$(PYTHON) bench/plugin.py
 	$(PYTHON) bench/softfloat.py
+	$(PYTHON) bench/fullcard.py

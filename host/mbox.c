@@ -21,11 +21,13 @@
 #define BELL_WAIT_MS 10 /* then a sleep on the doorbell ends this often: the card's state checked, rung again */
 /*
  * A card whose heartbeat does not move for this long (host ms) has stopped.
- * Every ring of pmuctl's (one each BELL_WAIT_MS while it waits) and every
- * timer poll moves it; under QEMU with 244 vCPUs in turn on one host thread
- * and a loaded host, one ring took over a second to reach the card.
+ * Every ring of pmuctl's (one each BELL_WAIT_MS while it waits), every timer
+ * poll and every program copy a RUN loads moves it. Under QEMU with 244
+ * vCPUs in turn on one host thread and a loaded host, rings stopped reaching
+ * the card for 20 s, and its clock ran 1 ms per host second: its 10 ms
+ * timer poll came every 8 to 12 s.
  */
-#define STALE_MS     5000
+#define STALE_MS     10000
 /* However the card's clock goes, a call gives up after this many times its time (host time): */
 #define HOST_FACTOR  24
 
