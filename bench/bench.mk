@@ -26,3 +26,4 @@ bench: deps
 	$(PYTHON) bench/callchain.py
 	$(PYTHON) bench/plugin.py
 	$(PYTHON) bench/softfloat.py
+	$(PYTHON) bench/fullcard.py

@@ -19,6 +19,17 @@
 
 #define SPIN_US      50 /* after a ring, the answer is looked for without sleeping this long */
 #define BELL_WAIT_MS 10 /* then a sleep on the doorbell ends this often: the card's state checked, rung again */
+/*
+ * A card whose heartbeat does not move for this long (host ms) has stopped.
+ * Every ring of pmuctl's (one each BELL_WAIT_MS while it waits), every timer
+ * poll and every program copy a RUN loads moves it. Under QEMU with 244
+ * vCPUs in turn on one host thread and a loaded host, rings stopped reaching
+ * the card for 20 s, and its clock ran 1 ms per host second: its 10 ms
+ * timer poll came every 8 to 12 s.
+ */
+#define STALE_MS     10000
+/* However the card's clock goes, a call gives up after this many times its time (host time): */
+#define HOST_FACTOR  24
 
 static uint64_t real_now_ms(void)
 {
@@ -141,13 +152,15 @@ int card_check(struct card *c)
 	c->upload = c->base + h->upload_off;
 	c->samples = (struct mbox_sample_ring *)(c->base + h->samples_off);
 	c->outputs = (const struct mbox_output_ring *)(c->base + h->output_off);
-	uint64_t beat = c->hdr->heartbeat, end = card_time->now_ms() + 1000;
-	if (c->bell)
-		doorbell_ring(c->bell); /* a card that serves only on its doorbell beats on it */
+	uint64_t beat = c->hdr->heartbeat, end = card_time->now_ms() + STALE_MS, rung = 0;
 	while (c->hdr->heartbeat == beat) {
+		if (c->bell && card_time->now_ms() >= rung + BELL_WAIT_MS) {
+			doorbell_ring(c->bell); /* a card that serves only on its doorbell beats on it; again if lost */
+			rung = card_time->now_ms();
+		}
 		if (card_time->now_ms() > end) {
-			fprintf(stderr, "pmuctl: card %s: heartbeat stale (no change in 1 s): the card has stopped\n",
-				c->path);
+			fprintf(stderr, "pmuctl: card %s: heartbeat stale (no change in %d s): the card has stopped\n",
+				c->path, STALE_MS / 1000);
 			return -1;
 		}
 		card_time->nap();
@@ -343,17 +356,67 @@ static int take_answer(struct card *c, uint16_t op, uint32_t seq, const struct m
 }
 
 /*
+ * How long a call has waited, judged by the card, not by the host's clock
+ * (under QEMU one host thread runs every vCPU in turn: 244 of them take
+ * minutes of host time for what one takes in seconds). The card lives while
+ * its heartbeat moves (STALE_MS of host time without a change: it has
+ * stopped), and the call's time runs on the card's clock: its timer polls
+ * times their period (header.timer_polls, poll_us). A card that publishes
+ * no poll period (pmuos.mbox_poll=off) is timed on the host's clock; any
+ * card at HOST_FACTOR times the call's time on it.
+ */
+struct wait {
+	uint64_t limit_ms;   /* the card's time to take (or answer) the request */
+	uint64_t from_ms;    /* host time it started */
+	uint64_t beat, beat_ms; /* the heartbeat last seen, and when it last changed (host ms) */
+	uint32_t polls;      /* header.timer_polls last seen */
+	uint64_t card_us;    /* card time since from_ms: timer polls times their period */
+};
+
+static void wait_start(struct card *c, struct wait *w, uint64_t limit_ms)
+{
+	*w = (struct wait){ .limit_ms = limit_ms, .from_ms = card_time->now_ms(), .beat = c->hdr->heartbeat,
+			    .polls = c->hdr->timer_polls };
+	w->beat_ms = w->from_ms;
+}
+
+/* The wait's verdict now: 0 (wait on), or CARD_TIMEOUT with c->err naming what the card missed. */
+static int wait_over(struct card *c, struct wait *w, const char *what)
+{
+	uint64_t now = card_time->now_ms(), beat = c->hdr->heartbeat;
+	uint32_t polls = c->hdr->timer_polls, period = c->hdr->poll_us;
+	uint64_t add = (uint64_t)(uint32_t)(polls - w->polls) * period; /* < 2^64: 32 x 32 bits */
+
+	w->polls = polls;
+	w->card_us = add > UINT64_MAX - w->card_us ? UINT64_MAX : w->card_us + add;
+	if (beat != w->beat) {
+		w->beat = beat;
+		w->beat_ms = now;
+	} else if (now - w->beat_ms > STALE_MS) {
+		return fail(c, CARD_TIMEOUT, "no answer from the card: heartbeat stale (no change in %d s; %s): "
+			    "the card has stopped", STALE_MS / 1000, what);
+	}
+	if (period ? w->card_us / 1000 > w->limit_ms : now - w->from_ms > w->limit_ms)
+		return fail(c, CARD_TIMEOUT, "no answer from the card (timeout): %s in %.0f s of %s time", what,
+			    w->limit_ms / 1000.0, period ? "its own (its heartbeat moving)" : "the host's");
+	if (now - w->from_ms > w->limit_ms * HOST_FACTOR)
+		return fail(c, CARD_TIMEOUT, "no answer from the card (timeout): %s in %.0f s of the host's time "
+			    "(its heartbeat moving)", what, w->limit_ms * HOST_FACTOR / 1000.0);
+	return 0;
+}
+
+/*
  * Between two looks at the rings: 0 after a nap, or a sleep on the doorbell
  * (ringing the card again if it did not ring: a ring lost, or a card whose
- * fallback poll is off), or why to stop waiting (a card that changed, the
- * time is up).
+ * fallback poll is off), or why to stop waiting (a card that changed or
+ * stopped, its time is up: `what` it did not do, for the message).
  */
-static int wait_a_little(struct card *c, uint64_t end)
+static int wait_a_little(struct card *c, struct wait *w, const char *what)
 {
 	int st = card_alive(c);
 
-	if (st == 0 && card_time->now_ms() > end)
-		st = fail(c, CARD_TIMEOUT, "no answer from the card (timeout)");
+	if (st == 0)
+		st = wait_over(c, w, what);
 	if (st == 0 && !c->bell)
 		card_time->nap();
 	else if (st == 0 && !doorbell_wait(c->bell, BELL_WAIT_MS))
@@ -394,7 +457,8 @@ void card_doorbell(struct card *c)
 int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET_WORDS],
 	      const void *payload, uint32_t len, struct mbox_response *resp, int timeout_ms)
 {
-	uint64_t end;
+	struct wait w;
+	char what[64];
 	int st;
 
 	if (len > MBOX_REQ_PAYLOAD)
@@ -402,7 +466,8 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 			    MBOX_REQ_PAYLOAD);
 	if ((st = card_alive(c)) != 0 || (st = lock(c, timeout_ms)) != 0)
 		return st;
-	end = card_time->now_ms() + timeout_ms; /* the card's time to answer, from when it is our turn */
+	wait_start(c, &w, timeout_ms); /* the card's time to take it, from when it is our turn */
+	snprintf(what, sizeof(what), "it did not take the request (%s)", op_name(opcode));
 	/* Answers nobody collected (an earlier caller gave up): skip them. */
 	uint32_t tail = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);
@@ -420,7 +485,7 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 					  "ring's tail is %u slots from its head (it holds %u)", used, MBOX_REQ_SLOTS);
 			goto out;
 		}
-		if ((st = wait_a_little(c, end)) != 0)
+		if ((st = wait_a_little(c, &w, "it did not free a request slot")) != 0)
 			goto out;
 	}
 	/* Numbered from the mailbox under the lock: no other process's request has this number. */
@@ -445,7 +510,8 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 		/* Taken (the card's tail is past it): it is being served, and may take long (a RUN loads one image per CPU). */
 		if (!taken && (int32_t)(__atomic_load_n(&c->req_ctl->tail, __ATOMIC_ACQUIRE) - head) > 0) {
 			taken = true;
-			end = card_time->now_ms() + (uint64_t)timeout_ms * TAKEN_FACTOR;
+			wait_start(c, &w, (uint64_t)timeout_ms * TAKEN_FACTOR);
+			snprintf(what, sizeof(what), "it took but did not answer the request (%s)", op_name(opcode));
 		}
 		uint32_t ready = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE) - tail;
 		if (ready > MBOX_RESP_SLOTS) {
@@ -459,13 +525,8 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 			if ((mine = tail == head))
 				st = take_answer(c, opcode, seq, &c->resps[tail % MBOX_RESP_SLOTS], resp);
 		__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);
-		if (mine || (st = wait_a_little(c, end)) != 0) {
-			if (st == CARD_TIMEOUT)
-				st = fail(c, CARD_TIMEOUT, "no answer from the card (timeout): %s the request (%s) in %d s",
-					  taken ? "it took but did not answer" : "it did not take", op_name(opcode),
-					  (taken ? timeout_ms * TAKEN_FACTOR : timeout_ms) / 1000);
+		if (mine || (st = wait_a_little(c, &w, what)) != 0)
 			goto out;
-		}
 	}
 out:
 	if (!c->hold)

@@ -213,6 +213,12 @@ static void cpu_leaving(uint32_t cpu)
 	}
 }
 
+/* A long request (a RUN's loads) goes on: the heartbeat moves, whatever its timer and doorbell do. */
+static void serving_alive(void)
+{
+	__atomic_fetch_add(&mbox_hdr->heartbeat, 1, __ATOMIC_RELAXED);
+}
+
 /* What tasks tell the host through the mailbox (kernel/task.h). */
 static const struct task_host task_host = {
 	.output_open = mailbox_output_open,
@@ -221,6 +227,7 @@ static const struct task_host task_host = {
 	.take_service = mailbox_take_service,
 	.return_service = mailbox_return_service,
 	.user_work = mailbox_poll_due,
+	.alive = serving_alive,
 };
 
 void mailbox_init(uint64_t base, uint64_t size)

@@ -88,8 +88,9 @@ struct mbox_header {
 	uint64_t magic;
 	uint32_t version;
 	volatile uint32_t state;         /* enum mbox_state */
-	volatile uint64_t heartbeat;     /* +1 at each timer poll and doorbell; at least every MBOX_HEARTBEAT_US
-					    while the card runs without a doorbell */
+	volatile uint64_t heartbeat;     /* +1 at each timer poll and doorbell, and each program copy a RUN
+					    loads; at least every MBOX_HEARTBEAT_US while the card runs without
+					    a doorbell */
 	uint64_t size;                   /* bytes of the whole mailbox */
 	uint64_t tsc_hz;
 	uint32_t cpu_count;

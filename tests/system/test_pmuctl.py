@@ -88,14 +88,14 @@ def test_eight_processes_at_once(card):
         assert re.search(r"^cpus\s+4 \(4 online\)$", p.stdout, re.M)
 
 
-def test_stale_heartbeat_is_reported_within_a_second(fresh_card):
+def test_stale_heartbeat_is_reported_within_ten_seconds(fresh_card):
     card = fresh_card
     os.kill(card.child.proc.pid, signal.SIGSTOP)  # the card stops; its files stay
     try:
         t0 = time.monotonic()
         p = pmuctl(card, "info")
-        assert p.returncode != 0 and "heartbeat stale" in p.stderr
-        assert time.monotonic() - t0 < 2.0
+        assert p.returncode != 0 and "heartbeat stale (no change in 10 s)" in p.stderr
+        assert time.monotonic() - t0 < 11.0
     finally:
         os.kill(card.child.proc.pid, signal.SIGCONT)
     # A card that ended took its mailbox along (scripts/card-keeper.py): pmuctl says so.
@@ -431,9 +431,11 @@ def test_two_pmuctl_get_only_their_own_answers(card):
     qemu = card.child.proc.pid  # scripts/qemu.sh execs QEMU
     stop = threading.Event()
 
-    def beat():  # the stopped card's heartbeat goes on, so that the first pmuctl opens it
+    def beat():  # the stopped card's heartbeat and clock (its timer polls) go on: pmuctl opens it, then times out
+        polls = layout()["header"]["timer_polls"][0]
         while not stop.is_set():
             header_field(card, HEARTBEAT, "<Q", header_field(card, HEARTBEAT, "<Q") + 1)
+            header_field(card, polls, "<I", header_field(card, polls) + 1)
             time.sleep(0.001)
 
     os.kill(qemu, signal.SIGSTOP)
