@@ -82,6 +82,10 @@ extern const struct pmu_ops *pmu_ops;
 /* The calling CPU's PMU state. */
 struct pmu_cpu *pmu_this(void);
 
+/* region.c: whether PERF_SPFLT_CONTROL value `spflt` makes a region; emul.c tells the hook of a change. */
+bool pmu_spflt_open(uint64_t spflt);
+void pmu_region_note(bool was_open, bool open);
+
 /* pmu.c, for mux.c: counter i's events (64-bit total); (re)programs counter i, stopped and at 0. */
 uint64_t pmu_counter_events(struct pmu_cpu *pc, int i);
 void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t period);
