@@ -24,6 +24,7 @@
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
 #include "apic/apic.h"
+#include "apic/regs.h"
 #include "arch/sync.h"
 #include "arch/tsc.h"
 #include "lib/lib.h"
@@ -91,6 +92,12 @@ void mailbox_doorbell_route(uint32_t cpu)
 	routed = cpu;
 	bell->route(cpu_table[cpu]->apic_id);
 	spin_unlock_irq(&route_lock, f);
+}
+
+void mailbox_doorbell_hold(bool hold)
+{
+	/* TPR: vectors of priority class TPR[7:4] and below wait in the IRR (Intel SDM Vol. 3A §10.8.3.1). */
+	apic_write(APIC_TPR, hold ? VEC_DOORBELL & 0xf0 : 0);
 }
 
 void mailbox_doorbell_forward(uint32_t cpu)

@@ -52,6 +52,11 @@ uint64_t mailbox_linger_us(void);
 void mailbox_doorbell_route(uint32_t cpu);
 /* Passes a ring that reached another CPU on to `cpu` (an IPI at the doorbell's vector). */
 void mailbox_doorbell_forward(uint32_t cpu);
+/*
+ * hold: the calling CPU takes no doorbell (nor any vector of its priority
+ * class or below); a ring waits in its APIC until !hold.
+ */
+void mailbox_doorbell_hold(bool hold);
 /* After publishing answers: rings the host peer the lock holder named (no-op without a doorbell or a peer). */
 void mailbox_doorbell_answered(void);
 

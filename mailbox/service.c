@@ -15,6 +15,7 @@
 #include "arch/irq.h"
 #include "kernel/idle.h"
 #include "kernel/console.h"
+#include "pmu/pmu.h"
 
 /*
  * The mailbox service (heartbeat and request polling) runs on one CPU at a
@@ -38,6 +39,7 @@
 static volatile uint32_t service_cpu;
 static bool mailbox_idle_work(void);
 static void mailbox_give_service_to_cpu0(void);
+static void region_changed(bool open);
 
 /* The service is `cpu`'s now, and so are the host's doorbell rings. */
 static void set_service(uint32_t cpu)
@@ -236,13 +238,102 @@ void mailbox_init(uint64_t base, uint64_t size)
 		return;
 	mailbox_doorbell_init(!size, mailbox_rung);
 	task_set_host(&task_host);
+	pmu_set_region_hook(region_changed);
 	smp_on_leaving(cpu_leaving);
 	idle_set_work(mailbox_idle_work);
 	mailbox_take_service();
 }
 
+/*
+ * A SPFLT region on the serving CPU is kept free of the host's work: the
+ * host's requests would run kernel code on the measured core at host-timed
+ * points, and its lines would evict the task's from the core's caches, so
+ * every run of one region would count other misses (issue 23.9). While one
+ * is open the CPU holds the service: no doorbell interrupts it (they wait
+ * in its APIC, mailbox_doorbell_hold), its heartbeat timer is off and a
+ * poll that comes due waits. It serves again when the region closes, at
+ * once under QEMU (the emulated SPFLT tells it, pmu_set_region_hook), else
+ * at its first kernel entry after; and after REGION_HOLD_US of card time in
+ * any case, so a region that never closes does not starve the host (the
+ * heartbeat stops meanwhile: a host that waits sees a card alive again
+ * within 0.1 s of card time).
+ */
+#define REGION_HOLD_US 100000
+
+struct region_hold {
+	bool held;
+	uint64_t since;     /* TSC when the hold began; 0: none this region */
+	struct timer bound; /* ends the hold at since + REGION_HOLD_US */
+};
+static struct region_hold holds[MAX_CPUS];
+
+static void release(void)
+{
+	struct region_hold *h = &holds[this_cpu()->cpu];
+
+	if (!h->held)
+		return;
+	h->held = false;
+	timer_cancel(&h->bound);
+	mailbox_doorbell_hold(false);
+	if (service_cpu == this_cpu()->cpu)
+		timer_arm(beat_timer(), rdtsc(), beat, NULL); /* a beat now: what came meanwhile is served */
+}
+
+static void bound_reached(struct timer *t)
+{
+	release(); /* since stays: no new hold until the region closes */
+}
+
+static void hold(void)
+{
+	struct region_hold *h = &holds[this_cpu()->cpu];
+
+	if (h->held || service_cpu != this_cpu()->cpu)
+		return;
+	if (!h->since)
+		h->since = rdtsc();
+	uint64_t end = h->since + REGION_HOLD_US * (tsc_hz / 1000000);
+	if (rdtsc() >= end)
+		return;
+	h->held = true;
+	mailbox_doorbell_hold(true);
+	timer_cancel(beat_timer());
+	timer_arm(&h->bound, end, bound_reached, NULL);
+}
+
+/* pmu_set_region_hook: the calling CPU's emulated SPFLT opened or closed a region. */
+static void region_changed(bool open)
+{
+	holds[this_cpu()->cpu].since = 0;
+	if (open)
+		hold();
+	else
+		release();
+}
+
+/* Whether a poll due now waits for the region to close (a KNC core's SPFLT is seen only here). */
+static bool defer_for_region(void)
+{
+	struct region_hold *h = &holds[this_cpu()->cpu];
+
+	if (h->held && rdtsc() - h->since >= REGION_HOLD_US * (tsc_hz / 1000000))
+		release(); /* its bound timer is gone (an INIT meanwhile) */
+	if (!pmu_region_open()) {
+		region_changed(false);
+		return false;
+	}
+	hold();
+	if (!h->held)
+		return false; /* held REGION_HOLD_US already */
+	this_cpu()->user_work = true; /* still due */
+	return true;
+}
+
 void mailbox_poll_due(void)
 {
+	if (defer_for_region())
+		return;
 	sti();
 	mailbox_poll();
 	smp_yield_to_woken();

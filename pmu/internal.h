@@ -87,6 +87,10 @@ extern const struct pmu_ops *pmu_ops;
 /* counters.c: the calling CPU's PMU state. */
 struct pmu_cpu *pmu_this(void);
 
+/* region.c: whether PERF_SPFLT_CONTROL value `spflt` makes a region; emul.c tells the hook of a change. */
+bool pmu_spflt_open(uint64_t spflt);
+void pmu_region_note(bool was_open, bool open);
+
 /* A backend register's value (0 if the backend has none). */
 static inline uint64_t pmu_rdmsr(uint32_t msr)
 {

@@ -7,7 +7,10 @@
  * counts PEV_<NAME>. "Line" is a 64-byte cache line, "L1D"/"L1I"/"L2" the
  * core's caches (plugin/memsys.h), "an instruction" an executed instruction.
  * The model's own two events (INSTRUCTIONS_EXECUTED, CPU_CLK_UNHALTED) are
- * in MODEL_EVENTS.
+ * in MODEL_EVENTS. Which execution counts: an access counts once, in the
+ * execution of its instruction that retires; the accesses that deliver an
+ * interrupt or exception (IDT, descriptors, TSS, the frame) count nowhere
+ * (the retired-instruction rule, docs/design.md §11).
  */
 #ifndef PMU_PLUGIN_EVENTS_H
 #define PMU_PLUGIN_EVENTS_H

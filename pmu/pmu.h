@@ -177,4 +177,17 @@ void pmu_user_exit(uint64_t first_kernel, uint64_t first_user);
 void pmu_idle_enter(void);
 void pmu_idle_exit(void);
 
+/*
+ * Whether the calling CPU is inside a SPFLT region: a counter gated by
+ * PERF_SPFLT_CONTROL and USER_PREF set by the task's SPFLT (327357-001
+ * §1.4.3.4). pmu/region.c.
+ */
+bool pmu_region_open(void);
+/*
+ * fn(open) runs on a CPU whose emulated SPFLT (pmu/emul.c: QEMU, where
+ * SPFLT traps) just opened or closed a region, interrupts off. A KNC core
+ * runs SPFLT itself and tells nobody: pmu_region_open is all there is.
+ */
+void pmu_set_region_hook(void (*fn)(bool open));
+
 #endif
