@@ -14,18 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/clock.h"
 #include "host/doorbell.h"
 #include "lib/cpuset.h"
 
 #define SPIN_US      50 /* after a ring, the answer is looked for without sleeping this long */
 #define BELL_WAIT_MS 10 /* then a sleep on the doorbell ends this often: the card's state checked, rung again */
-
-static uint64_t real_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
 
 static void real_nap(void)
 {
@@ -33,7 +27,7 @@ static void real_nap(void)
 	nanosleep(&ts, NULL);
 }
 
-static const struct card_time real_time = { real_now_ms, real_nap };
+static const struct card_time real_time = { now_ms, real_nap };
 const struct card_time *card_time = &real_time;
 
 /* Sets c->err and returns `status`. */
@@ -350,13 +344,6 @@ static int wait_a_little(struct card *c, uint64_t end)
 	else if (st == 0 && !doorbell_wait(c->bell, BELL_WAIT_MS))
 		doorbell_ring(c->bell);
 	return st;
-}
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
 }
 
 /* Rings the card and looks for the answer after `tail` without sleeping, for SPIN_US: an answer this fast needs no wake-up. */

@@ -154,27 +154,38 @@ static int by_count(const void *a, const void *b)
 	return x->count < y->count ? 1 : x->count > y->count ? -1 : strcmp(x->name, y->name);
 }
 
-int cmd_report(int argc, char **argv)
+enum { OPT_FOLDED = 256 };
+
+const struct cli_opt report_opts[] = {
+	{ "input", 'i', "FILE", "the recording (default pmuos.data)" },
+	{ "folded", OPT_FOLDED, NULL, "program;function count lines, for flame-graph tools" },
+	{ 0 },
+};
+
+int cmd_report(struct card *c, int argc, char **argv)
 {
-	static const struct option longs[] = { { "folded", no_argument, NULL, 'f' }, { 0 } };
 	const char *file = "pmuos.data";
 	int folded = 0, o;
 
-	optind = 1;
-	while ((o = getopt_long(argc, argv, "i:", longs, NULL)) != -1) {
+	(void)c;
+	while ((o = cli_next(argc, argv)) != -1) {
 		if (o == 'i')
 			file = optarg;
-		else if (o == 'f')
-			folded = 1;
 		else
-			return usage();
+			folded = 1;
 	}
+	if (optind < argc)
+		return usage();
 	FILE *f = fopen(file, "rb");
 	struct rec_header h;
-	if (!f || fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, REC_MAGIC, 8) || h.version != 1) {
+	if (!f) {
+		fprintf(stderr, "pmuctl: report: cannot open %s: %s%s\n", file, strerror(errno),
+			errno == ENOENT ? " (pmuctl record writes it; -i FILE names another)" : "");
+		return 1;
+	}
+	if (fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, REC_MAGIC, 8) || h.version != 1) {
 		fprintf(stderr, "pmuctl: %s is not a pmuctl recording\n", file);
-		if (f)
-			fclose(f);
+		fclose(f);
 		return 1;
 	}
 	h.program[sizeof(h.program) - 1] = h.event[sizeof(h.event) - 1] = 0;

@@ -12,6 +12,7 @@ libcmocka-dev
 python3 python3-pytest python3-pexpect
 libpfm4-dev
 libdw-dev libelf-dev
+libjson-c-dev libedit-dev
 newlib-source glibc-source
 clang libclang-rt-14-dev
 valgrind
