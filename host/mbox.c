@@ -461,7 +461,7 @@ static const char *mbox_strerror(int status)
 	case MBOX_E_EVENT: return "event refused (reserved bits or counter constraint)";
 	case MBOX_E_BUSY: return "card busy: some CPUs did not answer";
 	case MBOX_E_RANGE: return "value out of range";
-	case MBOX_E_PROGRAM: return "not a pmuos program (the card's console says why)";
+	case MBOX_E_PROGRAM: return "the card did not start the program (its console line above says why)";
 	case MBOX_E_LAUNCH: return "no such launch";
 	case MBOX_E_AGAIN: return "card busy: a shell line from the host is still running";
 	default: return "unknown status";

@@ -146,7 +146,7 @@ def test_record_defaults_and_throttling(card, tmp_path):
 # Bad input -> (exit status, the words that name its real cause). Each is a case the issue found
 # named wrongly or vaguely.
 ERRORS = [
-    (["stat", "-C", "0-3", "-e", "instructions", "--", HELLO], 1, ["CPU 0 runs the shell", "APs (1-3)"]),
+    (["stat", "-C", "0-3", "-e", "instructions", "--", HELLO], 1, ["CPU 0 runs the shell", "APs (1-3)", "the card did not start the program"]),
     (["report", "-i", "/nonexistent/nosuch.data"], 1,
      ["cannot open /nonexistent/nosuch.data: No such file or directory"]),
     (["record", "-c", "99999999999999999999999", "--", HELLO], 2,
