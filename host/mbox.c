@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/clock.h"
 #include "host/doorbell.h"
 #include "lib/cpuset.h"
 
@@ -31,20 +32,13 @@
 /* However the card's clock goes, a call gives up after this many times its time (host time): */
 #define HOST_FACTOR  24
 
-static uint64_t real_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
-
 static void real_nap(void)
 {
 	struct timespec ts = { 0, 200000 }; /* 0.2 ms */
 	nanosleep(&ts, NULL);
 }
 
-static const struct card_time real_time = { real_now_ms, real_nap };
+static const struct card_time real_time = { now_ms, real_nap };
 const struct card_time *card_time = &real_time;
 
 /* Sets c->err and returns `status`. */
@@ -424,13 +418,6 @@ static int wait_a_little(struct card *c, struct wait *w, const char *what)
 	return st;
 }
 
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
-}
-
 /* Rings the card and looks for the answer after `tail` without sleeping, for SPIN_US: an answer this fast needs no wake-up. */
 static void ring_and_spin(struct card *c, uint32_t tail)
 {
@@ -544,7 +531,7 @@ static const char *mbox_strerror(int status)
 	case MBOX_E_EVENT: return "event refused (reserved bits or counter constraint)";
 	case MBOX_E_BUSY: return "card busy: some CPUs did not answer";
 	case MBOX_E_RANGE: return "value out of range";
-	case MBOX_E_PROGRAM: return "not a pmuos program (the card's console says why)";
+	case MBOX_E_PROGRAM: return "the card did not start the program (its console line above says why)";
 	case MBOX_E_LAUNCH: return "no such launch";
 	case MBOX_E_AGAIN: return "card busy: a shell line from the host is still running";
 	default: return "unknown status";

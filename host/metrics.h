@@ -29,6 +29,16 @@ int metric_value(const struct metric *m, const struct metric_count *c, int n, ui
 void metrics_print(const struct stat_format *f, const struct metric_group *const *g, int ng,
 		   const struct metric_count *c, int n, double t);
 
+/*
+ * --metric-only (perf's): the metrics of g[0..ng) in columns, "UNIT NAME"
+ * over each: metrics_print_columns_head prints the heading line (the table
+ * and -x; nothing for --json), metrics_print_columns a line of values (with
+ * --json one object, each metric's "UNIT NAME" its key). t as above.
+ */
+void metrics_print_columns_head(const struct stat_format *f, const struct metric_group *const *g, int ng);
+void metrics_print_columns(const struct stat_format *f, const struct metric_group *const *g, int ng,
+			   const struct metric_count *c, int n, double t);
+
 /* `pmuctl stat -M list`: every group, its metrics, their units and formulas. */
 void metrics_list(FILE *out);
 

@@ -82,6 +82,8 @@ $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
 $(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o
 # test_metrics: pmuctl stat -M's groups, values and output (it prints times through stat_fmt.o).
 $(BUILD)/unit/test_metrics: $(BUILD)/unit/obj/host/metrics.o $(BUILD)/unit/obj/host/stat_fmt.o $(BUILD)/unit/obj/pmu/metrics.o
+# --json through json-c (host/stat_fmt.c).
+$(BUILD)/unit/test_stat_fmt $(BUILD)/unit/test_metrics: UNIT_LDLIBS += -ljson-c
 $(BUILD)/unit/test_bootparams: $(BUILD)/unit/obj/boot/linux/bootparams.o
 $(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
 $(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o
@@ -95,7 +97,7 @@ $(BUILD)/unit/test_apic: $(BUILD)/unit/obj/apic/layout.o
 $(BUILD)/unit/test_place:  $(BUILD)/unit/obj/host/place.o
 # test_boot: pmuctl boot and reset (host/boot.c) against a fake card in /dev/shm, on a fake clock;
 # it boots the built image.
-$(BUILD)/unit/test_boot:   $(BUILD)/unit/obj/host/boot.o $(BUILD)/unit/obj/host/place.o \
+$(BUILD)/unit/test_boot:   $(BUILD)/unit/obj/host/boot.o $(BUILD)/unit/obj/host/bootimage.o $(BUILD)/unit/obj/host/place.o \
 	$(BUILD)/unit/obj/platform/knc/sbox.o $(BUILD)/unit/obj/boot/linux/bzimage_check.o $(BUILD)/unit/obj/host/cardtext.o
 $(BUILD)/unit/obj/tests/unit/test_boot.o: UNIT_DEFS = $(HOST_RENAME_LIB) -DBZIMAGE='"$(abspath $(BUILD))/pmuos.bzImage"'
 $(BUILD)/unit/test_boot: | $(BUILD)/pmuos.bzImage

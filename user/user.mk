@@ -46,7 +46,8 @@ USER_ELFS     := $(patsubst %,$(BUILD)/user/%.elf,$(USER_PROGRAMS))
 SSE_PROGRAMS  := vectest ssefault
 
 # newlib, configured in $(1) with compiler $(2) and flags $(3), after the
-# shell command $(4) has adapted the unpacked source. Each build runs once
+# shell command $(4) has adapted the unpacked source; $(5): how long it takes
+# here, said before it starts (nothing else is printed meanwhile). Each build runs once
 # (gcc's about a minute; knc-cc's, with its three steps per file, about
 # three) and is kept under build/; with make -j the two run in parallel.
 # Position-independent code: programs are linked at USER_TEXT, above 4 GiB,
@@ -54,6 +55,7 @@ SSE_PROGRAMS  := vectest ssefault
 NEWLIB_CFLAGS = -O2 -g -ffreestanding -fno-stack-protector -fpie
 define build_newlib
 	@set -- $(NEWLIB_TARS); test -f "$$1" || { echo "newlib-source is not installed (make deps)"; exit 1; }
+	@echo "newlib: building the C library for card programs in $(1), once (about $(5) on 2 cores; log: $(1)/build.log)"
 	rm -rf $(1)/src $(1)/obj
 	mkdir -p $(1)/src $(1)/obj
 	set -- $(NEWLIB_TARS); tar -C $(1)/src --strip-components=1 -xf "$$1"
@@ -83,11 +85,11 @@ NEWLIB_KNC_PATCH = sed -i '/libm_machine_dir=x86_64/d' newlib/configure.host && 
 
 KNC_CC_DEPS := scripts/knc-cc scripts/nocmov.py user/knc-include/stdarg.h
 $(NEWLIB_LIBC): $(KNC_CC_DEPS)
-	$(call build_newlib,$(NEWLIB_DIR),$(KNC_CC),$(NEWLIB_CFLAGS),$(NEWLIB_KNC_PATCH))
+	$(call build_newlib,$(NEWLIB_DIR),$(KNC_CC),$(NEWLIB_CFLAGS),$(NEWLIB_KNC_PATCH),3 minutes)
 	$(PYTHON) $(KNC_AUDIT) $(NEWLIB_PREFIX)/x86_64-elf/lib/libc.a $(NEWLIB_PREFIX)/x86_64-elf/lib/libm.a
 
 $(NEWLIB_SSE_LIBC):
-	$(call build_newlib,$(NEWLIB_SSE_DIR),$(CC),$(NEWLIB_CFLAGS),true)
+	$(call build_newlib,$(NEWLIB_SSE_DIR),$(CC),$(NEWLIB_CFLAGS),true,1 minute)
 
 # The soft-float helpers clang calls under -msoft-float (__adddf3, __ltdf2,
 # __fixdfdi...), from glibc's soft-fp (Debian's glibc-source; GCC's libgcc

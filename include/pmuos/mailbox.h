@@ -210,6 +210,7 @@ struct mbox_pmu_count {
 #define MBOX_COUNT_RUNNING 1u /* the counters are started */
 #define MBOX_COUNT_COUNTED 2u /* the backend counts this event */
 #define MBOX_COUNT_MUX     4u /* a multiplexed event */
+#define MBOX_COUNT_THROTTLED 8u /* the PMI throttle held this CPU's counters back since the last clear */
 
 /*
  * A CPU's sample ring: the PMI handler appends (head), the host drains

@@ -98,6 +98,7 @@ static enum pmu_err read_cpu(uint32_t cpu, struct pmu_reading *r)
 	r->value[0] = 1000 + cpu;
 	r->enabled_ticks = r->running_ticks[0] = 50;
 	r->running = true;
+	r->throttles = cpu == 0; /* CPU 0's PMIs were throttled */
 	return PMU_OK;
 }
 
@@ -274,6 +275,7 @@ static void test_pmu_read(void **state)
 	assert_int_equal(c[1].cpu, 1);
 	assert_int_equal(c[1].value, 1001);
 	assert_int_equal(c[1].flags, MBOX_COUNT_RUNNING | MBOX_COUNT_COUNTED);
+	assert_int_equal(c[0].flags, MBOX_COUNT_RUNNING | MBOX_COUNT_COUNTED | MBOX_COUNT_THROTTLED);
 	/* A CPU that cannot be read is left out; the others' counts come with its verdict. */
 	STATUS(MBOX_OP_PMU_READ, GOOD | CPU(SILENT), NULL, 0, MBOX_E_BUSY);
 	assert_int_equal(resp.len, 2 * sizeof(*c));
