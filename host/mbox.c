@@ -333,20 +333,20 @@ static int answer_ok(struct card *c, uint16_t op, const struct mbox_response *r)
 	return 0;
 }
 
-/* Copies the answer at `a` (the one at our request's position) into *resp, once, and checks the copy. */
+/* Copies the answer at `a` (the one at our request's position) into *out, once, and checks the copy. */
 static int take_answer(struct card *c, uint16_t op, uint32_t seq, const struct mbox_response *a,
-		       struct mbox_response *resp)
+		       struct mbox_response *out)
 {
-	memcpy(resp, a, offsetof(struct mbox_response, payload));
-	if (resp->seq != seq)
+	memcpy(out, a, offsetof(struct mbox_response, payload));
+	if (out->seq != seq)
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s carries sequence "
-			    "number %u, not the request's %u", op_name(op), resp->seq, seq);
-	if (resp->len > MBOX_RESP_PAYLOAD)
+			    "number %u, not the request's %u", op_name(op), out->seq, seq);
+	if (out->len > MBOX_RESP_PAYLOAD)
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s is %u bytes "
-			    "(a response holds %u)", op_name(op), resp->len, MBOX_RESP_PAYLOAD);
-	memcpy(resp->payload, a->payload, resp->len);
-	int st = answer_ok(c, op, resp);
-	return st ? st : resp->status;
+			    "(a response holds %u)", op_name(op), out->len, MBOX_RESP_PAYLOAD);
+	memcpy(out->payload, a->payload, out->len);
+	int st = answer_ok(c, op, out);
+	return st ? st : out->status;
 }
 
 /*
@@ -442,7 +442,7 @@ void card_doorbell(struct card *c)
 }
 
 int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET_WORDS],
-	      const void *payload, uint32_t len, struct mbox_response *resp, int timeout_ms)
+	      const void *payload, uint32_t len, struct mbox_response *out, int timeout_ms)
 {
 	struct wait w;
 	char what[64];
@@ -510,7 +510,7 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 		int mine = 0;
 		for (; ready && !mine; ready--, tail++) /* at most the ring's slots; earlier ones are others' */
 			if ((mine = tail == head))
-				st = take_answer(c, opcode, seq, &c->resps[tail % MBOX_RESP_SLOTS], resp);
+				st = take_answer(c, opcode, seq, &c->resps[tail % MBOX_RESP_SLOTS], out);
 		__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);
 		if (mine || (st = wait_a_little(c, &w, what)) != 0)
 			goto out;
