@@ -175,8 +175,8 @@ static void stat_mean_of_runs(int n)
 }
 
 /*
- * A run shorter than a multiplexing slice leaves events that never had a
- * counter: perf prints them <not counted> without a word; say why.
+ * A run too short for every event to take a turn (a multiplexing slice on
+ * a counter) leaves events that never had a counter: perf prints them <not counted> without a word; say why.
  */
 static void warn_short_run(int mux_ms)
 {
@@ -191,10 +191,12 @@ static void warn_short_run(int mux_ms)
 				enabled = st.now[e][cpu].enabled; /* the longest CPU's counting time */
 	}
 	if (never && st.nev > KNC_NUM_COUNTERS)
-		fprintf(stderr, "pmuctl: warning: the run counted for %.3f ms, less than the %d ms multiplexing slice: "
-			"events that never had a counter show <not counted>%s; give --mux-interval 1 or a longer run\n",
-			enabled * 1e3 / st.fmt.tsc_hz, mux_ms,
-			st.ngroups ? " and the metrics over them n/a" : "");
+		fprintf(stderr, "pmuctl: warning: the run counted for %.3f ms, too short for %d events to each have a "
+			"turn on the %d counters in %d ms multiplexing slices: events that never had one show "
+			"<not counted>%s; give a longer run%s\n",
+			enabled * 1e3 / st.fmt.tsc_hz, st.nev, KNC_NUM_COUNTERS, mux_ms,
+			st.ngroups ? " and the metrics over them n/a" : "",
+			mux_ms > 1 ? " or a shorter --mux-interval (1 ms at least)" : "");
 }
 
 /* One run of the program with the counters cleared and started; its counts in st.now. Its exit status. */

@@ -125,7 +125,7 @@ def test_a_run_shorter_than_a_slice_is_named(card):
     events = "INSTRUCTIONS_EXECUTED,CPU_CLK_UNHALTED,BRANCHES,DATA_READ,DATA_WRITE,BRANCHES_MISPREDICTED"
     p = pmuctl(card, "stat", "--mux-interval", "1000", "-e", events, "--", HELLO)
     assert p.returncode == 0, p.stderr
-    assert "<not counted>" in p.stderr and "less than the 1000 ms multiplexing slice" in p.stderr, p.stderr
+    assert "<not counted>" in p.stderr and "in 1000 ms multiplexing slices" in p.stderr, p.stderr
     p = pmuctl(card, "stat", "-e", "INSTRUCTIONS_EXECUTED", "--", HELLO)
     assert "multiplexing slice" not in p.stderr
 
