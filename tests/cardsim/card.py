@@ -165,10 +165,19 @@ class Card:
         self.wr(POSTCODE, POST_READY)
 
     def stop_qemu(self):
+        """QEMU ended, and the files it booted from removed (each boot makes its own: 386 of them, 869 MB in
+        /tmp, after a soak's warm resets when only the last was removed)."""
         if self.qemu and self.qemu.poll() is None:
             self.qemu.kill()
             self.qemu.wait()
         self.qemu = None
+        for p in (self.image, self.sfi):
+            if p:
+                try:
+                    os.unlink(p)
+                except FileNotFoundError:
+                    pass
+        self.image = self.sfi = None
 
     def reset(self):
         """RGCR bit 0: QEMU stops, card memory is emptied, the bootstrap runs again (step())."""
@@ -270,7 +279,7 @@ class Card:
     def close(self):
         self.stop_qemu()
         self.words.release()
-        for p in (self.ram_path, self.mmio_path, self.image, self.sfi):
+        for p in (self.ram_path, self.mmio_path):
             if p:
                 try:
                     os.unlink(p)
