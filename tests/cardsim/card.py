@@ -95,6 +95,16 @@ FALLOC_PUNCH = 0x01 | 0x02   # FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE (linux
 HOST_RESET_EXIT = 3          # the simulation's exit status when the host touched card memory too early
 
 
+def remove(*paths):
+    """Unlinks each path that is not None and still exists."""
+    for p in paths:
+        if p:
+            try:
+                os.unlink(p)
+            except FileNotFoundError:
+                pass
+
+
 def mem_bytes(s):
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     return int(s[:-1]) * units[s[-1]] if s[-1] in units else int(s)
@@ -171,12 +181,7 @@ class Card:
             self.qemu.kill()
             self.qemu.wait()
         self.qemu = None
-        for p in (self.image, self.sfi):
-            if p:
-                try:
-                    os.unlink(p)
-                except FileNotFoundError:
-                    pass
+        remove(self.image, self.sfi)
         self.image = self.sfi = None
 
     def reset(self):
@@ -279,12 +284,7 @@ class Card:
     def close(self):
         self.stop_qemu()
         self.words.release()
-        for p in (self.ram_path, self.mmio_path):
-            if p:
-                try:
-                    os.unlink(p)
-                except FileNotFoundError:
-                    pass
+        remove(self.ram_path, self.mmio_path)
 
 
 def main():
