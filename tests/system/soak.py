@@ -11,8 +11,9 @@ its own the whole time, one pmuctl run after another.
 It passes if nothing is lost (each pmuctl answered, or ended with an error line that
 names the cause), QEMU's RSS stays within 50 MiB of where it started, the doorbell
 server holds no more descriptors at the end than at the start, smc never saw its old
-code run, and the card answers `pmuctl info` after the load. `make soak` runs it for 10 minutes and prints the report; test_soak.py
-runs the same code for a bounded time in `make test`.
+code run, and the card answers `pmuctl info` after the load. `make soak` runs it for
+10 minutes and prints the report; test_soak.py runs the same code for a bounded time
+in `make test`.
   soak.py [--duration S]"""
 import argparse
 import collections
@@ -23,6 +24,8 @@ import sys
 import tempfile
 import threading
 import time
+
+import pexpect
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from conftest import BUILD, Card  # noqa: E402
@@ -39,8 +42,12 @@ CPUS = 6
 
 
 def rss_mib(pid):
+    """Process pid's resident memory in MiB; OSError once it has ended (a zombie has no VmRSS)."""
     with open(f"/proc/{pid}/status") as f:
-        return int(re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M)[1]) / 1024
+        m = re.search(r"^VmRSS:\s+(\d+) kB", f.read(), re.M)
+    if not m:
+        raise ProcessLookupError(f"process {pid} has ended")
+    return int(m[1]) / 1024
 
 
 def error_name(stderr):
@@ -198,12 +205,12 @@ def beat_watcher(name, stalls, stop):
 
 
 def sampler(pids, samples, stop):
-    """Every second until `stop`: (QEMU's RSS in MiB, the server's descriptors, QEMU's descriptors)."""
+    """Every second until `stop` or QEMU's end: (QEMU's RSS in MiB, the server's descriptors, QEMU's)."""
     while not stop.wait(1.0):
         try:
             samples.append((rss_mib(pids[0]), fd_count(pids[1]), fd_count(pids[0])))
         except OSError:
-            pass
+            return
 
 
 class Soak:
@@ -233,7 +240,7 @@ class Soak:
         end = time.monotonic() + self.duration
 
         def loop(one):
-            while time.monotonic() < end:
+            while time.monotonic() < end and card.child.proc.poll() is None:  # no load on a card that has ended
                 one(self.tally)
 
         threads = [threading.Thread(target=loop, args=(one,)) for _, one in clients(card, sim, tmp)]
@@ -245,6 +252,10 @@ class Soak:
         if "old code ran" in self.tally.output["smc"]:
             self.problems.append("smc saw its old code run: " + self.tally.output["smc"][-300:])
         stop.set()
+        if card.child.proc.poll() is not None:
+            card.child.expect(pexpect.EOF, timeout=10)
+            raise RuntimeError(f"QEMU ended during the load (status {card.child.proc.returncode}); its last "
+                               f"output: {card.child.before[-2000:]!r}")
         self.cpu = (cpu_seconds(server) - cpu[0], cpu_seconds(qemu) - cpu[1], time.monotonic() - self.tally.t0)
         self.rss_end = rss_mib(qemu)
         self.server_end = wait_fd_count(server, self.start[1])
