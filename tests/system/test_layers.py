@@ -157,7 +157,6 @@ TAG = re.compile(r"\b(?:struct|enum|union)\s+\w+")
 WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 # Circles not broken yet: (folder, files), each to be removed when it is.
 KNOWN_CIRCLES = {
-    ("kernel", ("idle", "smp", "task", "timer", "trap")),  # issue 24.3: hooks for trap -> idle/smp/task, smp -> task
     # pmuctl's commands and pmuctl.c (issue 24.3): host/cli.c below them, on its way; remove this line with it.
     ("host", ("boot", "info", "mbox", "open", "pmuctl", "record", "report", "rings", "run", "stat")),
 }
