@@ -16,6 +16,7 @@
 #include "kernel/percpu.h"
 #include "kernel/pmm.h"
 #include "kernel/smp.h"
+#include "kernel/task.h"
 #include "arch/tsc.h"
 #include "apic/apic.h"
 #include "pmu/pmu.h"
@@ -160,6 +161,7 @@ void __attribute__((noreturn)) kernel_main(void)
 	pmu_init();
 	smp_bsp_setup();
 	platform_irq_init();
+	task_init();
 	static uint32_t cpus[MAX_CPUS];
 	smp_init(cpus, platform_cpus(cpus, ARRAY_SIZE(cpus)), trampoline_page());
 	pmu_calibrate();

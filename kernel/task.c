@@ -1,5 +1,6 @@
 /* Ring-3 tasks; see kernel/task.h. */
 #include "kernel/task.h"
+#include "kernel/trap.h"
 #include "kernel/console.h"
 #include "kernel/elf.h"
 #include "lib/fmt.h"
@@ -70,6 +71,15 @@ const char *task_state_name(uint32_t state)
 {
 	static const char *const names[] = { "free", "ready", "running", "exited", "killed", "faulted" };
 	return state < ARRAY_SIZE(names) ? names[state] : "?";
+}
+
+void task_init(void)
+{
+	static const struct trap_user user = {
+		.fault = task_fault, .return_to_user = task_return_to_user, .cpu_stopped = task_cpu_stopped,
+	};
+
+	trap_set_user(&user);
 }
 
 void task_cpu_init(void)

@@ -99,14 +99,16 @@ void task_cpu_stopped(void);
 /* `cpu` did not come back after INIT: ends its task and queued tasks (called by the CPU that sent it). */
 void task_cpu_lost(uint32_t cpu);
 
+/* BSP, before the APs start: tells the trap dispatcher (kernel/trap.h) what to do about Ring 3. */
+void task_init(void);
 /* Per-CPU set-up for Ring 3: SYSCALL MSRs. */
 void task_cpu_init(void);
 /* The AP idle loop's step: runs the next queued task, if any, to its end. Interrupts off. */
 bool task_run_next(void);
 
-/* trap.c: an exception in Ring 3 that nothing handled ends the task with a report. */
+/* trap.c (through task_init's hooks): an exception in Ring 3 that nothing handled ends the task with a report. */
 void task_fault(struct trap_frame *f) __attribute__((noreturn));
-/* trap.c, syscall.c: the CPU is about to return to Ring 3 (a kill request ends the task here). */
+/* trap.c (through the hooks), syscall.c: the CPU is about to return to Ring 3 (a kill request ends the task here). */
 void task_return_to_user(struct trap_frame *f);
 /* syscall.c: the calling CPU's task ends (exit): back to task_run_next on this CPU's own stack. */
 void task_leave(uint32_t state, int status) __attribute__((noreturn));

@@ -239,7 +239,7 @@ void mailbox_init(uint64_t base, uint64_t size)
 	mailbox_doorbell_init(!size, mailbox_rung);
 	task_set_host(&task_host);
 	pmu_set_region_hook(region_changed);
-	smp_on_leaving(cpu_leaving);
+	cpu_on_leaving(cpu_leaving);
 	idle_set_work(mailbox_idle_work);
 	mailbox_take_service();
 }

@@ -156,9 +156,7 @@ LOCAL = re.compile(r"^static\b[^;(=]*?\b(\w+)\s*[(\[=;]", re.M)
 TAG = re.compile(r"\b(?:struct|enum|union)\s+\w+")
 WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 # Circles not broken yet: (folder, files), each to be removed when it is.
-KNOWN_CIRCLES = {
-    ("kernel", ("idle", "smp", "task", "timer", "trap")),  # issue 24.3: hooks for trap -> idle/smp/task, smp -> task
-}
+KNOWN_CIRCLES = set()
 # Checked for circles inside, beside the card's folders: the host tool.
 HOST_FOLDERS = ["host"]
 
