@@ -162,15 +162,19 @@ $(BUILD)/user/smc.elf: user/programs/smc.c $(USER_RUNTIME)
 # object code on both sides. No library calls (the libraries differ): the
 # object must have no undefined symbols. Functions start on a cache line
 # (-falign-functions=64), so the lines their code spans do not depend on where
-# the two programs link them. measured.o is card code; measured_vec.o, ms_vec,
+# the two programs link them. Leaf functions without a frame
+# (-fomit-frame-pointer, after pmuos-cc's default): the plugin's tests count
+# their exact instruction pattern, which a frame's push/pop %rbp would change
+# (a POP then RET are two reading instructions in a row: one DATA_READ:e edge
+# for two reads in ms_walk). measured.o is card code; measured_vec.o, ms_vec,
 # SSE2 (the VPU stand-in), is QEMU-only and linked into vectest and the twin.
 MEASURED_OBJS := $(BUILD)/user/measured.o $(BUILD)/user/measured_vec.o
 $(BUILD)/user/measured.o: $(NEWLIB_LIBC)
 $(BUILD)/user/measured_vec.o: private PMUOS_ABI := --qemu-sse
 $(BUILD)/user/measured_vec.o: $(NEWLIB_SSE_LIBC)
-$(MEASURED_OBJS): $(BUILD)/user/%.o: user/%.c user/measured.h $(PMUOS_CC)
+$(MEASURED_OBJS): $(BUILD)/user/%.o: user/%.c user/measured.h user/user.mk $(PMUOS_CC)
 	@mkdir -p $(dir $@)
-	$(PMUOS_CC) $(PMUOS_ABI) -O2 -g -Wall -Wextra -falign-functions=64 -c $< -o $@
+	$(PMUOS_CC) $(PMUOS_ABI) -O2 -g -Wall -Wextra -falign-functions=64 -fomit-frame-pointer -c $< -o $@
 	@test -z "$$(nm -u $@)" || { echo "$@ calls a library: $$(nm -u $@)"; rm -f $@; exit 1; }
 
 # The programs that link measured functions; vectest and ssefault include
