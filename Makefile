@@ -124,8 +124,9 @@ include bench/bench.mk
 deps:
 	@scripts/install-deps.sh
 
+# pmuctl too (host): the README's second terminal uses it while the card runs.
 run: deps
-	@$(MAKE) --no-print-directory kernel user $(if $(filter uefi,$(BOOT)),esp) $(if $(filter 1,$(PLUGIN)),plugin)
+	@$(MAKE) --no-print-directory kernel user host $(if $(filter uefi,$(BOOT)),esp) $(if $(filter 1,$(PLUGIN)),plugin)
 	scripts/qemu.sh
 
 clean:

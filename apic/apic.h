@@ -1,6 +1,6 @@
 /*
  * Local APIC interface (docs/design.md §4): register access, LVT entries, IPIs
- * (fixed, NMI, INIT, SIPI), EOI, the timer, and the IOAPIC routes the kernel
+ * (fixed, INIT, SIPI), EOI, the timer, and the IOAPIC routes the kernel
  * uses. The performance-counter LVT (0x340) is programmed only through
  * apic_lvt_pc_*(), which pmu/ owns.
  */
@@ -16,7 +16,14 @@
  * platform's, or the one pmuos.apic= names). BSP, before apic_init_bsp.
  */
 void apic_use_layout(const struct apic_layout *l);
-const struct apic_layout *apic_layout(void);
+/* layout.c: the register page (apic_init_bsp) and the layout in use; read through the accessors below. */
+extern volatile uint8_t *apic_mmio;
+extern const struct apic_layout *apic_layout_in_use;
+
+static inline const struct apic_layout *apic_layout(void)
+{
+	return apic_layout_in_use;
+}
 /* The local APIC's physical base (IA32_APIC_BASE): its page must be mapped uncached (SDM Vol. 3A, 10.4.1: strong UC). */
 uint64_t apic_phys_base(void);
 /* Points the accessors below at the local APIC, on the BSP, once that page is mapped. */
@@ -31,10 +38,22 @@ const struct apic_layout *apic_fitting_layout(void);
 /* Enables the calling CPU's local APIC: SVR, LVTs masked, TPR 0. */
 void apic_enable_local(void);
 
-uint32_t apic_read(uint32_t reg);
-void apic_write(uint32_t reg, uint32_t v);
+/* A local APIC register (apic/regs.h offsets); inline: the PMI and EOI paths are counted (bench/pmi.py). */
+static inline uint32_t apic_read(uint32_t reg)
+{
+	return *(volatile uint32_t *)(apic_mmio + reg);
+}
+
+static inline void apic_write(uint32_t reg, uint32_t v)
+{
+	*(volatile uint32_t *)(apic_mmio + reg) = v;
+}
+
 /* The calling CPU's APIC ID (0..apic_layout()->max_id). */
-uint32_t apic_id(void);
+static inline uint32_t apic_id(void)
+{
+	return apic_layout_id(apic_layout(), apic_read(APIC_ID));
+}
 void apic_eoi(void);
 
 /* LVT 0x340: fixed delivery to `vector`, masked or not. */
@@ -63,7 +82,6 @@ int apic_lvt_pc_take(void);
  * leave the ICR; returns false if the ICR stayed busy.
  */
 bool apic_send_fixed(uint32_t apic_id, uint8_t vector);
-bool apic_send_nmi(uint32_t apic_id);
 /* INIT, level-triggered: assert, then de-assert (Linux arch/x86/kernel/smpboot.c send_init_sequence). */
 bool apic_send_init(uint32_t apic_id);
 bool apic_send_init_deassert(uint32_t apic_id);
@@ -80,8 +98,6 @@ void apic_timer_init_local(uint8_t vector);
  * after which the core re-arms); 0 stops it.
  */
 void apic_timer_set(uint64_t deadline);
-bool apic_timer_tsc_deadline(void); /* TSC-deadline mode in use */
-uint64_t apic_timer_hz(void);       /* APIC timer ticks per second (one-shot mode) */
 
 /*
  * Masks the 8259 PICs for good and every pin of the IOAPIC at physical

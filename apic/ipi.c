@@ -1,4 +1,4 @@
-/* Inter-processor interrupts through the ICR: fixed, NMI, INIT, SIPI. */
+/* Inter-processor interrupts through the ICR: fixed, INIT, SIPI. */
 #include "apic/apic.h"
 #include "arch/tsc.h"
 #include "arch/sync.h"
@@ -37,10 +37,6 @@ bool apic_send_fixed(uint32_t apic_id, uint8_t vector)
 	return icr_send(apic_id, APIC_ICR_DM_FIXED | APIC_ICR_ASSERT | APIC_ICR_VECTOR(vector));
 }
 
-bool apic_send_nmi(uint32_t apic_id)
-{
-	return icr_send(apic_id, APIC_ICR_DM_NMI | APIC_ICR_ASSERT);
-}
 
 bool apic_send_init(uint32_t apic_id)
 {

@@ -1,24 +1,7 @@
-/* Local APIC registers, LVT entries and EOI; see apic/apic.h. */
+/* Local APIC set-up, LVT entries and EOI; see apic/apic.h. Register access is inline there (layout.c holds its state). */
 #include "apic/apic.h"
 #include "arch/x86.h"
 #include "arch/irq.h" /* VEC_PMI, VEC_SPURIOUS */
-
-static volatile uint8_t *apic_mmio;
-static const struct apic_layout *layout = &apic_layout_xapic;
-/* The ID field of the ID register, for boot/trampoline.S (an AP finds its stack by its ID). */
-uint32_t ap_apic_id_shift = 24, ap_apic_id_mask = 0xff;
-
-void apic_use_layout(const struct apic_layout *l)
-{
-	layout = l;
-	ap_apic_id_shift = l->id_shift;
-	ap_apic_id_mask = (1u << l->id_bits) - 1;
-}
-
-const struct apic_layout *apic_layout(void)
-{
-	return layout;
-}
 
 uint64_t apic_phys_base(void)
 {
@@ -34,24 +17,9 @@ const struct apic_layout *apic_fitting_layout(void)
 {
 	uint32_t reg = apic_read(APIC_ID), initial = cpuid(1, 0).ebx >> 24;
 
-	if ((apic_layout_id(layout, reg) & 0xff) == initial)
-		return layout;
+	if ((apic_layout_id(apic_layout(), reg) & 0xff) == initial)
+		return apic_layout();
 	return apic_layout_matching(reg, initial);
-}
-
-uint32_t apic_read(uint32_t reg)
-{
-	return *(volatile uint32_t *)(apic_mmio + reg);
-}
-
-void apic_write(uint32_t reg, uint32_t v)
-{
-	*(volatile uint32_t *)(apic_mmio + reg) = v;
-}
-
-uint32_t apic_id(void)
-{
-	return apic_layout_id(layout, apic_read(APIC_ID));
 }
 
 void apic_eoi(void)

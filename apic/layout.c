@@ -1,6 +1,23 @@
-/* The local APIC's ID layouts and the boot switch between them; see apic/regs.h. */
-#include "apic/regs.h"
+/*
+ * The local APIC's ID layouts and the boot switch between them (apic/regs.h),
+ * and the state every APIC access reads (the inline accessors of
+ * apic/apic.h): the register page and the layout in use. Below lapic.c and
+ * ipi.c, which both use them.
+ */
+#include "apic/apic.h"
 #include "lib/lib.h"
+
+volatile uint8_t *apic_mmio;
+const struct apic_layout *apic_layout_in_use = &apic_layout_xapic;
+/* The ID field of the ID register, for boot/trampoline.S (an AP finds its stack by its ID). */
+uint32_t ap_apic_id_shift = 24, ap_apic_id_mask = 0xff;
+
+void apic_use_layout(const struct apic_layout *l)
+{
+	apic_layout_in_use = l;
+	ap_apic_id_shift = l->id_shift;
+	ap_apic_id_mask = (1u << l->id_bits) - 1;
+}
 
 const struct apic_layout apic_layout_xapic = {
 	.name = "xapic", .id_shift = 24, .id_bits = 8, .dest_shift = 24, .dest_bits = 8,

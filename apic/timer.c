@@ -14,9 +14,6 @@
 static bool use_deadline;
 static uint64_t timer_hz;
 
-bool apic_timer_tsc_deadline(void) { return use_deadline; }
-uint64_t apic_timer_hz(void) { return timer_hz; }
-
 /*
  * The current count (SDM Vol. 3A 10.5.4, offset 0x390) and the TSC when it
  * was read: the mid-point of the narrowest of CALIB_TRIES rdtsc-read-rdtsc
@@ -44,7 +41,7 @@ static uint32_t timer_sample(uint64_t *tsc)
 /* Needs tsc_hz (the platform's time_init). BSP, once, interrupts off. */
 void apic_timer_calibrate(void)
 {
-	uint64_t t0, t1;
+	uint64_t t0 = 0, t1 = 0; /* timer_sample sets them: its first try is always kept */
 
 	use_deadline = cpuid(1, 0).ecx & CPUID1_ECX_TSC_DEADLINE;
 	if (use_deadline)

@@ -3,12 +3,8 @@
 #include "arch/fpu.h"
 #include "arch/sync.h"
 #include "arch/x86.h"
+#include "arch/regs.h"
 
-#define CR0_MP (1ULL << 1)
-#define CR0_EM (1ULL << 2)
-#define CR0_NE (1ULL << 5)
-#define CR4_OSFXSR     (1ULL << 9)
-#define CR4_OSXMMEXCPT (1ULL << 10)
 #define CPUID1_EDX_FXSR (1u << 24)
 #define CPUID1_EDX_SSE  (1u << 25)
 

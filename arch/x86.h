@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include "arch/regs.h"
 
 static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" :: "a"(v), "Nd"(port)); }
 static inline void outw(uint16_t port, uint16_t v) { __asm__ volatile("outw %0, %1" :: "a"(v), "Nd"(port)); }
@@ -99,8 +100,6 @@ DEFINE_CR(3)
 DEFINE_CR(4)
 #undef DEFINE_CR
 
-#define CR4_PCE (1u << 8) /* RDPMC allowed at CPL 3 (Intel SDM Vol. 3A §2.5) */
-
 static inline void cli(void) { __asm__ volatile("cli" ::: "memory"); }
 static inline void sti(void) { __asm__ volatile("sti" ::: "memory"); }
 static inline void hlt(void) { __asm__ volatile("hlt" ::: "memory"); }
@@ -116,7 +115,7 @@ static inline uint64_t irq_save(void)
 
 static inline void irq_restore(uint64_t f)
 {
-	if (f & (1u << 9))
+	if (f & RFLAGS_IF)
 		sti();
 }
 
@@ -124,7 +123,7 @@ static inline bool irqs_enabled(void)
 {
 	uint64_t f;
 	__asm__ volatile("pushfq; popq %0" : "=r"(f));
-	return f & (1u << 9);
+	return f & RFLAGS_IF;
 }
 
 static inline uint64_t read_rflags(void)
@@ -133,12 +132,5 @@ static inline uint64_t read_rflags(void)
 	__asm__ volatile("pushfq; popq %0" : "=r"(f));
 	return f;
 }
-
-#define MSR_APIC_BASE     0x1b
-#define MSR_EFER          0xc0000080
-#define MSR_FS_BASE       0xc0000100
-#define MSR_GS_BASE       0xc0000101
-#define MSR_KERNEL_GS_BASE 0xc0000102
-#define MSR_TSC_DEADLINE  0x6e0
 
 #endif

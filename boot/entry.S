@@ -15,21 +15,18 @@
  * initialised data: no code builds them) and the boot GDT, and call
  * kernel_main() on the boot stack.
  */
-#define MB_MAGIC   0x1badb002
-#define MB_FLAGS   0x00000002 /* bit 1: give us the memory map */
+#include "boot/multiboot.h"
+#define MB_FLAGS   MB_HEADER_MMAP /* give us the memory map */
 
-#define CR0_PG     (1 << 31)
-#define CR4_PAE    (1 << 5)
-#define EFER_LME   (1 << 8)
-#define EFER_NXE   (1 << 11)
+#include "arch/regs.h"
 #define PTE_P_RW   0x003
 #define PTE_PS     0x080
 
 	.section .multiboot, "a"
 	.balign 4
-	.long MB_MAGIC
+	.long MB_HEADER_MAGIC
 	.long MB_FLAGS
-	.long -(MB_MAGIC + MB_FLAGS)
+	.long -(MB_HEADER_MAGIC + MB_FLAGS)
 
 	.section .data
 	.balign 8
@@ -103,7 +100,7 @@ long_mode32:
 	movl %eax, %cr4
 	movl $boot_pml4, %eax
 	movl %eax, %cr3
-	movl $0xc0000080, %ecx
+	movl $MSR_EFER, %ecx
 	rdmsr
 	orl $(EFER_LME | EFER_NXE), %eax
 	wrmsr
@@ -137,7 +134,7 @@ kernel_entry64:
 	/* The firmware's map covers us identically; ours is the same for 0..4 GiB. */
 	movq $boot_pml4, %rax
 	movq %rax, %cr3
-	movl $0xc0000080, %ecx
+	movl $MSR_EFER, %ecx
 	rdmsr
 	orl $EFER_NXE, %eax
 	wrmsr

@@ -5,29 +5,7 @@
 #include <pmuos/bootinfo.h>
 #include "kernel/boot.h"
 #include "lib/lib.h"
-
-#define MB_BOOT_MAGIC 0x2badb002
-#define MB_INFO_CMDLINE (1u << 2)
-#define MB_INFO_MODS    (1u << 3)
-#define MB_INFO_MMAP    (1u << 6)
-#define MB_INFO_LOADER  (1u << 9)
-
-struct mb_info {
-	uint32_t flags, mem_lower, mem_upper, boot_device, cmdline;
-	uint32_t mods_count, mods_addr, syms[4];
-	uint32_t mmap_length, mmap_addr;
-	uint32_t drives_length, drives_addr, config_table, boot_loader_name;
-} __attribute__((packed));
-
-struct mb_module {
-	uint32_t start, end, string, reserved;
-} __attribute__((packed));
-
-struct mb_mmap {
-	uint32_t size;
-	uint64_t base, length;
-	uint32_t type;
-} __attribute__((packed));
+#include "boot/multiboot.h"
 
 /* QEMU names a module by its path: keep the part after the last '/' (the name is what matters). */
 static const char *file_name(const char *path)

@@ -12,6 +12,7 @@
  * its APIC ID. All APs may run it at once: it writes no memory.
  */
 #include "apic/regs.h" /* APIC_ID_LIMIT */
+#include "arch/regs.h"
 
 #define O(x) ((x) - trampoline_start) /* offset in the page */
 
@@ -40,16 +41,16 @@ tramp32:
 	movw %ax, %es
 	movw %ax, %ss
 	movl %cr4, %eax
-	orl $(1 << 5), %eax             /* CR4.PAE */
+	orl $CR4_PAE, %eax
 	movl %eax, %cr4
 	movl $boot_pml4, %eax
 	movl %eax, %cr3
-	movl $0xc0000080, %ecx          /* EFER: LME, NXE */
+	movl $MSR_EFER, %ecx
 	rdmsr
-	orl $((1 << 8) | (1 << 11)), %eax
+	orl $(EFER_LME | EFER_NXE), %eax
 	wrmsr
 	movl %cr0, %eax
-	orl $(1 << 31), %eax            /* CR0.PG: the GDT above has the 64-bit code segment already */
+	orl $CR0_PG, %eax               /* the GDT above has the 64-bit code segment already */
 	movl %eax, %cr0
 	.byte 0xea                      /* ljmpl $0x18, $page + O(tramp64) */
 fix_jmp64:

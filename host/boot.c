@@ -25,9 +25,10 @@
 #include "boot/linux/bootparams.h"
 #include "boot/linux/bzimage_check.h"
 #include "host/boot.h"
+#include "host/bootimage.h"
 #include "host/cardtext.h"
+#include "host/mbox.h"
 #include "host/place.h"
-#include "host/pmuctl.h"
 #include "platform/knc/sbox.h"
 
 #define BAR4_BYTES     0x20000   /* DBOX + SBOX (docs/knc.md "SBOX and DBOX registers") */
@@ -35,7 +36,6 @@
 #define READY_MS       60000     /* the bootstrap back to ready after a reset: 9.3 s on a 3120A (PHI3120), LNX mic_reset 45 s */
 #define BOOT_MS        120000    /* the boot interrupt to a READY mailbox (244 threads in QEMU) */
 #define CHUNK          4096      /* aperture writes: 4 KiB, each read back (PHI3120 card.rs) */
-#define MBOX_CARD_SIZE (32ull << 20) /* the mailbox boot asks for at MBOX_CARD_BASE (pmuos.mbox=) */
 
 struct knc_card {
 	struct card_place place;
@@ -296,92 +296,6 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 	return 0;
 }
 
-static uint8_t *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-
-	if (!f) {
-		fprintf(stderr, "pmuctl: cannot read %s: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	if (fseek(f, 0, SEEK_END) == 0) {
-		long n = ftell(f);
-		rewind(f);
-		if (n > 0 && n < (1L << 30) && (buf = malloc(n)) && fread(buf, 1, n, f) == (size_t)n)
-			*len = n;
-		else {
-			fprintf(stderr, "pmuctl: cannot read %s: %s\n", path, n >= (1L << 30) ? "larger than 1 GiB" : "empty or unreadable");
-			free(buf);
-			buf = NULL;
-		}
-	}
-	fclose(f);
-	return buf;
-}
-
-/* What boot copies to a card: a checked image and its whole command line. */
-struct boot_image {
-	const char *what;   /* for messages: the file, or "the image in card memory" */
-	uint8_t *img;       /* malloc'ed */
-	size_t len;
-	const char *extra;  /* the caller's part of the command line */
-	char line[2048];    /* the command line with pmuos.mbox= and pmuos.image= */
-	int n;              /* its length, bytes */
-};
-
-/* CRC-32 of IEEE 802.3 (reflected, polynomial 0xEDB88320; Python's zlib.crc32), bit by bit. */
-static uint32_t crc32_ieee(const uint8_t *p, size_t n)
-{
-	uint32_t c = 0xffffffff;
-
-	while (n--) {
-		c ^= *p++;
-		for (int k = 0; k < 8; k++)
-			c = c >> 1 ^ (0xedb88320 & -(c & 1));
-	}
-	return ~c;
-}
-
-/*
- * The whole command line for an image at card address `at`: the caller's
- * words, the mailbox's place, where image and line are (pmuos.image=, which
- * the kernel keeps out of the RAM it hands out, so that a warm reset finds
- * them: boot/mmap.h) and the image's CRC-32 once booted (pmuos.image_crc=,
- * 0 until then: image_seal; only reset --warm reads it, and refuses an image
- * that changed rather than boot it).
- * The numbers have a fixed width, so the line's length, part of the size it
- * gives, is known before the address.
- */
-static void line_build(struct boot_image *b, uint32_t at, uint32_t crc)
-{
-	for (int pass = 0; pass < 2; pass++)
-		b->n = snprintf(b->line, sizeof(b->line), "%s%spmuos.mbox=%#llx,%u pmuos.image=0x%08x,0x%08x "
-				"pmuos.image_crc=0x%08x", b->extra, *b->extra ? " " : "", (unsigned long long)MBOX_CARD_BASE,
-				(unsigned)MBOX_CARD_SIZE, at, (uint32_t)(b->len + (b->n > 0 ? b->n : 0) + 1), crc);
-}
-
-/* Checks b->img and builds the command line from extra; 0, or -1 said why. */
-static int image_prepare(struct boot_image *b, const char *extra)
-{
-	struct bzimage_info info;
-	char why[160];
-
-	if (bzimage_check(b->img, b->len, &info, why, sizeof(why)) != 0) {
-		fprintf(stderr, "pmuctl: %s is not a bzImage a card can boot: %s\n", b->what, why);
-		return -1;
-	}
-	b->extra = extra;
-	b->n = 0;
-	line_build(b, 0, 0);
-	if (b->n < 0 || (size_t)b->n > info.cmdline_size || (size_t)b->n >= sizeof(b->line)) {
-		fprintf(stderr, "pmuctl: the command line is %d bytes with pmuos.mbox=; %s takes at most %u\n", b->n,
-			b->what, info.cmdline_size);
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * The card is READY: the CRC-32 of the image as its boot left it (the boot
  * code writes its own variables into it as it runs, boot/linux/bzimage.S:
@@ -450,30 +364,8 @@ static int image_boot(struct knc_card *k, struct boot_image *b, unsigned timeout
 	return image_seal(k, b, dl.addr);
 }
 
-int cmd_boot(const char *name, int argc, char **argv)
+int cmd_boot(const char *name, const char *image, const char *extra, unsigned timeout_s)
 {
-	const char *image = "build/pmuos.bzImage", *extra = "";
-	unsigned timeout_s = 0; /* 0: READY_MS for the bootstrap, BOOT_MS for READY */
-	int image_given = 0;
-
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--cmdline") && i + 1 < argc)
-			extra = argv[++i];
-		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
-			char *end;
-			unsigned long v = strtoul(argv[++i], &end, 10);
-			if (*end || !v || v > 3600) {
-				fprintf(stderr, "pmuctl: boot --timeout %s: seconds from 1 to 3600\n", argv[i]);
-				return 2;
-			}
-			timeout_s = v;
-		} else if (argv[i][0] == '-' || image_given++) {
-			fprintf(stderr, "pmuctl: boot [IMAGE] [--cmdline TEXT] [--timeout S]: unexpected '%s'\n", argv[i]);
-			return 2;
-		} else
-			image = argv[i];
-	}
-
 	/* The image first: nothing touches the card for a file it could not boot. */
 	struct boot_image b = { .what = image };
 	struct knc_card k;

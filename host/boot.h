@@ -3,16 +3,16 @@
 #define HOST_BOOT_H
 
 /*
- * pmuctl --card sim:NAME|pci:BDF boot [IMAGE] [--cmdline TEXT] [--timeout S]:
- * checks IMAGE (default build/pmuos.bzImage), resets the card (SPAD2 = 0,
+ * pmuctl --card sim:NAME|pci:BDF boot [IMAGE] [--cmdline TEXT] [--timeout S]
+ * (host/pmuctl.c reads the options): checks IMAGE, resets the card (SPAD2 = 0,
  * RGCR), waits for its bootstrap (POST "12" and SPAD2 ready; POST codes on
  * stderr; "F2"/"F4" fail), copies image and command
  * line (TEXT + pmuos.mbox=0x10000000,33554432) to the download address,
  * writes SPAD5, sends the boot interrupt and waits for the mailbox to say
- * READY; S bounds each wait (default 60 s for the bootstrap, 120 s for READY). Returns pmuctl's exit status
- * (0; 1 with the cause on stderr; 2 for bad arguments).
+ * READY; timeout_s (1-3600) bounds each wait (0: 60 s for the bootstrap, 120 s for READY).
+ * Returns pmuctl's exit status (0; 1 with the cause on stderr).
  */
-int cmd_boot(const char *card, int argc, char **argv);
+int cmd_boot(const char *card, const char *image, const char *extra, unsigned timeout_s);
 /* Whether --card names a card with registers (a BAR4 file that exists): reset --warm is RGCR's. */
 int card_has_registers(const char *card);
 /*

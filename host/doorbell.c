@@ -1,6 +1,7 @@
 /* pmuctl's end of a card's doorbell; see host/doorbell.h. */
 #define _GNU_SOURCE
 #include "host/doorbell.h"
+#include "host/clock.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -25,13 +26,6 @@ struct doorbell {
 	int card;  /* the card's vector 0: we ring it */
 	uint32_t id;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
 
 static int __attribute__((format(printf, 3, 4))) fail(char *err, size_t n, const char *fmt, ...)
 {

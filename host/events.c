@@ -1,5 +1,9 @@
 /* pmuctl's event names: libpfm4's knc PMU (`pmuctl events`, -e EV). */
 #define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
 #include <perfmon/pfmlib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +13,20 @@
 #include "pmu/regs.h"
 
 static pfm_pmu_info_t knc;
+
+/*
+ * perf's generic hardware events (perf_event_open(2), PERF_COUNT_HW_*) as
+ * the KNC events Linux counts for them (arch/x86/events/intel/knc.c,
+ * knc_perfmon_event_map), by their libpfm4 names: libpfm4 gives the codes.
+ */
+static const struct {
+	const char *alias, *knc;
+} generic[] = {
+	{ "cycles", "CPU_CLK_UNHALTED" },          { "cpu-cycles", "CPU_CLK_UNHALTED" },
+	{ "instructions", "INSTRUCTIONS_EXECUTED" }, { "branches", "BRANCHES" },
+	{ "branch-instructions", "BRANCHES" },     { "branch-misses", "BRANCHES_MISPREDICTED" },
+	{ "cache-references", "DATA_READ_OR_WRITE" }, { "cache-misses", "DATA_READ_MISS_OR_WRITE_MISS" },
+};
 
 void pfm_setup(void)
 {
@@ -29,8 +47,42 @@ void pfm_setup(void)
 	}
 }
 
-int cmd_events(const char *pattern)
+enum { OPT_JSON = 256 };
+
+const struct cli_opt events_opts[] = {
+	{ "json", OPT_JSON, NULL, "one JSON object a line: name, code (EvtSel's unit mask and event), description, "
+				  "and for perf's generic names the KNC event they stand for" },
+	{ 0 },
+};
+
+/* --json: an event a line. */
+static void event_json(const char *name, uint64_t code, const char *desc, const char *alias_of)
 {
+	struct json_object *o = json_object_new_object();
+	char hex[16];
+
+	snprintf(hex, sizeof(hex), "0x%04llx", (unsigned long long)code);
+	json_object_object_add(o, "name", json_object_new_string(name));
+	json_object_object_add(o, "code", json_object_new_string(hex));
+	json_object_object_add(o, "description", json_object_new_string(desc ? desc : ""));
+	if (alias_of)
+		json_object_object_add(o, "alias-of", json_object_new_string(alias_of));
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+int cmd_events(struct card *c, int argc, char **argv)
+{
+	const char *pattern = NULL;
+	int json = 0;
+
+	(void)c;
+	while (cli_next(argc, argv) != -1)
+		json = 1;
+	if (optind < argc)
+		pattern = argv[optind++];
+	if (optind < argc)
+		return usage();
 	pfm_setup();
 	for (int i = knc.first_event; i != -1; i = pfm_get_event_next(i)) {
 		pfm_event_info_t e = { .size = sizeof(e) };
@@ -38,7 +90,19 @@ int cmd_events(const char *pattern)
 			continue;
 		if (pattern && !strcasestr(e.name, pattern))
 			continue;
-		printf("%-34s 0x%04llx  %s\n", e.name, (unsigned long long)e.code, e.desc ? e.desc : "");
+		if (json)
+			event_json(e.name, e.code, e.desc, NULL);
+		else
+			printf("%-34s 0x%04llx  %s\n", e.name, (unsigned long long)e.code, e.desc ? e.desc : "");
+	}
+	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++) {
+		if (pattern && !strcasestr(generic[i].alias, pattern))
+			continue;
+		uint32_t sel = encode(generic[i].knc);
+		if (json)
+			event_json(generic[i].alias, EVTSEL_CODE(sel), "perf's generic event", generic[i].knc);
+		else
+			printf("%-34s 0x%04x  perf's generic event: %s\n", generic[i].alias, EVTSEL_CODE(sel), generic[i].knc);
 	}
 	return 0;
 }
@@ -62,14 +126,83 @@ static int distance(const char *a, const char *b)
 	return d[la][lb];
 }
 
+/* The KNC name perf's generic event name[0..len) stands for, or NULL. */
+static const char *event_alias(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++)
+		if (strlen(generic[i].alias) == len && !strncmp(name, generic[i].alias, len))
+			return generic[i].knc;
+	return NULL;
+}
+
+/*
+ * perf's raw event rUUEE (hex: unit mask, event; more bits as EvtSel's,
+ * Intel 327357-001 §2.1.1), with perf's :u/:k modifiers: 1 and the EvtSel in
+ * *sel, 0 if ev is not one, exits naming what is wrong in one that looks raw.
+ */
+static int raw_event(const char *ev, uint32_t *sel)
+{
+	char *end;
+
+	if (ev[0] != 'r' || !isxdigit((unsigned char)ev[1]))
+		return 0;
+	errno = 0;
+	unsigned long long v = strtoull(ev + 1, &end, 16);
+	uint32_t plm = 0;
+	if (*end && *end != ':')
+		return 0; /* a name that starts with r and a hex digit */
+	if (*end == ':')
+		for (end++; *end == 'u' || *end == 'k'; end++)
+			plm |= *end == 'u' ? EVTSEL_USR : EVTSEL_OS;
+	if (*end || !plm != !strchr(ev, ':') || errno || v > 0xffffffffULL || (v & (EVTSEL_EN | EVTSEL_INT))) {
+		fprintf(stderr, "pmuctl: event '%s': a raw event is rUUEE[:u|:k|:uk], hex: the unit mask UU and event "
+			"EE, up to EvtSel's 32 bits without EN (bit 22) and INT (bit 20)\n", ev);
+		exit(2);
+	}
+	*sel = (uint32_t)v | (plm ? plm : EVTSEL_USR | EVTSEL_OS);
+	return 1;
+}
+
+/* libpfm4 refused a modifier of ev (its event known): the event's modifiers, from libpfm4. */
+static void bad_modifier(const char *ev, int r)
+{
+	char name[80];
+	snprintf(name, sizeof(name), "knc::%.*s", (int)strcspn(ev, ":"), ev);
+	int e = pfm_find_event(name);
+	pfm_event_info_t info = { .size = sizeof(info) };
+
+	fprintf(stderr, "pmuctl: event '%s': %s; the modifiers of %s are", ev, pfm_strerror(r), name + 5);
+	if (e >= 0 && pfm_get_event_info(e, PFM_OS_NONE, &info) == PFM_SUCCESS)
+		for (int a = 0; a < info.nattrs; a++) {
+			pfm_event_attr_info_t at = { .size = sizeof(at) };
+			if (pfm_get_event_attr_info(e, a, PFM_OS_NONE, &at) == PFM_SUCCESS && at.type != PFM_ATTR_UMASK)
+				fprintf(stderr, "%s :%s%s (%s)", a ? "," : "", at.name,
+					at.type == PFM_ATTR_MOD_INTEGER ? "=N" : "", at.desc);
+		}
+	fputc('\n', stderr);
+	exit(2);
+}
+
 uint32_t encode(const char *ev)
 {
 	uint64_t code = 0;
+	uint32_t sel;
 	pfm_pmu_encode_arg_t arg = { .size = sizeof(arg), .codes = &code, .count = 1 };
-	int r = pfm_get_os_event_encoding(ev, PFM_PLM0 | PFM_PLM3, PFM_OS_NONE, &arg);
+	char knc_name[128];
+	size_t base_len = strcspn(ev, ":");
+	const char *alias = event_alias(ev, base_len);
 
+	if (raw_event(ev, &sel))
+		return sel;
+	if (alias) {
+		snprintf(knc_name, sizeof(knc_name), "%s%s", alias, ev + base_len);
+		ev = knc_name;
+	}
+	int r = pfm_get_os_event_encoding(ev, PFM_PLM0 | PFM_PLM3, PFM_OS_NONE, &arg);
 	if (r == PFM_SUCCESS)
 		return (uint32_t)code & ~(EVTSEL_EN | EVTSEL_INT);
+	if (r == PFM_ERR_ATTR || r == PFM_ERR_ATTR_VAL || r == PFM_ERR_ATTR_SET)
+		bad_modifier(ev, r);
 	char name[64];
 	const char *base = strncmp(ev, "knc::", 5) ? ev : ev + 5;
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(base, ":"), base);
@@ -90,6 +223,7 @@ uint32_t encode(const char *ev)
 				break;
 			}
 	}
-	fprintf(stderr, "; closest: %s, %s, %s\n", best[0], best[1], best[2]);
+	fprintf(stderr, "; closest: %s, %s, %s (or perf's cycles, instructions, branches, branch-misses, "
+		"cache-references, cache-misses, or a raw rUUEE)\n", best[0], best[1], best[2]);
 	exit(1);
 }

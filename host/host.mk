@@ -1,10 +1,15 @@
 # pmuctl, the host tool (docs/design.md §8): a Linux C program on the card mailbox,
 # libpfm4 for event names, elfutils' libelf for symbols and libdw for source
-# lines. Included by the top-level Makefile.
+# lines, json-c for --json, libedit for the console's line editing. Included
+# by the top-level Makefile.
 
 HOST_CFLAGS  = -std=gnu11 -O2 -g -Wall -Wextra
+# The command table's options give a range (lo, hi) only where they take a number (host/cli.h).
+HOST_CFLAGS += -Wno-missing-field-initializers
 # The mailbox wire format and PMU fields are the card's own headers.
 HOST_CFLAGS += -I. -Iinclude
+# `pmuctl --version` and the man page say the project's version.
+HOST_CFLAGS += -DPMUOS_VERSION='"$(VERSION)"'
 # lib/ (CPU sets and what they call) is shared with the card, with k_
 # names on the host (HOST_RENAME, lib/host.mk).
 HOST_SHARED  = $(LIB_SRC)
@@ -37,7 +42,7 @@ $(BUILD)/host/beside/%.o: %.c
 # this way they are resolved at link time and a table page is touched only by
 # a command that reads it (bench/startup.py measures it).
 HOST_LDFLAGS = -no-pie
-HOST_LIBS    = -Wl,-Bstatic -lpfm -Wl,-Bdynamic -ldw -lelf
+HOST_LIBS    = -Wl,-Bstatic -lpfm -Wl,-Bdynamic -ldw -lelf -ljson-c -ledit -lm
 
 # host/host.mk too: a change of the link flags relinks.
 $(BUILD)/pmuctl: $(HOST_OBJS) host/host.mk
@@ -45,5 +50,18 @@ $(BUILD)/pmuctl: $(HOST_OBJS) host/host.mk
 
 -include $(HOST_OBJS:.o=.d)
 
-host: $(BUILD)/pmuctl
-.PHONY: host
+# The man page and the bash completion come from pmuctl's command table (host/pmuctl.c).
+$(BUILD)/pmuctl.1: $(BUILD)/pmuctl
+	$< help --man > $@.tmp && mv $@.tmp $@
+$(BUILD)/pmuctl.bash: $(BUILD)/pmuctl
+	$< help --bash-completion > $@.tmp && mv $@.tmp $@
+
+host: $(BUILD)/pmuctl $(BUILD)/pmuctl.1 $(BUILD)/pmuctl.bash
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: pmuctl, its man page and its bash completion.
+PREFIX ?= /usr/local
+install: host
+	install -D -m 755 $(BUILD)/pmuctl $(DESTDIR)$(PREFIX)/bin/pmuctl
+	install -D -m 644 $(BUILD)/pmuctl.1 $(DESTDIR)$(PREFIX)/share/man/man1/pmuctl.1
+	install -D -m 644 $(BUILD)/pmuctl.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/pmuctl
+.PHONY: host install

@@ -6,13 +6,17 @@
 #include <unistd.h>
 
 #include "host/cardtext.h"
+#include "host/boot.h"
 #include "host/doorbell.h"
 #include "host/pmuctl.h"
 #include "host/progress.h"
 #include "host/rings.h"
 
-int cmd_info(struct card *c)
+int cmd_info(struct card *c, int argc, char **argv)
 {
+	(void)argv;
+	if (argc > 1)
+		return usage();
 	int st = call(c, MBOX_OP_INFO, NULL, NULL, 0, &resp);
 	if (st != MBOX_OK)
 		die_status(c, "info", st);
@@ -56,8 +60,9 @@ static int by_double(const void *a, const void *b)
  * apart (PING_GAP_MAX at most; a card's idle CPUs halt meanwhile); prints
  * the median and 99th percentile in microseconds.
  */
-int cmd_ping(struct card *c, const char *arg, const char *gap_arg)
+int cmd_ping(struct card *c, int argc, char **argv)
 {
+	const char *arg = argc > 1 ? argv[1] : NULL, *gap_arg = argc > 2 ? argv[2] : NULL;
 	char *end;
 	long n = arg ? strtol(arg, &end, 10) : PING_DEFAULT, gap = 0;
 
@@ -69,6 +74,8 @@ int cmd_ping(struct card *c, const char *arg, const char *gap_arg)
 		fprintf(stderr, "pmuctl: ping %s %s: GAP_MS is 0 to %d milliseconds\n", arg, gap_arg, PING_GAP_MAX);
 		return 2;
 	}
+	if (argc > 3)
+		return usage();
 	double *t = calloc(n, sizeof(*t));
 	if (!t) {
 		fprintf(stderr, "pmuctl: ping: no memory for %ld round trip times\n", n);
@@ -89,11 +96,47 @@ int cmd_ping(struct card *c, const char *arg, const char *gap_arg)
 	return 0;
 }
 
+enum { OPT_WARM = 256, OPT_INIT };
+
+const struct cli_opt reset_opts[] = {
+	{ "warm", OPT_WARM, NULL, "warm reset: every PMU register to 0, then READY again (a card with registers, "
+				  "sim: or pci:, boots the image it kept in card memory again)" },
+	{ "init", OPT_INIT, "CPU", "INIT-SIPI-SIPI one AP; its PMU state is kept and reported" },
+	{ 0 },
+};
+
+/* reset's one option: OPT_WARM, or OPT_INIT with *cpu set; exits with usage if not exactly one. */
+static int reset_choice(int argc, char **argv, const char **cpu)
+{
+	int o, what = 0, n = 0;
+
+	while ((o = cli_next(argc, argv)) != -1) {
+		what = o;
+		*cpu = optarg;
+		n++;
+	}
+	if (n != 1 || optind < argc)
+		exit(usage());
+	return what;
+}
+
+int reset_without_mailbox(int argc, char **argv)
+{
+	const char *cpu;
+
+	optind = 0;
+	return reset_choice(argc, argv, &cpu) == OPT_WARM && card_has_registers(card_name);
+}
+
 int cmd_reset(struct card *c, int argc, char **argv)
 {
-	uint64_t from = c->hdr->console_head;
+	const char *cpu_arg = NULL;
+	int what = reset_choice(argc, argv, &cpu_arg);
 
-	if (argc == 2 && strcmp(argv[1], "--warm") == 0) {
+	if (!c)
+		return cmd_card_reset(card_name);
+	uint64_t from = c->hdr->console_head;
+	if (what == OPT_WARM) {
 		uint32_t boots = c->hdr->boot_count;
 		int st = call(c, MBOX_OP_RESET_WARM, NULL, NULL, 0, &resp);
 		/*
@@ -122,11 +165,11 @@ int cmd_reset(struct card *c, int argc, char **argv)
 		printf("card %s: warm reset done, READY again\n", c->path);
 		return 0;
 	}
-	if (argc == 3 && strcmp(argv[1], "--init") == 0) {
+	{
 		char *end;
-		unsigned long cpu = strtoul(argv[2], &end, 0);
+		unsigned long cpu = strtoul(cpu_arg, &end, 0);
 		if (*end || cpu >= c->cpu_count) {
-			fprintf(stderr, "pmuctl: --init %s: not a CPU of this card (0-%u)\n", argv[2],
+			fprintf(stderr, "pmuctl: --init %s: not a CPU of this card (0-%u)\n", cpu_arg,
 				c->cpu_count - 1);
 			return 2;
 		}
@@ -137,5 +180,4 @@ int cmd_reset(struct card *c, int argc, char **argv)
 			die_status(c, cpu == 0 ? "reset --init 0 (the BSP runs the card; INIT reaches APs)" : "reset --init", st);
 		return 0;
 	}
-	return usage();
 }

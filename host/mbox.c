@@ -14,18 +14,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/clock.h"
 #include "host/doorbell.h"
 #include "lib/cpuset.h"
 
 #define SPIN_US      50 /* after a ring, the answer is looked for without sleeping this long */
 #define BELL_WAIT_MS 10 /* then a sleep on the doorbell ends this often: the card's state checked, rung again */
-
-static uint64_t real_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000ULL + ts.tv_nsec / 1000000;
-}
+/*
+ * A card whose heartbeat does not move for this long (host ms) has stopped.
+ * Every ring of pmuctl's (one each BELL_WAIT_MS while it waits), every timer
+ * poll and every program copy a RUN loads moves it. Under QEMU with 244
+ * vCPUs in turn on one host thread and a loaded host (load 20-30 on 2
+ * cores), rings stopped reaching the card for 20 s, its clock ran 1 ms per
+ * host second, and once 243 tasks started it stood still for over 10 s
+ * (QEMU busy outside guest code: most likely translating each task's own
+ * copy of the program).
+ */
+#define STALE_MS     30000
+/* However the card's clock goes, a call gives up after this many times its time (host time): */
+#define HOST_FACTOR  24
 
 static void real_nap(void)
 {
@@ -33,7 +40,7 @@ static void real_nap(void)
 	nanosleep(&ts, NULL);
 }
 
-static const struct card_time real_time = { real_now_ms, real_nap };
+static const struct card_time real_time = { now_ms, real_nap };
 const struct card_time *card_time = &real_time;
 
 /* Sets c->err and returns `status`. */
@@ -141,13 +148,15 @@ int card_check(struct card *c)
 	c->upload = c->base + h->upload_off;
 	c->samples = (struct mbox_sample_ring *)(c->base + h->samples_off);
 	c->outputs = (const struct mbox_output_ring *)(c->base + h->output_off);
-	uint64_t beat = c->hdr->heartbeat, end = card_time->now_ms() + 1000;
-	if (c->bell)
-		doorbell_ring(c->bell); /* a card that serves only on its doorbell beats on it */
+	uint64_t beat = c->hdr->heartbeat, end = card_time->now_ms() + STALE_MS, rung = 0;
 	while (c->hdr->heartbeat == beat) {
+		if (c->bell && card_time->now_ms() >= rung + BELL_WAIT_MS) {
+			doorbell_ring(c->bell); /* a card that serves only on its doorbell beats on it; again if lost */
+			rung = card_time->now_ms();
+		}
 		if (card_time->now_ms() > end) {
-			fprintf(stderr, "pmuctl: card %s: heartbeat stale (no change in 1 s): the card has stopped\n",
-				c->path);
+			fprintf(stderr, "pmuctl: card %s: heartbeat stale (no change in %d s): the card has stopped\n",
+				c->path, STALE_MS / 1000);
 			return -1;
 		}
 		card_time->nap();
@@ -202,15 +211,19 @@ int card_alive(struct card *c)
  */
 /*
  * Waits for the lock while other processes make progress with it: each
- * request a holder sends advances header.host_seq, so the wait gives up only
- * when no request was sent for `patience_ms` (one holder kept it that long),
- * however many processes take their turns before ours.
+ * request a holder sends advances header.host_seq, and while a request is
+ * unanswered (request head past response head) a moving heartbeat says the
+ * card is at it (a RUN that loads an image takes seconds on a loaded host;
+ * the holder's own deadline bounds that wait). So the wait gives up only
+ * when for `patience_ms` no request was sent and none was being served (one
+ * holder kept it idle that long), however many take their turns before ours.
  */
 static int lock(struct card *c, int patience_ms)
 {
 	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET }; /* l_len 0: to the end and beyond */
 	uint64_t since = card_time->now_ms();
 	uint32_t seq = __atomic_load_n(&c->hdr->host_seq, __ATOMIC_ACQUIRE);
+	uint64_t beat = __atomic_load_n(&c->hdr->heartbeat, __ATOMIC_ACQUIRE);
 
 	if (c->locked)
 		return 0;
@@ -218,7 +231,11 @@ static int lock(struct card *c, int patience_ms)
 		if (errno != EAGAIN && errno != EACCES && errno != EINTR)
 			return fail(c, CARD_LOCKED, "cannot lock %s: %s", c->path, strerror(errno));
 		uint32_t now_seq = __atomic_load_n(&c->hdr->host_seq, __ATOMIC_ACQUIRE);
-		if (now_seq != seq) {
+		uint64_t now_beat = __atomic_load_n(&c->hdr->heartbeat, __ATOMIC_ACQUIRE);
+		int serving = __atomic_load_n(&c->req_ctl->head, __ATOMIC_ACQUIRE) !=
+			      __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE) && now_beat != beat;
+		beat = now_beat;
+		if (now_seq != seq || serving) {
 			seq = now_seq;
 			since = card_time->now_ms();
 		} else if (card_time->now_ms() > since + patience_ms) {
@@ -318,46 +335,89 @@ static int answer_ok(struct card *c, uint16_t op, const struct mbox_response *r)
 	return 0;
 }
 
-/* Copies the answer at `a` (the one at our request's position) into *resp, once, and checks the copy. */
+/* Copies the answer at `a` (the one at our request's position) into *out, once, and checks the copy. */
 static int take_answer(struct card *c, uint16_t op, uint32_t seq, const struct mbox_response *a,
-		       struct mbox_response *resp)
+		       struct mbox_response *out)
 {
-	memcpy(resp, a, offsetof(struct mbox_response, payload));
-	if (resp->seq != seq)
+	memcpy(out, a, offsetof(struct mbox_response, payload));
+	if (out->seq != seq)
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s carries sequence "
-			    "number %u, not the request's %u", op_name(op), resp->seq, seq);
-	if (resp->len > MBOX_RESP_PAYLOAD)
+			    "number %u, not the request's %u", op_name(op), out->seq, seq);
+	if (out->len > MBOX_RESP_PAYLOAD)
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s is %u bytes "
-			    "(a response holds %u)", op_name(op), resp->len, MBOX_RESP_PAYLOAD);
-	memcpy(resp->payload, a->payload, resp->len);
-	int st = answer_ok(c, op, resp);
-	return st ? st : resp->status;
+			    "(a response holds %u)", op_name(op), out->len, MBOX_RESP_PAYLOAD);
+	memcpy(out->payload, a->payload, out->len);
+	int st = answer_ok(c, op, out);
+	return st ? st : out->status;
+}
+
+/*
+ * How long a call has waited, judged by the card, not by the host's clock
+ * (under QEMU one host thread runs every vCPU in turn: 244 of them take
+ * minutes of host time for what one takes in seconds). The card lives while
+ * its heartbeat moves (STALE_MS of host time without a change: it has
+ * stopped), and the call's time runs on the card's clock: its timer polls
+ * times their period (header.timer_polls, poll_us). A card that publishes
+ * no poll period (pmuos.mbox_poll=off) is timed on the host's clock; any
+ * card at HOST_FACTOR times the call's time on it.
+ */
+struct wait {
+	uint64_t limit_ms;   /* the card's time to take (or answer) the request */
+	uint64_t from_ms;    /* host time it started */
+	uint64_t beat, beat_ms; /* the heartbeat last seen, and when it last changed (host ms) */
+	uint32_t polls;      /* header.timer_polls last seen */
+	uint64_t card_us;    /* card time since from_ms: timer polls times their period */
+};
+
+static void wait_start(struct card *c, struct wait *w, uint64_t limit_ms)
+{
+	*w = (struct wait){ .limit_ms = limit_ms, .from_ms = card_time->now_ms(), .beat = c->hdr->heartbeat,
+			    .polls = c->hdr->timer_polls };
+	w->beat_ms = w->from_ms;
+}
+
+/* The wait's verdict now: 0 (wait on), or CARD_TIMEOUT with c->err naming what the card missed. */
+static int wait_over(struct card *c, struct wait *w, const char *what)
+{
+	uint64_t now = card_time->now_ms(), beat = c->hdr->heartbeat;
+	uint32_t polls = c->hdr->timer_polls, period = c->hdr->poll_us;
+	uint64_t add = (uint64_t)(uint32_t)(polls - w->polls) * period; /* < 2^64: 32 x 32 bits */
+
+	w->polls = polls;
+	w->card_us = add > UINT64_MAX - w->card_us ? UINT64_MAX : w->card_us + add;
+	if (beat != w->beat) {
+		w->beat = beat;
+		w->beat_ms = now;
+	} else if (now - w->beat_ms > STALE_MS) {
+		return fail(c, CARD_TIMEOUT, "no answer from the card: heartbeat stale (no change in %d s; %s): "
+			    "the card has stopped", STALE_MS / 1000, what);
+	}
+	if (period ? w->card_us / 1000 > w->limit_ms : now - w->from_ms > w->limit_ms)
+		return fail(c, CARD_TIMEOUT, "no answer from the card (timeout): %s in %.0f s of %s time", what,
+			    w->limit_ms / 1000.0, period ? "its own (its heartbeat moving)" : "the host's");
+	if (now - w->from_ms > w->limit_ms * HOST_FACTOR)
+		return fail(c, CARD_TIMEOUT, "no answer from the card (timeout): %s in %.0f s of the host's time "
+			    "(its heartbeat moving)", what, w->limit_ms * HOST_FACTOR / 1000.0);
+	return 0;
 }
 
 /*
  * Between two looks at the rings: 0 after a nap, or a sleep on the doorbell
  * (ringing the card again if it did not ring: a ring lost, or a card whose
- * fallback poll is off), or why to stop waiting (a card that changed, the
- * time is up).
+ * fallback poll is off), or why to stop waiting (a card that changed or
+ * stopped, its time is up: `what` it did not do, for the message).
  */
-static int wait_a_little(struct card *c, uint64_t end)
+static int wait_a_little(struct card *c, struct wait *w, const char *what)
 {
 	int st = card_alive(c);
 
-	if (st == 0 && card_time->now_ms() > end)
-		st = fail(c, CARD_TIMEOUT, "no answer from the card (timeout)");
+	if (st == 0)
+		st = wait_over(c, w, what);
 	if (st == 0 && !c->bell)
 		card_time->nap();
 	else if (st == 0 && !doorbell_wait(c->bell, BELL_WAIT_MS))
 		doorbell_ring(c->bell);
 	return st;
-}
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000ULL + ts.tv_nsec / 1000;
 }
 
 /* Rings the card and looks for the answer after `tail` without sleeping, for SPIN_US: an answer this fast needs no wake-up. */
@@ -384,9 +444,10 @@ void card_doorbell(struct card *c)
 }
 
 int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET_WORDS],
-	      const void *payload, uint32_t len, struct mbox_response *resp, int timeout_ms)
+	      const void *payload, uint32_t len, struct mbox_response *out, int timeout_ms)
 {
-	uint64_t end;
+	struct wait w;
+	char what[64];
 	int st;
 
 	if (len > MBOX_REQ_PAYLOAD)
@@ -394,7 +455,8 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 			    MBOX_REQ_PAYLOAD);
 	if ((st = card_alive(c)) != 0 || (st = lock(c, timeout_ms)) != 0)
 		return st;
-	end = card_time->now_ms() + timeout_ms; /* the card's time to answer, from when it is our turn */
+	wait_start(c, &w, timeout_ms); /* the card's time to take it, from when it is our turn */
+	snprintf(what, sizeof(what), "it did not take the request (%s)", op_name(opcode));
 	/* Answers nobody collected (an earlier caller gave up): skip them. */
 	uint32_t tail = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);
@@ -412,7 +474,7 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 					  "ring's tail is %u slots from its head (it holds %u)", used, MBOX_REQ_SLOTS);
 			goto out;
 		}
-		if ((st = wait_a_little(c, end)) != 0)
+		if ((st = wait_a_little(c, &w, "it did not free a request slot")) != 0)
 			goto out;
 	}
 	/* Numbered from the mailbox under the lock: no other process's request has this number. */
@@ -437,7 +499,8 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 		/* Taken (the card's tail is past it): it is being served, and may take long (a RUN loads one image per CPU). */
 		if (!taken && (int32_t)(__atomic_load_n(&c->req_ctl->tail, __ATOMIC_ACQUIRE) - head) > 0) {
 			taken = true;
-			end = card_time->now_ms() + (uint64_t)timeout_ms * TAKEN_FACTOR;
+			wait_start(c, &w, (uint64_t)timeout_ms * TAKEN_FACTOR);
+			snprintf(what, sizeof(what), "it took but did not answer the request (%s)", op_name(opcode));
 		}
 		uint32_t ready = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE) - tail;
 		if (ready > MBOX_RESP_SLOTS) {
@@ -449,15 +512,10 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 		int mine = 0;
 		for (; ready && !mine; ready--, tail++) /* at most the ring's slots; earlier ones are others' */
 			if ((mine = tail == head))
-				st = take_answer(c, opcode, seq, &c->resps[tail % MBOX_RESP_SLOTS], resp);
+				st = take_answer(c, opcode, seq, &c->resps[tail % MBOX_RESP_SLOTS], out);
 		__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);
-		if (mine || (st = wait_a_little(c, end)) != 0) {
-			if (st == CARD_TIMEOUT)
-				st = fail(c, CARD_TIMEOUT, "no answer from the card (timeout): %s the request (%s) in %d s",
-					  taken ? "it took but did not answer" : "it did not take", op_name(opcode),
-					  (taken ? timeout_ms * TAKEN_FACTOR : timeout_ms) / 1000);
+		if (mine || (st = wait_a_little(c, &w, what)) != 0)
 			goto out;
-		}
 	}
 out:
 	if (!c->hold)
@@ -475,7 +533,7 @@ static const char *mbox_strerror(int status)
 	case MBOX_E_EVENT: return "event refused (reserved bits or counter constraint)";
 	case MBOX_E_BUSY: return "card busy: some CPUs did not answer";
 	case MBOX_E_RANGE: return "value out of range";
-	case MBOX_E_PROGRAM: return "not a pmuos program (the card's console says why)";
+	case MBOX_E_PROGRAM: return "the card did not start the program (its console line above says why)";
 	case MBOX_E_LAUNCH: return "no such launch";
 	case MBOX_E_AGAIN: return "card busy: a shell line from the host is still running";
 	default: return "unknown status";

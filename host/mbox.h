@@ -91,7 +91,7 @@ int card_alive(struct card *c);
  * wall time) for the card to take the request and, once it has, up to
  * TAKEN_FACTOR times that for the answer: the response at our request's ring position, with our
  * sequence number. Returns the response status (enum
- * mbox_status, MBOX_E_AGAIN..MBOX_OK) or a CARD_* status; *resp gets the
+ * mbox_status, MBOX_E_AGAIN..MBOX_OK) or a CARD_* status; *out gets the
  * answer, whose length is checked against what the opcode answers (an
  * INFO answer is one struct mbox_info, STATUS one or more struct
  * mbox_task, ...).

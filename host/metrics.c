@@ -19,33 +19,85 @@ int metric_value(const struct metric *m, const struct metric_count *c, int n, ui
 	return 0;
 }
 
-/* A metric's value as every format prints it: 6 significant digits, whole numbers from a million. */
-static void value_text(double v, char *out, size_t len)
+void metric_text(const struct metric *m, const struct metric_count *c, int n, uint64_t tsc_hz, char *out, size_t len)
 {
-	snprintf(out, len, fabs(v) >= 1e6 ? "%.0f" : "%.6g", v);
+	double v;
+
+	if (metric_value(m, c, n, tsc_hz, &v) == 0)
+		snprintf(out, len, fabs(v) >= 1e6 ? "%.0f" : "%.6g", v);
+	else
+		snprintf(out, len, "n/a");
+}
+
+/* The column heading of metric m, "UNIT NAME", and its width in the table. */
+static int column(const struct metric *m, char *out, size_t len)
+{
+	int n = snprintf(out, len, "%s %s", m->unit, m->name);
+	return n > 12 ? n : 12;
+}
+
+void metrics_print_columns_head(const struct stat_format *f, const struct metric_group *const *g, int ng)
+{
+	char unit[96];
+	const char *sep = f->sep ? f->sep : "  ";
+
+	if (f->json)
+		return;
+	FILE *out = f->sep ? f->out : f->table;
+	for (int i = 0; i < ng; i++)
+		for_each_metric(m, g[i]) {
+			int w = column(m, unit, sizeof(unit));
+			fprintf(out, "%s%*s", i || m != g[i]->metrics ? sep : "", f->sep ? 0 : w, unit);
+		}
+	fputc('\n', out);
+}
+
+void metrics_print_columns(const struct stat_format *f, const struct metric_group *const *g, int ng,
+			   const struct metric_count *c, int n, double t)
+{
+	char ts[32], unit[96], val[40];
+	const char *sep = f->sep ? f->sep : "  ";
+	struct json_object *o = f->json ? stat_json_start(t) : NULL;
+	FILE *out = f->sep ? f->out : f->table;
+
+	stat_interval_text(f, t, ts);
+	if (!o)
+		fputs(ts, out);
+	for (int i = 0; i < ng; i++)
+		for_each_metric(m, g[i]) {
+			int w = column(m, unit, sizeof(unit));
+			metric_text(m, c, n, f->tsc_hz, val, sizeof(val));
+			if (o)
+				json_add_str(o, unit, val);
+			else
+				fprintf(out, "%s%*s", i || m != g[i]->metrics ? sep : "", f->sep ? 0 : w, val);
+		}
+	if (o)
+		stat_json_end(f, o);
+	else
+		fputc('\n', out);
 }
 
 void metrics_print(const struct stat_format *f, const struct metric_group *const *g, int ng,
 		   const struct metric_count *c, int n, double t)
 {
-	char ts[32], json_t[48];
+	char ts[32];
 
-	stat_interval_text(f, t, ts, json_t);
+	stat_interval_text(f, t, ts);
 	for (int i = 0; i < ng; i++) {
 		if (!f->json && !f->sep && t < 0)
 			fprintf(f->table, "\n %s: %s\n\n", g[i]->name, g[i]->desc);
 		for_each_metric(m, g[i]) {
 			char val[40], unit[96];
-			double v;
-			if (metric_value(m, c, n, f->tsc_hz, &v) == 0)
-				value_text(v, val, sizeof(val));
-			else
-				snprintf(val, sizeof(val), "n/a");
+			metric_text(m, c, n, f->tsc_hz, val, sizeof(val));
 			snprintf(unit, sizeof(unit), "%s %s", m->unit, m->name);
-			if (f->json)
-				fprintf(f->out, "{%s\"metric-value\" : \"%s\", \"metric-unit\" : \"%s\", \"metric-group\" : \"%s\"}\n",
-					json_t, val, unit, g[i]->name);
-			else if (f->sep)
+			if (f->json) {
+				struct json_object *o = stat_json_start(t);
+				json_add_str(o, "metric-value", val);
+				json_add_str(o, "metric-unit", unit);
+				json_add_str(o, "metric-group", g[i]->name);
+				stat_json_end(f, o);
+			} else if (f->sep)
 				fprintf(f->out, "%s%s%s%s%s%s%s%s%s\n", ts, f->sep, f->sep, f->sep, f->sep, f->sep, val,
 					f->sep, unit);
 			else

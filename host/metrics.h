@@ -18,6 +18,9 @@
  */
 int metric_value(const struct metric *m, const struct metric_count *c, int n, uint64_t tsc_hz, double *v);
 
+/* metric_value as every format prints it into out[0..len): 6 significant digits, whole numbers from a million, or "n/a". */
+void metric_text(const struct metric *m, const struct metric_count *c, int n, uint64_t tsc_hz, char *out, size_t len);
+
 /*
  * The metrics of groups g[0..ng) over c[0..n), after the counts, in the
  * format f names: table lines (value, name, unit; "n/a" when the metric has
@@ -28,6 +31,16 @@ int metric_value(const struct metric *m, const struct metric_count *c, int n, ui
  */
 void metrics_print(const struct stat_format *f, const struct metric_group *const *g, int ng,
 		   const struct metric_count *c, int n, double t);
+
+/*
+ * --metric-only (perf's): the metrics of g[0..ng) in columns, "UNIT NAME"
+ * over each: metrics_print_columns_head prints the heading line (the table
+ * and -x; nothing for --json), metrics_print_columns a line of values (with
+ * --json one object, each metric's "UNIT NAME" its key). t as above.
+ */
+void metrics_print_columns_head(const struct stat_format *f, const struct metric_group *const *g, int ng);
+void metrics_print_columns(const struct stat_format *f, const struct metric_group *const *g, int ng,
+			   const struct metric_count *c, int n, double t);
 
 /* `pmuctl stat -M list`: every group, its metrics, their units and formulas. */
 void metrics_list(FILE *out);

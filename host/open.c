@@ -40,21 +40,28 @@ static void no_card(const struct card_place *p, const char *name)
 	else if (!p->whole)
 		fprintf(stderr, "pmuctl: no card memory at %s: %s (is the card running with its mailbox in card memory? "
 			"make run MBOX=card CARD=%s)\n", p->path, strerror(e), name + 4);
-	else
-		fprintf(stderr, "pmuctl: no card at %s: %s (is the card running? make run CARD=%s)\n", p->path,
-			strerror(e), name);
+	else {
+		char ram[320];
+		snprintf(ram, sizeof(ram), "%s-ram", p->path);
+		if (access(ram, F_OK) == 0) /* a card started with MBOX=card: its mailbox is in its memory */
+			fprintf(stderr, "pmuctl: card %s keeps its mailbox in card memory (%s, MBOX=card): give "
+				"--card sim:%s\n", name, ram, name);
+		else
+			fprintf(stderr, "pmuctl: no card at %s: %s (is the card running? make run CARD=%s)\n",
+				p->path, strerror(e), name);
+	}
 }
 
 /*
  * The size of the mailbox at p->offset in card memory: its header's, when it
  * is a power of two from MBOX_MIN_SIZE that fits in the file's `avail`
- * bytes; else 0, said why. (card_check then checks the whole header.)
+ * bytes; else 0, said why (name: --card's, for the command that boots it). (card_check then checks the whole header.)
  * The header is read through a mapping, never read(2): a PCI memory BAR's
  * sysfs resource file has only mmap, read and write fail with EIO (Linux
  * drivers/pci/pci-sysfs.c pci_create_attr gives a memory BAR no .read;
  * fs/sysfs/file.c sysfs_kf_bin_read then returns -EIO).
  */
-static size_t mailbox_size(struct card *c, const struct card_place *p, uint64_t avail)
+static size_t mailbox_size(struct card *c, const struct card_place *p, const char *name, uint64_t avail)
 {
 	uint64_t page = p->offset & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1), skip = p->offset - page;
 	uint8_t *map = mmap(NULL, skip + sizeof(struct mbox_header), PROT_READ, MAP_SHARED, c->fd, (off_t)page);
@@ -68,9 +75,9 @@ static size_t mailbox_size(struct card *c, const struct card_place *p, uint64_t 
 	memcpy(&h, map + skip, sizeof(h));
 	munmap(map, skip + sizeof(h));
 	if (h.magic != MBOX_MAGIC) {
-		fprintf(stderr, "pmuctl: %s: no pmuos mailbox at %#llx of card memory (the card may still be booting, "
-			"or its pmuos.mbox= names another place: --card ...@BASE)\n", p->path,
-			(unsigned long long)p->offset);
+		fprintf(stderr, "pmuctl: %s: no pmuos mailbox at %#llx of card memory: the card has not booted pmuos "
+			"(pmuctl --card %s boot), is still booting, or its pmuos.mbox= names another place "
+			"(--card ...@BASE)\n", p->path, (unsigned long long)p->offset, name);
 		return 0;
 	}
 	if (h.size < MBOX_MIN_SIZE || (h.size & (h.size - 1)) || h.size > avail) {
@@ -110,7 +117,7 @@ int card_open(struct card *c, const char *name)
 		card_close(c);
 		return -1;
 	}
-	c->size = place.whole ? (size_t)st.st_size : mailbox_size(c, &place, st.st_size - place.offset);
+	c->size = place.whole ? (size_t)st.st_size : mailbox_size(c, &place, name, st.st_size - place.offset);
 	if (!c->size) {
 		card_close(c);
 		return -1;

@@ -1,136 +1,146 @@
 /*
  * pmuctl: drive a pmuos card from the host through its mailbox (docs/design.md §8).
- *   pmuctl [--card NAME|PATH|sim:NAME|pci:BDF] info
- *   pmuctl events [PATTERN]
- *   pmuctl [--card ...] stat [-e EV[,EV...]] [-M GROUP[,GROUP...]] [-C CPUS] [--spflt] [-I MS]
- *                            [--mux-interval MS] [-x SEP | --json] [--plot FILE] -- PROGRAM.elf [ARGS]
- *   pmuctl stat -M list
- *   pmuctl [--card ...] run [-C CPUS] PROGRAM.elf [ARGS]
- *   pmuctl [--card ...] record -e EV -c PERIOD [-C CPUS] [-g] [-o FILE] -- PROGRAM.elf [ARGS]
- *   pmuctl report [-i FILE] [--symfs DIR] [--kallsyms MAP] [--sort KEYS] [--folded | --to-perf PERF.DATA |
- *                 --svg FILE]
- *   pmuctl [--card ...] reset --warm | --init CPU
- *   pmuctl --card sim:NAME|pci:BDF boot [IMAGE] [--cmdline TEXT] [--timeout S]
- *   pmuctl [--card ...] console
- * Event names come from libpfm4 (its knc PMU); symbols from the program's ELF
- * (elfutils libelf); CPU sets are written "1-3,8". This file: the command
- * line and what the commands share; each group of commands has its file.
+ * This file: the command table, from which come the option parsing, the
+ * help, the man page and the bash completion (host/cli.c), and main. Each
+ * group of commands has its file; what they share is in host/cli.c.
+ * Event names come from libpfm4 (its knc PMU); symbols from the program's
+ * ELF (elfutils libelf); CPU sets are written "1-3,8".
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "host/boot.h"
-#include "host/metrics.h"
 #include "host/pmuctl.h"
-#include "host/progress.h"
 
-const char *card_name = "card0";
-struct mbox_response resp;
+enum { OPT_CARD = 256, OPT_VERSION, OPT_MAN, OPT_COMPLETION, OPT_CMDLINE, OPT_TIMEOUT };
 
-/* lib/cpuset.c and lib/fmt.c, built for the host with k_ names (host/host.mk). */
-bool k_cpuset_parse(const char *s, uint32_t ncpus, struct cpuset *out, char *err, size_t errlen);
+static const struct cli_opt global_opts[] = {
+	{ "card", OPT_CARD, "NAME", "the card: NAME (/dev/shm/pmuos-NAME), PATH, sim:NAME[@BASE] or pci:BDF[@BASE]; "
+				    "default $PMUOS_CARD, else card0" },
+	{ "version", OPT_VERSION, NULL, "pmuctl's version" },
+	{ "help", 'h', NULL, "this help" },
+	{ 0 },
+};
 
-int usage(void)
+static const struct cli_opt no_opts[] = { { 0 } };
+static const struct cli_opt help_opts[] = {
+	{ "man", OPT_MAN, NULL, "the manual page pmuctl(1), troff (make install writes it)" },
+	{ "bash-completion", OPT_COMPLETION, NULL, "the bash completion script (make install writes it)" },
+	{ 0 },
+};
+static const struct cli_opt boot_opts[] = {
+	{ "cmdline", OPT_CMDLINE, "TEXT", "added to the kernel command line" },
+	{ "timeout", OPT_TIMEOUT, "S", "seconds each wait may take: the bootstrap (default 60), READY (120)", 1, 3600 },
+	{ 0 },
+};
+
+static const struct cli_cmd commands[];
+
+static int cmd_help(struct card *c, int argc, char **argv)
 {
-	fprintf(stderr,
-		"usage: pmuctl [--card NAME|PATH|sim:NAME[@BASE]|pci:BDF[@BASE]] COMMAND ...\n"
-		"  info                                   the card: CPUs, PMU backend, exactness\n"
-		"  events [PATTERN]                       KNC events (libpfm4)\n"
-		"  stat [-e EV[,EV...]] [-M GROUP[,GROUP...]] [-C CPUS] [--spflt] [-I MS] [--mux-interval MS]\n"
-		"       [-x SEP|--json] [--plot FILE] -- PROGRAM.elf [ARGS]\n"
-		"                                         count events while the program runs (up to 8:\n"
-		"                                         more than 2 take turns and are scaled, as perf\n"
-		"                                         does); -I: the counts of every MS milliseconds;\n"
-		"                                         -M: the events of metric groups, then their metrics;\n"
-		"                                         a table per named region; --plot: -I's counts as a\n"
-		"                                         line chart (SVG, gnuplot)\n"
-		"  stat -M list                           the metric groups, their metrics and formulas\n"
-		"  run [-C CPUS] PROGRAM.elf [ARGS]       upload, run, show its output, exit with its status\n"
-		"  record -e EV -c PERIOD [-C CPUS] [-g] [-o FILE] -- PROGRAM.elf [ARGS]\n"
-		"                                         sample every PERIOD events into FILE (pmuos.data);\n"
-		"                                         -g: with each sample's call chain (frame pointers)\n"
-		"  report [-i FILE] [--symfs DIR] [--kallsyms MAP] [--sort sym|srcline|sym,srcline]\n"
-		"         [--folded | --to-perf PERF.DATA | --svg FILE]\n"
-		"                                         hottest functions of a recording; --folded: its\n"
-		"                                         stacks for flame graphs; --svg: a flame graph;\n"
-		"                                         --to-perf: as perf.data;\n"
-		"                                         the program from DIR; kernel symbols from MAP\n"
-		"                                         (default: System.map beside pmuctl); --sort\n"
-		"                                         srcline: the source lines (DWARF)\n"
-		"  ping [N [GAP_MS]]                      N info round trips (1 to 1000000, default 100):\n"
-		"                                         median and p99 latency; GAP_MS (0 to 1000) apart,\n"
-		"                                         for a card whose CPUs halt in between\n"
-		"  reset --warm | --init CPU              warm reset (PMU registers to 0; a card with registers:\n"
-		"                                         RGCR, back to its bootstrap) or INIT one AP (kept)\n"
-		"  boot [IMAGE] [--cmdline T] [--timeout S]  reset a card (sim:/pci:), boot IMAGE\n"
-		"                                         (build/pmuos.bzImage), wait for READY\n"
-		"  console                                the card's shell, a line at a time, through the mailbox\n");
+	int o;
+
+	(void)c;
+	while ((o = cli_next(argc, argv)) != -1) {
+		if (o == OPT_MAN)
+			cli_man(stdout, commands, global_opts, PMUOS_VERSION);
+		else
+			cli_bash_completion(stdout, commands, global_opts);
+		return 0;
+	}
+	if (optind >= argc) {
+		cli_help_all(stdout, commands, global_opts);
+		return 0;
+	}
+	for (const struct cli_cmd *cmd = commands; cmd->name; cmd++)
+		if (!strcmp(cmd->name, argv[optind])) {
+			cli_help_cmd(stdout, cmd);
+			return 0;
+		}
+	fprintf(stderr, "pmuctl: help %s: no such command (pmuctl --help lists them)\n", argv[optind]);
 	return 2;
 }
 
-void die_status(const struct card *c, const char *what, int st)
+static int cmd_boot_args(struct card *c, int argc, char **argv)
 {
-	progress_clear();
-	fprintf(stderr, "pmuctl: %s: %s\n", what, card_strerror(c, st));
-	exit(1);
+	const char *extra = "";
+	unsigned timeout_s = 0; /* 0: the defaults */
+	int o;
+
+	(void)c;
+	while ((o = cli_next(argc, argv)) != -1)
+		if (o == OPT_CMDLINE)
+			extra = optarg;
+		else
+			timeout_s = cli_num;
+	if (argc - optind > 1)
+		return usage();
+	return cmd_boot(card_name, optind < argc ? argv[optind] : "build/pmuos.bzImage", extra, timeout_s);
 }
 
-int call(struct card *c, uint16_t op, const struct cpuset *set, const void *p, uint32_t len, struct mbox_response *r)
-{
-	return card_call(c, op, set ? set->bits : NULL, p, len, r, CALL_MS);
-}
-
-void parse_cpus(struct card *c, const char *s, struct cpuset *set)
-{
-	char err[96];
-
-	if (!k_cpuset_parse(s, c->cpu_count, set, err, sizeof(err))) {
-		fprintf(stderr, "pmuctl: -C %s: %s\n", s, err);
-		exit(2);
-	}
-}
+static const struct cli_cmd commands[] = {
+	{ .name = "info", .card = CLI_CARD, .args = "", .opts = no_opts, .run = cmd_info,
+	  .help = "the card: CPUs, TSC, PMU backend, whether counts are exact, doorbell" },
+	{ .name = "events", .card = CLI_NO_CARD, .args = "[PATTERN]", .opts = events_opts, .run = cmd_events,
+	  .help = "the KNC events libpfm4 knows (names holding PATTERN)" },
+	{ .name = "stat", .card = CLI_CARD, .program = 1, .args = "-- PROGRAM.elf [ARGS]", .opts = stat_opts, .run = cmd_stat,
+	  .help = "count events while the program runs, as perf stat", .without_card = stat_lists_metrics,
+	  .more = stat_more },
+	{ .name = "record", .card = CLI_CARD, .program = 1, .args = "-- PROGRAM.elf [ARGS]", .opts = record_opts, .run = cmd_record,
+	  .help = "sample every PERIOD events into a file, as perf record" },
+	{ .name = "report", .card = CLI_NO_CARD, .args = "", .opts = report_opts, .run = cmd_report,
+	  .help = "the hottest functions of a recording" },
+	{ .name = "run", .card = CLI_CARD, .program = 1, .args = "PROGRAM.elf [ARGS]", .opts = run_opts, .run = cmd_run,
+	  .help = "upload and run a program, show its output, exit with its status",
+	  .more = "Output streams ([rank N] before each line when there are several instances). Ctrl-C (or any "
+		  "signal that ends pmuctl) ends the program on the card; pmuctl then exits with 128 + the signal." },
+	{ .name = "ping", .card = CLI_CARD, .args = "[N [GAP_MS]]", .opts = no_opts, .run = cmd_ping,
+	  .help = "N info round trips (1 to 1000000, default 100), GAP_MS (0 to 1000) apart: median and p99 latency" },
+	{ .name = "reset", .card = CLI_CARD, .args = "", .opts = reset_opts, .run = cmd_reset,
+	  .help = "warm reset of the card, or INIT-SIPI-SIPI of one AP", .without_card = reset_without_mailbox },
+	{ .name = "boot", .card = CLI_CARD_NAME, .args = "[IMAGE]", .opts = boot_opts, .run = cmd_boot_args,
+	  .help = "reset a card (sim:NAME or pci:BDF), boot IMAGE (build/pmuos.bzImage), wait until it is READY" },
+	{ .name = "console", .card = CLI_CARD, .args = "", .opts = no_opts, .run = cmd_console,
+	  .help = "the card's shell, a line at a time, through the mailbox" },
+	{ .name = "help", .card = CLI_NO_CARD, .args = "[COMMAND]", .opts = help_opts, .run = cmd_help,
+	  .help = "this list, or a command's options" },
+	{ 0 },
+};
 
 int main(int argc, char **argv)
 {
-	int i = 1;
+	struct option longs[4];
+	int o;
 
-	if (i + 1 < argc && strcmp(argv[i], "--card") == 0) {
-		card_name = argv[i + 1];
-		i += 2;
+	if (getenv("PMUOS_CARD") && *getenv("PMUOS_CARD"))
+		card_name = getenv("PMUOS_CARD");
+	for (int i = 0; i < 3; i++)
+		longs[i] = (struct option){ global_opts[i].name, global_opts[i].arg ? required_argument : no_argument,
+					    NULL, global_opts[i].key };
+	longs[3] = (struct option){ 0 };
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "+:h", longs, NULL)) != -1) {
+		switch (o) {
+		case OPT_CARD: card_name = optarg; break;
+		case OPT_VERSION: printf("pmuctl %s\n", PMUOS_VERSION); return 0;
+		case 'h': cli_help_all(stdout, commands, global_opts); return 0;
+		default:
+			fprintf(stderr, "pmuctl: %s '%s' (pmuctl --help lists the options)\n",
+				o == ':' || optopt == OPT_CARD ? "this option needs an argument:" : "unknown option",
+				argv[optind - 1]);
+			return 2;
+		}
 	}
-	if (i >= argc)
-		return usage();
-	const char *cmd = argv[i];
-	if (strcmp(cmd, "events") == 0)
-		return cmd_events(i + 1 < argc ? argv[i + 1] : NULL);
-	if (strcmp(cmd, "report") == 0)
-		return cmd_report(argc - i, argv + i);
-	if (strcmp(cmd, "stat") == 0 && stat_lists_metrics(argc - i, argv + i)) {
-		metrics_list(stdout);
-		return 0;
+	if (optind >= argc) {
+		cli_help_all(stderr, commands, global_opts);
+		return 2;
 	}
-	if (strcmp(cmd, "boot") == 0)
-		return cmd_boot(card_name, argc - i, argv + i);
-	if (strcmp(cmd, "reset") == 0 && i + 1 < argc && strcmp(argv[i + 1], "--warm") == 0 &&
-	    card_has_registers(card_name))
-		return cmd_card_reset(card_name);
-	if (strcmp(cmd, "info") && strcmp(cmd, "stat") && strcmp(cmd, "run") && strcmp(cmd, "record") &&
-	    strcmp(cmd, "ping") && strcmp(cmd, "reset") && strcmp(cmd, "console")) {
-		fprintf(stderr, "pmuctl: unknown command '%s'\n", cmd);
-		return usage();
-	}
-	struct card c;
-	if (card_open(&c, card_name) != 0)
-		return 1;
-	int r = !strcmp(cmd, "info")   ? cmd_info(&c)
-		: !strcmp(cmd, "ping")   ? cmd_ping(&c, i + 1 < argc ? argv[i + 1] : NULL, i + 2 < argc ? argv[i + 2] : NULL)
-		: !strcmp(cmd, "stat")   ? cmd_stat(&c, argc - i, argv + i)
-		: !strcmp(cmd, "record") ? cmd_record(&c, argc - i, argv + i)
-		: !strcmp(cmd, "reset")  ? cmd_reset(&c, argc - i, argv + i)
-		: !strcmp(cmd, "console") ? cmd_console(&c)
-					 : cmd_run(&c, argc - i, argv + i);
-	card_close(&c);
-	return r;
+	for (const struct cli_cmd *cmd = commands; cmd->name; cmd++)
+		if (!strcmp(cmd->name, argv[optind]))
+			return cli_run(cmd, argc - optind, argv + optind);
+	fprintf(stderr, "pmuctl: unknown command '%s' (pmuctl --help lists the commands)\n", argv[optind]);
+	return 2;
 }

@@ -1,32 +1,14 @@
-/* pmuctl's commands (one file per group) and what they share (host/pmuctl.c). */
+/* pmuctl's commands (one file per group), for the command table in host/pmuctl.c. */
 #ifndef HOST_PMUCTL_H
 #define HOST_PMUCTL_H
 
 #include <stdint.h>
-#include "host/mbox.h"
-#include "lib/cpuset.h"
+#include "host/cli.h"
 
-#define CALL_MS 5000  /* how long pmuctl waits for an answer, ms */
-#define MAX_EVENTS 8  /* stat: more than the 2 counters are time-sliced (multiplexed) */
+#define MAX_EVENTS MBOX_MUX_MAX  /* stat: more than the 2 counters are time-sliced (multiplexed) */
 #define PING_DEFAULT 100
 #define PING_MAX 1000000 /* round trips: 8 MB of times */
 #define PING_GAP_MAX 1000 /* ms between two round trips */
-
-extern const char *card_name;       /* --card NAME|PATH */
-extern struct mbox_response resp;   /* the last answer (96 KiB: not on the stack) */
-
-/* pmuctl.c: the usage text on stderr; returns 2, the exit status for bad arguments. */
-int usage(void);
-
-/* pmuctl.c: "pmuctl: WHAT: <the status named>" on stderr, then exit(1). */
-void die_status(const struct card *c, const char *what, int st) __attribute__((noreturn));
-
-/* pmuctl.c: card_call with pmuctl's timeout (CALL_MS) and an optional CPU set. */
-int call(struct card *c, uint16_t op, const struct cpuset *set, const void *p, uint32_t len,
-	 struct mbox_response *r);
-
-/* pmuctl.c: -C CPUS ("1-3,8") against the card's CPUs; exits with status 2 naming the bad part. */
-void parse_cpus(struct card *c, const char *s, struct cpuset *set);
 
 /* events.c: libpfm4 with the knc PMU; exits if it cannot. */
 void pfm_setup(void);
@@ -40,17 +22,24 @@ extern void (*while_running)(struct card *c, const struct cpuset *set);
 /* run.c: uploads argv[0] and runs it with its arguments on `set`; returns its exit status. */
 int run_program(struct card *c, const struct cpuset *set, int argc, char **argv);
 
-/* The commands: each returns pmuctl's exit status. */
-int cmd_events(const char *pattern);
-int cmd_info(struct card *c);
-int cmd_ping(struct card *c, const char *n, const char *gap_ms);
+/* The commands, as struct cli_cmd's run (host/cli.h): each returns pmuctl's exit status. */
+int cmd_events(struct card *c, int argc, char **argv);
+int cmd_info(struct card *c, int argc, char **argv);
+int cmd_ping(struct card *c, int argc, char **argv);
 int cmd_reset(struct card *c, int argc, char **argv);
 int cmd_run(struct card *c, int argc, char **argv);
-int cmd_console(struct card *c);
+int cmd_console(struct card *c, int argc, char **argv);
 int cmd_stat(struct card *c, int argc, char **argv);
+int cmd_record(struct card *c, int argc, char **argv);
+int cmd_report(struct card *c, int argc, char **argv);
 /* stat.c: whether the arguments (from "stat" on) are just "stat -M list", which needs no card. */
 int stat_lists_metrics(int argc, char **argv);
-int cmd_record(struct card *c, int argc, char **argv);
-int cmd_report(int argc, char **argv);
+/* info.c: whether reset's arguments ask for a warm reset of a card with registers (host/boot.c's, no mailbox). */
+int reset_without_mailbox(int argc, char **argv);
+
+/* Each command's options (the command table's), in the command's file. */
+extern const struct cli_opt events_opts[], stat_opts[], record_opts[], report_opts[], run_opts[], reset_opts[];
+/* stat's paragraph for help and the man page. */
+extern const char stat_more[];
 
 #endif

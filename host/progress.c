@@ -1,20 +1,13 @@
 /* pmuctl's progress line; see host/progress.h. */
 #define _GNU_SOURCE
 #include "host/progress.h"
+#include "host/clock.h"
 
 #include <stdarg.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 
 static int progress_shown;
-
-double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 void progress(const char *fmt, ...)
 {

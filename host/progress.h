@@ -2,8 +2,7 @@
 #ifndef HOST_PROGRESS_H
 #define HOST_PROGRESS_H
 
-/* Seconds on the monotonic clock. */
-double now_s(void);
+#include "host/clock.h" /* now_s(), which its callers time with */
 
 /* Replaces the progress line with printf-style text, at most 4 times a second; nothing if stderr is not a terminal. */
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

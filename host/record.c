@@ -26,35 +26,69 @@ static void drain_samples(struct card *c, const struct cpuset *set)
 	snprintf(progress_note, sizeof(progress_note), "%llu samples", (unsigned long long)rec_samples);
 }
 
+#define FREQ_DEFAULT 4000 /* perf record's default: -F 4000 */
+
+const struct cli_opt record_opts[] = {
+	{ "event", 'e', "EV", "the event that samples (default cycles), as stat -e" },
+	{ "count", 'c', "PERIOD", "a sample every PERIOD events", 1, 1ULL << 40 },
+	{ "freq", 'F', "FREQ", "about FREQ samples a second (default 4000): a fixed period of the card's TSC rate / FREQ "
+			       "events (right for cycles; the card adapts no period)", 1, 100000 },
+	{ "cpu", 'C', "CPUS", "the card CPUs the program runs on (default 1)" },
+	{ "output", 'o', "FILE", "the recording (default pmuos.data)" },
+	{ "call-graph", 'g', NULL, "each sample with its call chain: up to 16 return addresses, by frame pointers "
+				   "(pmuos-cc keeps them)" },
+	{ 0 },
+};
+
+/*
+ * The card's PMI throttle (its limit of PMIs a second a thread, `pmu limit`
+ * on the console) holds the counters back: events then go uncounted and
+ * unsampled. Says so, with the CPUs, from the card's read.
+ */
+static void report_throttled(struct card *c, const struct cpuset *set, uint64_t period)
+{
+	char cpus[256] = "";
+	size_t n = 0;
+
+	if (call(c, MBOX_OP_PMU_READ, set, NULL, 0, &resp) != MBOX_OK)
+		return;
+	const struct mbox_pmu_count *r = (const struct mbox_pmu_count *)resp.payload;
+	for (size_t k = 0; k < resp.len / sizeof(*r) && n < sizeof(cpus) - 12; k++)
+		if (r[k].slot == 0 && (r[k].flags & MBOX_COUNT_THROTTLED))
+			n += snprintf(cpus + n, sizeof(cpus) - n, "%s%u", n ? "," : "", r[k].cpu);
+	if (n)
+		fprintf(stderr, "[ pmuctl record: throttled on CPU %s: a sample every %llu events came faster than the "
+			"card's PMI limit allows, and the counters were held back meanwhile (events neither counted nor "
+			"sampled); give a larger -c or a lower -F ]\n", cpus, (unsigned long long)period);
+}
+
 int cmd_record(struct card *c, int argc, char **argv)
 {
-	const char *ev = NULL, *cpus = "1", *file = "pmuos.data";
-	uint64_t period = 0;
+	const char *ev = "cycles", *cpus = "1", *file = "pmuos.data";
+	uint64_t period = 0, freq = 0;
 	uint32_t frames = 0;
 	struct cpuset set;
-	char *end;
 	int o;
 
-	optind = 1;
-	while ((o = getopt(argc, argv, "+e:c:C:o:g")) != -1) {
+	while ((o = cli_next(argc, argv)) != -1) {
 		switch (o) {
 		case 'g': frames = PMU_CALLCHAIN_MAX; break;
 		case 'e': ev = optarg; break;
-		case 'c':
-			period = strtoull(optarg, &end, 0);
-			if (*end || optarg[0] == '-')
-				period = 0; /* refused below */
-			break;
+		case 'c': period = cli_num; break;
+		case 'F': freq = cli_num; break;
 		case 'C': cpus = optarg; break;
 		case 'o': file = optarg; break;
-		default: return usage();
 		}
 	}
-	if (!ev || optind >= argc)
+	if (optind >= argc)
 		return usage();
-	if (period == 0) { /* the card's range (1 to 2^40) is the card's to check */
-		fprintf(stderr, "pmuctl: -c PERIOD must be a number of events, 1 to 2^40\n");
+	if (period && freq) {
+		fprintf(stderr, "pmuctl: record: -c PERIOD and -F FREQ: give one\n");
 		return 2;
+	}
+	if (!period) {
+		period = (c->seen.tsc_hz ? c->seen.tsc_hz : 1000000000) / (freq ? freq : FREQ_DEFAULT);
+		period = period ? period : 1;
 	}
 	pfm_setup();
 	uint32_t sel = encode(ev);
@@ -111,6 +145,7 @@ int cmd_record(struct card *c, int argc, char **argv)
 	fclose(rec_out);
 	fprintf(stderr, "[ pmuctl record: %llu samples, %llu lost, written to %s in %.3f s of wall time ]\n",
 		(unsigned long long)h.nsamples, (unsigned long long)h.lost, file, wall);
+	report_throttled(c, &set, period);
 	return status;
 }
 
@@ -120,7 +155,8 @@ FILE *rec_open(const char *file, struct rec_header *h)
 
 	memset(h, 0, sizeof(*h));
 	if (!f) {
-		fprintf(stderr, "pmuctl: %s: %s\n", file, strerror(errno));
+		fprintf(stderr, "pmuctl: cannot open %s: %s%s\n", file, strerror(errno),
+			errno == ENOENT ? " (pmuctl record writes it; -i FILE names another)" : "");
 		return NULL;
 	}
 	if (fread(h, REC_HEADER_V1, 1, f) != 1 || memcmp(h->magic, REC_MAGIC, 8)) {

@@ -1,7 +1,7 @@
 /* `pmuctl stat`'s named regions; see host/regions.h. */
 #include "host/regions.h"
 
-#include <math.h>
+#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,12 +81,40 @@ static const char *count_text(const struct metric_count *mc, char buf[32])
 	return buf;
 }
 
+/* --json: one object per region, {"region", "calls", "events" : {EVENT : "VALUE"}, "metrics" : [...]}. */
+static void print_region_json(const struct stat_format *f, const struct region_total *r, const struct metric_count *mc,
+			      int n, const char *const *names, int nev, const char *why,
+			      const struct metric_group *const *g, int ng)
+{
+	struct json_object *o = json_object_new_object(), *events = json_object_new_object();
+	struct json_object *metrics = json_object_new_array();
+	char val[40];
+
+	json_add_str(o, "region", r->name);
+	json_object_object_add(o, "calls", json_object_new_int64((int64_t)r->calls));
+	for (int e = 0; e < (why ? nev : n); e++)
+		json_add_str(events, why ? names[e] : mc[e].name, count_text(why ? NULL : &mc[e], val));
+	json_object_object_add(o, "events", events);
+	for (int i = 0; i < ng && !why; i++)
+		for_each_metric(m, g[i]) {
+			struct json_object *mo = json_object_new_object();
+			char unit[96];
+			metric_text(m, mc, n, f->tsc_hz, val, sizeof(val));
+			snprintf(unit, sizeof(unit), "%s %s", m->unit, m->name);
+			json_add_str(mo, "metric-value", val);
+			json_add_str(mo, "metric-unit", unit);
+			json_add_str(mo, "metric-group", g[i]->name);
+			json_object_array_add(metrics, mo);
+		}
+	json_object_object_add(o, "metrics", metrics);
+	stat_json_end(f, o);
+}
+
 /*
  * -x: "NAME SEP VALUE SEP SEP EVENT" per event (a calls line first), a metric
  * "NAME SEP x5 VALUE SEP UNIT NAME": the region's name where perf's lines
- * have a count or nothing, so they are told apart from the run's. --json: one
- * object per region, {"region", "calls", "events" : {EVENT : "VALUE"},
- * "metrics" : [perf's metric objects]}, without perf's "event" key.
+ * have a count or nothing, so they are told apart from the run's. --json
+ * (print_region_json) has no "event" key, perf's objects have one.
  */
 static void print_region(const struct stat_format *f, const struct region_total *r, const struct metric_count *mc,
 			 int n, const char *const *names, int nev, const char *why, const struct metric_group *const *g,
@@ -95,44 +123,31 @@ static void print_region(const struct stat_format *f, const struct region_total 
 	char val[40];
 
 	if (f->json) {
-		fprintf(f->out, "{\"region\" : \"%s\", \"calls\" : %llu, \"events\" : {", r->name,
-			(unsigned long long)r->calls);
-		for (int e = 0; e < (why ? nev : n); e++) {
-			fprintf(f->out, "%s\"%s\" : \"%s\"", e ? ", " : "", why ? names[e] : mc[e].name,
-				count_text(why ? NULL : &mc[e], val));
-		}
-		fprintf(f->out, "}, \"metrics\" : [");
-	} else {
-		fprintf(f->out, "%s%s%llu%s%scalls\n", r->name, f->sep, (unsigned long long)r->calls, f->sep, f->sep);
-		for (int e = 0; e < (why ? nev : n); e++) {
-			fprintf(f->out, "%s%s%s%s%s%s\n", r->name, f->sep, count_text(why ? NULL : &mc[e], val), f->sep, f->sep,
-				why ? names[e] : mc[e].name);
-		}
+		print_region_json(f, r, mc, n, names, nev, why, g, ng);
+		return;
 	}
-	int k = 0;
+	fprintf(f->out, "%s%s%llu%s%scalls\n", r->name, f->sep, (unsigned long long)r->calls, f->sep, f->sep);
+	for (int e = 0; e < (why ? nev : n); e++)
+		fprintf(f->out, "%s%s%s%s%s%s\n", r->name, f->sep, count_text(why ? NULL : &mc[e], val), f->sep, f->sep,
+			why ? names[e] : mc[e].name);
 	for (int i = 0; i < ng && !why; i++)
 		for_each_metric(m, g[i]) {
-			double v;
-			if (metric_value(m, mc, n, f->tsc_hz, &v) == 0)
-				snprintf(val, sizeof(val), fabs(v) >= 1e6 ? "%.0f" : "%.6g", v);
-			else
-				snprintf(val, sizeof(val), "n/a");
-			if (f->json)
-				fprintf(f->out, "%s{\"metric-value\" : \"%s\", \"metric-unit\" : \"%s %s\", \"metric-group\" : "
-					"\"%s\"}", k++ ? ", " : "", val, m->unit, m->name, g[i]->name);
-			else
-				fprintf(f->out, "%s%s%s%s%s%s%s%s%s %s\n", r->name, f->sep, f->sep, f->sep, f->sep, f->sep,
-					val, f->sep, m->unit, m->name);
+			metric_text(m, mc, n, f->tsc_hz, val, sizeof(val));
+			fprintf(f->out, "%s%s%s%s%s%s%s%s%s %s\n", r->name, f->sep, f->sep, f->sep, f->sep, f->sep, val,
+				f->sep, m->unit, m->name);
 		}
-	if (f->json)
-		fprintf(f->out, "]}\n");
 }
 
 void regions_print(const struct stat_format *f, const char *const *names, int nev, const int on[2],
 		   const char *why, const struct metric_group *const *g, int ng)
 {
+	uint64_t runs = f->runs > 1 ? (uint64_t)f->runs : 1;
+
 	for (int k = 0; k < nregions; k++) {
-		const struct region_total *r = &regions[k];
+		struct region_total mean = regions[k], *r = &mean; /* -r N: a run's mean, as stat's counts */
+		r->calls = (r->calls + runs / 2) / runs;
+		for (int i = 0; i < 2; i++)
+			r->count[i] = (r->count[i] + runs / 2) / runs;
 		struct metric_count mc[2];
 		int n = 0;
 		for (int i = 0; i < 2 && !why; i++)
@@ -142,8 +157,9 @@ void regions_print(const struct stat_format *f, const char *const *names, int ne
 			print_region(f, r, mc, n, names, nev, why, g, ng);
 			continue;
 		}
-		fprintf(f->table, "\n Region '%s': %llu call%s%s\n\n", r->name, (unsigned long long)r->calls,
-			r->calls == 1 ? "" : "s", r->open ? " (one still open at exit)" : "");
+		fprintf(f->table, "\n Region '%s': %llu call%s%s%s\n\n", r->name, (unsigned long long)r->calls,
+			r->calls == 1 ? "" : "s", runs > 1 ? ", a run's mean" : "",
+			r->open ? " (one still open at exit)" : "");
 		for (int e = 0; e < (why ? nev : n); e++) {
 			char digits[40];
 			if (why || !mc[e].ok)

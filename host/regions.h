@@ -41,6 +41,8 @@ int regions_take_line(const char *line, size_t len);
  * events; on[i] the event on counter i (-1: none) for the whole run, or
  * `why` says why the counters' deltas mean no event (then the regions are
  * listed with that reason instead of counts). g[0..ng) the -M groups.
+ * With f->runs > 1 (stat -r) the totals of every run are divided by the
+ * runs (rounded): a run's mean, as stat's counts.
  */
 void regions_print(const struct stat_format *f, const char *const *names, int nev, const int on[2],
 		   const char *why, const struct metric_group *const *g, int ng);

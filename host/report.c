@@ -303,37 +303,44 @@ static int report_svg(const char *path, const struct rec_header *h, const struct
 	return rc || !n;
 }
 
-int cmd_report(int argc, char **argv)
+enum { OPT_FOLDED = 256, OPT_TO_PERF, OPT_SYMFS, OPT_KALLSYMS, OPT_SORT, OPT_SVG };
+
+const struct cli_opt report_opts[] = {
+	{ "input", 'i', "FILE", "the recording (default pmuos.data)" },
+	{ "folded", OPT_FOLDED, NULL, "program;outermost;...;function count stacks, for flame-graph tools" },
+	{ "to-perf", OPT_TO_PERF, "PERF.DATA", "write the recording as perf.data (perf report -i, perf script -i, hotspot)" },
+	{ "symfs", OPT_SYMFS, "DIR", "look for the recorded program under DIR, as perf's --symfs" },
+	{ "kallsyms", OPT_KALLSYMS, "MAP", "kernel symbols from MAP (default: the System.map beside pmuctl)" },
+	{ "sort", OPT_SORT, "KEYS", "sym, srcline (file.c:LINE from the program's DWARF) or sym,srcline" },
+	{ "svg", OPT_SVG, "FILE", "write a flame graph of the stacks to FILE (SVG, flamegraph.pl's layout, click to zoom)" },
+	{ 0 },
+};
+
+int cmd_report(struct card *c, int argc, char **argv)
 {
-	static const struct option longs[] = { { "folded", no_argument, NULL, 'f' },
-					       { "to-perf", required_argument, NULL, 'p' },
-					       { "symfs", required_argument, NULL, 's' },
-					       { "kallsyms", required_argument, NULL, 'k' },
-					       { "sort", required_argument, NULL, 'o' },
-					       { "svg", required_argument, NULL, 'g' }, { 0 } };
 	const char *file = "pmuos.data", *to_perf = NULL, *svg = NULL, *symfs = NULL, *kallsyms = NULL, *sort = "sym";
 	char path[8192], map[4096];
 	int folded = 0, o;
 
-	optind = 1;
-	while ((o = getopt_long(argc, argv, "i:", longs, NULL)) != -1) {
+	(void)c;
+	while ((o = cli_next(argc, argv)) != -1) {
 		if (o == 'i')
 			file = optarg;
-		else if (o == 'f')
+		else if (o == OPT_FOLDED)
 			folded = 1;
-		else if (o == 'p')
+		else if (o == OPT_TO_PERF)
 			to_perf = optarg;
-		else if (o == 's')
+		else if (o == OPT_SYMFS)
 			symfs = optarg;
-		else if (o == 'k')
+		else if (o == OPT_KALLSYMS)
 			kallsyms = optarg;
-		else if (o == 'o')
+		else if (o == OPT_SORT)
 			sort = optarg;
-		else if (o == 'g')
+		else if (o == OPT_SVG)
 			svg = optarg, folded = 1;
-		else
-			return usage();
 	}
+	if (optind < argc)
+		return usage();
 	if (to_perf)
 		return perf_convert(file, to_perf);
 	int lines = !strcmp(sort, "srcline") || !strcmp(sort, "sym,srcline");

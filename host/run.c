@@ -1,5 +1,6 @@
 /* pmuctl run and console: programs and shell lines on the card. */
 #define _GNU_SOURCE
+#include <editline/readline.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -56,8 +57,8 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 	for (int i = 0; i < argc; i++) {
 		const char *a = i == 0 ? (strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0]) : argv[i];
 		size_t n = strlen(a) + 1;
-		if (argc > 16 || off + n > sizeof(run.args)) {
-			fprintf(stderr, "pmuctl: too many or too long arguments (16 and %zu bytes at most)\n",
+		if (argc > MBOX_RUN_ARGS || off + n > sizeof(run.args)) {
+			fprintf(stderr, "pmuctl: too many or too long arguments (%d and %zu bytes at most)\n", MBOX_RUN_ARGS,
 				sizeof(run.args));
 			exit(2);
 		}
@@ -65,6 +66,15 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 		off += n;
 	}
 	run.argc = argc;
+	/*
+	 * The program must not outlive us: a signal ends it on the card (and stat
+	 * still prints). Caught from before the upload: one that comes while the
+	 * card starts it ends it as soon as it has a launch ID.
+	 */
+	static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
+		sigaction(stop_signals[i], &sa, NULL);
 	uint64_t from = c->hdr->console_head;
 	int st = card_hold(c); /* the upload area is the lock holder's */
 	if (st != 0)
@@ -78,11 +88,6 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 	}
 	uint32_t launch;
 	memcpy(&launch, resp.payload, sizeof(launch));
-	/* The program must not outlive us: a signal ends it on the card (and stat still prints). */
-	static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-	struct sigaction sa = { .sa_handler = on_stop_signal };
-	for (size_t i = 0; i < sizeof(stop_signals) / sizeof(stop_signals[0]); i++)
-		sigaction(stop_signals[i], &sa, NULL);
 	int status, killed = 0;
 	double t0 = now_s();
 	for (;;) {
@@ -111,26 +116,26 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 	return stop_signal ? 128 + stop_signal : status;
 }
 
+const struct cli_opt run_opts[] = {
+	{ "cpu", 'C', "CPUS", "the card CPUs it runs on, an instance each (default 1)" },
+	{ 0 },
+};
+
 int cmd_run(struct card *c, int argc, char **argv)
 {
 	struct cpuset set;
 	const char *cpus = "1";
-	int o;
 
-	optind = 1;
-	while ((o = getopt(argc, argv, "+C:")) != -1) {
-		if (o != 'C')
-			return usage();
+	while (cli_next(argc, argv) != -1)
 		cpus = optarg;
-	}
 	if (optind >= argc)
 		return usage();
 	parse_cpus(c, cpus, &set);
 	return run_program(c, &set, argc - optind, argv + optind);
 }
 
-/* The card's shell takes a NUL-terminated line of fewer than MBOX_REQ_PAYLOAD (256) bytes. */
-#define SHELL_LINE_MAX (MBOX_REQ_PAYLOAD - 1)
+/* Characters of a line the card's shell takes (the capacity less its NUL). */
+#define SHELL_LINE_MAX (MBOX_SHELL_LINE_CAP - 1)
 
 /*
  * Reads one line of `in`, up to its '\n', into buf (max + 1 bytes, NUL-
@@ -159,18 +164,39 @@ static long read_line(FILE *in, char *buf, size_t max, int *nul)
 	return n;
 }
 
-int cmd_console(struct card *c)
+/*
+ * A line typed at a terminal, through libedit's readline(3): cursor keys
+ * edit and recall the history (a raw escape sequence never reaches the
+ * card). As read_line; -1 at the end of input (Ctrl-D).
+ */
+static long edit_line(char *buf, size_t max, int *nul)
+{
+	char prompt[96];
+
+	snprintf(prompt, sizeof(prompt), "pmuos(%s)> ", card_name);
+	char *l = readline(prompt);
+	if (!l)
+		return -1;
+	size_t n = strlen(l);
+	*nul = 0;
+	snprintf(buf, max + 1, "%s", l);
+	if (n)
+		add_history(l);
+	free(l);
+	return n;
+}
+
+int cmd_console(struct card *c, int argc, char **argv)
 {
 	char line[SHELL_LINE_MAX + 1];
 	int tty = isatty(0), refused = 0, nul;
 	long n;
 
+	(void)argv;
+	if (argc > 1)
+		return usage();
 	for (;;) {
-		if (tty) {
-			printf("pmuos(%s)> ", card_name);
-			fflush(stdout);
-		}
-		if ((n = read_line(stdin, line, SHELL_LINE_MAX, &nul)) < 0)
+		if ((n = tty ? edit_line(line, SHELL_LINE_MAX, &nul) : read_line(stdin, line, SHELL_LINE_MAX, &nul)) < 0)
 			return refused;
 		if (n > SHELL_LINE_MAX || nul) {
 			/* Nothing of it runs: a piece of a line could be another command. */

@@ -1,6 +1,7 @@
 /* pmuctl stat: counting, multiplexed when there are more events than counters. */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,9 @@ static struct {
 	const struct metric_group *groups[METRIC_NGROUPS]; /* -M, each once: their events are among names */
 	uint32_t sel[MAX_EVENTS];
 	struct stat_count now[MAX_EVENTS][CPUSET_MAX], then[MAX_EVENTS][CPUSET_MAX];
+	struct stat_count runs_sum[MAX_EVENTS][CPUSET_MAX]; /* -r: every run's counts added */
+	double mean[MAX_EVENTS + 1], m2[MAX_EVENTS + 1];    /* -r: Welford's running mean and squares; the last: seconds */
+	double noise[MAX_EVENTS];
 	struct stat_format fmt;
 	const struct cpuset *set;
 	int interval_ms;
@@ -51,7 +55,7 @@ static void stat_read(struct card *c, const struct cpuset *set)
 		die_status(c, "read", rc);
 	const struct mbox_pmu_count *r = (const struct mbox_pmu_count *)resp.payload;
 	for (size_t k = 0; k < resp.len / sizeof(*r); k++) {
-		uint32_t ev = r[k].counter; /* the event's place in the list */
+		uint32_t ev = r[k].slot; /* the event's place in the list */
 		if (!(r[k].flags & MBOX_COUNT_MUX) || ev >= (uint32_t)st.nev || r[k].cpu >= CPUSET_MAX)
 			continue;
 		st.now[ev][r[k].cpu] = (struct stat_count){ r[k].value, r[k].enabled, r[k].running };
@@ -66,14 +70,19 @@ static void stat_print_all(struct stat_count (*then)[CPUSET_MAX], double t)
 	uint64_t counts[MAX_EVENTS];
 
 	for (int e = 0; e < st.nev; e++) {
-		stat_print(&st.fmt, st.names[e], st.counted[e], st.set, st.now[e], then ? then[e] : NULL, t);
+		st.fmt.noise = st.noise[e];
+		if (!st.fmt.metric_only)
+			stat_print(&st.fmt, st.names[e], st.counted[e], st.set, st.now[e], then ? then[e] : NULL, t);
 		struct stat_count sum = stat_sum(st.set, st.now[e], then ? then[e] : NULL);
 		mc[e] = (struct metric_count){ st.names[e], stat_total(&sum), st.counted[e] && sum.running };
 		counts[e] = mc[e].value;
 	}
 	if (st.plot && t >= 0)
 		plot_add(t, counts, st.nev);
-	metrics_print(&st.fmt, st.groups, st.ngroups, mc, st.nev, t);
+	if (st.fmt.metric_only)
+		metrics_print_columns(&st.fmt, st.groups, st.ngroups, mc, st.nev, t);
+	else
+		metrics_print(&st.fmt, st.groups, st.ngroups, mc, st.nev, t);
 }
 
 /* -M GROUP[,GROUP]: the groups, and their events added to -e's; exits with status 2 naming what was wrong. */
@@ -147,54 +156,167 @@ static void stat_tick(struct card *c, const struct cpuset *set)
 	memcpy(st.then, st.now, sizeof(st.then));
 	stat_read(c, set);
 	progress_clear();
-	if (st.last_print == 0)
+	if (st.last_print == 0) {
 		stat_print_interval_head(&st.fmt);
+		if (st.fmt.metric_only)
+			metrics_print_columns_head(&st.fmt, st.groups, st.ngroups);
+	}
 	stat_print_all(st.then, now - st.start);
 	st.last_print = now;
 	while (st.next_print <= now)
 		st.next_print += st.interval_ms / 1000.0;
 }
 
+/* -r: run k's totals into the running mean and squares (Welford), its counts into runs_sum. */
+static void stat_add_run(int k, double seconds)
+{
+	for (int e = 0; e <= st.nev; e++) {
+		double x = seconds;
+		if (e < st.nev) {
+			struct stat_count sum = stat_sum(st.set, st.now[e], NULL);
+			x = stat_total(&sum);
+			for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++) {
+				st.runs_sum[e][cpu].value += st.now[e][cpu].value;
+				st.runs_sum[e][cpu].enabled += st.now[e][cpu].enabled;
+				st.runs_sum[e][cpu].running += st.now[e][cpu].running;
+			}
+		}
+		double d = x - st.mean[e];
+		st.mean[e] += d / k;
+		st.m2[e] += d * (x - st.mean[e]);
+	}
+}
+
+/* perf's noise over n runs of event e: 100 * the standard deviation of the mean / the mean. */
+static double stat_noise(int e, int n)
+{
+	return st.mean[e] ? 100 * sqrt(st.m2[e] / (n - 1) / n) / st.mean[e] : 0;
+}
+
+/* -r n: the mean counts in st.now and each event's noise. */
+static void stat_mean_of_runs(int n)
+{
+	for (int e = 0; e < st.nev; e++) {
+		for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++)
+			st.now[e][cpu] = (struct stat_count){ st.runs_sum[e][cpu].value / n, st.runs_sum[e][cpu].enabled / n,
+							      st.runs_sum[e][cpu].running / n };
+		st.noise[e] = stat_noise(e, n);
+	}
+}
+
+/*
+ * A run too short for every event to take a turn (a multiplexing slice on
+ * a counter) leaves events that never had a counter: perf prints them <not counted> without a word; say why.
+ */
+static void warn_short_run(int mux_ms)
+{
+	uint64_t enabled = 0;
+	int never = 0;
+
+	for (int e = 0; e < st.nev; e++) {
+		struct stat_count sum = stat_sum(st.set, st.now[e], NULL);
+		never |= st.counted[e] && !sum.running;
+		for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++)
+			if (cpuset_has(st.set, cpu) && st.now[e][cpu].enabled > enabled)
+				enabled = st.now[e][cpu].enabled; /* the longest CPU's counting time */
+	}
+	if (never && st.nev > KNC_NUM_COUNTERS)
+		fprintf(stderr, "pmuctl: warning: the run counted for %.3f ms, too short for %d events to each have a "
+			"turn on the %d counters in %d ms multiplexing slices: events that never had one show "
+			"<not counted>%s; give a longer run%s\n",
+			enabled * 1e3 / st.fmt.tsc_hz, st.nev, KNC_NUM_COUNTERS, mux_ms,
+			st.ngroups ? " and the metrics over them n/a" : "",
+			mux_ms > 1 ? " or a shorter --mux-interval (1 ms at least)" : "");
+}
+
+/* One run of the program with the counters cleared and started; its counts in st.now. Its exit status. */
+static int stat_run_once(struct card *c, const struct cpuset *set, char **prog, int nprog, double *seconds)
+{
+	int rc = call(c, MBOX_OP_PMU_CLEAR, set, NULL, 0, &resp);
+	if (rc == MBOX_OK)
+		rc = call(c, MBOX_OP_PMU_START, set, NULL, 0, &resp);
+	if (rc != MBOX_OK)
+		die_status(c, "start", rc);
+	st.start = now_s();
+	st.next_print = st.start + st.interval_ms / 1000.0;
+	st.last_print = 0;
+	if (st.interval_ms)
+		while_running = stat_tick;
+	output_line_hook = regions_take_line;
+	int status = run_program(c, set, nprog, prog);
+	while_running = NULL;
+	output_line_hook = NULL;
+	if ((rc = call(c, MBOX_OP_PMU_STOP, set, NULL, 0, &resp)) != MBOX_OK)
+		die_status(c, "stop", rc);
+	*seconds = now_s() - st.start;
+	if (st.interval_ms) { /* the last, partial interval */
+		st.next_print = 0;
+		stat_tick(c, set);
+	} else
+		stat_read(c, set);
+	return status;
+}
+
+enum { OPT_SPFLT = 256, OPT_JSON, OPT_MUX, OPT_METRIC_ONLY, OPT_PLOT };
+
+const struct cli_opt stat_opts[] = {
+	{ "event", 'e', "EV[,EV...]", "up to 8 events: libpfm4 knc names with :u/:k..., perf's cycles, instructions, "
+				      "branches, branch-misses, cache-references, cache-misses, or raw rUUEE (pmuctl events)" },
+	{ "metrics", 'M', "GROUP[,GROUP...]", "count the events of metric groups, then print their metrics; -M list: the groups" },
+	{ "cpu", 'C', "CPUS", "the card CPUs the program runs on, e.g. 1-3,8 (default 1)" },
+	{ "spflt", OPT_SPFLT, NULL, "the program's SPFLT instructions gate the counters (at most 2 events)" },
+	{ "interval-print", 'I', "MS", "the counts of every MS milliseconds instead of the total", 10, 3600000 },
+	{ "mux-interval", OPT_MUX, "MS", "the multiplexing slice in milliseconds (default 4)", 1, 1000 },
+	{ "field-separator", 'x', "SEP", "perf's CSV layout on stdout: value, unit, event, run time, running %" },
+	{ "json", OPT_JSON, NULL, "perf's JSON layout on stdout, one object per event and CPU" },
+	{ "repeat", 'r', "N", "run the program N times: the mean counts, each with perf's +- spread", 1, 1000 },
+	{ "per-cpu", 'A', NULL, "a count per CPU instead of their sum (table and -x)" },
+	{ "metric-only", OPT_METRIC_ONLY, NULL, "with -M: only the metrics, in columns" },
+	{ "plot", OPT_PLOT, "FILE", "with -I: each event's count per interval as a line chart, an SVG drawn by gnuplot" },
+	{ 0 },
+};
+
+const char stat_more[] =
+	"The table goes to stderr, as perf stat's does; -x and --json print on stdout. An event the backend does "
+	"not count shows <not supported>. More events than the two counters take turns (multiplexing, cut by each "
+	"card CPU in its own time) and are scaled, with the running percentage shown. A program's named regions "
+	"(pmu_region_begin/end) get a table each after the totals: calls, the events' counts and the -M metrics.";
+
 int cmd_stat(struct card *c, int argc, char **argv)
 {
-	static const struct option longs[] = {
-		{ "spflt", no_argument, NULL, 's' }, { "json", no_argument, NULL, 'j' },
-		{ "mux-interval", required_argument, NULL, 'm' }, { "metrics", required_argument, NULL, 'M' },
-		{ "plot", required_argument, NULL, 'p' }, { 0 },
-	};
 	const char *events = NULL, *metrics = NULL, *cpus = "1";
-	int spflt = 0, mux_ms = 4, o;
+	int spflt = 0, mux_ms = 4, runs = 1, o;
 	struct cpuset set;
-	char *end;
 
+	if (stat_lists_metrics(argc, argv)) {
+		metrics_list(stdout);
+		return 0;
+	}
 	st.fmt.out = stdout;
 	st.fmt.table = stderr;
-	optind = 1;
-	while ((o = getopt_long(argc, argv, "+e:M:C:x:I:", longs, NULL)) != -1) {
+	while ((o = cli_next(argc, argv)) != -1) {
 		switch (o) {
 		case 'e': events = optarg; break;
 		case 'M': metrics = optarg; break;
 		case 'C': cpus = optarg; break;
 		case 'x': st.fmt.sep = optarg; break;
-		case 's': spflt = 1; break;
-		case 'j': st.fmt.json = 1; break;
-		case 'p': st.plot = optarg; break;
-		case 'I':
-			st.interval_ms = strtol(optarg, &end, 10);
-			if (*end || st.interval_ms < 10 || st.interval_ms > 3600000) {
-				fprintf(stderr, "pmuctl: -I %s: the interval is 10 to 3600000 milliseconds\n", optarg);
-				return 2;
-			}
-			break;
-		case 'm':
-			mux_ms = strtol(optarg, &end, 10);
-			if (*end || mux_ms < 1 || mux_ms > 1000) {
-				fprintf(stderr, "pmuctl: --mux-interval %s: the slice is 1 to 1000 milliseconds\n", optarg);
-				return 2;
-			}
-			break;
-		default: return usage();
+		case OPT_SPFLT: spflt = 1; break;
+		case OPT_JSON: st.fmt.json = 1; break;
+		case 'I': st.interval_ms = cli_num; break;
+		case OPT_MUX: mux_ms = cli_num; break;
+		case 'r': runs = cli_num; break;
+		case 'A': st.fmt.per_cpu = 1; break;
+		case OPT_METRIC_ONLY: st.fmt.metric_only = 1; break;
+		case OPT_PLOT: st.plot = optarg; break;
 		}
+	}
+	if (runs > 1 && st.interval_ms) {
+		fprintf(stderr, "pmuctl: -r and -I together: give one (-I prints each interval of one run)\n");
+		return 2;
+	}
+	if (st.fmt.metric_only && !metrics) {
+		fprintf(stderr, "pmuctl: --metric-only prints the metrics of -M GROUP: give -M\n");
+		return 2;
 	}
 	if ((!events && !metrics) || optind >= argc)
 		return usage();
@@ -229,35 +351,39 @@ int cmd_stat(struct card *c, int argc, char **argv)
 			"(and at most one L2 event)\n", KNC_NUM_COUNTERS);
 		return 2;
 	}
-	if (rc == MBOX_OK)
-		rc = call(c, MBOX_OP_PMU_CLEAR, &set, NULL, 0, &resp);
-	if (rc == MBOX_OK)
-		rc = call(c, MBOX_OP_PMU_START, &set, NULL, 0, &resp);
 	if (rc != MBOX_OK)
-		die_status(c, "start", rc);
-	st.start = now_s();
-	st.next_print = st.start + st.interval_ms / 1000.0;
-	if (st.interval_ms)
-		while_running = stat_tick;
-	output_line_hook = regions_take_line;
-	int status = run_program(c, &set, argc - optind, argv + optind);
-	while_running = NULL;
-	output_line_hook = NULL;
-	if ((rc = call(c, MBOX_OP_PMU_STOP, &set, NULL, 0, &resp)) != MBOX_OK)
-		die_status(c, "stop", rc);
-	double elapsed = now_s() - st.start;
-	if (st.interval_ms) { /* the last, partial interval */
-		st.next_print = 0;
-		stat_tick(c, &set);
+		die_status(c, "configure", rc);
+	st.fmt.runs = runs;
+	double seconds, elapsed = 0;
+	int status = 0;
+	for (int k = 1; k <= runs; k++) {
+		status = stat_run_once(c, &set, argv + optind, argc - optind, &seconds);
+		if (runs > 1)
+			stat_add_run(k, seconds);
+		elapsed = seconds;
+		if (status >= 128) { /* a signal ended pmuctl's wait: no more runs */
+			runs = st.fmt.runs = k;
+			break;
+		}
+	}
+	if (st.interval_ms) {
 		stat_print_regions();
 		if (st.plot && plot_write(st.plot, argv[optind], st.names, st.nev))
 			return status ? status : 1;
 		return status;
 	}
-	stat_read(c, &set);
+	if (runs > 1) {
+		stat_mean_of_runs(runs);
+		elapsed = st.mean[st.nev];
+		st.fmt.noise = stat_noise(st.nev, runs);
+	}
+	warn_short_run(mux_ms);
 	stat_print_head(&st.fmt, argv[optind], cpus);
+	if (st.fmt.metric_only)
+		metrics_print_columns_head(&st.fmt, st.groups, st.ngroups);
 	stat_print_all(NULL, -1);
 	stat_print_regions();
+	st.fmt.noise = runs > 1 ? stat_noise(st.nev, runs) : 0;
 	stat_print_tail(&st.fmt, elapsed);
 	return status;
 }

@@ -1,6 +1,8 @@
 /* `pmuctl stat` output; see host/stat_fmt.h. Formats follow perf stat's. */
 #include "host/stat_fmt.h"
 
+#include <json-c/json.h>
+
 double stat_scale(const struct stat_count *c)
 {
 	return c->running ? (double)c->value * c->enabled / c->running : 0;
@@ -57,20 +59,47 @@ void group_digits(uint64_t v, char *out)
 	out[j] = 0;
 }
 
-void stat_interval_text(const struct stat_format *f, double t, char ts[32], char json_t[48])
+void stat_interval_text(const struct stat_format *f, double t, char ts[32])
 {
-	ts[0] = json_t[0] = 0;
-	if (t >= 0) {
+	ts[0] = 0;
+	if (t >= 0)
 		snprintf(ts, 32, f->sep ? "%.9f%s" : "%16.9f ", t, f->sep ? f->sep : "");
-		snprintf(json_t, 48, "\"interval\" : %.9f, ", t);
-	}
 }
 
-/* --json: one object per CPU, perf's keys plus "cpu". */
-static void print_json(const struct stat_format *f, const char *name, int counted, uint32_t cpu,
-		       const struct stat_count *d, const char *json_t)
+void json_add_str(struct json_object *o, const char *key, const char *v)
 {
-	char val[40];
+	json_object_object_add(o, key, json_object_new_string(v));
+}
+
+void json_add_num(struct json_object *o, const char *key, const char *fmt, double v)
+{
+	char text[48];
+
+	snprintf(text, sizeof(text), fmt, v);
+	json_object_object_add(o, key, json_object_new_double_s(v, text));
+}
+
+struct json_object *stat_json_start(double t)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (t >= 0)
+		json_add_num(o, "interval", "%.9f", t);
+	return o;
+}
+
+void stat_json_end(const struct stat_format *f, struct json_object *o)
+{
+	fprintf(f->out, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+}
+
+/* --json: one object per CPU, perf's keys and value types plus "cpu". */
+static void print_json(const struct stat_format *f, const char *name, int counted, uint32_t cpu,
+		       const struct stat_count *d, double t)
+{
+	char val[40], cpu_text[12];
+	struct json_object *o = stat_json_start(t);
 
 	if (!counted)
 		snprintf(val, sizeof(val), "<not supported>");
@@ -78,44 +107,67 @@ static void print_json(const struct stat_format *f, const char *name, int counte
 		snprintf(val, sizeof(val), "<not counted>");
 	else
 		snprintf(val, sizeof(val), "%.6f", stat_scale(d));
-	fprintf(f->out, "{%s\"cpu\" : \"%u\", \"counter-value\" : \"%s\", \"unit\" : \"\", \"event\" : \"%s\", "
-		"\"event-runtime\" : %.0f, \"pcnt-running\" : %.2f}\n", json_t, cpu, val, name,
-		d->running * 1e9 / f->tsc_hz, stat_pcnt(d));
+	snprintf(cpu_text, sizeof(cpu_text), "%u", cpu);
+	json_add_str(o, "cpu", cpu_text);
+	json_add_str(o, "counter-value", val);
+	json_add_str(o, "unit", "");
+	json_add_str(o, "event", name);
+	json_object_object_add(o, "event-runtime", json_object_new_int64((int64_t)(d->running * 1e9 / f->tsc_hz + 0.5)));
+	json_add_num(o, "pcnt-running", "%.2f", stat_pcnt(d));
+	if (f->runs > 1)
+		json_add_num(o, "variance", "%.2f", f->noise);
+	stat_json_end(f, o);
 }
 
-void stat_print(const struct stat_format *f, const char *name, int counted, const struct cpuset *set,
-		const struct stat_count *now, const struct stat_count *then, double t)
+/* One line of the table or of -x: the count of `sum`, CPU `cpu` ("CPU1") or all of them (""). */
+static void print_line(const struct stat_format *f, const char *name, int counted, const struct stat_count *sum,
+		       const char *ts, const char *cpu)
 {
-	char ts[32], json_t[48];
+	double pcnt = stat_pcnt(sum);
+	uint64_t v = stat_total(sum);
+	const char *none = !counted ? "<not supported>" : !sum->running ? "<not counted>" : NULL;
+	char val[40], noise[32] = "";
 
-	stat_interval_text(f, t, ts, json_t);
-	if (f->json) {
-		for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++)
-			if (cpuset_has(set, cpu)) {
-				struct stat_count d = since(now, then, cpu);
-				print_json(f, name, counted, cpu, &d, json_t);
-			}
-		return;
-	}
-	struct stat_count sum = stat_sum(set, now, then);
-	double pcnt = stat_pcnt(&sum);
-	uint64_t v = stat_total(&sum);
-	const char *none = !counted ? "<not supported>" : !sum.running ? "<not counted>" : NULL;
-	char val[40];
-	if (f->sep) { /* perf's -x layout: [time,] value, unit, event, run time, running percentage */
+	if (f->sep) { /* perf's -x layout: [time,][CPU,]value,unit,event,[variance,]run time,running percentage */
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)v);
-		fprintf(f->out, "%s%s%s%s%s%s%.0f%s%.2f\n", ts, none ? none : val, f->sep, f->sep, name, f->sep,
-			sum.running * 1e9 / f->tsc_hz, f->sep, pcnt);
+		if (f->runs > 1)
+			snprintf(noise, sizeof(noise), "%.2f%%%s", f->noise, f->sep);
+		fprintf(f->out, "%s%s%s%s%s%s%s%s%s%.0f%s%.2f\n", ts, cpu, *cpu ? f->sep : "", none ? none : val, f->sep,
+			f->sep, name, f->sep, noise, sum->running * 1e9 / f->tsc_hz, f->sep, pcnt);
 		return;
 	}
 	if (none)
 		snprintf(val, sizeof(val), "%s", none);
 	else
 		group_digits(v, val);
-	if (!none && pcnt < 99.995)
-		fprintf(f->table, "%s%20s      %-32s (%.2f%%)\n", ts, val, name, pcnt);
-	else
-		fprintf(f->table, "%s%20s      %s\n", ts, val, name);
+	if (f->runs > 1)
+		snprintf(noise, sizeof(noise), "  ( +- %5.2f%% )", f->noise);
+	int shared = !none && pcnt < 99.995; /* multiplexed: its share of the time */
+	fprintf(f->table, "%s%-*s%20s      %-*s%s", ts, *cpu ? 8 : 0, cpu, val, shared || *noise ? 32 : 0, name, noise);
+	if (shared)
+		fprintf(f->table, " (%.2f%%)", pcnt);
+	fprintf(f->table, "\n");
+}
+
+void stat_print(const struct stat_format *f, const char *name, int counted, const struct cpuset *set,
+		const struct stat_count *now, const struct stat_count *then, double t)
+{
+	char ts[32], cpu_text[16];
+
+	stat_interval_text(f, t, ts);
+	for (uint32_t cpu = 0; (f->json || f->per_cpu) && cpu < CPUSET_MAX; cpu++)
+		if (cpuset_has(set, cpu)) {
+			struct stat_count d = since(now, then, cpu);
+			snprintf(cpu_text, sizeof(cpu_text), "CPU%u", cpu);
+			if (f->json)
+				print_json(f, name, counted, cpu, &d, t);
+			else
+				print_line(f, name, counted, &d, ts, cpu_text);
+		}
+	if (!f->json && !f->per_cpu) {
+		struct stat_count sum = stat_sum(set, now, then);
+		print_line(f, name, counted, &sum, ts, "");
+	}
 }
 
 static int is_table(const struct stat_format *f)
@@ -126,7 +178,8 @@ static int is_table(const struct stat_format *f)
 void stat_print_head(const struct stat_format *f, const char *program, const char *cpus)
 {
 	if (is_table(f))
-		fprintf(f->table, "\n Performance counter stats for '%s' (CPUs %s):\n\n", program, cpus);
+		fprintf(f->table, "\n Performance counter stats for '%s' (CPUs %s%s%.0d%s):\n\n", program, cpus,
+			f->runs > 1 ? ", " : "", f->runs > 1 ? f->runs : 0, f->runs > 1 ? " runs" : "");
 }
 
 void stat_print_interval_head(const struct stat_format *f)
@@ -137,6 +190,11 @@ void stat_print_interval_head(const struct stat_format *f)
 
 void stat_print_tail(const struct stat_format *f, double elapsed)
 {
-	if (is_table(f))
+	if (!is_table(f))
+		return;
+	if (f->runs > 1) /* perf's: the mean, its standard deviation and the relative one */
+		fprintf(f->table, "\n%16.9f +- %.9f seconds time elapsed  ( +- %5.2f%% )\n\n", elapsed,
+			elapsed * f->noise / 100, f->noise);
+	else
 		fprintf(f->table, "\n%16.9f seconds time elapsed\n\n", elapsed);
 }

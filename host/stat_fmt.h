@@ -23,6 +23,10 @@ struct stat_format {
 	uint64_t tsc_hz;  /* TSC ticks per second (> 0), for run times in ns */
 	FILE *out;        /* -x and --json (stdout) */
 	FILE *table;      /* the table, when neither -x nor --json (stderr) */
+	int per_cpu;      /* -A: a line per CPU (--json always has one) */
+	int metric_only;  /* --metric-only: the metrics in columns, no counts */
+	int runs;         /* -r N: with N > 1 each line shows `noise` */
+	double noise;     /* the event's spread over the runs, perf's "+- x.xx%": 100 * stddev of the mean / mean */
 };
 
 /* perf's estimate: value * enabled / running, unrounded; 0 when the event never ran (running 0). */
@@ -45,10 +49,21 @@ void group_digits(uint64_t v, char *out);
 
 /*
  * What starts a line of interval t (-I) in seconds: the time column for the
- * table or -x into ts, the "interval" key for --json into json_t; both
- * empty when t < 0 (no -I).
+ * table or -x into ts; empty when t < 0 (no -I).
  */
-void stat_interval_text(const struct stat_format *f, double t, char ts[32], char json_t[48]);
+void stat_interval_text(const struct stat_format *f, double t, char ts[32]);
+
+/*
+ * --json goes through json-c: a line's object, with perf's "interval" key
+ * (seconds, 9 decimals) when t >= 0; stat_json_end prints it as one line on
+ * f->out and frees it. json_add_num adds a number written with printf
+ * format fmt (perf's decimals: "pcnt-running" 100.00).
+ */
+struct json_object;
+struct json_object *stat_json_start(double t);
+void stat_json_end(const struct stat_format *f, struct json_object *o);
+void json_add_str(struct json_object *o, const char *key, const char *v);
+void json_add_num(struct json_object *o, const char *key, const char *fmt, double v);
 
 /*
  * One event's line(s): its counts since `then` (NULL: since the start), summed
@@ -67,7 +82,7 @@ void stat_print_head(const struct stat_format *f, const char *program, const cha
 /* The table's column heading before the first -I interval (nothing with -x or --json). */
 void stat_print_interval_head(const struct stat_format *f);
 
-/* The table's wall time line after the totals, `elapsed` seconds (nothing with -x or --json). */
+/* The table's wall time line after the totals, `elapsed` seconds, with runs > 1 its spread (noise) (nothing with -x or --json). */
 void stat_print_tail(const struct stat_format *f, double elapsed);
 
 #endif

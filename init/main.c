@@ -16,6 +16,7 @@
 #include "kernel/percpu.h"
 #include "kernel/pmm.h"
 #include "kernel/smp.h"
+#include "kernel/task.h"
 #include "arch/tsc.h"
 #include "apic/apic.h"
 #include "pmu/pmu.h"
@@ -88,14 +89,8 @@ static uint64_t trampoline_page(void)
 static const char *read_boot_info(void)
 {
 	if (boot_uefi_info) {
-		const struct boot_info *bi = (const struct boot_info *)boot_uefi_info;
-		if (bi->magic != BOOT_INFO_MAGIC)
+		if (!uefi_to_boot_info(boot_uefi_info, &boot_info))
 			return "UEFI boot info has a bad magic number";
-		boot_info = *bi;
-		if (boot_info.mmap_count > BOOT_INFO_MMAP_MAX)
-			boot_info.mmap_count = BOOT_INFO_MMAP_MAX;
-		if (boot_info.module_count > BOOT_INFO_MODULES)
-			boot_info.module_count = BOOT_INFO_MODULES;
 	} else if (boot_linux_params) {
 		if (!linux_to_boot_info(boot_linux_params, &boot_info))
 			return "the Linux boot protocol's boot_params cannot be used";
@@ -166,6 +161,7 @@ void __attribute__((noreturn)) kernel_main(void)
 	pmu_init();
 	smp_bsp_setup();
 	platform_irq_init();
+	task_init();
 	static uint32_t cpus[MAX_CPUS];
 	smp_init(cpus, platform_cpus(cpus, ARRAY_SIZE(cpus)), trampoline_page());
 	pmu_calibrate();

@@ -110,7 +110,19 @@ static bool tx_lock(uint64_t *flags)
 	*flags = irq_save();
 	if (READ_ONCE(tx.owner) == me)
 		return false;
-	spin_lock(&tx.lock);
+	/*
+	 * Waited for with interrupts as the caller had them: 243 tasks ending
+	 * their line at once under QEMU (one host thread runs the vCPUs in
+	 * turn, each spinner its whole turn) waited minutes, the CPU serving
+	 * the mailbox among them with its heartbeat and doorbell masked: the
+	 * host saw a card that had stopped (issue 23.10).
+	 */
+	while (!spin_trylock(&tx.lock)) {
+		irq_restore(*flags);
+		while (READ_ONCE(tx.lock.locked))
+			cpu_relax();
+		*flags = irq_save();
+	}
 	tx.owner = me;
 	return true;
 }

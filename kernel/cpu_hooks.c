@@ -1,5 +1,6 @@
-/* The hooks before a driver installs its own: nothing; see kernel/cpu_hooks.h. */
+/* The hooks before a driver installs its own: nothing; and the CPU-leaving list. See kernel/cpu_hooks.h. */
 #include "kernel/cpu_hooks.h"
+#include "lib/lib.h"
 
 static void nothing(void) {}
 static void nothing_bool(bool b) {}
@@ -20,4 +21,21 @@ struct cpu_hooks cpu_hooks = {
 void cpu_hooks_set(const struct cpu_hooks *h)
 {
 	cpu_hooks = *h;
+}
+
+static void (*leaving_fns[4])(uint32_t cpu);
+
+void cpu_on_leaving(void (*fn)(uint32_t cpu))
+{
+	for (size_t i = 0; i < ARRAY_SIZE(leaving_fns); i++)
+		if (!leaving_fns[i]) {
+			leaving_fns[i] = fn;
+			return;
+		}
+}
+
+void cpu_leaving_notify(uint32_t cpu)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(leaving_fns) && leaving_fns[i]; i++)
+		leaving_fns[i](cpu);
 }

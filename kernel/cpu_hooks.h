@@ -47,4 +47,13 @@ extern struct cpu_hooks cpu_hooks;
 /* Installs a copy of `h` (every member set), on the BSP before the APs start. */
 void cpu_hooks_set(const struct cpu_hooks *h);
 
+/*
+ * Registers fn(cpu), called on the caller's CPU before `cpu` is INITed
+ * (kernel/smp.c), and on `cpu` itself when a kernel exception stops it for
+ * good (kernel/trap.c; the mailbox moves its service away). Up to 4.
+ */
+void cpu_on_leaving(void (*fn)(uint32_t cpu));
+/* Calls the functions registered with cpu_on_leaving. */
+void cpu_leaving_notify(uint32_t cpu);
+
 #endif

@@ -19,16 +19,6 @@ void idle_wait(void)
 	sti_hlt();
 }
 
-void idle_woken(void)
-{
-	struct percpu *p = this_cpu();
-
-	if (p->idle) {
-		p->idle = false;
-		cpu_hooks.idle_exit();
-	}
-}
-
 void idle_set_work(bool (*fn)(void))
 {
 	idle_work = fn;

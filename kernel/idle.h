@@ -4,6 +4,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "kernel/percpu.h"
+#include "kernel/cpu_hooks.h"
 
 /*
  * Call with interrupts off, after checking there is nothing to do: tells the
@@ -11,8 +13,19 @@
  * handled (trap_dispatch ends the halted stretch first), interrupts on.
  */
 void idle_wait(void);
-/* trap_dispatch: the CPU was woken from idle_wait() by this interrupt. */
-void idle_woken(void);
+/*
+ * trap_dispatch: the CPU was woken from idle_wait() by this interrupt.
+ * Inline: trap.c is below this file (it would otherwise call up into it).
+ */
+static inline void idle_woken(void)
+{
+	struct percpu *p = this_cpu();
+
+	if (p->idle) {
+		p->idle = false;
+		cpu_hooks.idle_exit();
+	}
+}
 
 /*
  * Waits, halted between interrupts, until done(arg) is true (checked with

@@ -80,6 +80,14 @@ _Static_assert(__builtin_offsetof(struct percpu, exit_tsc) == PCPU_EXIT_TSC, "pe
 
 extern struct percpu *cpu_table[MAX_CPUS];
 extern uint32_t cpu_count; /* CPUs in the MADT that we started or tried to */
+extern struct percpu *cpu_by_apic[]; /* by APIC ID (APIC_ID_LIMIT): NULL for an ID no CPU has (kernel/smp.c fills it) */
+
+/*
+ * Sends VEC_WAKE to the CPU with APIC ID `apic` (a halted CPU goes on) and
+ * notes that the calling CPU woke one that runs no task, for
+ * smp_yield_to_woken (kernel/smp.h). Here, below smp.c and task.c, which both wake CPUs.
+ */
+void smp_wake_apic(uint32_t apic);
 
 static inline struct percpu *this_cpu(void)
 {

@@ -18,7 +18,7 @@ struct pmm {
 	uint64_t *bitmap;
 	uint64_t npages; /* pages covered, from physical address 0 */
 	uint64_t nfree;
-	uint64_t hint;   /* where the next search starts */
+	uint64_t hint;   /* where the next search starts: no page below it is free */
 };
 
 /* Starts with every page used; bitmap must hold npages bits. */

@@ -40,7 +40,6 @@ extern const uint16_t trampoline_fixups[], trampoline_fixups_end[];
 
 /* Read by boot/trampoline.S: each AP finds its stack by its APIC ID (9 bits on KNC). */
 uint64_t ap_stack_by_apic[APIC_ID_LIMIT];
-static struct percpu *cpu_by_apic[APIC_ID_LIMIT];
 static uint64_t trampoline_page; /* where the start-up code is; 0: APs cannot be started */
 static uint32_t threads_per_core = 1;
 
@@ -80,16 +79,6 @@ static void wake_irq(struct trap_frame *f) {}
 #define YIELD_US 10
 
 static void wake_timeout(struct timer *t) {}
-
-void smp_wake_apic(uint32_t apic)
-{
-	struct percpu *to = apic < ARRAY_SIZE(cpu_by_apic) ? cpu_by_apic[apic] : NULL;
-
-	/* A CPU that runs a task needs no turn given (smp.h); an idle one does, halted yet or not. */
-	if (to && to != this_cpu() && !READ_ONCE(to->task))
-		this_cpu()->woke_others = true;
-	apic_send_fixed(apic, VEC_WAKE);
-}
 
 void smp_yield_to_woken(void)
 {
@@ -273,23 +262,6 @@ static bool cpu_online(void *p)
 	return ((struct percpu *)p)->state == CPU_ONLINE;
 }
 
-static void (*leaving_fns[4])(uint32_t cpu);
-
-void smp_on_leaving(void (*fn)(uint32_t cpu))
-{
-	for (size_t i = 0; i < ARRAY_SIZE(leaving_fns); i++)
-		if (!leaving_fns[i]) {
-			leaving_fns[i] = fn;
-			return;
-		}
-}
-
-void smp_cpu_leaving(uint32_t cpu)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(leaving_fns) && leaving_fns[i]; i++)
-		leaving_fns[i](cpu);
-}
-
 void ap_main(uint32_t apic)
 {
 	struct percpu *p = cpu_by_apic[apic];
@@ -319,7 +291,7 @@ int smp_reinit_cpu(uint32_t cpu)
 		return -1;
 	struct percpu *p = cpu_table[cpu];
 
-	smp_cpu_leaving(cpu);
+	cpu_leaving_notify(cpu);
 	p->rejoined = true;
 	p->state = CPU_STARTING;
 	cpu_hooks.init_sent(cpu);

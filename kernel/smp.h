@@ -63,11 +63,6 @@ bool smp_cpu_answering(uint32_t cpu);
 int smp_reinit_cpu(uint32_t cpu);
 
 /*
- * Sends VEC_WAKE to the CPU with APIC ID `apic` (a halted CPU goes on) and
- * notes that the calling CPU woke one that runs no task, for smp_yield_to_woken.
- */
-void smp_wake_apic(uint32_t apic);
-/*
  * Under QEMU -icount one thread runs every vCPU in turn, CPU 0 first, each up
  * to the next timer deadline, and one clock counts them all. A CPU about to
  * return to Ring 3 calls this: if it woke a CPU that runs no task since the
@@ -83,14 +78,6 @@ void smp_wake_apic(uint32_t apic);
  */
 void smp_yield_to_woken(void);
 
-/*
- * Registers fn(cpu), called on the caller's CPU before `cpu` is INITed, and
- * on `cpu` itself when a kernel exception stops it for good (the mailbox
- * moves its service away). Up to 4.
- */
-void smp_on_leaving(void (*fn)(uint32_t cpu));
-/* Calls the functions registered with smp_on_leaving. */
-void smp_cpu_leaving(uint32_t cpu);
 
 /*
  * Per-CPU set-up shared by the BSP and the APs: GDT/TSS, IDT, CR3, CR4,

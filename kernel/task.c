@@ -1,5 +1,6 @@
 /* Ring-3 tasks; see kernel/task.h. */
 #include "kernel/task.h"
+#include "kernel/trap.h"
 #include "kernel/console.h"
 #include "kernel/elf.h"
 #include "lib/fmt.h"
@@ -22,15 +23,6 @@
 #include <pmuos/syscall.h>
 
 #define MAX_TASKS 512
-#define MSR_STAR  0xc0000081
-#define MSR_LSTAR 0xc0000082
-#define MSR_FMASK 0xc0000084
-#define EFER_SCE  1
-#define RFLAGS_TF (1u << 8)
-#define RFLAGS_IF (1u << 9)
-#define RFLAGS_DF (1u << 10)
-#define RFLAGS_NT (1u << 14)
-#define RFLAGS_AC (1u << 18)
 /*
  * Flags SYSCALL clears on entry (IA32_FMASK, SDM Vol. 3A 5.8.8): IF (the
  * entry runs with interrupts off), TF (no single-step in the kernel), DF
@@ -39,9 +31,6 @@
  * Interrupt and trap gates clear TF and NT themselves (SDM Vol. 3A 6.12.1.3).
  */
 #define SYSCALL_FMASK (RFLAGS_IF | RFLAGS_TF | RFLAGS_DF | RFLAGS_NT | RFLAGS_AC)
-/* Kernel instructions before the SYSCALL entry's RDTSC (kernel/user.S). */
-#define SYSCALL_ENTRY_INSNS 25
-#define WRITE_MAX 65536 /* bytes one write() takes */
 #define KILL_WAIT_US 1000000
 
 extern void syscall_entry(void);
@@ -64,6 +53,7 @@ static const struct task_host no_host = {
 	.take_service = nothing,
 	.return_service = nothing,
 	.user_work = nothing,
+	.alive = nothing,
 };
 static const struct task_host *host = &no_host;
 
@@ -81,6 +71,15 @@ const char *task_state_name(uint32_t state)
 {
 	static const char *const names[] = { "free", "ready", "running", "exited", "killed", "faulted" };
 	return state < ARRAY_SIZE(names) ? names[state] : "?";
+}
+
+void task_init(void)
+{
+	static const struct trap_user user = {
+		.fault = task_fault, .return_to_user = task_return_to_user, .cpu_stopped = task_cpu_stopped,
+	};
+
+	trap_set_user(&user);
 }
 
 void task_cpu_init(void)
@@ -184,6 +183,7 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 		t->entry = im.entry;
 		if (ok)
 			t->initial_rsp = push_args(t->as, argc, argv);
+		host->alive(); /* 243 loads take seconds of host time under QEMU: not a card that stopped */
 	}
 	if (ok) {
 		for (uint32_t i = 0; i < n; i++)
@@ -212,8 +212,7 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 	return ok ? (int)first : -1;
 }
 
-/* Ends the running task: back to task_run_next on this CPU's own stack. */
-static void flush_output(struct task *t)
+void task_flush_output(struct task *t)
 {
 	if (!t->out_len)
 		return;
@@ -225,11 +224,12 @@ static void flush_output(struct task *t)
 	t->out_len = 0;
 }
 
-static void __attribute__((noreturn)) task_leave(uint32_t state, int status)
+/* Ends the running task: back to task_run_next on this CPU's own stack. */
+void task_leave(uint32_t state, int status)
 {
 	struct percpu *p = this_cpu();
 
-	flush_output(p->task); /* before the state: the host reads the output once it sees the end */
+	task_flush_output(p->task); /* before the state: the host reads the output once it sees the end */
 	cli();
 	p->task->state = state;
 	p->task->exit_status = status;
@@ -302,7 +302,7 @@ static void task_end_lost(struct percpu *p, struct task *t, uint32_t state, cons
 	char msg[160];
 
 	if (t->state == TASK_READY || t->state == TASK_RUNNING) {
-		flush_output(t);
+		task_flush_output(t);
 		snprintf(msg, sizeof(msg), "task %u (%s, rank %u) on CPU %u: %s; task ended\n", t->id, t->name,
 			 t->rank, p->cpu, why);
 		kprintf("%s", msg);
@@ -366,71 +366,6 @@ void task_cpu_lost(uint32_t cpu)
 	task_end_queue(p, "its CPU did not come back after INIT");
 }
 
-/* ---- system calls ---- */
-
-static int64_t sys_write(struct task *t, uint64_t fd, uint64_t buf, uint64_t len)
-{
-	if (fd != 1 && fd != 2)
-		return -PMUOS_EBADF;
-	len = MIN(len, WRITE_MAX); /* a short write, as for a pipe: newlib writes the rest */
-	if (!vm_user_range_ok(t->as, buf, len, false))
-		return -PMUOS_EFAULT;
-	/* Lines go out whole, so SPMD instances do not interleave mid-line. */
-	for (uint64_t i = 0; i < len; i++) {
-		char c = *(const char *)vm_translate(t->as, buf + i);
-		t->out[t->out_len++] = c;
-		if (c == '\n' || t->out_len == TASK_OUT_LINE)
-			flush_output(t);
-	}
-	return len;
-}
-
-static int64_t sys_sbrk(struct task *t, int64_t incr)
-{
-	uint64_t old = t->brk, new = old + incr;
-
-	if (new < t->brk_base || new > USER_STACK_TOP - USER_STACK_SIZE - PAGE_SIZE ||
-	    (incr > 0 && new < old))
-		return -PMUOS_ENOMEM;
-	if (new > old && vm_map(t->as, old, new - old, VM_WRITE) != VM_OK) /* out of memory, or over the task's limit */
-		return -PMUOS_ENOMEM;
-	t->brk = new;
-	return old;
-}
-
-void syscall_dispatch(struct trap_frame *f)
-{
-	struct percpu *p = this_cpu();
-	struct task *t = p->task;
-
-	cpu_hooks.user_exit(p->entry_tsc - SYSCALL_ENTRY_INSNS, p->exit_tsc);
-	sti();
-	switch (f->rax) {
-	case SYS_WRITE:
-		f->rax = sys_write(t, f->rdi, f->rsi, f->rdx);
-		break;
-	case SYS_EXIT:
-		task_leave(TASK_EXITED, (int)f->rdi);
-	case SYS_SBRK:
-		f->rax = sys_sbrk(t, (int64_t)f->rdi);
-		break;
-	case SYS_GETCPU:
-		f->rax = p->cpu;
-		break;
-	case SYS_RANK:
-		f->rax = t->rank | (uint64_t)t->nranks << 32;
-		break;
-	case SYS_TSC_HZ:
-		f->rax = tsc_hz;
-		break;
-	default:
-		f->rax = -PMUOS_ENOSYS;
-		break;
-	}
-	cli();
-	task_return_to_user(f);
-}
-
 struct trap_frame *task_user_frame(void)
 {
 	return (struct trap_frame *)(this_cpu()->tstack_top - sizeof(struct trap_frame));
@@ -485,7 +420,7 @@ void task_fault(struct trap_frame *f)
 		n += snprintf(msg + n, sizeof(msg) - n, ": a privileged instruction or a bad address");
 	n = MIN(n, sizeof(msg) - 1);
 	snprintf(msg + n, sizeof(msg) - n, "; task ended\n");
-	flush_output(t);
+	task_flush_output(t);
 	kprintf("%s", msg);
 	host->output(t->out_ring, msg, strnlen(msg, sizeof(msg))); /* the host sees why */
 	task_leave(TASK_FAULTED, (int)f->vector);

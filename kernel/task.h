@@ -12,8 +12,10 @@
 #include <stddef.h>
 #include "lib/cpuset.h"
 #include "arch/irq.h"
+#include <pmuos/mailbox.h>
 
-#define TASK_MAX_ARGS 16
+/* argv strings of a task, its name included: as many as the mailbox's RUN carries */
+#define TASK_MAX_ARGS MBOX_RUN_ARGS
 #define TASK_NAME 32
 #define TASK_OUT_LINE 256
 /*
@@ -97,15 +99,23 @@ void task_cpu_stopped(void);
 /* `cpu` did not come back after INIT: ends its task and queued tasks (called by the CPU that sent it). */
 void task_cpu_lost(uint32_t cpu);
 
+/* BSP, before the APs start: tells the trap dispatcher (kernel/trap.h) what to do about Ring 3. */
+void task_init(void);
 /* Per-CPU set-up for Ring 3: SYSCALL MSRs. */
 void task_cpu_init(void);
 /* The AP idle loop's step: runs the next queued task, if any, to its end. Interrupts off. */
 bool task_run_next(void);
 
-/* trap.c: an exception in Ring 3 that nothing handled ends the task with a report. */
+/* trap.c (through task_init's hooks): an exception in Ring 3 that nothing handled ends the task with a report. */
 void task_fault(struct trap_frame *f) __attribute__((noreturn));
-/* trap.c: the CPU is about to return to Ring 3 (a kill request ends the task here). */
+/* trap.c (through the hooks), syscall.c: the CPU is about to return to Ring 3 (a kill request ends the task here). */
 void task_return_to_user(struct trap_frame *f);
+/* syscall.c: the calling CPU's task ends (exit): back to task_run_next on this CPU's own stack. */
+void task_leave(uint32_t state, int status) __attribute__((noreturn));
+/* syscall.c: sends the task's output line so far to the console and the host. */
+void task_flush_output(struct task *t);
+/* kernel/user.S's SYSCALL entry, interrupts off: serves the call in f->rax (syscall.c) and returns to Ring 3. */
+void syscall_dispatch(struct trap_frame *f);
 /*
  * The Ring-3 context of the calling CPU's task: every entry from Ring 3 (and
  * a task's first entry into it) keeps it at the top of the task stack
@@ -135,6 +145,8 @@ struct task_host {
 	 * (cleared before the call), interrupts off on entry and return.
 	 */
 	void (*user_work)(void);
+	/* The CPU serving a launch has loaded one more copy of the program: it shows the host it lives. */
+	void (*alive)(void);
 };
 void task_set_host(const struct task_host *h);
 

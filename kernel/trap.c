@@ -8,9 +8,8 @@
 #include "kernel/console.h"
 #include "kernel/gdt.h"
 #include "kernel/idle.h"
-#include "kernel/smp.h"
-#include "kernel/task.h"
 #include "kernel/cpu_hooks.h"
+#include "kernel/task.h" /* struct task: the fast path reads kill_requested */
 #include "lib/lib.h"
 #include "arch/x86.h"
 #include "apic/apic.h"
@@ -125,6 +124,15 @@ static void backtrace(uint64_t rbp)
 	kprintf("\n");
 }
 
+/* Until the tasks register theirs: no task can be in Ring 3, and a CPU stopped has none to end. */
+static void no_task_stopped(void) {}
+static struct trap_user user_ops = { .cpu_stopped = no_task_stopped };
+
+void trap_set_user(const struct trap_user *u)
+{
+	user_ops = *u;
+}
+
 static void __attribute__((noreturn)) fault_report(struct trap_frame *f)
 {
 	struct percpu *p = this_cpu();
@@ -142,8 +150,8 @@ static void __attribute__((noreturn)) fault_report(struct trap_frame *f)
 
 	p->fault_vector = f->vector;
 	p->state = CPU_FAULTED;
-	smp_cpu_leaving(p->cpu);
-	task_cpu_stopped();
+	cpu_leaving_notify(p->cpu);
+	user_ops.cpu_stopped();
 	for (;;) {
 		cli();
 		hlt();
@@ -185,7 +193,7 @@ static void __attribute__((noreturn)) user_return_faulted(struct trap_frame *f)
 	uf.rflags = iret[2];
 	uf.rsp = iret[3];
 	uf.ss = iret[4];
-	task_fault(&uf);
+	user_ops.fault(&uf);
 }
 
 /*
@@ -215,11 +223,11 @@ void trap_dispatch(struct trap_frame *f)
 	if (v < 32) {
 		if (exc_handlers[v] && exc_handlers[v](f)) {
 			if (user)
-				task_return_to_user(f);
+				user_ops.return_to_user(f);
 			return;
 		}
 		if (user && this_cpu()->task)
-			task_fault(f);
+			user_ops.fault(f);
 		fault_report(f);
 	}
 	idle_woken();
@@ -227,5 +235,5 @@ void trap_dispatch(struct trap_frame *f)
 	if (v != VEC_SPURIOUS)
 		apic_eoi();
 	if (user)
-		task_return_to_user(f);
+		user_ops.return_to_user(f);
 }

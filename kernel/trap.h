@@ -48,4 +48,18 @@ void exc_register(uint8_t vector, exc_handler h);
 typedef bool (*exc_fast_handler)(struct trap_frame *f, uint64_t first_kernel, uint64_t first_user);
 void exc_fast_register(exc_fast_handler h);
 
+/*
+ * What the dispatcher does about Ring 3, which the tasks (kernel/task.c,
+ * above this file) register once at init: a copy, each member set.
+ */
+struct trap_user {
+	/* An exception in Ring 3 that nothing handled: ends the task with a report. */
+	void (*fault)(struct trap_frame *f) __attribute__((noreturn));
+	/* The CPU is about to return to Ring 3 (a kill request ends the task here). */
+	void (*return_to_user)(struct trap_frame *f);
+	/* A kernel exception stopped the calling CPU for good: its tasks end. */
+	void (*cpu_stopped)(void);
+};
+void trap_set_user(const struct trap_user *u);
+
 #endif

@@ -24,6 +24,7 @@
 #include "kernel/percpu.h"
 #include "kernel/trap.h"
 #include "apic/apic.h"
+#include "apic/regs.h"
 #include "arch/sync.h"
 #include "arch/tsc.h"
 #include "lib/lib.h"
@@ -38,15 +39,17 @@ static bool poll_off;          /* pmuos.mbox_poll=off: the doorbell alone */
 static uint32_t routed = ~0u;  /* the CPU the rings go to */
 static struct spinlock route_lock;
 static uint64_t rung_tsc;      /* the last ring's interrupt, until an answer: its TSC */
+static void (*on_ring)(void);  /* the service's (service.c): a hook, so this file does not call up into it */
 
 static void doorbell_irq(struct trap_frame *f)
 {
 	rung_tsc = rdtsc();
-	mailbox_rung();
+	on_ring();
 }
 
-void mailbox_doorbell_init(bool region0)
+void mailbox_doorbell_init(bool region0, void (*rung)(void))
 {
+	on_ring = rung;
 	const char *v;
 	size_t n;
 	bool off = cmdline_find(boot_info.cmdline, "pmuos.mbox_poll", &v, &n);
@@ -89,6 +92,12 @@ void mailbox_doorbell_route(uint32_t cpu)
 	routed = cpu;
 	bell->route(cpu_table[cpu]->apic_id);
 	spin_unlock_irq(&route_lock, f);
+}
+
+void mailbox_doorbell_hold(bool hold)
+{
+	/* TPR: vectors of priority class TPR[7:4] and below wait in the IRR (Intel SDM Vol. 3A §10.8.3.1). */
+	apic_write(APIC_TPR, hold ? VEC_DOORBELL & 0xf0 : 0);
 }
 
 void mailbox_doorbell_forward(uint32_t cpu)

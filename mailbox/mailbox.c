@@ -1,4 +1,8 @@
-/* The mailbox on the card: its layout in shared memory, the rings, and request polling; see mailbox/mailbox.h. */
+/*
+ * The mailbox on the card: its layout in shared memory and the rings; the
+ * serving CPU (service.c) takes requests and publishes answers through the
+ * primitives at the end. See mailbox/mailbox.h.
+ */
 #include "mailbox/internal.h"
 #include "kernel/console.h"
 #include "lib/lib.h"
@@ -101,15 +105,14 @@ static void console_to_host(const char *s, size_t n)
 	mbox_hdr->console_head = console_head;
 }
 
-void mailbox_init(uint64_t base, uint64_t size)
+bool mailbox_layout(uint64_t base, uint64_t size)
 {
 	const char *where = size ? "card memory (pmuos.mbox)" : "shared memory";
-	bool region0 = !size;
 
 	pmu_set_sample_sink(mailbox_sample);
 	if (!size && !platform_shared_memory(0, &base, &size)) {
 		kprintf("mailbox: no memory shared with the host; host tools cannot reach this card\n");
-		return;
+		return false;
 	}
 	uint32_t req_off = 8192, resp_off = ALIGN_UP(req_off + MBOX_REQ_SLOTS * sizeof(struct mbox_request) + 4096, 4096);
 	uint32_t console_off = ALIGN_UP(resp_off + MBOX_RESP_SLOTS * sizeof(struct mbox_response), 4096);
@@ -120,11 +123,11 @@ void mailbox_init(uint64_t base, uint64_t size)
 	if (size < MBOX_MIN_SIZE || size < need || (size & (size - 1))) {
 		kprintf("mailbox: shared memory of %lu bytes is not a power of two of at least %lu; not used\n",
 			size, MAX(need, (uint64_t)MBOX_MIN_SIZE));
-		return;
+		return false;
 	}
 	if (!paging_map_identity(base, size, false)) {
 		kprintf("mailbox: out of memory mapping the shared memory\n");
-		return;
+		return false;
 	}
 	mbox_hdr = (struct mbox_header *)base;
 	uint32_t boots = mbox_hdr->magic == MBOX_MAGIC ? mbox_hdr->boot_count : 0; /* a warm reset keeps the memory */
@@ -158,8 +161,7 @@ void mailbox_init(uint64_t base, uint64_t size)
 	resp_ring = (struct mbox_response *)(base + resp_off);
 	console_tee(console_to_host);
 	kprintf("mailbox: %lu KiB of %s at %#lx\n", size >> 10, where, base);
-	mailbox_doorbell_init(region0);
-	mailbox_service_start();
+	return true;
 }
 
 void mailbox_ready(void)
@@ -168,136 +170,42 @@ void mailbox_ready(void)
 		mbox_hdr->state = MBOX_READY;
 }
 
-/*
- * Whether `req` must be served by CPU 0: an INIT of the serving AP itself
- * (it cannot INIT itself and come back). An INIT of CPU 0 is refused by the
- * decoder wherever it is served.
- */
-static bool serve_elsewhere(const struct mbox_request *req)
+const uint8_t *mailbox_upload(void)
 {
-	uint32_t cpu;
-
-	if (req->opcode != MBOX_OP_CPU_INIT || req->len != sizeof(cpu))
-		return false;
-	memcpy(&cpu, req->payload, sizeof(cpu));
-	return cpu != 0 && cpu == this_cpu()->cpu;
+	return upload;
 }
 
-/*
- * serve_owner is the lock that serving takes: the CPU serving, or NO_CPU.
- * Taking it and recording who holds it is one compare-and-swap, so an INIT
- * can never leave it held with no owner known. A CPU about to be INITed by
- * another (smp_reinit_cpu) is barred from serving first, and the sender
- * waits for it to finish a request it is serving: an INIT in the middle of
- * one lost the request, and the lock with it (no CPU could serve again). A
- * CPU the INIT caught serving anyway (stuck there, interrupts off) left the
- * lock held: it is released once that CPU is back online, or failed to come
- * back, since the bar.
- */
-#define NO_CPU UINT32_MAX
-static volatile uint32_t serve_owner = NO_CPU, barred = NO_CPU;
-static uint64_t barred_tsc;
-
-/* Takes the lock for `cpu`: true if it was free (one LOCK CMPXCHG, a full barrier on x86). */
-static bool serve_take(uint32_t cpu)
+struct mbox_response *mailbox_request_peek(struct mbox_request *req)
 {
-	uint32_t free = NO_CPU;
+	uint32_t head = READ_ONCE(req_ctl->head);
 
-	return __atomic_compare_exchange_n(&serve_owner, &free, cpu, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-}
-
-/* Releases the lock if `cpu` holds it (a CPU other than the holder changes nothing). */
-static void serve_release(uint32_t cpu)
-{
-	__atomic_compare_exchange_n(&serve_owner, &cpu, NO_CPU, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
-}
-
-static bool not_serving(void *cpu)
-{
-	return READ_ONCE(serve_owner) != *(uint32_t *)cpu;
-}
-
-void mailbox_bar(uint32_t cpu)
-{
-	barred_tsc = rdtsc();
-	WRITE_ONCE(barred, cpu);
+	if (head == req_tail)
+		return NULL;
+	if (head - req_tail > MBOX_REQ_SLOTS) {
+		/* Not a ring state; skipped unanswered, response n still answering request n. */
+		kprintf("mailbox: request ring head %u is %u slots past the card's %u; skipped\n", head,
+			head - req_tail, req_tail);
+		resp_head += head - req_tail;
+		req_tail = head;
+		WRITE_ONCE(req_ctl->tail, req_tail);
+		WRITE_ONCE(resp_ctl->head, resp_head);
+		return NULL;
+	}
+	/* One response slot per request: serve only while the host has room for the answer. */
+	if (resp_head - READ_ONCE(resp_ctl->tail) >= MBOX_RESP_SLOTS)
+		return NULL;
+	memcpy(req, &req_ring[req_tail % MBOX_REQ_SLOTS], sizeof(*req));
 	smp_mb();
-	if (!idle_until_us(not_serving, &cpu, BAR_WAIT_US))
-		kprintf("mailbox: CPU %u is still serving a request: INIT goes ahead; that request is lost\n", cpu);
+	return &resp_ring[resp_head % MBOX_RESP_SLOTS];
 }
 
-/* The barred CPU has been through its INIT (back online, or failed to come back): the bar ends. */
-static void bar_lifted(void)
+void mailbox_request_take(void)
 {
-	uint32_t c = READ_ONCE(barred);
-
-	if (c == NO_CPU)
-		return;
-	const struct percpu *p = cpu_table[c];
-	if (!(p->state == CPU_FAILED || (p->state == CPU_ONLINE && p->online_tsc > barred_tsc)))
-		return;
-	if (__atomic_compare_exchange_n(&barred, &c, NO_CPU, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
-		serve_release(c); /* if held across the INIT: nobody holds it now */
+	WRITE_ONCE(req_ctl->tail, ++req_tail);
 }
 
-bool mailbox_poll(void)
+void mailbox_response_publish(void)
 {
-	static struct mbox_request req;   /* the card's own copy */
-	static struct mbox_ops ops;
-	bool served = false;
-	uint32_t me = this_cpu()->cpu;
-
-	if (!mbox_hdr)
-		return false;
-	bar_lifted();
-	if (!serve_take(me))
-		return false;
-	if (me == READ_ONCE(barred)) {
-		serve_release(me);
-		return false;
-	}
-	ops = mbox_kernel_ops;
-	ops.ncpus = cpu_count;
-	ops.tsc_hz = tsc_hz;
-	ops.upload = upload;
-	/* At most a ring's worth per poll: a host cannot keep the card here. */
-	for (int n = 0; n < MBOX_REQ_SLOTS; n++) {
-		uint32_t head = READ_ONCE(req_ctl->head);
-		if (head == req_tail)
-			break;
-		if (head - req_tail > MBOX_REQ_SLOTS) {
-			/* Not a ring state; skipped unanswered, response n still answering request n. */
-			kprintf("mailbox: request ring head %u is %u slots past the card's %u; skipped\n", head,
-				head - req_tail, req_tail);
-			resp_head += head - req_tail;
-			req_tail = head;
-			WRITE_ONCE(req_ctl->tail, req_tail);
-			WRITE_ONCE(resp_ctl->head, resp_head);
-			break;
-		}
-		/* One response slot per request: serve only while the host has room for the answer. */
-		if (resp_head - READ_ONCE(resp_ctl->tail) >= MBOX_RESP_SLOTS)
-			break;
-		memcpy(&req, &req_ring[req_tail % MBOX_REQ_SLOTS], sizeof(req));
-		smp_mb();
-		if (serve_elsewhere(&req)) {
-			mailbox_give_service_to_cpu0();
-			break;
-		}
-		WRITE_ONCE(req_ctl->tail, ++req_tail);
-		struct mbox_response *resp = &resp_ring[resp_head % MBOX_RESP_SLOTS];
-		mbox_serve(&req, resp, &ops);
-		bool reset = mbox_wants_reset(&req, resp);
-		smp_mb();
-		WRITE_ONCE(resp_ctl->head, ++resp_head);
-		served = true;
-		if (reset) {
-			mailbox_doorbell_answered();
-			ops.reset(); /* the answer is out first */
-		}
-	}
-	if (served)
-		mailbox_doorbell_answered();
-	serve_release(me);
-	return served;
+	smp_mb();
+	WRITE_ONCE(resp_ctl->head, ++resp_head);
 }

@@ -79,7 +79,7 @@ struct mbox_ops {
 	bool (*counts_event)(uint32_t evtsel);
 	struct pmu_result (*pmu_spflt)(const struct cpuset *set, uint64_t mask);
 	struct pmu_result (*pmu_callchain)(const struct cpuset *set, uint32_t frames); /* pmu_set_callchain */
-	/* pmu_mux_configure: nev as the request gives it (the list holds at most PMU_MUX_MAX); slice in TSC ticks. */
+	/* pmu_mux_configure: nev as the request gives it (the list holds at most MBOX_MUX_MAX); slice in TSC ticks. */
 	struct pmu_result (*pmu_mux)(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel,
 				     uint64_t slice_ticks);
 	/* Launches the image (already copied out of the mailbox by the callee); launch id or -1. */

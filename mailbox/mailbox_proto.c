@@ -109,13 +109,14 @@ static int serve_read(const struct mbox_request *req, const struct cpuset *set, 
 			first = first ? first : e;
 			continue;
 		}
-		for (uint32_t i = 0; i < MIN(r.nev, (uint32_t)PMU_MUX_MAX) && n < max; i++) {
+		for (uint32_t i = 0; i < MIN(r.nev, (uint32_t)MBOX_MUX_MAX) && n < max; i++) {
 			if (!r.evtsel[i])
 				continue;
 			out[n++] = (struct mbox_pmu_count){
-				.cpu = c, .counter = i, .evtsel = r.evtsel[i],
+				.cpu = c, .slot = i, .evtsel = r.evtsel[i],
 				.flags = (r.running ? MBOX_COUNT_RUNNING : 0) | (r.mux ? MBOX_COUNT_MUX : 0) |
-					 (ops->counts_event(r.evtsel[i]) ? MBOX_COUNT_COUNTED : 0),
+					 (ops->counts_event(r.evtsel[i]) ? MBOX_COUNT_COUNTED : 0) |
+					 (r.throttles ? MBOX_COUNT_THROTTLED : 0),
 				.value = r.value[i], .samples = r.samples[i],
 				.enabled = r.enabled_ticks, .running = r.running_ticks[i],
 			};
@@ -136,7 +137,7 @@ static int serve_mux(const struct mbox_request *req, const struct cpuset *set, s
 {
 	struct mbox_pmu_mux m;
 
-	_Static_assert(ARRAY_SIZE(m.evtsel) == PMU_MUX_MAX, "the wire list is the PMU's longest");
+	_Static_assert(ARRAY_SIZE(m.evtsel) == MBOX_MUX_MAX, "the wire list is the PMU's longest");
 	memcpy(&m, req->payload, sizeof(m));
 	/* The list's length is said twice (nev, and 0 in the slots past it): they must agree. */
 	for (uint32_t i = 0; i < ARRAY_SIZE(m.evtsel); i++)
@@ -172,7 +173,7 @@ static int serve_run(const struct mbox_request *req, const struct cpuset *set, s
 		     const struct mbox_ops *ops)
 {
 	struct mbox_run run;
-	char copy[sizeof(run.args)], *argv[16];
+	char copy[sizeof(run.args)], *argv[MBOX_RUN_ARGS];
 
 	memcpy(&run, req->payload, sizeof(run));
 	if (run.argc < 1 || run.argc > ARRAY_SIZE(argv) || !split_args(&run, copy, argv))
@@ -223,12 +224,10 @@ static int serve_cpu_init(const struct mbox_request *req, const struct cpuset *s
 	return r == 0 ? MBOX_OK : r == -1 ? MBOX_E_CPUSET : MBOX_E_BUSY;
 }
 
-#define SHELL_LINE_MAX 256 /* bytes with the NUL (include/pmuos/mailbox.h: MBOX_OP_SHELL) */
-
 static int serve_shell(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
 		       const struct mbox_ops *ops)
 {
-	char line[SHELL_LINE_MAX];
+	char line[MBOX_SHELL_LINE_CAP];
 
 	if (req->payload[req->len - 1] != 0)
 		return MBOX_E_PAYLOAD;
@@ -257,7 +256,7 @@ static const struct mbox_op_desc descs[] = {
 	[MBOX_OP_KILL]       = { serve_kill, EXACTLY(sizeof(uint32_t)) },
 	[MBOX_OP_RESET_WARM] = { serve_reset, EXACTLY(0) },
 	[MBOX_OP_CPU_INIT]   = { serve_cpu_init, EXACTLY(sizeof(uint32_t)) },
-	[MBOX_OP_SHELL]      = { serve_shell, .min_len = 1, .max_len = SHELL_LINE_MAX },
+	[MBOX_OP_SHELL]      = { serve_shell, .min_len = 1, .max_len = MBOX_SHELL_LINE_CAP },
 	[MBOX_OP_PMU_MUX]    = { serve_mux, EXACTLY(sizeof(struct mbox_pmu_mux)), .cpuset = true },
 	[MBOX_OP_SHELL_INTR] = { serve_shell_intr, EXACTLY(0) },
 	[MBOX_OP_PMU_CALLCHAIN] = { serve_callchain, EXACTLY(sizeof(uint32_t)), .cpuset = true },

@@ -1,6 +1,8 @@
 /*
- * The CPU that serves the mailbox (heartbeat, polling, doorbell) and the
- * rules that move it; see mailbox/mailbox.h.
+ * The CPU that serves the mailbox (heartbeat, polling, doorbell), the rules
+ * that move it, and serving itself: the serving lock, the bar before an
+ * INIT, and the loop that answers the request ring (mailbox.c's
+ * primitives). See mailbox/mailbox.h.
  */
 #include "mailbox/internal.h"
 #include "lib/lib.h"
@@ -12,6 +14,8 @@
 #include "arch/tsc.h"
 #include "arch/irq.h"
 #include "kernel/idle.h"
+#include "kernel/console.h"
+#include "pmu/pmu.h"
 
 /*
  * The mailbox service (heartbeat and request polling) runs on one CPU at a
@@ -34,6 +38,8 @@
  */
 static volatile uint32_t service_cpu;
 static bool mailbox_idle_work(void);
+static void mailbox_give_service_to_cpu0(void);
+static void region_changed(bool open);
 
 /* The service is `cpu`'s now, and so are the host's doorbell rings. */
 static void set_service(uint32_t cpu)
@@ -69,7 +75,8 @@ static void beat(struct timer *t)
 		timer_arm(t, rdtsc() + us * (tsc_hz / 1000000), beat, NULL);
 }
 
-void mailbox_rung(void)
+/* The doorbell's interrupt (doorbell.c, through the hook mailbox_init gives it): the serving CPU serves now. */
+static void mailbox_rung(void)
 {
 	uint32_t to = service_cpu;
 
@@ -130,7 +137,8 @@ static void take_service(void *unused)
 		mailbox_give_service_to_cpu0();
 }
 
-void mailbox_give_service_to_cpu0(void)
+/* Gives the calling CPU's service to CPU 0, woken to take it. */
+static void mailbox_give_service_to_cpu0(void)
 {
 	uint64_t f = irq_save();
 	timer_cancel(beat_timer());
@@ -190,6 +198,13 @@ static void cpu_leaving(uint32_t cpu)
 		return;
 	if (this_cpu()->cpu != cpu)
 		mailbox_bar(cpu); /* whether it serves or not: a poll of its own may be under way */
+	/*
+	 * CPU 0 stopped by a kernel exception (it is never INITed): the shell and
+	 * the service's home are gone, so the card as a whole has panicked; a
+	 * host stops waiting (include/pmuos/mailbox.h MBOX_PANIC).
+	 */
+	if (cpu == 0 && this_cpu()->cpu == 0)
+		WRITE_ONCE(mbox_hdr->state, MBOX_PANIC);
 	if (service_cpu != cpu)
 		return;
 	if (this_cpu()->cpu == cpu) {
@@ -200,6 +215,12 @@ static void cpu_leaving(uint32_t cpu)
 	}
 }
 
+/* A long request (a RUN's loads) goes on: the heartbeat moves, whatever its timer and doorbell do. */
+static void serving_alive(void)
+{
+	__atomic_fetch_add(&mbox_hdr->heartbeat, 1, __ATOMIC_RELAXED);
+}
+
 /* What tasks tell the host through the mailbox (kernel/task.h). */
 static const struct task_host task_host = {
 	.output_open = mailbox_output_open,
@@ -208,18 +229,111 @@ static const struct task_host task_host = {
 	.take_service = mailbox_take_service,
 	.return_service = mailbox_return_service,
 	.user_work = mailbox_poll_due,
+	.alive = serving_alive,
 };
 
-void mailbox_service_start(void)
+void mailbox_init(uint64_t base, uint64_t size)
 {
+	if (!mailbox_layout(base, size))
+		return;
+	mailbox_doorbell_init(!size, mailbox_rung);
 	task_set_host(&task_host);
-	smp_on_leaving(cpu_leaving);
+	pmu_set_region_hook(region_changed);
+	cpu_on_leaving(cpu_leaving);
 	idle_set_work(mailbox_idle_work);
 	mailbox_take_service();
 }
 
+/*
+ * A SPFLT region on the serving CPU is kept free of the host's work: the
+ * host's requests would run kernel code on the measured core at host-timed
+ * points, and its lines would evict the task's from the core's caches, so
+ * every run of one region would count other misses (issue 23.9). While one
+ * is open the CPU holds the service: no doorbell interrupts it (they wait
+ * in its APIC, mailbox_doorbell_hold), its heartbeat timer is off and a
+ * poll that comes due waits. It serves again when the region closes, at
+ * once under QEMU (the emulated SPFLT tells it, pmu_set_region_hook), else
+ * at its first kernel entry after; and after REGION_HOLD_US of card time in
+ * any case, so a region that never closes does not starve the host (the
+ * heartbeat stops meanwhile: a host that waits sees a card alive again
+ * within 0.1 s of card time).
+ */
+#define REGION_HOLD_US 100000
+
+struct region_hold {
+	bool held;
+	uint64_t since;     /* TSC when the hold began; 0: none this region */
+	struct timer bound; /* ends the hold at since + REGION_HOLD_US */
+};
+static struct region_hold holds[MAX_CPUS];
+
+static void release(void)
+{
+	struct region_hold *h = &holds[this_cpu()->cpu];
+
+	if (!h->held)
+		return;
+	h->held = false;
+	timer_cancel(&h->bound);
+	mailbox_doorbell_hold(false);
+	if (service_cpu == this_cpu()->cpu)
+		timer_arm(beat_timer(), rdtsc(), beat, NULL); /* a beat now: what came meanwhile is served */
+}
+
+static void bound_reached(struct timer *t)
+{
+	release(); /* since stays: no new hold until the region closes */
+}
+
+static void hold(void)
+{
+	struct region_hold *h = &holds[this_cpu()->cpu];
+
+	if (h->held || service_cpu != this_cpu()->cpu)
+		return;
+	if (!h->since)
+		h->since = rdtsc();
+	uint64_t end = h->since + REGION_HOLD_US * (tsc_hz / 1000000);
+	if (rdtsc() >= end)
+		return;
+	h->held = true;
+	mailbox_doorbell_hold(true);
+	timer_cancel(beat_timer());
+	timer_arm(&h->bound, end, bound_reached, NULL);
+}
+
+/* pmu_set_region_hook: the calling CPU's emulated SPFLT opened or closed a region. */
+static void region_changed(bool open)
+{
+	holds[this_cpu()->cpu].since = 0;
+	if (open)
+		hold();
+	else
+		release();
+}
+
+/* Whether a poll due now waits for the region to close (a KNC core's SPFLT is seen only here). */
+static bool defer_for_region(void)
+{
+	struct region_hold *h = &holds[this_cpu()->cpu];
+
+	if (h->held && rdtsc() - h->since >= REGION_HOLD_US * (tsc_hz / 1000000))
+		release(); /* its bound timer is gone (an INIT meanwhile) */
+	if (!pmu_region_open()) {
+		region_changed(false);
+		return false;
+	}
+	hold();
+	if (!h->held)
+		return false; /* held REGION_HOLD_US already */
+	this_cpu()->user_work = true; /* still due */
+	return true;
+}
+
 void mailbox_poll_due(void)
 {
+	if (defer_for_region())
+		return;
 	sti();
 	mailbox_poll();
 	smp_yield_to_woken();
@@ -255,4 +369,124 @@ static bool mailbox_idle_work(void)
 		return true;
 	}
 	return this_cpu()->cpu == 0 && rdtsc() < linger_until;
+}
+
+/*
+ * Whether `req` must be served by CPU 0: an INIT of the serving AP itself
+ * (it cannot INIT itself and come back). An INIT of CPU 0 is refused by the
+ * decoder wherever it is served.
+ */
+static bool serve_elsewhere(const struct mbox_request *req)
+{
+	uint32_t cpu;
+
+	if (req->opcode != MBOX_OP_CPU_INIT || req->len != sizeof(cpu))
+		return false;
+	memcpy(&cpu, req->payload, sizeof(cpu));
+	return cpu != 0 && cpu == this_cpu()->cpu;
+}
+
+/*
+ * serve_owner is the lock that serving takes: the CPU serving, or NO_CPU.
+ * Taking it and recording who holds it is one compare-and-swap, so an INIT
+ * can never leave it held with no owner known. A CPU about to be INITed by
+ * another (smp_reinit_cpu) is barred from serving first, and the sender
+ * waits for it to finish a request it is serving: an INIT in the middle of
+ * one lost the request, and the lock with it (no CPU could serve again). A
+ * CPU the INIT caught serving anyway (stuck there, interrupts off) left the
+ * lock held: it is released once that CPU is back online, or failed to come
+ * back, since the bar.
+ */
+#define NO_CPU UINT32_MAX
+static volatile uint32_t serve_owner = NO_CPU, barred = NO_CPU;
+static uint64_t barred_tsc;
+
+/* Takes the lock for `cpu`: true if it was free (one LOCK CMPXCHG, a full barrier on x86). */
+static bool serve_take(uint32_t cpu)
+{
+	uint32_t free = NO_CPU;
+
+	return __atomic_compare_exchange_n(&serve_owner, &free, cpu, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+/* Releases the lock if `cpu` holds it (a CPU other than the holder changes nothing). */
+static void serve_release(uint32_t cpu)
+{
+	__atomic_compare_exchange_n(&serve_owner, &cpu, NO_CPU, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+}
+
+static bool not_serving(void *cpu)
+{
+	return READ_ONCE(serve_owner) != *(uint32_t *)cpu;
+}
+
+void mailbox_bar(uint32_t cpu)
+{
+	barred_tsc = rdtsc();
+	WRITE_ONCE(barred, cpu);
+	smp_mb();
+	if (!idle_until_us(not_serving, &cpu, BAR_WAIT_US))
+		kprintf("mailbox: CPU %u is still serving a request: INIT goes ahead; that request is lost\n", cpu);
+}
+
+/* The barred CPU has been through its INIT (back online, or failed to come back): the bar ends. */
+static void bar_lifted(void)
+{
+	uint32_t c = READ_ONCE(barred);
+
+	if (c == NO_CPU)
+		return;
+	const struct percpu *p = cpu_table[c];
+	if (!(p->state == CPU_FAILED || (p->state == CPU_ONLINE && p->online_tsc > barred_tsc)))
+		return;
+	if (__atomic_compare_exchange_n(&barred, &c, NO_CPU, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		serve_release(c); /* if held across the INIT: nobody holds it now */
+}
+
+static bool serve_ring(void)
+{
+	static struct mbox_request req;   /* the card's own copy */
+	static struct mbox_ops ops;
+	bool served = false;
+
+	ops = mbox_kernel_ops;
+	ops.ncpus = cpu_count;
+	ops.tsc_hz = tsc_hz;
+	ops.upload = mailbox_upload();
+	/* At most a ring's worth per poll: a host cannot keep the card here. */
+	for (int n = 0; n < MBOX_REQ_SLOTS; n++) {
+		struct mbox_response *resp = mailbox_request_peek(&req);
+		if (!resp)
+			break;
+		if (serve_elsewhere(&req)) {
+			mailbox_give_service_to_cpu0();
+			break;
+		}
+		mailbox_request_take();
+		mbox_serve(&req, resp, &ops);
+		bool reset = mbox_wants_reset(&req, resp);
+		mailbox_response_publish();
+		served = true;
+		if (reset) {
+			mailbox_doorbell_answered();
+			ops.reset(); /* the answer is out first */
+		}
+	}
+	if (served)
+		mailbox_doorbell_answered();
+	return served;
+}
+
+bool mailbox_poll(void)
+{
+	uint32_t me = this_cpu()->cpu;
+
+	if (!mbox_hdr)
+		return false;
+	bar_lifted();
+	if (!serve_take(me))
+		return false;
+	bool served = me != READ_ONCE(barred) && serve_ring();
+	serve_release(me);
+	return served;
 }

@@ -33,11 +33,7 @@ int event_of(uint32_t code)
 /* Codes by name from libpfm4's table (no code is typed here); false if libpfm4 lacks a name. */
 bool map_codes(void)
 {
-	static const char *const names[PEV_COUNT] = {
-#define NAME(n, d) #n,
-		PLUGIN_EVENTS(NAME)
-#undef NAME
-	};
+	static const char *const names[PEV_COUNT] = PLUGIN_EVENT_NAMES;
 	for (int i = 0; i < PEV_COUNT; i++) {
 		int found = -1;
 		for (int j = 0; j < KNC_EVENT_COUNT; j++)
@@ -209,6 +205,7 @@ void threads_forget_blocks(void)
 				t->pending[u] = &t->kept[u];
 			}
 		t->op_slot = NULL;
+		t->cur_slots = NULL;
 	}
 }
 
@@ -316,6 +313,7 @@ void on_block(unsigned int vcpu, void *udata)
 	struct branch *p = t->pending[b->user];
 	const struct bpred *bp = &t->bp[b->user];
 
+	t->cur_slots = b->slot;
 	if (t->flush || !count_block_quick(s) || s->enabled[b->user] || b->page[0] != t->last_ipage || b->npages > 1)
 		goto slow;
 	if (p && !(p->ok_next == b->vaddr && p->ok_bp == bp && p->ok_epoch == bp->epoch)) {
@@ -466,10 +464,41 @@ static __attribute__((noinline)) void access_known(struct thr *t, const struct s
 	}
 }
 
+/*
+ * Whether an access QEMU reports is one of an instruction the thread is
+ * executing, the only accesses counted or simulated (the rule is in
+ * plugin/plugin.c). QEMU 7.2 also reports the accesses it makes itself to
+ * deliver an interrupt between two blocks (the IDT gate, the code segment's
+ * descriptor, RSP0 from the TSS, the five words of the frame): a block whose
+ * last instruction calls a helper and leaves the block (RET, an indirect
+ * CALL or JMP, IRETQ) leaves its memory callbacks armed (QEMU's
+ * cpu->plugin_mem_cbs, cleared only on the path that leaving skips), so the
+ * delivery's accesses come as that instruction's, possibly blocks later.
+ * Host events (pmuctl's requests, doorbells) came at host-timed points, so
+ * every run of one region counted a different number of them: 3 reads and 5
+ * writes per interrupt. Such an access is told by its slot: another block's
+ * than the one executing, or a Ring-3 instruction's at an address outside
+ * the user region (which it cannot reach: it would fault, and a faulting
+ * access is not reported). The one access of another block's that is real:
+ * after a device access in the middle of a block QEMU cuts the block there
+ * and runs that instruction again alone, with memory callbacks only
+ * (cpu_io_recompile under -icount), so its slot is a one-instruction block's
+ * that never starts; delivery never touches device memory.
+ */
+static bool executing(const struct thr *t, qemu_plugin_meminfo_t info, const struct slot *in, uint64_t vaddr)
+{
+	if (in - in->idx == t->cur_slots)
+		return !in->user || is_user(vaddr);
+	struct qemu_plugin_hwaddr *hw = qemu_plugin_get_hwaddr(info, vaddr);
+	return hw && qemu_plugin_hwaddr_is_io(hw);
+}
+
 /* An access on_access cannot settle by the last-line memo. */
 static __attribute__((noinline)) void access_slow(struct thr *t, qemu_plugin_meminfo_t info, struct slot *in,
 						  uint64_t vaddr)
 {
+	if (!executing(t, info, in, vaddr))
+		return;
 	if (in->info != (info | SLOT_INFO_KNOWN)) {
 		in->info = info | SLOT_INFO_KNOWN;
 		in->write = qemu_plugin_mem_is_store(info);
@@ -520,7 +549,7 @@ void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
 
 	uint64_t vline = vaddr >> MS_LINE_SHIFT;
 
-	if (in->info != (info | SLOT_INFO_KNOWN) || (end - 1) >> MS_LINE_SHIFT != vline ||
+	if (in->info != (info | SLOT_INFO_KNOWN) || (end - 1) >> MS_LINE_SHIFT != vline || in - in->idx != t->cur_slots ||
 	    (in->elements && (t->cnt.mask & VPU_LINE_EVENTS)))
 		goto slow;
 	if ((vline << 1 | in->user) != t->lm_key || t->lm_epoch != *t->l1d_epoch || (write && !t->lm_dirty)) {

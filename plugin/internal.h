@@ -119,6 +119,12 @@ struct thr {
 	struct xc_entry *xc;
 	uint64_t seq;                 /* blocks started */
 	/*
+	 * slot[0] of the block being executed (NULL: none yet): an access that
+	 * comes with another block's slot is no access of an instruction the
+	 * thread executes (exec.c, executing).
+	 */
+	const struct slot *cur_slots;
+	/*
 	 * [user]: a near branch waiting for the next block of its privilege
 	 * level, its successor: an interrupt between them runs at Ring 0, and its
 	 * IRET returns to the successor.

@@ -9,7 +9,8 @@
 
 enum knc_mode knc_mode;
 static FILE *log_file;
-static struct knc_site *sites; /* every one, newest first: few (on KNC code, none) */
+static struct knc_site sites[KNC_SITES_MAX + 1]; /* [KNC_SITES_MAX]: every site past the ceiling */
+static unsigned nsites;
 
 static struct { uint64_t lo, hi; } ignored[KNC_IGNORE_MAX];
 static unsigned nignored;
@@ -42,14 +43,13 @@ bool knc_reported(const char *mnemonic, bool port_io, uint64_t vaddr)
 
 struct knc_site *knc_site(uint64_t vaddr, const char *mnemonic, bool user)
 {
-	for (struct knc_site *s = sites; s; s = s->next)
-		if (s->vaddr == vaddr && s->mnemonic == mnemonic)
-			return s;
-	struct knc_site *s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	*s = (struct knc_site){ .vaddr = vaddr, .mnemonic = mnemonic, .user = user, .next = sites };
-	sites = s;
+	for (unsigned i = 0; i < nsites; i++)
+		if (sites[i].vaddr == vaddr && sites[i].mnemonic == mnemonic)
+			return &sites[i];
+	struct knc_site *s = &sites[nsites < KNC_SITES_MAX ? nsites++ : KNC_SITES_MAX];
+	if (s->mnemonic)
+		return s; /* the shared one, made by the first site past the ceiling */
+	*s = (struct knc_site){ .vaddr = vaddr, .mnemonic = mnemonic, .user = user };
 	return s;
 }
 
@@ -74,12 +74,15 @@ static void say(const char *line)
 void on_knc(unsigned int vcpu, void *udata)
 {
 	struct knc_site *s = udata;
-	char line[160];
+	char line[224];
 
 	if (s->count++)
 		return;
-	snprintf(line, sizeof(line), "pmuos-pmu: knc: CPU %u CPL %d at %#" PRIx64 ": %s, which a KNC core lacks\n",
-		 vcpu, s->user ? 3 : 0, s->vaddr, s->mnemonic);
+	int n = snprintf(line, sizeof(line), "pmuos-pmu: knc: CPU %u CPL %d at %#" PRIx64 ": %s, which a KNC core lacks",
+			 vcpu, s->user ? 3 : 0, s->vaddr, s->mnemonic);
+	if (s == &sites[KNC_SITES_MAX] && n > 0 && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - n, " (past %d sites: every later one is counted with this one)", KNC_SITES_MAX);
+	strncat(line, "\n", sizeof(line) - strlen(line) - 1);
 	say(line);
 }
 
@@ -88,7 +91,7 @@ void knc_summary(void)
 	uint64_t n = 0, executions = 0;
 	char line[160];
 
-	for (const struct knc_site *s = sites; s; s = s->next)
+	for (const struct knc_site *s = sites; s <= &sites[KNC_SITES_MAX]; s++)
 		if (s->count) {
 			n++;
 			executions += s->count;

@@ -26,8 +26,16 @@ struct knc_site {
 	const char *mnemonic;
 	uint64_t count;   /* executions */
 	bool user;
-	struct knc_site *next;
 };
+/*
+ * Sites kept, each with its own line and count: pmuos's code has none, a
+ * PC's firmware a few dozen. A guest that keeps making new code with such
+ * instructions (rewriting its own) would otherwise grow them, and QEMU's
+ * memory, without bound; past the ceiling every new site shares one, whose
+ * line says so. So sites hold KNC_SITES_MAX + 1 entries (128 KiB) at most,
+ * whatever the guest does.
+ */
+#define KNC_SITES_MAX 4096
 
 /*
  * Code at [lo, hi) is not reported: code that is not pmuos's (a PC's
@@ -39,7 +47,7 @@ struct knc_site {
 bool knc_ignore(const char *range);
 /* Whether an instruction decoded so (plugin/decode.h) at vaddr is reported in this mode. */
 bool knc_reported(const char *mnemonic, bool port_io, uint64_t vaddr);
-/* The site of the instruction at vaddr (made the first time); NULL when out of memory. */
+/* The site of the instruction at vaddr (made the first time; past KNC_SITES_MAX, the shared one): never NULL. */
 struct knc_site *knc_site(uint64_t vaddr, const char *mnemonic, bool user);
 /* Opens (truncates) the log file; false, said why, if it cannot. */
 bool knc_open_log(const char *path);

@@ -20,9 +20,12 @@
  * a branch is resolved by the next block the vCPU executes. An
  * instruction is counted when its block starts: one that follows a faulting
  * instruction of the same block would count too, but in pmuos such a fault
- * (a page fault) ends the task. The simulation (caches, TLBs, branch
- * predictor: plugin/memsys.h, tlb.h, bpred.h) runs at all times, so caches
- * are warm when counting starts.
+ * (a page fault) ends the task. An access counts, and reaches the
+ * caches, only as one of an instruction of the block being executed: the
+ * accesses QEMU makes to deliver an interrupt come as another's and count
+ * nowhere (exec.c executing; the rule, docs/design.md §11). The
+ * simulation (caches, TLBs, branch predictor: plugin/memsys.h, tlb.h,
+ * bpred.h) runs at all times, so caches are warm when counting starts.
  * QEMU runs the plugin in its vCPU thread; under -icount (and
  * -accel tcg,thread=single, which scripts/qemu.sh sets) all vCPUs share one
  * thread, so neither the simulation nor the page needs locks. The plugin

@@ -155,10 +155,7 @@ static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr,
 		}
 		b->flush_tlb |= d.flush_tlb;
 		if (knc_reported(d.knc_missing, d.port_io, va)) {
-			struct knc_site *site = knc_site(va, d.knc_missing, b->user);
-			if (!site)
-				return NULL;
-			knc[b->nknc++] = (struct knc_hit){ (uint16_t)i, site };
+			knc[b->nknc++] = (struct knc_hit){ (uint16_t)i, knc_site(va, d.knc_missing, b->user) };
 		}
 		uint64_t lines[2] = { code_line(va, ha, b->user), code_line(va + len - 1, ha ? ha + len - 1 : NULL, b->user) };
 		for (int k = 0; k < 2; k++) {

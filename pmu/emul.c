@@ -120,8 +120,10 @@ static int emulate(struct trap_frame *f)
 		f->rax = (uint32_t)v;
 		f->rdx = v >> 32;
 	} else {
+		bool was = pmu_spflt_open(pc->model.spflt);
 		model_spflt(&pc->model, rdtsc(), in.spflt);
 		model_share_publish(pc);
+		pmu_region_note(was, pmu_spflt_open(pc->model.spflt));
 	}
 	f->rip += in.len;
 	return 1;
@@ -138,6 +140,7 @@ static bool __attribute__((noinline)) emulate_steps(struct pmu_cpu *pc, struct t
 						      uint64_t first_user, const struct insn *in)
 {
 	uint64_t v = 0;
+	bool was = pmu_spflt_open(pc->model.spflt);
 
 	model_emulate_steps(pc, f, first_kernel, first_user, in->rdpmc ? (int)(f->rcx & 1) : -1, in->spflt, &v);
 	if (in->rdpmc) {
@@ -145,6 +148,7 @@ static bool __attribute__((noinline)) emulate_steps(struct pmu_cpu *pc, struct t
 		f->rdx = v >> 32;
 	}
 	f->rip += in->len;
+	pmu_region_note(was, pmu_spflt_open(pc->model.spflt));
 	return true;
 }
 
@@ -166,6 +170,7 @@ static bool emulate_fast(struct trap_frame *f, uint64_t first_kernel, uint64_t f
 		return false;
 	if (pc->plugin_sel) /* the plugin's counts to take and its page to tell */
 		return emulate_steps(pc, f, first_kernel, first_user, &in);
+	bool was = pmu_spflt_open(pc->model.spflt);
 	if (!model_user_insn(&pc->model, first_user, first_kernel, rdtsc(), in.rdpmc ? (int)(f->rcx & 1) : -1,
 			     in.spflt, &v))
 		return emulate_steps(pc, f, first_kernel, first_user, &in);
@@ -173,6 +178,8 @@ static bool emulate_fast(struct trap_frame *f, uint64_t first_kernel, uint64_t f
 	if (in.rdpmc) {
 		f->rax = (uint32_t)v;
 		f->rdx = v >> 32;
+	} else {
+		pmu_region_note(was, pmu_spflt_open(pc->model.spflt));
 	}
 	f->rip += in.len;
 	pc->user_entry = true; /* to_user's, after model_user_insn's return to CPL 3 */

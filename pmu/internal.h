@@ -1,4 +1,8 @@
-/* State shared by the PMU driver's files (pmu.c, pmi.c, model.c). */
+/*
+ * State shared by the PMU driver's files (counters.c, pmu.c, mux.c, pmi.c,
+ * model.c, emul.c, selftest.c, bench.c), and what each offers the others:
+ * counters.c is below pmu.c and mux.c, which pmu.c drives.
+ */
 #ifndef PMU_INTERNAL_H
 #define PMU_INTERNAL_H
 
@@ -21,9 +25,9 @@ struct trap_frame;
 
 struct pmu_mux {
 	uint32_t nev;                  /* 0: off */
-	uint32_t evtsel[PMU_MUX_MAX];
-	uint64_t value[PMU_MUX_MAX];   /* events */
-	uint64_t running[PMU_MUX_MAX]; /* TSC ticks on a counter */
+	uint32_t evtsel[MBOX_MUX_MAX];
+	uint64_t value[MBOX_MUX_MAX];   /* events */
+	uint64_t running[MBOX_MUX_MAX]; /* TSC ticks on a counter */
 	int on[KNC_NUM_COUNTERS];      /* event on counter i this slice; -1: none */
 	uint32_t next;                 /* first event of the next slice */
 	uint64_t slice_ticks, slice_ran;
@@ -54,15 +58,15 @@ struct pmu_cpu {
 	/* sample ring: PMU_SAMPLE_RING entries, newest at head - 1 */
 	struct pmu_sample *ring;
 	uint32_t ring_head, ring_count;
-	uint64_t lost;
+	uint64_t overwritten;   /* samples written over, the ring being full (not the host's: the mailbox ring counts those) */
 
 	/*
 	 * Arguments and results of driver operations posted to this CPU: they
 	 * live here, not on the caller's stack, so an operation that runs late
 	 * (the CPU was slow or hung) writes only its own state.
 	 */
-	struct pmu_cfg { int ctr; uint32_t evtsel; uint64_t period; } cfg; /* period: the SPFLT mask for cpu_spflt */
-	struct { uint32_t nev; uint32_t evtsel[PMU_MUX_MAX]; uint64_t slice_ticks; } mux_cfg;
+	struct pmu_cfg { int ctr; uint32_t evtsel; uint64_t period; uint64_t spflt; } cfg; /* spflt: cpu_spflt's mask */
+	struct pmu_mux_cfg { uint32_t nev; uint32_t evtsel[MBOX_MUX_MAX]; uint64_t slice_ticks; } mux_cfg;
 	struct pmu_reading reading;
 	struct pmu_regs regs;
 
@@ -77,15 +81,34 @@ struct pmu_cpu {
 	uint8_t plugin_sel;     /* with `share`, bit i: EvtSel i enables an event of the plugin's */
 };
 
+/* counters.c: the backend in use (pmu.c chooses it at pmu_init). */
 extern const struct pmu_ops *pmu_ops;
 
-/* The calling CPU's PMU state. */
+/* counters.c: the calling CPU's PMU state. */
 struct pmu_cpu *pmu_this(void);
 
-/* pmu.c, for mux.c: counter i's events (64-bit total); (re)programs counter i, stopped and at 0. */
+/* region.c: whether PERF_SPFLT_CONTROL value `spflt` makes a region; emul.c tells the hook of a change. */
+bool pmu_spflt_open(uint64_t spflt);
+void pmu_region_note(bool was_open, bool open);
+
+/* A backend register's value (0 if the backend has none). */
+static inline uint64_t pmu_rdmsr(uint32_t msr)
+{
+	uint64_t v = 0;
+	pmu_ops->rdmsr(msr, &v);
+	return v;
+}
+
+/* Counter i's start value: a sampling counter overflows after `period` events, a counting one from 0. */
+static inline uint64_t pmu_preload(const struct pmu_cpu *pc, int i)
+{
+	return pc->period[i] ? KNC_CTR_MASK + 1 - pc->period[i] : 0;
+}
+
+/* counters.c, for pmu.c and mux.c: counter i's events (64-bit total); (re)programs counter i, stopped and at 0. */
 uint64_t pmu_counter_events(struct pmu_cpu *pc, int i);
 void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t period);
-/* pmu.c, for mux.c: GLOBAL_CTRL = the enabled counters, and start_tsc. */
+/* counters.c, for pmu.c and mux.c: GLOBAL_CTRL = the enabled counters, and start_tsc. */
 void pmu_counters_go(struct pmu_cpu *pc);
 
 /* mux.c, on the CPU itself with interrupts off */

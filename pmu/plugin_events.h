@@ -7,7 +7,10 @@
  * counts PEV_<NAME>. "Line" is a 64-byte cache line, "L1D"/"L1I"/"L2" the
  * core's caches (plugin/memsys.h), "an instruction" an executed instruction.
  * The model's own two events (INSTRUCTIONS_EXECUTED, CPU_CLK_UNHALTED) are
- * in MODEL_EVENTS.
+ * in MODEL_EVENTS. Which execution counts: an access counts once, in the
+ * execution of its instruction that retires; the accesses that deliver an
+ * interrupt or exception (IDT, descriptors, TSS, the frame) count nowhere
+ * (the retired-instruction rule, docs/design.md §11).
  */
 #ifndef PMU_PLUGIN_EVENTS_H
 #define PMU_PLUGIN_EVENTS_H
@@ -51,6 +54,10 @@
 #define MODEL_EVENTS(X) \
 	X(INSTRUCTIONS_EXECUTED, "TSC ticks the thread ran (not halted); one per instruction under QEMU -icount shift=0") \
 	X(CPU_CLK_UNHALTED, "TSC ticks the thread ran (not halted)")
+
+/* The names, in PEV_ order: `static const char *const names[PEV_COUNT] = PLUGIN_EVENT_NAMES;` */
+#define PEV_NAME(name, def) #name,
+#define PLUGIN_EVENT_NAMES { PLUGIN_EVENTS(PEV_NAME) }
 
 enum plugin_event {
 #define PEV_ENUM(name, def) PEV_##name,

@@ -65,7 +65,7 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
 	bool full = pc->ring_count == PMU_SAMPLE_RING;
 	pc->ring_head = (pc->ring_head + 1) % PMU_SAMPLE_RING;
 	pc->ring_count += !full;
-	pc->lost += full;
+	pc->overwritten += full;
 	return s;
 }
 

@@ -20,11 +20,8 @@
 #include "arch/sync.h"
 #include "arch/tsc.h"
 
-
-const struct pmu_ops *pmu_ops = &pmu_model_ops;
 static bool counts_exact;
 
-struct pmu_cpu *pmu_this(void) { return this_cpu()->pmu; }
 const char *pmu_backend_name(void) { return pmu_ops->name; }
 bool pmu_counts_exact(void) { return counts_exact; }
 bool pmu_counts_event(uint32_t evtsel) { return pmu_ops->counts_event(evtsel); }
@@ -167,50 +164,6 @@ static const struct cpu_hooks pmu_cpu_hooks = {
 
 /* ---- per-CPU operations: run on the CPU itself, interrupts off ---- */
 
-static uint64_t preload(const struct pmu_cpu *pc, int i)
-{
-	return pc->period[i] ? KNC_CTR_MASK + 1 - pc->period[i] : 0;
-}
-
-static uint64_t rd(uint32_t msr)
-{
-	uint64_t v = 0;
-	pmu_ops->rdmsr(msr, &v);
-	return v;
-}
-
-uint64_t pmu_counter_events(struct pmu_cpu *pc, int i)
-{
-	uint64_t c = rd(MSR_KNC_PERFCTR(i));
-
-	if (pc->period[i])
-		return pc->samples[i] * pc->period[i] + pc->late[i] + ((c - preload(pc, i)) & KNC_CTR_MASK);
-	return (pc->wraps[i] << KNC_CTR_BITS) + c;
-}
-
-void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t period)
-{
-	pc->enabled &= ~GLOBAL_CTR(i);
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, rd(MSR_KNC_GLOBAL_CTRL) & ~(uint64_t)GLOBAL_CTR(i));
-	pmu_ops->wrmsr(MSR_KNC_EVNTSEL(i), 0);
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_CTR(i));
-	pc->evtsel[i] = evtsel;
-	pc->period[i] = period;
-	pc->wraps[i] = pc->samples[i] = pc->late[i] = 0;
-	pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), preload(pc, i));
-	if (evtsel) {
-		/* INT always: a counting counter's wraps are added up in the PMI handler. */
-		pmu_ops->wrmsr(MSR_KNC_EVNTSEL(i), evtsel | EVTSEL_EN | EVTSEL_INT);
-		pc->enabled |= GLOBAL_CTR(i);
-	}
-}
-
-void pmu_counters_go(struct pmu_cpu *pc)
-{
-	pc->start_tsc = rdtsc();
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, pc->enabled & ~pc->throttled);
-}
-
 /* Stops the counters and accounts their time up to now. */
 static void counters_halt(struct pmu_cpu *pc)
 {
@@ -258,16 +211,16 @@ static void cpu_stop(struct pmu_cpu *pc)
 
 static void cpu_clear(struct pmu_cpu *pc)
 {
-	uint64_t ctrl = rd(MSR_KNC_GLOBAL_CTRL);
+	uint64_t ctrl = pmu_rdmsr(MSR_KNC_GLOBAL_CTRL);
 
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
 		pc->wraps[i] = pc->samples[i] = pc->late[i] = 0;
-		pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), preload(pc, i));
+		pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), pmu_preload(pc, i));
 	}
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_VALID);
 	pc->ring_head = pc->ring_count = 0;
-	pc->lost = pc->pmis = pc->throttles = pc->stuck = 0;
+	pc->overwritten = pc->pmis = pc->throttles = pc->stuck = 0;
 	pc->enabled_ticks = 0;
 	mux_clear(pc);
 	pc->start_tsc = rdtsc();
@@ -277,7 +230,7 @@ static void cpu_clear(struct pmu_cpu *pc)
 static void cpu_spflt(struct pmu_cpu *pc)
 {
 	/* USER_PREF starts at 0: gated counters wait for the program's SPFLT 1. */
-	pmu_ops->wrmsr(MSR_KNC_SPFLT_CTRL, pc->cfg.period & (SPFLT_EN(0) | SPFLT_EN(1)));
+	pmu_ops->wrmsr(MSR_KNC_SPFLT_CTRL, pc->cfg.spflt & (SPFLT_EN(0) | SPFLT_EN(1)));
 }
 
 static void cpu_read(struct pmu_cpu *pc)
@@ -291,7 +244,7 @@ static void cpu_read(struct pmu_cpu *pc)
 	r->pmis = pc->pmis;
 	r->throttles = pc->throttles;
 	r->stuck = pc->stuck;
-	r->lost = pc->lost;
+	r->overwritten = pc->overwritten;
 	if (pc->mux.nev) {
 		mux_read(pc, r, live);
 		return;
@@ -312,12 +265,12 @@ static void cpu_regs(struct pmu_cpu *pc)
 
 	r->tsc = rdtsc();
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
-		r->ctr[i] = rd(MSR_KNC_PERFCTR(i));
-		r->evtsel[i] = rd(MSR_KNC_EVNTSEL(i));
+		r->ctr[i] = pmu_rdmsr(MSR_KNC_PERFCTR(i));
+		r->evtsel[i] = pmu_rdmsr(MSR_KNC_EVNTSEL(i));
 	}
-	r->spflt = rd(MSR_KNC_SPFLT_CTRL);
-	r->status = rd(MSR_KNC_GLOBAL_STATUS);
-	r->global_ctrl = rd(MSR_KNC_GLOBAL_CTRL);
+	r->spflt = pmu_rdmsr(MSR_KNC_SPFLT_CTRL);
+	r->status = pmu_rdmsr(MSR_KNC_GLOBAL_STATUS);
+	r->global_ctrl = pmu_rdmsr(MSR_KNC_GLOBAL_CTRL);
 	r->lvt_pc = apic_lvt_pc_read();
 }
 
@@ -442,7 +395,7 @@ static enum pmu_err need_ring(struct pmu_cpu *pc, const void *arg)
 struct pmu_result pmu_configure(const struct cpuset *set, uint64_t ctr, uint32_t evtsel, uint64_t period)
 {
 	struct pmu_result r = pmu_check_config(ctr, evtsel, period);
-	struct pmu_cfg cfg = { ctr, evtsel, period };
+	struct pmu_cfg cfg = { .ctr = ctr, .evtsel = evtsel, .period = period };
 
 	if (r.err)
 		return r;
@@ -458,18 +411,18 @@ struct pmu_result pmu_mux_configure(const struct cpuset *set, uint32_t nev, cons
 				    uint64_t slice_ticks)
 {
 	struct pmu_result r = pmu_check_mux(nev, evtsel, slice_ticks, tsc_hz);
-	struct pmu_cpu tmp = { .mux_cfg = { .nev = nev, .slice_ticks = slice_ticks } };
+	struct pmu_mux_cfg cfg = { .nev = nev, .slice_ticks = slice_ticks };
 
 	if (r.err)
 		return r;
-	memcpy(tmp.mux_cfg.evtsel, evtsel, nev * sizeof(*evtsel));
-	return run_on_set(set, cpu_mux_configure, target_cpu_mux_configure, prepare_mux, NULL, &tmp.mux_cfg);
+	memcpy(cfg.evtsel, evtsel, nev * sizeof(*evtsel));
+	return run_on_set(set, cpu_mux_configure, target_cpu_mux_configure, prepare_mux, NULL, &cfg);
 }
 
 /* Gating a counter whose events take turns would stop the events off it for good. */
 static enum pmu_err spflt_fits(struct pmu_cpu *pc, const void *arg)
 {
-	bool gates = ((const struct pmu_cfg *)arg)->period != 0;
+	bool gates = ((const struct pmu_cfg *)arg)->spflt != 0;
 
 	return gates && pmu_mux_rotates(pc->mux.nev, pc->mux.evtsel) ? PMU_ERR_SPFLT_MUX : PMU_OK;
 }
@@ -477,7 +430,7 @@ static enum pmu_err spflt_fits(struct pmu_cpu *pc, const void *arg)
 struct pmu_result pmu_set_spflt(const struct cpuset *set, uint64_t mask)
 {
 	struct pmu_result r = pmu_check_spflt(mask);
-	struct pmu_cfg cfg = { .period = mask }; /* cpu_spflt's argument */
+	struct pmu_cfg cfg = { .spflt = mask };
 
 	if (r.err)
 		return r;
@@ -527,11 +480,11 @@ enum pmu_err pmu_read_regs(uint32_t cpu, struct pmu_regs *r)
 	return e;
 }
 
-size_t pmu_samples(uint32_t cpu, struct pmu_sample *out, size_t max, uint64_t *lost)
+size_t pmu_samples(uint32_t cpu, struct pmu_sample *out, size_t max, uint64_t *overwritten)
 {
 	struct pmu_cpu *pc = cpu < cpu_count ? cpu_table[cpu]->pmu : NULL;
 
-	*lost = 0;
+	*overwritten = 0;
 	if (!pc || !pc->ring)
 		return 0;
 	/* A copy taken while the CPU may add samples: read count, then entries. */
@@ -540,7 +493,7 @@ size_t pmu_samples(uint32_t cpu, struct pmu_sample *out, size_t max, uint64_t *l
 
 	for (size_t i = 0; i < n; i++)
 		out[i] = pc->ring[(head + PMU_SAMPLE_RING - n + i) % PMU_SAMPLE_RING];
-	*lost = pc->lost;
+	*overwritten = pc->overwritten;
 	return n;
 }
 
@@ -551,8 +504,8 @@ extern void pmu_region_empty(void), pmu_region_100(void);
 uint64_t pmu_count_region(void (*region)(void))
 {
 	uint64_t f = irq_save();
-	uint64_t save_ctrl = rd(MSR_KNC_GLOBAL_CTRL), save_sel = rd(MSR_KNC_EVNTSEL0);
-	uint64_t save_ctr = rd(MSR_KNC_PERFCTR0), v;
+	uint64_t save_ctrl = pmu_rdmsr(MSR_KNC_GLOBAL_CTRL), save_sel = pmu_rdmsr(MSR_KNC_EVNTSEL0);
+	uint64_t save_ctr = pmu_rdmsr(MSR_KNC_PERFCTR0), v;
 
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
 	pmu_ops->wrmsr(MSR_KNC_EVNTSEL0, KNC_EV_INSTRUCTIONS_EXECUTED | EVTSEL_OS | EVTSEL_EN);
@@ -560,7 +513,7 @@ uint64_t pmu_count_region(void (*region)(void))
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, GLOBAL_CTR(0));
 	region();
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
-	v = rd(MSR_KNC_PERFCTR0);
+	v = pmu_rdmsr(MSR_KNC_PERFCTR0);
 	pmu_ops->wrmsr(MSR_KNC_PERFCTR0, save_ctr);
 	pmu_ops->wrmsr(MSR_KNC_EVNTSEL0, save_sel);
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, save_ctrl);

@@ -73,7 +73,7 @@ struct pmu_result pmu_configure(const struct cpuset *set, uint64_t ctr, uint32_t
  */
 struct pmu_result pmu_set_spflt(const struct cpuset *set, uint64_t mask);
 /*
- * Multiplexing, as perf does it: the `nev` (1..PMU_MUX_MAX) counting events
+ * Multiplexing, as perf does it: the `nev` (1..MBOX_MUX_MAX) counting events
  * `evtsel` (EvtSel without EN/INT, from knc_event_parse) take turns on the
  * two counters of every CPU in `set`, the next one or two every
  * `slice_ticks` TSC ticks (1 ms .. 1 s) of counting time (a timer on the
@@ -100,14 +100,15 @@ struct pmu_result pmu_clear(const struct cpuset *set);
 struct pmu_reading {
 	uint32_t nev;
 	bool mux;
-	uint32_t evtsel[PMU_MUX_MAX];  /* configured event, 0 = counter unused */
-	uint64_t period[PMU_MUX_MAX];
-	uint64_t value[PMU_MUX_MAX];   /* events (64-bit total) */
-	uint64_t samples[PMU_MUX_MAX]; /* overflows that recorded a sample */
-	uint64_t running_ticks[PMU_MUX_MAX];
+	uint32_t evtsel[MBOX_MUX_MAX];  /* configured event, 0 = counter unused */
+	uint64_t period[MBOX_MUX_MAX];
+	uint64_t value[MBOX_MUX_MAX];   /* events (64-bit total) */
+	uint64_t samples[MBOX_MUX_MAX]; /* overflows that recorded a sample */
+	uint64_t running_ticks[MBOX_MUX_MAX];
 	uint64_t enabled_ticks;
 	bool running;
-	uint64_t pmis, throttles, stuck, lost;
+	uint64_t pmis, throttles, stuck;
+	uint64_t overwritten; /* samples of the card's own view ring (PMU_SAMPLE_RING) written over: the host's losses are the mailbox ring's */
 };
 /* Reads `cpu`'s counters through an IPI: PMU_OK, PMU_ERR_CPUSET, _OFFLINE or _BUSY. */
 enum pmu_err pmu_read(uint32_t cpu, struct pmu_reading *r);
@@ -144,8 +145,11 @@ struct trap_frame;
 size_t pmu_callchain(const struct trap_frame *f, uint64_t *ips);
 /* The chain of `cpu`'s newest sample into ips[0..PMU_CALLCHAIN_MAX); how many (0 for none or no such CPU). */
 size_t pmu_last_callchain(uint32_t cpu, uint64_t *ips);
-/* Copies up to `max` of `cpu`'s newest samples, oldest first; returns how many. */
-size_t pmu_samples(uint32_t cpu, struct pmu_sample *out, size_t max, uint64_t *lost);
+/*
+ * Copies up to `max` of `cpu`'s newest samples, oldest first; returns how
+ * many. *overwritten: the samples its ring (PMU_SAMPLE_RING) wrote over since the last clear.
+ */
+size_t pmu_samples(uint32_t cpu, struct pmu_sample *out, size_t max, uint64_t *overwritten);
 
 /* PMI rate limit per thread, PMIs per second (1 .. 10,000,000). */
 void pmu_set_pmi_limit(uint32_t per_second);
@@ -172,5 +176,18 @@ void pmu_user_exit(uint64_t first_kernel, uint64_t first_user);
  */
 void pmu_idle_enter(void);
 void pmu_idle_exit(void);
+
+/*
+ * Whether the calling CPU is inside a SPFLT region: a counter gated by
+ * PERF_SPFLT_CONTROL and USER_PREF set by the task's SPFLT (327357-001
+ * §1.4.3.4). pmu/region.c.
+ */
+bool pmu_region_open(void);
+/*
+ * fn(open) runs on a CPU whose emulated SPFLT (pmu/emul.c: QEMU, where
+ * SPFLT traps) just opened or closed a region, interrupts off. A KNC core
+ * runs SPFLT itself and tells nobody: pmu_region_open is all there is.
+ */
+void pmu_set_region_hook(void (*fn)(bool open));
 
 #endif

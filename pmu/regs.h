@@ -9,7 +9,6 @@
 #include <stdint.h>
 
 /* MSR addresses (327357-001 §1.4.3, Table 1-2) */
-#define MSR_KNC_TSC              0x10 /* IA32_TIME_STAMP_COUNTER, per core */
 #define MSR_KNC_PERFCTR0         0x20 /* IA32_PerfCnt0, 40 bits, per thread */
 #define MSR_KNC_PERFCTR1         0x21
 #define MSR_KNC_EVNTSEL0         0x28 /* IA32_PerfEvtSel0, 32 bits */

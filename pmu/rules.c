@@ -29,7 +29,7 @@ struct pmu_result pmu_check_config(uint64_t ctr, uint32_t evtsel, uint64_t perio
 
 struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks, uint64_t tsc_hz)
 {
-	if (nev < 1 || nev > PMU_MUX_MAX)
+	if (nev < 1 || nev > MBOX_MUX_MAX)
 		return refuse(PMU_ERR_TOO_MANY, nev);
 	for (uint32_t i = 0; i < nev; i++)
 		if (pmu_check_evtsel(evtsel[i]) != PMU_OK)

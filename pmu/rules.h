@@ -14,9 +14,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "pmu/regs.h"
+#include <pmuos/mailbox.h> /* MBOX_MUX_MAX: events that can take turns on the 2 counters */
 
 #define PMU_MAX_PERIOD (1ULL << KNC_CTR_BITS) /* a period is 1 .. 2^40 events (327357-001 §1.4.3.2) */
-#define PMU_MUX_MAX    8                       /* events that can take turns on the 2 counters */
 /* A multiplexing time slice is 1 ms .. 1 s of counting time, as perf's interval (ms, >= 1). */
 #define PMU_SLICE_MIN_PER_S 1000                /* shortest slice: 1/1000 s */
 
@@ -26,7 +26,7 @@ enum pmu_err {
 	PMU_ERR_COUNTER,    /* no such counter (0 or 1): value = the counter */
 	PMU_ERR_L2_COUNTER, /* an L2 event on counter 1 (docs/design.md §5.1): value = EvtSel */
 	PMU_ERR_PERIOD,     /* period outside 1..2^40 events, or a period without an event: value = period */
-	PMU_ERR_TOO_MANY,   /* multiplexing takes 1..PMU_MUX_MAX events: value = how many */
+	PMU_ERR_TOO_MANY,   /* multiplexing takes 1..MBOX_MUX_MAX events: value = how many */
 	PMU_ERR_SLICE,      /* time slice outside 1 ms .. 1 s: value = TSC ticks */
 	PMU_ERR_SPFLT,      /* SPFLT mask names a counter beyond 0 and 1 (327357-001 §1.4.3.4): value = mask */
 	PMU_ERR_SPFLT_MUX,  /* SPFLT would gate counters whose events take turns: cpu = a CPU that multiplexes */
@@ -85,7 +85,7 @@ bool pmu_mux_rotates(uint32_t nev, const uint32_t *evtsel);
  */
 uint64_t pmu_time_to_ticks(uint64_t n, uint64_t per_second, uint64_t tsc_hz);
 
-/* The text for a verdict, naming what was wrong (pmu/rules_text.c); "" for PMU_OK. */
+/* The text for a verdict, naming what was wrong (pmu/events.c); "" for PMU_OK. */
 void pmu_result_text(const struct pmu_result *r, char *buf, size_t len);
 
 #endif

@@ -72,7 +72,7 @@ static void sampling(void)
 	uint32_t ev = KNC_EV_INSTRUCTIONS_EXECUTED | EVTSEL_OS;
 	static struct pmu_sample s[32];
 	char line[120];
-	uint64_t lost;
+	uint64_t overwritten;
 
 	pmu_configure(&me, 0, ev, SAMPLE_PERIOD);
 	pmu_configure(&me, 1, ev, 0);
@@ -80,10 +80,10 @@ static void sampling(void)
 	pmu_start(&me);
 	pmu_region_1m();
 	pmu_stop(&me);
-	size_t n = pmu_samples(this_cpu()->cpu, s, 32, &lost);
+	size_t n = pmu_samples(this_cpu()->cpu, s, 32, &overwritten);
 
 	snprintf(line, sizeof(line), "period %u over 10^6 instructions: %lu samples", SAMPLE_PERIOD, n);
-	check(n >= 9 && n <= 11 && lost == 0, line);
+	check(n >= 9 && n <= 11 && overwritten == 0, line);
 	uint64_t bad_rip = 0, bad_period = 0;
 	for (size_t j = 0; j < n; j++) {
 		/* Counter 0 wrapped at every P-th event and has counted ctr[0] since (the reload keeps them). */

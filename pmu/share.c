@@ -16,11 +16,7 @@ static uint8_t counted[(EVTSEL_UMASK_MASK | EVTSEL_EVENT_MASK) / 8 + 1];
 
 bool share_init(void)
 {
-	static const char *const names[PEV_COUNT] = {
-#define NAME(n, d) #n,
-		PLUGIN_EVENTS(NAME)
-#undef NAME
-	};
+	static const char *const names[PEV_COUNT] = PLUGIN_EVENT_NAMES;
 	uint64_t base, size;
 
 	for (unsigned n = 0; platform_shared_memory(n, &base, &size); n++) {

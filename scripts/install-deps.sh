@@ -13,6 +13,7 @@ python3 python3-pytest python3-pexpect
 libpfm4-dev
 libdw-dev libelf-dev
 linux-libc-dev linux-perf
+libjson-c-dev libedit-dev
 newlib-source glibc-source
 clang libclang-rt-14-dev
 valgrind

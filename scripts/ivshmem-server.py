@@ -41,7 +41,12 @@ PER_PROCESS = 8        # connections one process may hold: one hoarding process 
 SEND_DEADLINE_S = 5.0  # a client that has not taken its messages by then is dropped (never QEMU)
 ACCEPT_PAUSE_S = 1.0   # out of descriptors: no accept for this long, or until a peer leaves
 QEMU_RESERVE = 64      # of QEMU's descriptor limit, left for QEMU's own use
+NEW_PER_S = 10         # new peers a second, sustained (MAX_PEERS at once): QEMU takes each one's eventfds
+                       # in its main loop and keeps them for good; a connect storm told it 2,850 a second,
+                       # and the card, starved, stopped answering until QEMU had taken them all
 LOG_EVERY_S = 1.0      # at most one log line of a kind per second (a hostile client could flood it)
+COUNT_EVERY_S = 1.0    # QEMU's descriptors counted (/proc/PID/fd) at most this often: a count costs time
+                       # in proportion to them (50 ms at 11,000), and a connect storm would starve the card
 NOFD = object()        # a message without a descriptor
 
 
@@ -65,6 +70,9 @@ class Server:
       eventfd per vector for every peer it was told of: the server tells it
       of no more than its descriptor limit allows (QEMU_RESERVE left), then
       refuses clients (pmuctl polls).
+    - New peers come at most NEW_PER_S a second (MAX_PEERS at once): each
+      costs QEMU work in its main loop and descriptors for good; a client
+      beyond is refused (pmuctl polls).
     - A client gets the card's eventfds (peer 0) and its own, not other
       clients': pmuctl rings only the card, and another client's eventfd
       would let it take that client's rings."""
@@ -78,6 +86,9 @@ class Server:
         self.qemu = None    # peer 0 while connected
         self.per_proc = collections.Counter()
         self.paused_until = None
+        self.counted = None   # (when, QEMU's descriptors then) of the last count
+        self.told = 0         # eventfds queued to QEMU since that count
+        self.tokens, self.tokens_at = float(MAX_PEERS), time.monotonic()  # new peers allowed now (NEW_PER_S)
         self.logged = {}    # kind -> (last time, lines not printed since)
         self.sel = selectors.DefaultSelector()
 
@@ -112,16 +123,19 @@ class Server:
         self.log(kind, f"client refused: {why}")
 
     def qemu_room(self):
-        """Whether QEMU can take one more peer's eventfds within its descriptor limit."""
+        """Whether QEMU can take one more peer's eventfds within its descriptor limit: what it held at
+        the last count (at most COUNT_EVERY_S old), and every eventfd queued to it since or then."""
         if self.qemu is None:
             return True
         try:
             soft = resource.prlimit(self.watch_pid, resource.RLIMIT_NOFILE)[0]
-            held = len(os.listdir(f"/proc/{self.watch_pid}/fd"))
+            now = time.monotonic()
+            if self.counted is None or now - self.counted[0] >= COUNT_EVERY_S:
+                self.counted = (now, len(os.listdir(f"/proc/{self.watch_pid}/fd")))
+                self.told = sum(1 for m in self.qemu.out if m[1] is not None)
         except OSError:
             return True  # not ours to read: QEMU's recvmsg is the judge
-        queued = sum(1 for m in self.qemu.out if m[1] is not None)
-        return soft == resource.RLIM_INFINITY or held + queued + self.vectors + QEMU_RESERVE <= soft
+        return soft == resource.RLIM_INFINITY or self.counted[1] + self.told + self.vectors + QEMU_RESERVE <= soft
 
     def connect(self, conn):
         conn.setblocking(False)
@@ -136,6 +150,11 @@ class Server:
             return self.refuse(conn, "ids", f"all {MAX_ID + 1} IDs were given out in this card's life")
         if not self.qemu_room():
             return self.refuse(conn, "qemu", "QEMU would have too few descriptors left to take its eventfds")
+        now = time.monotonic()
+        self.tokens = min(float(MAX_PEERS), self.tokens + (now - self.tokens_at) * NEW_PER_S)
+        self.tokens_at = now
+        if self.next_id and self.tokens < 1:
+            return self.refuse(conn, "rate", f"more than {NEW_PER_S} new clients a second, the most")
         fds = []
         try:
             for _ in range(self.vectors):
@@ -146,6 +165,7 @@ class Server:
             self.out_of_fds(e)
             return self.refuse(conn, "eventfd", f"no eventfd: {e.strerror}")
         pid, self.next_id = self.next_id, self.next_id + 1
+        self.tokens -= pid != 0
         new = Peer(conn, pid, proc)
         self.fds[pid], self.refs[pid] = fds, 1  # held by the peer while it is connected
         self.peers[pid] = new
@@ -172,6 +192,7 @@ class Server:
         if qemu:
             for fd in fds:
                 self.queue(qemu, pid, fd, pid)
+            self.told += len(fds)
         self.flush(new)  # each may drop its peer: what is queued holds the eventfds it carries
         if qemu:
             self.flush(qemu)

@@ -24,8 +24,8 @@
 /* What the last `pmu metrics CPUS GROUPS` asked for. */
 static const struct metric_group *groups[METRIC_NGROUPS];
 static int ngroups;
-static const char *names[PMU_MUX_MAX];
-static uint32_t evtsel[PMU_MUX_MAX];
+static const char *names[MBOX_MUX_MAX];
+static uint32_t evtsel[MBOX_MUX_MAX];
 static int nev;
 static struct cpuset chosen;
 
@@ -46,8 +46,8 @@ static void list(void)
 static int choose(const char *arg)
 {
 	const struct metric_group *g[METRIC_NGROUPS];
-	const char *ev[PMU_MUX_MAX];
-	uint32_t sel[PMU_MUX_MAX];
+	const char *ev[MBOX_MUX_MAX];
+	uint32_t sel[MBOX_MUX_MAX];
 	char text[128], err[96], *p = text;
 	int ng = 0, n = 0;
 
@@ -64,8 +64,8 @@ static int choose(const char *arg)
 		if (ng == METRIC_NGROUPS)
 			return shell_error("pmu", "at most %d metric groups", METRIC_NGROUPS);
 		g[ng++] = found;
-		if ((n = metric_group_events(found, ev, n, PMU_MUX_MAX)) < 0)
-			return shell_error("pmu", "these groups need more than %d events", PMU_MUX_MAX);
+		if ((n = metric_group_events(found, ev, n, MBOX_MUX_MAX)) < 0)
+			return shell_error("pmu", "these groups need more than %d events", MBOX_MUX_MAX);
 		p = end + 1;
 	}
 	for (int i = 0; i < n; i++)
@@ -118,7 +118,7 @@ static void milli_text(int64_t v, char *out, size_t len)
 /* Per CPU: the counts the metrics use (scaled), then the metrics, as pmuctl stat -M prints them. */
 static void show(const struct cpuset *set)
 {
-	struct metric_count c[PMU_MUX_MAX];
+	struct metric_count c[MBOX_MUX_MAX];
 
 	for (uint32_t cpu = 0; cpu < cpu_count; cpu++) {
 		if (!cpuset_has(set, cpu) || counts(cpu, c))

@@ -45,16 +45,6 @@ static bool set_arg(int argc, char **argv, struct cpuset *set)
 	return true;
 }
 
-int pmu_verdict(struct pmu_result r)
-{
-	char text[192];
-
-	if (r.err == PMU_OK)
-		return 0;
-	pmu_result_text(&r, text, sizeof(text));
-	return shell_error("pmu", "%s", text);
-}
-
 static int pmu_info(int argc, char **argv)
 {
 	kprintf("backend      %s\n", pmu_backend_name());
@@ -212,9 +202,9 @@ static int pmu_read_cmd(int argc, char **argv)
 				kprintf(" (on a counter %lu%% of the time)", r.running_ticks[i] * 100 / r.enabled_ticks);
 			kprintf("\n");
 		}
-		if (r.throttles || r.stuck || r.lost)
-			kprintf("%3u       throttled %lu times, stuck %lu times, %lu samples lost (of %lu PMIs)\n",
-				c, r.throttles, r.stuck, r.lost, r.pmis);
+		if (r.throttles || r.stuck || r.overwritten)
+			kprintf("%3u       throttled %lu times, stuck %lu times, %lu samples overwritten in the card's "
+				"ring (of %lu PMIs)\n", c, r.throttles, r.stuck, r.overwritten, r.pmis);
 	}
 	return 0;
 }
@@ -248,7 +238,7 @@ static int pmu_samples_cmd(int argc, char **argv)
 {
 	static struct pmu_sample s[PMU_SAMPLE_RING];
 	uint32_t cpu;
-	uint64_t want = 16, lost;
+	uint64_t want = 16, overwritten;
 
 	if (argc < 3 || argc > 4)
 		return shell_error("pmu", "usage: pmu samples CPU [N]");
@@ -256,12 +246,12 @@ static int pmu_samples_cmd(int argc, char **argv)
 		return 1;
 	if (argc == 4 && !parse_u64(argv[3], PMU_SAMPLE_RING, &want))
 		return shell_error("pmu", "'%.16s' is not a number of samples (0-%d)", argv[3], PMU_SAMPLE_RING);
-	size_t n = pmu_samples(cpu, s, want, &lost);
+	size_t n = pmu_samples(cpu, s, want, &overwritten);
 	kprintf("%-20s %-18s CPL  OVF  %12s %12s FRAMES\n", "TSC", "RIP", "CTR0", "CTR1");
 	for (size_t i = 0; i < n; i++)
 		kprintf("%-20lu %#018lx %3u  %3u  %12lu %12lu %6u\n", s[i].tsc, s[i].rip, s[i].cpl,
 			s[i].ovf_mask, s[i].ctr[0], s[i].ctr[1], s[i].nframes);
-	kprintf("%lu samples shown, %lu lost\n", n, lost);
+	kprintf("%lu samples shown, %lu overwritten\n", n, overwritten);
 	return 0;
 }
 

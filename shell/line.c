@@ -126,7 +126,7 @@ enum line_result line_feed(struct line_editor *e, uint8_t c)
 	}
 	if (c < 0x20 || c > 0x7e)
 		return LINE_MORE;
-	if (e->len + 1 < LINE_CAP && !e->overflow) {
+	if (e->len + 1 < MBOX_SHELL_LINE_CAP && !e->overflow) {
 		e->buf[e->len++] = c;
 		echo(e, (const char *)&c, 1);
 	} else {

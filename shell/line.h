@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#include <pmuos/mailbox.h> /* MBOX_SHELL_LINE_CAP: bytes, NUL included */
 
-#define LINE_CAP 256 /* bytes, NUL included: lines hold up to 255 characters */
 #define LINE_HISTORY 16
 
 enum line_result {
@@ -24,13 +24,13 @@ enum line_result {
 typedef void (*line_echo_fn)(const char *s, size_t n, void *ctx);
 
 struct line_editor {
-	char buf[LINE_CAP];
+	char buf[MBOX_SHELL_LINE_CAP];
 	size_t len;
 	size_t overflow;  /* characters dropped because the line was full */
 	uint8_t esc;      /* escape-sequence state */
 	bool last_cr;     /* swallow the LF of a CRLF */
 	bool done;        /* the previous byte ended a line: start afresh */
-	char history[LINE_HISTORY][LINE_CAP];
+	char history[LINE_HISTORY][MBOX_SHELL_LINE_CAP];
 	unsigned hist_count, hist_next, hist_view; /* hist_view: 0 = the line being typed */
 	line_echo_fn echo;
 	void *ctx;

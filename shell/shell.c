@@ -79,7 +79,7 @@ static void echo_out(const char *s, size_t n, void *ctx)
  * one: outside the mailbox service, so it may wait as long as it likes.
  */
 static struct {
-	char line[LINE_CAP];
+	char line[MBOX_SHELL_LINE_CAP];
 	void (*done)(uint32_t tag);
 	uint32_t tag;
 	volatile bool queued;   /* from shell_submit until it has finished or was cancelled */
@@ -141,7 +141,7 @@ bool shell_interrupted(void)
 
 static void run_host_line(void)
 {
-	char line[LINE_CAP];
+	char line[MBOX_SHELL_LINE_CAP];
 
 	host.running = true;
 	strlcpy(line, host.line, sizeof(line));
@@ -193,7 +193,7 @@ void shell_run(void)
 			continue;
 		if (editor.overflow)
 			kprintf("error: line too long (%lu characters; at most %d), ignored\n",
-				editor.len + editor.overflow, LINE_CAP - 1);
+				editor.len + editor.overflow, MBOX_SHELL_LINE_CAP - 1);
 		else
 			shell_exec(editor.buf);
 	}

@@ -2,12 +2,13 @@
 """Runs every test: the unit-test binaries (cmocka, TAP output), the fuzz
 targets (libFuzzer, a fixed number of inputs) and the system tests (pytest). Prints each result and ends with the line
 "N passed, N failed"; exits non-zero if anything failed or nothing ran."""
-import concurrent.futures
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 import xml.etree.ElementTree as ET
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
@@ -46,48 +47,90 @@ FUZZ_INPUT_S = 10
 FUZZ_TOTAL_S = 600
 
 
-def fuzz_one(b):
-    """Runs fuzz target `b`: (passed, what to print)."""
+# Processes per target, each of FUZZ_RUNS / n inputs from a seed of its own
+# (1, 2, ...; -seed=1 alone when n is 1): the slow targets are split so that
+# they spread over the cores. The same inputs on any host, whatever its cores.
+FUZZ_SPLIT = {"fuzz_shell": 2, "fuzz_elf": 2, "fuzz_pmuctl": 2}
+
+
+def fuzz_jobs():
+    """(target, seed, inputs) for each fuzz process, the longest first:
+    fuzz_shell's (about half of all the fuzzing), the other split targets',
+    then the rest."""
+    fuzz_dir = os.path.join(BUILD, "fuzz")
+    bins = sorted(f for f in os.listdir(fuzz_dir) if os.path.isfile(os.path.join(fuzz_dir, f))
+                  and os.access(os.path.join(fuzz_dir, f), os.X_OK)) if os.path.isdir(fuzz_dir) else []
+    jobs = [(b, seed, FUZZ_RUNS // FUZZ_SPLIT.get(b, 1)) for b in bins for seed in range(1, FUZZ_SPLIT.get(b, 1) + 1)]
+    return sorted(jobs, key=lambda j: (j[0] != "fuzz_shell", j[0] not in FUZZ_SPLIT, j[0], j[1]))
+
+
+def fuzz_one(job):
+    """Runs one fuzz process (fuzz_jobs): (passed, what to print)."""
+    b, seed, runs = job
     fuzz_dir = os.path.join(BUILD, "fuzz")
     # libFuzzer adds the inputs it finds to its first corpus directory and
     # writes crash inputs to the artifact prefix: both go to a fresh
     # directory under BUILD, never into the tree, and each run starts the same.
-    work = os.path.join(BUILD, "fuzz-run", b)
+    work = os.path.join(BUILD, "fuzz-run", f"{b}-{seed}")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(os.path.join(work, "new"))
     corpora = [d for d in (os.path.join(ROOT, "tests", "fuzz", "corpus", b), os.path.join(BUILD, "fuzz-seeds", b))
                if os.path.isdir(d)]
-    cmd = [os.path.join(fuzz_dir, b), f"-runs={FUZZ_RUNS}", "-seed=1", f"-timeout={FUZZ_INPUT_S}",
+    cmd = [os.path.join(fuzz_dir, b), f"-runs={runs}", f"-seed={seed}", f"-timeout={FUZZ_INPUT_S}",
            f"-max_total_time={FUZZ_TOTAL_S}", f"-artifact_prefix={work}/", os.path.join(work, "new")] + corpora
+    t0 = time.monotonic()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=FUZZ_TOTAL_S + 60)
         done = re.search(r"^Done (\d+) runs", p.stderr, re.M)
-        ok = p.returncode == 0 and done is not None and int(done[1]) >= FUZZ_RUNS
+        ok = p.returncode == 0 and done is not None and int(done[1]) >= runs
         log = p.stderr
     except subprocess.TimeoutExpired as e:
         ok, log = False, f"killed after {FUZZ_TOTAL_S + 60} s\n" + (e.stderr or b"").decode(errors="replace")
     seeds = ", ".join(os.path.relpath(d, ROOT) for d in corpora) or "no seed corpus"
-    out = f"fuzz {b}: {'passed' if ok else 'FAILED'} (10^6 inputs, {seeds})"
+    out = (f"fuzz {b} seed {seed}: {'passed' if ok else 'FAILED'} ({runs} inputs, {seeds}; "
+           f"{time.monotonic() - t0:.0f} s)")
     if not ok:
         out += "\n" + log[-3000:] + f"\n  command: {' '.join(cmd)}"
     return ok, out
 
 
-def run_fuzz():
-    """Each fuzz target: 10^6 inputs from a fixed seed, starting from its seed
-    corpus (tests/fuzz/corpus/<target>/ and $(BUILD)/fuzz-seeds/<target>/,
-    when they exist); one test each. The targets are independent processes:
-    as many run at once as the host has cores, and the results print in order."""
-    fuzz_dir = os.path.join(BUILD, "fuzz")
-    bins = sorted(f for f in os.listdir(fuzz_dir) if os.path.isfile(os.path.join(fuzz_dir, f))
-                  and os.access(os.path.join(fuzz_dir, f), os.X_OK)) if os.path.isdir(fuzz_dir) else []
+def run_fuzz_beside(system):
+    """The fuzz processes (fuzz_jobs), beside system(), which runs the
+    system tests: those keep one core (one QEMU at a time, -icount runs every
+    vCPU on one thread), the fuzz processes take the others, and all of them
+    once system() has returned. Each process is one test; the results print
+    in order once all have ended. Returns (passed, failed, system()'s value)."""
+    pending = list(fuzz_jobs())
+    results = {}
+    lock = threading.Lock()
+    system_done = threading.Event()
+
+    def worker(after_system):
+        if after_system:
+            system_done.wait()
+        while True:
+            with lock:
+                if not pending:
+                    return
+                job = pending.pop(0)
+            results[job] = fuzz_one(job)
+
+    workers = [threading.Thread(target=worker, args=(i == 0,)) for i in range(os.cpu_count() or 1)]
+    for w in workers:
+        w.start()
+    try:
+        value = system()
+    finally:
+        system_done.set()
+        for w in workers:
+            w.join()
     passed = failed = 0
-    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        for ok, out in pool.map(fuzz_one, bins):
-            print(out, flush=True)
-            passed += ok
-            failed += not ok
-    return passed, failed
+    for job in fuzz_jobs():
+        ok, out = results[job]
+        print(out, flush=True)
+        passed += ok
+        failed += not ok
+    return passed, failed, value
 
 
 def run_system(args):
@@ -105,9 +148,20 @@ def run_system(args):
 
 
 def main():
+    t0 = time.monotonic()
     up, uf = run_unit()
-    fp, ff = run_fuzz()
-    sp, sf = run_system(sys.argv[1:])
+    t1 = time.monotonic()
+    system_s = 0
+
+    def system():
+        nonlocal system_s
+        result = run_system(sys.argv[1:])
+        system_s = time.monotonic() - t1
+        return result
+
+    fp, ff, (sp, sf) = run_fuzz_beside(system)
+    print(f"time: unit tests {t1 - t0:.0f} s, system tests {system_s:.0f} s, fuzzing beside them and after: "
+          f"{time.monotonic() - t1:.0f} s in all")
     passed, failed = up + fp + sp, uf + ff + sf
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1

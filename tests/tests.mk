@@ -7,9 +7,25 @@ include tests/cardsim/cardsim.mk
 
 # The build runs in a second make, started after `deps`: whatever that make
 # reads at parse time (file lists, system paths) sees the installed packages.
+# It runs as many jobs as the host has cores (unless make was given -j), the
+# two newlib builds first: they are the longest (knc-cc's about three
+# minutes, gcc's one) and everything else can build beside them.
+TEST_JOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc))
 test: deps
-	@$(MAKE) --no-print-directory all fuzz cardsim $(BUILD)/gen/mbox_layout.json $(BUILD)/test/memtest-linux
+	@$(MAKE) --no-print-directory $(TEST_JOBS) $(NEWLIB_LIBC) $(NEWLIB_SSE_LIBC) \
+		all fuzz cardsim $(BUILD)/gen/mbox_layout.json $(BUILD)/test/memtest-linux
 	$(PYTHON) tests/run.py $(TESTS)
+
+# The soak (tests/system/soak.py, issue 23): a card under pmuctl load, a hostile
+# doorbell client and the self-modifying program for SOAK_S seconds; prints the
+# report (requests served, errors by name, RSS and descriptors) and PASS or FAIL.
+# `make test` runs a bounded one (tests/system/test_soak.py).
+SOAK_S ?= 600
+soak: deps
+	@$(MAKE) --no-print-directory all cardsim $(BUILD)/gen/mbox_layout.json
+	$(PYTHON) tests/system/soak.py --duration $(SOAK_S)
+
+.PHONY: soak
 
 # memtest's Linux twin (user/programs/memtest.c without the region, with
 # vectest's `vec`): the plugin's tests run it under valgrind to compare counts

@@ -12,7 +12,7 @@
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics regions vm parse mailbox \
 		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu cpuid bootmmap place boot apic \
-		cardtext
+		cardtext knc
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -65,7 +65,7 @@ $(BUILD)/unit/test_pmm:    $(BUILD)/unit/obj/kernel/pmm.o
 $(BUILD)/unit/test_acpi:   $(BUILD)/unit/obj/platform/pc/acpi_parse.o
 $(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model_core.o
 # test_events: the event strings and the PMU's rules and texts they use (pmu/rules*.c).
-$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/pmu/rules.o $(BUILD)/unit/obj/pmu/rules_text.o
+$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/pmu/rules.o
 $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o
 # test_vm: address spaces on the page-allocator double (tests/unit/page_double.c, shared with fuzz_elf).
 $(BUILD)/unit/test_vm:     $(BUILD)/unit/obj/kernel/vm.o $(BUILD)/unit/obj/tests/unit/page_double.o
@@ -84,6 +84,8 @@ $(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o
 $(BUILD)/unit/test_metrics: $(BUILD)/unit/obj/host/metrics.o $(BUILD)/unit/obj/host/stat_fmt.o $(BUILD)/unit/obj/pmu/metrics.o
 # test_regions: pmuctl stat's region lines (host/regions.c) and their tables.
 $(BUILD)/unit/test_regions: $(BUILD)/unit/obj/host/regions.o $(BUILD)/unit/obj/host/metrics.o $(BUILD)/unit/obj/host/stat_fmt.o $(BUILD)/unit/obj/pmu/metrics.o
+# --json through json-c (host/stat_fmt.c, host/regions.c).
+$(BUILD)/unit/test_stat_fmt $(BUILD)/unit/test_metrics $(BUILD)/unit/test_regions: UNIT_LDLIBS += -ljson-c
 $(BUILD)/unit/test_bootparams: $(BUILD)/unit/obj/boot/linux/bootparams.o
 $(BUILD)/unit/test_bzimage: $(BUILD)/unit/obj/boot/linux/bzimage_check.o
 $(BUILD)/unit/test_sfi:    $(BUILD)/unit/obj/platform/sfi.o
@@ -97,7 +99,7 @@ $(BUILD)/unit/test_apic: $(BUILD)/unit/obj/apic/layout.o
 $(BUILD)/unit/test_place:  $(BUILD)/unit/obj/host/place.o
 # test_boot: pmuctl boot and reset (host/boot.c) against a fake card in /dev/shm, on a fake clock;
 # it boots the built image.
-$(BUILD)/unit/test_boot:   $(BUILD)/unit/obj/host/boot.o $(BUILD)/unit/obj/host/place.o \
+$(BUILD)/unit/test_boot:   $(BUILD)/unit/obj/host/boot.o $(BUILD)/unit/obj/host/bootimage.o $(BUILD)/unit/obj/host/place.o \
 	$(BUILD)/unit/obj/platform/knc/sbox.o $(BUILD)/unit/obj/boot/linux/bzimage_check.o $(BUILD)/unit/obj/host/cardtext.o
 $(BUILD)/unit/obj/tests/unit/test_boot.o: UNIT_DEFS = $(HOST_RENAME_LIB) -DBZIMAGE='"$(abspath $(BUILD))/pmuos.bzImage"'
 $(BUILD)/unit/test_boot: | $(BUILD)/pmuos.bzImage
@@ -122,6 +124,7 @@ $(BUILD)/unit/test_bpred:   $(BUILD)/unit/obj/plugin/bpred.o $(BUILD)/unit/obj/p
 $(BUILD)/unit/test_decode:  $(BUILD)/unit/obj/plugin/decode.o
 $(BUILD)/unit/test_count:   $(BUILD)/unit/obj/plugin/count.o
 $(BUILD)/unit/test_memsys:  $(BUILD)/unit/obj/plugin/memsys.o $(BUILD)/unit/obj/plugin/sacache.o
+$(BUILD)/unit/test_knc:     $(BUILD)/unit/obj/plugin/knc.o
 
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm

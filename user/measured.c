@@ -51,6 +51,18 @@ uint64_t ms_ops(uint64_t *a, size_t n)
 	return sum;
 }
 
+uint64_t ms_matmul(const uint64_t *a, const uint64_t *b, uint64_t *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			uint64_t s = 0;
+			for (size_t k = 0; k < n; k++)
+				s += a[i * n + k] * b[k * n + j];
+			c[i * n + j] = s;
+		}
+	return c[0];
+}
+
 uint64_t ms_rmw(uint64_t *a, size_t n)
 {
 	uint64_t sum = 0;

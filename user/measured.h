@@ -24,6 +24,12 @@ uint64_t ms_store(uint64_t *buf, size_t bytes, size_t stride, unsigned passes);
 uint64_t ms_random(const uint64_t *buf, size_t bytes, size_t count, uint64_t seed);
 /* Integer loads and stores: for i < n, a[n + i] = a[i] * 3 + a[i + 1] + sum. Returns the sum. */
 uint64_t ms_ops(uint64_t *a, size_t n);
+/*
+ * c = a * b over n x n matrices of 64-bit integers, row by row: matmul's
+ * loops (user/programs/matmul.c) on integers, since card code's doubles are
+ * soft-float library calls. Returns c[0].
+ */
+uint64_t ms_matmul(const uint64_t *a, const uint64_t *b, uint64_t *c, size_t n);
 /* n read-modify-write instructions (ADD to memory), each followed by a load of the same word. */
 uint64_t ms_rmw(uint64_t *a, size_t n);
 /*

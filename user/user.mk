@@ -46,7 +46,8 @@ USER_ELFS     := $(patsubst %,$(BUILD)/user/%.elf,$(USER_PROGRAMS))
 SSE_PROGRAMS  := vectest ssefault
 
 # newlib, configured in $(1) with compiler $(2) and flags $(3), after the
-# shell command $(4) has adapted the unpacked source. Each build runs once
+# shell command $(4) has adapted the unpacked source; $(5): how long it takes
+# here, said before it starts (nothing else is printed meanwhile). Each build runs once
 # (gcc's about a minute; knc-cc's, with its three steps per file, about
 # three) and is kept under build/; with make -j the two run in parallel.
 # Position-independent code: programs are linked at USER_TEXT, above 4 GiB,
@@ -54,6 +55,7 @@ SSE_PROGRAMS  := vectest ssefault
 NEWLIB_CFLAGS = -O2 -g -ffreestanding -fno-stack-protector -fpie
 define build_newlib
 	@set -- $(NEWLIB_TARS); test -f "$$1" || { echo "newlib-source is not installed (make deps)"; exit 1; }
+	@echo "newlib: building the C library for card programs in $(1), once (about $(5) on 2 cores; log: $(1)/build.log)"
 	rm -rf $(1)/src $(1)/obj
 	mkdir -p $(1)/src $(1)/obj
 	set -- $(NEWLIB_TARS); tar -C $(1)/src --strip-components=1 -xf "$$1"
@@ -83,11 +85,11 @@ NEWLIB_KNC_PATCH = sed -i '/libm_machine_dir=x86_64/d' newlib/configure.host && 
 
 KNC_CC_DEPS := scripts/knc-cc scripts/nocmov.py user/knc-include/stdarg.h
 $(NEWLIB_LIBC): $(KNC_CC_DEPS)
-	$(call build_newlib,$(NEWLIB_DIR),$(KNC_CC),$(NEWLIB_CFLAGS),$(NEWLIB_KNC_PATCH))
+	$(call build_newlib,$(NEWLIB_DIR),$(KNC_CC),$(NEWLIB_CFLAGS),$(NEWLIB_KNC_PATCH),3 minutes)
 	$(PYTHON) $(KNC_AUDIT) $(NEWLIB_PREFIX)/x86_64-elf/lib/libc.a $(NEWLIB_PREFIX)/x86_64-elf/lib/libm.a
 
 $(NEWLIB_SSE_LIBC):
-	$(call build_newlib,$(NEWLIB_SSE_DIR),$(CC),$(NEWLIB_CFLAGS),true)
+	$(call build_newlib,$(NEWLIB_SSE_DIR),$(CC),$(NEWLIB_CFLAGS),true,1 minute)
 
 # The soft-float helpers clang calls under -msoft-float (__adddf3, __ltdf2,
 # __fixdfdi...), from glibc's soft-fp (Debian's glibc-source; GCC's libgcc
@@ -160,15 +162,19 @@ $(BUILD)/user/smc.elf: user/programs/smc.c $(USER_RUNTIME)
 # object code on both sides. No library calls (the libraries differ): the
 # object must have no undefined symbols. Functions start on a cache line
 # (-falign-functions=64), so the lines their code spans do not depend on where
-# the two programs link them. measured.o is card code; measured_vec.o, ms_vec,
+# the two programs link them. Leaf functions without a frame
+# (-fomit-frame-pointer, after pmuos-cc's default): the plugin's tests count
+# their exact instruction pattern, which a frame's push/pop %rbp would change
+# (a POP then RET are two reading instructions in a row: one DATA_READ:e edge
+# for two reads in ms_walk). measured.o is card code; measured_vec.o, ms_vec,
 # SSE2 (the VPU stand-in), is QEMU-only and linked into vectest and the twin.
 MEASURED_OBJS := $(BUILD)/user/measured.o $(BUILD)/user/measured_vec.o
 $(BUILD)/user/measured.o: $(NEWLIB_LIBC)
 $(BUILD)/user/measured_vec.o: private PMUOS_ABI := --qemu-sse
 $(BUILD)/user/measured_vec.o: $(NEWLIB_SSE_LIBC)
-$(MEASURED_OBJS): $(BUILD)/user/%.o: user/%.c user/measured.h $(PMUOS_CC)
+$(MEASURED_OBJS): $(BUILD)/user/%.o: user/%.c user/measured.h user/user.mk $(PMUOS_CC)
 	@mkdir -p $(dir $@)
-	$(PMUOS_CC) $(PMUOS_ABI) -O2 -g -Wall -Wextra -falign-functions=64 -c $< -o $@
+	$(PMUOS_CC) $(PMUOS_ABI) -O2 -g -Wall -Wextra -falign-functions=64 -fomit-frame-pointer -c $< -o $@
 	@test -z "$$(nm -u $@)" || { echo "$@ calls a library: $$(nm -u $@)"; rm -f $@; exit 1; }
 
 # The programs that link measured functions; vectest and ssefault include

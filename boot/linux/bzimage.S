@@ -47,6 +47,7 @@
  * Loaded at 0x100000 (QEMU) the copy moves the kernel down by 16 bytes.
  */
 #include "boot/linux/bootparams.h"
+#include "arch/regs.h"
 #include "kernel_syms.h" /* KERNEL_START, KERNEL_END, LINUX_ENTRY32: from kernel.elf */
 
 #define SETUP_SECTS   15         /* the 32-bit part starts at (15 + 1) * 512 = 0x2000 */
@@ -359,11 +360,11 @@ fail:
 	orl $'R', %ecx                   /* two ASCII characters, low byte first */
 	movl R(relocate_fault)(%ebp), %ebp
 	movl %cr4, %edx
-	orl $(1 << 5), %edx              /* CR4.PAE */
+	orl $CR4_PAE, %edx
 	movl %edx, %cr4
 	movl %ebx, %cr3
 	movl %cr0, %edx
-	orl $(1 << 31), %edx             /* CR0.PG */
+	orl $CR0_PG, %edx
 	movl %edx, %cr0
 	movl %ecx, POSTCODE_AT(%eax)
 	movl %ebp, %ebx

@@ -37,7 +37,7 @@ BZIMAGE_ASFLAGS += -DKERNEL_BIN='"$(LINUX_OBJ)/kernel.bin"' -DPMUOS_VERSION='"$(
 BZIMAGE_LDFLAGS = -m elf_i386 -T boot/linux/bzimage.ld
 
 # Its own code too is KNC code (scripts/knc-audit.py; the kernel in it is kernel.elf's).
-$(LINUX_OBJ)/bzimage.o: boot/linux/bzimage.S boot/linux/bootparams.h $(LINUX_OBJ)/kernel.bin $(LINUX_OBJ)/kernel_syms.h
+$(LINUX_OBJ)/bzimage.o: boot/linux/bzimage.S boot/linux/bootparams.h arch/regs.h $(LINUX_OBJ)/kernel.bin $(LINUX_OBJ)/kernel_syms.h
 	$(CC) $(BZIMAGE_ASFLAGS) -c $< -o $@
 	$(PYTHON) scripts/knc-audit.py --kernel $@ || { rm -f $@; exit 1; }
 

@@ -51,6 +51,17 @@
 #define MBOX_SAMPLE_SLOTS 2048        /* samples per CPU ring */
 #define MBOX_OUTPUT_RINGS 256         /* program output rings, one per task, reused round-robin */
 #define MBOX_OUTPUT_SIZE  (16u << 10) /* bytes per output ring */
+/*
+ * Limits the card, pmuctl and the tests share (each written here only):
+ * MBOX_SHELL_LINE_CAP is a capacity, in bytes with the NUL, so a shell line
+ * (serial console or MBOX_OP_SHELL) holds at most MBOX_SHELL_LINE_CAP - 1
+ * characters; MBOX_MUX_MAX events take turns on the counters (and the PMU
+ * driver multiplexes no more); MBOX_RUN_ARGS is MBOX_OP_RUN's most argv
+ * strings, the program's name included.
+ */
+#define MBOX_SHELL_LINE_CAP 256
+#define MBOX_MUX_MAX      8
+#define MBOX_RUN_ARGS     16
 
 enum mbox_state {
 	MBOX_BOOTING = 1, /* the card is starting; requests are not served yet */
@@ -77,8 +88,9 @@ struct mbox_header {
 	uint64_t magic;
 	uint32_t version;
 	volatile uint32_t state;         /* enum mbox_state */
-	volatile uint64_t heartbeat;     /* +1 at each timer poll and doorbell; at least every MBOX_HEARTBEAT_US
-					    while the card runs without a doorbell */
+	volatile uint64_t heartbeat;     /* +1 at each timer poll and doorbell, and each program copy a RUN
+					    loads; at least every MBOX_HEARTBEAT_US while the card runs without
+					    a doorbell */
 	uint64_t size;                   /* bytes of the whole mailbox */
 	uint64_t tsc_hz;
 	uint32_t cpu_count;
@@ -118,7 +130,7 @@ enum mbox_opcode {
 	MBOX_OP_KILL       = 10, /* uint32_t launch id: end its tasks */
 	MBOX_OP_RESET_WARM = 11, /* answered, then the card resets (every PMU register to 0) */
 	MBOX_OP_CPU_INIT   = 12, /* uint32_t cpu: INIT-SIPI-SIPI, PMU state kept (327357-001 §1.4.4) */
-	MBOX_OP_SHELL      = 13, /* a shell line (NUL-terminated, < 256 bytes) for CPU 0: answered when
+	MBOX_OP_SHELL      = 13, /* a shell line (NUL-terminated, at most MBOX_SHELL_LINE_CAP bytes) for CPU 0: answered when
 				    queued; output on the console ring; header.shell_done = seq when done */
 	MBOX_OP_PMU_MUX    = 14, /* struct mbox_pmu_mux: events taking turns on the counters, on the CPU set */
 	MBOX_OP_SHELL_INTR = 15, /* Ctrl-C for the host's shell line: cancelled if queued, interrupted if running */
@@ -179,15 +191,15 @@ struct mbox_pmu_config {
  * that counts up to two events without naming counters.
  */
 struct mbox_pmu_mux {
-	uint32_t nev;       /* 1..8 */
+	uint32_t nev;       /* 1..MBOX_MUX_MAX */
 	uint32_t slice_us;  /* 1000..1000000 (the PMU's slice: 1 ms to 1 s) */
-	uint32_t evtsel[8]; /* EvtSel without EN/INT; the unused ones 0 */
+	uint32_t evtsel[MBOX_MUX_MAX]; /* EvtSel without EN/INT; the unused ones 0 */
 };
 
 /* MBOX_OP_PMU_READ: one per CPU and counter (or multiplexed event) in use. */
 struct mbox_pmu_count {
 	uint32_t cpu;
-	uint32_t counter;  /* the counter, or with multiplexing the event's index in the list */
+	uint32_t slot;     /* the counter (0 or 1); with MBOX_COUNT_MUX the event's index in the list */
 	uint32_t evtsel;
 	uint32_t flags;    /* MBOX_COUNT_* */
 	uint64_t value;    /* events, 64-bit total */
@@ -198,6 +210,7 @@ struct mbox_pmu_count {
 #define MBOX_COUNT_RUNNING 1u /* the counters are started */
 #define MBOX_COUNT_COUNTED 2u /* the backend counts this event */
 #define MBOX_COUNT_MUX     4u /* a multiplexed event */
+#define MBOX_COUNT_THROTTLED 8u /* the PMI throttle held this CPU's counters back since the last clear */
 
 /*
  * A CPU's sample ring: the PMI handler appends (head), the host drains
@@ -227,7 +240,7 @@ struct mbox_output_ring {
 /* MBOX_OP_RUN: the image is the first `image_len` bytes of the upload area. */
 struct mbox_run {
 	uint32_t image_len;
-	uint32_t argc;        /* 1..16, argv[0] is the program's name */
+	uint32_t argc;        /* 1..MBOX_RUN_ARGS, argv[0] is the program's name */
 	char args[192];       /* argc NUL-terminated strings, back to back */
 };
 

@@ -58,6 +58,7 @@ static void pc_irq_init(void)
 		ioapic_init(sfi.nioapics ? sfi.ioapic_addr[0] : 0, 0);
 	else
 		ioapic_init(acpi.have_ioapic ? acpi.ioapic_addr : 0, acpi.ioapic_gsi_base);
+	pc_route_isa_irq(UART_IRQ, uart_rx_irq);
 	uart_enable_rx_irq();
 }
 

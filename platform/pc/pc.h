@@ -15,7 +15,9 @@ void pit_heartbeat_start(void);
 
 /* COM1 (uart.c): sets it up and makes it the console's device. */
 void uart_init(void);
-/* Routes its receive interrupt to the calling CPU (after the IOAPIC is up). */
+#define UART_IRQ 4 /* ISA IRQ of COM1 */
+/* Its receive interrupt's handler, for pc_route_isa_irq; then uart_enable_rx_irq turns the interrupt on. */
+void uart_rx_irq(struct trap_frame *f);
 void uart_enable_rx_irq(void);
 
 /*

@@ -18,7 +18,6 @@
 #define UART_LSR  5
 #define UART_LSR_DR   0x01 /* data ready */
 #define UART_LSR_THRE 0x20 /* transmit holding register empty */
-#define UART_IRQ  4        /* ISA IRQ of COM1 */
 
 static void uart_putc(char c)
 {
@@ -64,7 +63,7 @@ void uart_init(void)
  * Reads the UART into the console's ring. When the ring is full the receive
  * interrupt is turned off and the byte stays in the UART (console_rx_full).
  */
-static void uart_rx_irq(struct trap_frame *f)
+void uart_rx_irq(struct trap_frame *f)
 {
 	while (inb(COM1 + UART_LSR) & UART_LSR_DR) {
 		if (console_rx_full()) {
@@ -77,6 +76,5 @@ static void uart_rx_irq(struct trap_frame *f)
 
 void uart_enable_rx_irq(void)
 {
-	pc_route_isa_irq(UART_IRQ, uart_rx_irq);
 	uart_rx_resume();
 }

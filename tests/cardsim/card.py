@@ -95,6 +95,16 @@ FALLOC_PUNCH = 0x01 | 0x02   # FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE (linux
 HOST_RESET_EXIT = 3          # the simulation's exit status when the host touched card memory too early
 
 
+def remove(*paths):
+    """Unlinks each path that is not None and still exists."""
+    for p in paths:
+        if p:
+            try:
+                os.unlink(p)
+            except FileNotFoundError:
+                pass
+
+
 def mem_bytes(s):
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     return int(s[:-1]) * units[s[-1]] if s[-1] in units else int(s)
@@ -165,10 +175,14 @@ class Card:
         self.wr(POSTCODE, POST_READY)
 
     def stop_qemu(self):
+        """QEMU ended, and the files it booted from removed (each boot makes its own: 386 of them, 869 MB in
+        /tmp, after a soak's warm resets when only the last was removed)."""
         if self.qemu and self.qemu.poll() is None:
             self.qemu.kill()
             self.qemu.wait()
         self.qemu = None
+        remove(self.image, self.sfi)
+        self.image = self.sfi = None
 
     def reset(self):
         """RGCR bit 0: QEMU stops, card memory is emptied, the bootstrap runs again (step())."""
@@ -270,12 +284,7 @@ class Card:
     def close(self):
         self.stop_qemu()
         self.words.release()
-        for p in (self.ram_path, self.mmio_path, self.image, self.sfi):
-            if p:
-                try:
-                    os.unlink(p)
-                except FileNotFoundError:
-                    pass
+        remove(self.ram_path, self.mmio_path)
 
 
 def main():

@@ -25,7 +25,7 @@ KNCBOOT_CFLAGS += -I. -Iinclude
 KNCBOOT_LDFLAGS = -m32 -nostdlib -static -no-pie -Wl,--build-id=none -Wl,--no-warn-rwx-segments
 KNCBOOT_LDFLAGS += -T tests/cardsim/knc_bootstrap.ld
 
-$(CARDSIM)/knc_bootstrap.elf: tests/cardsim/knc_bootstrap.c tests/cardsim/knc_bootstrap.ld boot/linux/bootparams.h tests/cardsim/cardsim.mk
+$(CARDSIM)/knc_bootstrap.elf: tests/cardsim/knc_bootstrap.c tests/cardsim/knc_bootstrap.ld boot/linux/bootparams.h boot/multiboot.h tests/cardsim/cardsim.mk
 	@mkdir -p $(dir $@)
 	$(CC) $(KNCBOOT_CFLAGS) $(KNCBOOT_LDFLAGS) $< -o $@
 	$(PYTHON) scripts/knc-audit.py --kernel $@ || { rm -f $@; exit 1; }

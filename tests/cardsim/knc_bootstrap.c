@@ -52,29 +52,18 @@
 #include <stdint.h>
 
 #include "boot/linux/bootparams.h"
+#include "boot/multiboot.h"
 
-#define MB_INFO_CMDLINE (1u << 2)
-#define MB_INFO_MODS    (1u << 3)
-#define MB_INFO_MMAP    (1u << 6)
+#define MB_BOOT_FLAGS   (MB_HEADER_ALIGN | MB_HEADER_MMAP)
+#define STR_(x)         #x
+#define STR(x)          STR_(x)
 #define SEPARATE_PAGE   0x80000u
 #define COM1            0x3f8
-
-struct mb_info {
-	uint32_t flags, mem_lower, mem_upper, boot_device, cmdline;
-	uint32_t mods_count, mods_addr, syms[4];
-	uint32_t mmap_length, mmap_addr;
-} __attribute__((packed));
-
-struct mb_mmap {
-	uint32_t size;
-	uint64_t base, length;
-	uint32_t type;
-} __attribute__((packed));
 
 /* Multiboot 1 header (flags: modules page-aligned, memory map wanted) and entry. */
 __asm__(".section .multiboot, \"a\"\n"
 	".balign 4\n"
-	".long 0x1badb002, 0x3, -(0x1badb002 + 0x3)\n"
+	".long " STR(MB_HEADER_MAGIC) ", " STR(MB_BOOT_FLAGS) ", -(" STR(MB_HEADER_MAGIC) " + " STR(MB_BOOT_FLAGS) ")\n"
 	".text\n"
 	".globl _start\n"
 	"_start:\n"
@@ -252,7 +241,7 @@ void bootstrap_main(uint32_t magic, const struct mb_info *mb)
 	int in_place = 0;
 	const char *line = "";
 
-	if (magic != 0x2badb002 || !(mb->flags & MB_INFO_MODS) || mb->mods_count < 1 || !(mb->flags & MB_INFO_MMAP))
+	if (magic != MB_BOOT_MAGIC || !(mb->flags & MB_INFO_MODS) || mb->mods_count < 1 || !(mb->flags & MB_INFO_MMAP))
 		stop("needs a Multiboot loader, the bzImage as a module and a memory map");
 	if (mb->flags & MB_INFO_CMDLINE) {
 		const char *s = (const char *)mb->cmdline;

@@ -29,7 +29,7 @@ static struct pmu_result spflt(const struct cpuset *set, uint64_t mask) { return
 static struct pmu_result callchain(const struct cpuset *set, uint32_t frames) { return done(pmu_check_callchain(frames), set); }
 static struct pmu_result mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks)
 {
-	/* The list the decoder passes holds PMU_MUX_MAX events; nev past it is the PMU's to refuse. */
+	/* The list the decoder passes holds MBOX_MUX_MAX events; nev past it is the PMU's to refuse. */
 	struct pmu_result r = pmu_check_mux(nev, evtsel, slice_ticks, 1000000000);
 	if (r.err == PMU_OK && !evtsel[nev - 1])
 		abort(); /* the decoder promised a list as long as nev */
@@ -56,8 +56,8 @@ static enum pmu_err read_cpu(uint32_t cpu, struct pmu_reading *r)
 	r->nev = 2;
 	if (cpu == 2) { /* multiplexed: every slot in use */
 		r->mux = true;
-		r->nev = PMU_MUX_MAX;
-		for (int i = 0; i < PMU_MUX_MAX; i++)
+		r->nev = MBOX_MUX_MAX;
+		for (int i = 0; i < MBOX_MUX_MAX; i++)
 			r->evtsel[i] = 0x16;
 	}
 	return cpu == 3 ? PMU_ERR_BUSY : PMU_OK; /* one CPU that does not answer */

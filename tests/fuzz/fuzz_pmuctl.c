@@ -45,7 +45,7 @@ struct input {
 	struct mbox_header hdr;
 	struct mbox_ring_ctl req, resp;  /* written at the header's req_ctl_off and resp_ctl_off */
 	struct answer answer[4];
-	uint8_t beat;                    /* the heartbeat's step per nap (0: the card has stopped) */
+	uint8_t beat;                    /* the heartbeat's step per nap (0: the card has stopped); a timer poll too */
 	uint8_t answer_after;            /* naps before the card serves the requests waiting */
 	uint8_t change_at;               /* at this nap (0: never) the card writes change_value ... */
 	uint8_t change_word;             /* ... into this 32-bit word of the header: a reboot, a stray write */
@@ -125,6 +125,7 @@ static void fake_nap(void)
 	fake_ms += 50;
 	naps++;
 	h->heartbeat += in.beat;
+	h->timer_polls += in.beat != 0; /* its clock (host/mbox.c times calls on it) */
 	if (naps == in.change_at)
 		put((in.change_word % (sizeof(*h) / 4)) * 4, &in.change_value, 4);
 	if (naps > in.answer_after)

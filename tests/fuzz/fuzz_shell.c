@@ -51,9 +51,9 @@ static const struct shell_cmd cmds[] = {
 
 /* The terminal after the prompt: what the echo has drawn, and the cursor. */
 static struct {
-	char line[LINE_CAP + 2]; /* 255 characters, then "^C" */
+	char line[MBOX_SHELL_LINE_CAP + 2]; /* 255 characters, then "^C" */
 	size_t cursor;
-	char done[LINE_CAP + 2]; /* the line as it stood when the echo ended it */
+	char done[MBOX_SHELL_LINE_CAP + 2]; /* the line as it stood when the echo ended it */
 	size_t done_len;
 } term;
 
@@ -176,7 +176,7 @@ static void check_event(const char *s)
 /* Every parser on an argument, as the commands use them. */
 static void check_argument(const char *arg)
 {
-	char piece[LINE_CAP];
+	char piece[MBOX_SHELL_LINE_CAP];
 
 	check_u64(arg);
 	check_cpuset(arg);
@@ -256,7 +256,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&term, 0, sizeof(term));
 	for (size_t i = 0; i < size; i++) {
 		enum line_result r = line_feed(&e, data[i]);
-		check(e.len < LINE_CAP && e.hist_count <= LINE_HISTORY);
+		check(e.len < MBOX_SHELL_LINE_CAP && e.hist_count <= LINE_HISTORY);
 		if (r != LINE_DONE)
 			continue;
 		check(e.buf[e.len] == 0 && strlen(e.buf) == e.len);

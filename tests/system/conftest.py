@@ -178,8 +178,55 @@ def card_factory():
 
 
 @pytest.fixture
-def card(card_factory):
+def fresh_card(card_factory):
+    """A 4-CPU card of the test's own, for a test that ends the card, resets it,
+    stops it or leaves it changed in a way a later test could see."""
     return card_factory(cpus=4)
+
+
+@pytest.fixture(scope="module")
+def _shared_cards():
+    """The 4-CPU cards `card` hands out, one per CPU model, kept for one test file."""
+    cards = {}
+    yield cards
+    errors = []
+    for c in cards.values():
+        try:
+            c.close()
+        except AssertionError as e:
+            errors.append(e)
+    if errors:
+        raise errors[0]
+
+
+@pytest.fixture
+def card(_shared_cards):
+    """A 4-CPU card booted once for all the tests of a file that take it (one
+    each for the strict CPU and, for a test FULL_CPU names, QEMU's full CPU):
+    a boot is most of what such a test costs. Each test gets it running, at
+    a fresh prompt and with no task running or waiting; one that a test left
+    ended, not answering or busy (a failed test's program runs on) is
+    replaced. The check close() makes for instructions a KNC core lacks is
+    made after each test, on the lines the plugin reported during it."""
+    cpu = default_cpu()
+    c = _shared_cards.get(cpu)
+    if c is not None:
+        try:
+            usable = c.child.proc.poll() is None and c.sync(timeout=30) is not None and \
+                not re.search(r"^\s*\d+\s+\S+\s+\d+\s+\d+\s+(ready|running)\b", c.cmd("tasks"), re.M)
+        except (pexpect.TIMEOUT, pexpect.EOF):
+            usable = False
+        if not usable:
+            c.knc_expected = True  # what it reported was checked after the test that ran it
+            c.close()
+            c = None
+    if c is None:
+        c = _shared_cards[cpu] = Card(cpus=4, cpu=cpu)
+    seen = len(c.knc_report())
+    yield c
+    report = c.knc_report()[seen:]
+    assert c.knc_expected or not report, \
+        "the strict CPU ran instructions a KNC core lacks:\n" + "\n".join(report)
 
 
 def check_calib_spflt(p):

@@ -74,7 +74,8 @@ def test_help_lists_every_command(card):
         assert re.search(rf"^\s+{name}\b", out, re.M), name
 
 
-def test_reboot_is_a_warm_reset(card):
+def test_reboot_is_a_warm_reset(fresh_card):
+    card = fresh_card
     card.child.send("reboot\r")
     card.child.expect_exact("rebooting")
     # The firmware runs again and boots the kernel anew.

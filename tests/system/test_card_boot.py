@@ -5,12 +5,14 @@ for its bootstrap, copies image and command line into card memory, sends
 the boot interrupt and waits for the mailbox there to say READY. Each error
 pmuctl boot names is produced here, and the card is not touched for a file
 it could not boot."""
+import glob
 import mmap
 import os
 import re
 import shutil
 import struct
 import subprocess
+import tempfile
 import time
 import zlib
 
@@ -140,6 +142,7 @@ def test_boot_stat_reset_and_boot_again(sim_card):
     assert "resetting the card (SPAD2 = 0, then RGCR)" in p.stderr and "the image in card memory" in p.stderr
     assert f"command line '{LINE} {image}'" in p.stderr  # not added twice
     assert card.reg(RGCR) & 1 == 0
+    assert len(glob.glob(os.path.join(tempfile.gettempdir(), f"pmuos-{card.name}-*"))) == 2  # this boot's image and SFI
     p = card.pmuctl("run", "-C", "1", HELLO)
     assert p.returncode == 0 and "hello from pmuos: rank 0 of 1 on CPU 1" in p.stdout, p.stderr
     p = card.pmuctl("console", timeout=60, input="version\n")

@@ -167,7 +167,8 @@ def test_nothing_stays_after_a_sigkill_of_qemu(card_factory, env):
     assert time.monotonic() - t0 < 5
 
 
-def test_nothing_stays_after_poweroff(card):
+def test_nothing_stays_after_poweroff(fresh_card):
+    card = fresh_card
     assert card.poweroff() == 0
     check_card_gone(card.name, timeout=5)
 

@@ -472,9 +472,10 @@ def test_a_hoarding_local_process_does_not_stall_pmuctl(card_factory):
     assert wait_fd_count(server, base) == base
 
 
-def test_a_stopped_qemu_keeps_id_0(card):
+def test_a_stopped_qemu_keeps_id_0(fresh_card):
     """QEMU stopped (SIGSTOP) takes no message while clients come and go: what it has not taken waits;
     it is never dropped, and no client gets its ID."""
+    card = fresh_card
     sock = f"/dev/shm/pmuos-{card.name}.sock"
     server = server_pid(card.name)
     base = fd_count(server)
@@ -510,16 +511,18 @@ def test_a_stopped_qemu_keeps_id_0(card):
     finally:
         os.kill(qemu, signal.SIGCONT)
     assert wait_fd_count(server, base) == base  # QEMU took what waited: the departed peers' eventfds are closed
+    time.sleep(0.2)  # a new peer's turn: the clients above took every one (ivshmem-server.py NEW_PER_S)
     p = pmuctl(card, "info")
     assert p.returncode == 0 and p.stderr == "", p.stderr
     peer = int(re.search(r"^doorbell\s+yes \(card peer 0, pmuctl peer (\d+)\)", p.stdout, re.M)[1])
     assert peer > max(ids)
 
 
-def test_qemu_is_told_of_no_more_peers_than_its_descriptors_allow(card):
+def test_qemu_is_told_of_no_more_peers_than_its_descriptors_allow(fresh_card):
     """QEMU keeps one eventfd per peer it was ever told of (never told one left: see the server): with
     room for 10 more under its limit beside the 64 the server leaves it, the 11th client is refused,
     and QEMU runs on and ends cleanly."""
+    card = fresh_card
     qemu = card.child.proc.pid
     held = fd_count(qemu)
     resource.prlimit(qemu, resource.RLIMIT_NOFILE, (held + 64 + 10, resource.prlimit(qemu, resource.RLIMIT_NOFILE)[1]))
@@ -539,3 +542,45 @@ def test_qemu_is_told_of_no_more_peers_than_its_descriptors_allow(card):
     p = pmuctl(card, "info")
     assert p.returncode == 0 and "closed the connection; polling the mailbox instead" in p.stderr, p.stderr
     assert card.poweroff() == 0
+
+
+def test_a_connect_costs_no_more_when_qemu_holds_many_descriptors(tmp_path):
+    """The server counts QEMU's descriptors (peer 0's: here this process's) at most once a second,
+    not at every connect: a count takes time in proportion to them (the soak, soak.py, had QEMU at
+    11,000 after a connect storm, 50 ms a count, and the server took a host core from the card)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 20000), hard))
+    many = [os.eventfd(0) for _ in range(12000)]
+    try:
+        with lone_server(tmp_path) as lone:
+            cpu, t0 = cpu_seconds(lone.pid), time.monotonic()
+            for _ in range(200):
+                with socket.socket(socket.AF_UNIX) as c:
+                    c.connect(lone.sock)
+                    read_setup(c)  # served, or refused beyond NEW_PER_S: either way QEMU's room is judged
+                drain(lone.qemu)
+            took, cpu = time.monotonic() - t0, cpu_seconds(lone.pid) - cpu
+            # A count a second (about 40 ms here) and little else; 8 ms a client when each counted.
+            assert cpu < 0.2 + 0.05 * took, f"{cpu:.2f} s of CPU for 200 clients in {took:.1f} s"
+    finally:
+        for fd in many:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_new_peers_come_at_most_10_a_second(tmp_path):
+    """Each new peer costs QEMU work in its main loop and descriptors it keeps: a connect storm once
+    told QEMU 2,850 a second (soak.py), and the card stopped answering while QEMU took them. The
+    server serves 64 at once, then 10 a second, and names the client it refuses."""
+    with lone_server(tmp_path) as lone:
+        t0, served = time.monotonic(), 0
+        while time.monotonic() - t0 < 3:
+            with socket.socket(socket.AF_UNIX) as c:
+                c.connect(lone.sock)
+                served += read_setup(c) is not None
+            drain(lone.qemu)
+        took = time.monotonic() - t0
+        assert 64 + 10 * 3 - 2 <= served <= 64 + 10 * took + 1, (served, took)
+        assert "client refused: more than 10 new clients a second, the most" in lone.log.read_text()
+        time.sleep(0.2)
+        served_again(lone, fd_count(lone.pid))

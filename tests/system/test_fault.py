@@ -1,10 +1,13 @@
 """A kernel exception on one AP stops only that CPU (issue: boot, must show 3)."""
+import os
 import re
+import subprocess
 
-from conftest import cpu_rows
+from conftest import BUILD, cpu_rows
 
 
-def test_page_fault_on_an_ap_is_reported_and_contained(card):
+def test_page_fault_on_an_ap_is_reported_and_contained(fresh_card):
+    card = fresh_card
     card.child.send("debug fault 2\r")
     card.child.expect(r"\*\*\* CPU 2 stopped; the other CPUs go on\.")
     report = card.child.before
@@ -37,3 +40,16 @@ def test_each_fault_kind_names_its_vector(card_factory):
     # A stopped CPU refuses further work with an error instead of hanging the shell.
     assert card.cmd("debug fault 1") == "error: debug: CPU 1 is not online\n"
     assert card.poweroff() == 0
+
+
+def test_a_kernel_exception_on_cpu_0_is_the_cards_panic(card_factory):
+    # CPU 0 runs the shell and is the mailbox service's home: its stop is the card's panic,
+    # which the mailbox says (state PANIC), so a host stops waiting for it.
+    card = card_factory(cpus=2)
+    assert subprocess.run([os.path.join(BUILD, "pmuctl"), "--card", card.name, "info"],
+                          capture_output=True, text=True, timeout=60).returncode == 0
+    card.child.send("debug fault 0\r")
+    card.child.expect_exact("*** CPU 0 stopped")
+    p = subprocess.run([os.path.join(BUILD, "pmuctl"), "--card", card.name, "info"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode != 0 and "is not READY (state 3: panic)" in p.stderr, p.stderr

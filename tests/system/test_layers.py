@@ -1,8 +1,11 @@
 """The card's source tree is layered (README "Layout"): a file includes files
 of its own directory, of lower layers, include/ and lib/, never of a higher
-layer or of a sibling at its own layer, so the arrows run one way and there
-is no import circle. This reads every #include of every card-side file
-(.c, .h, .S) and checks it against LAYERS; no QEMU."""
+layer or of a sibling at its own layer, so the arrows between folders run one
+way. This reads every #include of every card-side file (.c, .h, .S) and
+checks it against LAYERS. Inside a folder the files are layered too: a C
+file that uses a function or variable another C file of its folder defines
+depends on it, and no two files depend on each other, directly or round a
+circle (file_circles). No QEMU."""
 import os
 import re
 
@@ -136,3 +139,193 @@ def test_checker_passes_a_clean_tree(tmp_path):
         "init/main.c": '#include "kernel/trap.h"\n#include "knc_events.h"\n',
     })
     assert violations(root) == []
+
+
+
+# Inside a folder. Nodes: the folder's C files; an edge: a file's use of a
+# function or variable (not static) that another C file of the folder
+# defines. A header's declarations are not edges (a header shared by several
+# files, like pmu/internal.h, would otherwise join them all); the uses are.
+# Assembly is left out: an entry stub (kernel/isr.S, kernel/user.S) is
+# installed by the C file it calls, a pair by design.
+DEFINITION = re.compile(r"^(?!static\b)[A-Za-z_][\w \t*]*?\b(\w+)\([^;{]*\)\s*\n\{", re.M)
+GLOBAL = re.compile(r"^(?!static\b|extern\b|typedef\b|#)(?:const\s+)?(?:(?:struct|enum|union)\s+)?\w+[\s*]+"
+                    r"(?:const\s+)?\**\s*(\w+)\s*(?:\[[^\]]*\])?\s*(?:=[^;]*)?;", re.M)
+NOISE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])\'', re.S)
+LOCAL = re.compile(r"^static\b[^;(=]*?\b(\w+)\s*[(\[=;]", re.M)
+TAG = re.compile(r"\b(?:struct|enum|union)\s+\w+")
+WORD = re.compile(r"\b[A-Za-z_]\w*\b")
+# Circles not broken yet: (folder, files), each to be removed when it is.
+KNOWN_CIRCLES = set()
+# Checked for circles inside, beside the card's folders: the host tool.
+HOST_FOLDERS = ["host"]
+
+
+def file_edges(root, folder):
+    """{file stem: {stem it uses: a symbol it uses}} for the C files directly in `folder`."""
+    texts = {}
+    for n in sorted(os.listdir(os.path.join(root, folder))):
+        if n.endswith(".c") and os.path.join(folder, n) not in HOST_FILES:
+            with open(os.path.join(root, folder, n), errors="replace") as f:
+                texts[n[:-2]] = NOISE.sub(" ", f.read())
+    defined = {}
+    for stem, text in texts.items():
+        for m in list(DEFINITION.finditer(text)) + list(GLOBAL.finditer(text)):
+            defined.setdefault(m.group(1), stem)
+    edges = {}
+    for stem, text in texts.items():
+        local = set(LOCAL.findall(text))
+        for word in set(WORD.findall(TAG.sub(" ", text))) - local:
+            other = defined.get(word)
+            if other and other != stem:
+                edges.setdefault(stem, {}).setdefault(other, word)
+    return edges
+
+
+def circles(edges):
+    """The strongly connected sets of more than one file (Tarjan), each sorted."""
+    index, low, stack, on, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(tuple(sorted(group)))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def card_folders(root):
+    yield from (d for d in HOST_FOLDERS if os.path.isdir(os.path.join(root, d)))
+    for d, _ in LAYERS:
+        for dirpath, _, names in os.walk(os.path.join(root, d)):
+            rel = os.path.relpath(dirpath, root)
+            if unit_of(rel + "/x.c")[0] == d and any(n.endswith(".c") for n in names):
+                yield rel
+
+
+def file_circles(root, known=frozenset()):
+    """Every circle between files of one folder, as text (those in `known` left out)."""
+    bad = []
+    for folder in card_folders(root):
+        edges = file_edges(root, folder)
+        for group in circles(edges):
+            if (folder, group) in known:
+                continue
+            uses = "; ".join(f"{a}.c uses {edges[a][b]} ({b}.c)" for a in group for b in group if b in edges.get(a, {}))
+            bad.append(f"{folder}/: {', '.join(group)} depend on each other: {uses}")
+    return bad
+
+
+def test_no_circle_inside_a_folder():
+    bad = file_circles(ROOT, KNOWN_CIRCLES)
+    assert not bad, "files of one folder that use each other (tests/system/test_layers.py file_circles):\n" + \
+        "\n".join(bad)
+
+
+def test_known_circles_are_still_there():
+    """A circle broken must leave KNOWN_CIRCLES, so the list cannot hide a new one."""
+    found = {(folder, group) for folder in card_folders(ROOT) for group in circles(file_edges(ROOT, folder))}
+    assert KNOWN_CIRCLES <= found, KNOWN_CIRCLES - found
+
+
+def test_checker_finds_a_circle_inside_a_folder(tmp_path):
+    """Two files of one folder that call each other are a circle; a header
+    both include, a static function of the same name, a struct tag and a
+    name in a comment or string are no edges."""
+    root = _tree(tmp_path, {
+        "pmu/internal.h": "int pmu_go(void);\nint mux_on(void);\n",
+        "pmu/pmu.c": '#include "internal.h"\nint pmu_go(void)\n{\n\treturn mux_on();\n}\n',
+        "pmu/mux.c": '#include "internal.h"\nint mux_on(void)\n{\n\treturn pmu_go();\n}\n',
+        "pmu/share.c": '#include "internal.h"\nstruct pmu_go { int x; };\n/* pmu_go */\n'
+                       'static int mux_on(void)\n{\n\treturn 1;\n}\nconst char *s = "mux_on";\n',
+        "apic/lapic.c": "int apic_id(void)\n{\n\treturn 0;\n}\n",
+        "apic/ipi.c": "int apic_send(void)\n{\n\treturn apic_id();\n}\n",
+    })
+    assert file_circles(root) == ["pmu/: mux, pmu depend on each other: mux.c uses pmu_go (pmu.c); "
+                                  "pmu.c uses mux_on (mux.c)"], file_circles(root)
+    assert file_circles(root, {("pmu", ("mux", "pmu"))}) == []
+    assert file_edges(root, "pmu").get("share") is None
+    assert file_edges(root, "apic") == {"ipi": {"lapic": "apic_id"}}
+
+
+# Each wire limit and shared fact is written once (issue 24): its one
+# definition, and the patterns its old copies had, which must be gone.
+ONCE = [
+    # (what, regex of the definition, the one file that holds it)
+    ("shell line capacity", r"#\s*define\s+MBOX_SHELL_LINE_CAP\b", "include/pmuos/mailbox.h"),
+    ("multiplexed events", r"#\s*define\s+MBOX_MUX_MAX\b", "include/pmuos/mailbox.h"),
+    ("RUN's argv strings", r"#\s*define\s+MBOX_RUN_ARGS\b", "include/pmuos/mailbox.h"),
+    ("plugin event names", r"#\s*define\s+\w+\(\s*(\w+)\s*,\s*\w+\s*\)\s*#\1\s*,", "pmu/plugin_events.h"),
+    ("Multiboot information", r"struct\s+mb_info\s*\{", "boot/multiboot.h"),
+    ("Multiboot header magic", r"0x1badb002", "boot/multiboot.h"),
+    ("Multiboot boot magic", r"0x2badb002", "boot/multiboot.h"),
+]
+COPIES = [
+    ("a shell line length typed as a number", r"#\s*define\s+\w*LINE_(?:CAP|MAX)\s+\(?\s*25[56]\b"),
+    ("a multiplexing list length typed as a number", r"evtsel\[\s*8\s*\]|#\s*define\s+\w*(?:MUX|EVENTS)\w*\s+8\b"),
+    ("a RUN argument count typed as a number", r"argv\[\s*16\s*\]|argc\s*>\s*16\b|#\s*define\s+TASK_MAX_ARGS\s+16"),
+]
+
+
+def source_files(root):
+    skip = {"build", ".git"}
+    for dirpath, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in skip and not (dirpath == root and d.startswith("."))]
+        for n in sorted(names):
+            if n.endswith((".c", ".h", ".S")):
+                yield os.path.relpath(os.path.join(dirpath, n), root)
+
+
+def written_twice(root):
+    """Each ONCE item defined anywhere but its file, or not there; each COPIES pattern found."""
+    texts = {rel: open(os.path.join(root, rel), errors="replace").read() for rel in source_files(root)}
+    bad = []
+    for what, pattern, home in ONCE:
+        where = sorted(rel for rel, t in texts.items() if re.search(pattern, t))
+        if where != [home]:
+            bad.append(f"{what}: defined in {where or 'no file'}, should be in {home} only")
+    for what, pattern in COPIES:
+        for rel, t in texts.items():
+            if rel == "include/pmuos/mailbox.h":
+                continue
+            for m in re.finditer(pattern, t):
+                bad.append(f"{rel}:{t.count(chr(10), 0, m.start()) + 1}: {what} ({m.group(0)!r})")
+    return bad
+
+
+def test_each_limit_is_written_once():
+    bad = written_twice(ROOT)
+    assert not bad, "limits written more than once (tests/system/test_layers.py ONCE):\n" + "\n".join(bad)
+
+
+def test_checker_finds_a_second_copy(tmp_path):
+    files = {"include/pmuos/mailbox.h": "#define MBOX_SHELL_LINE_CAP 256\n#define MBOX_MUX_MAX 8\n"
+                                        "#define MBOX_RUN_ARGS 16\n",
+             "pmu/plugin_events.h": "#define PEV_NAME(name, def) #name,\n",
+             "boot/multiboot.h": "#define A 0x1badb002\n#define B 0x2badb002\nstruct mb_info {};\n"}
+    assert written_twice(_tree(tmp_path, files)) == []
+    files["host/run.c"] = "#define SHELL_LINE_MAX 255\n"
+    files["tests/cardsim/boot.c"] = "struct mb_info { int flags; };\n"
+    bad = written_twice(_tree(tmp_path, files))
+    assert bad == ["Multiboot information: defined in ['boot/multiboot.h', 'tests/cardsim/boot.c'], "
+                   "should be in boot/multiboot.h only",
+                   "host/run.c:1: a shell line length typed as a number ('#define SHELL_LINE_MAX 255')"], bad

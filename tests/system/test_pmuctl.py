@@ -1,4 +1,5 @@
 """The host tool over the card mailbox (issue: mailbox and pmuctl; the parts built so far)."""
+import json
 import os
 import re
 import signal
@@ -12,6 +13,7 @@ import pexpect
 import pytest
 
 from conftest import BUILD, check_calib_spflt, check_card_gone
+from mbox import layout
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 CALIB = os.path.join(BUILD, "user", "calib.elf")
@@ -42,10 +44,11 @@ def test_stat_counts_calib_regions_exactly_with_spflt(card):
 def test_stat_json_and_not_supported(card):
     p = pmuctl(card, "stat", "-e", "L2_VICTIM_REQ_WITH_DATA,INSTRUCTIONS_EXECUTED:u", "--json", "-C", "1-2", "--", HELLO)
     assert p.returncode == 0, p.stderr
-    rows = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    rows = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
     assert len(rows) == 4
-    assert sum('"counter-value" : "<not supported>"' in r and '"event" : "L2_VICTIM_REQ_WITH_DATA"' in r for r in rows) == 2
-    assert all('"pcnt-running" : 100.00' in r and '"cpu" : "' in r for r in rows)
+    assert sum(r["counter-value"] == "<not supported>" and r["event"] == "L2_VICTIM_REQ_WITH_DATA" for r in rows) == 2
+    assert all(r["pcnt-running"] == 100.0 and r["cpu"] in ("1", "2") for r in rows)
+    assert all(re.search(r'"pcnt-running": 100\.00\b', l) for l in p.stdout.splitlines() if l.startswith("{"))
 
 
 def test_run_streams_output_and_exits_with_the_status(card):
@@ -87,13 +90,14 @@ def test_eight_processes_at_once(card):
         assert re.search(r"^cpus\s+4 \(4 online\)$", p.stdout, re.M)
 
 
-def test_stale_heartbeat_is_reported_within_a_second(card):
+def test_stale_heartbeat_is_reported_within_thirty_seconds(fresh_card):
+    card = fresh_card
     os.kill(card.child.proc.pid, signal.SIGSTOP)  # the card stops; its files stay
     try:
         t0 = time.monotonic()
         p = pmuctl(card, "info")
-        assert p.returncode != 0 and "heartbeat stale" in p.stderr
-        assert time.monotonic() - t0 < 2.0
+        assert p.returncode != 0 and "heartbeat stale (no change in 30 s)" in p.stderr
+        assert time.monotonic() - t0 < 31.0
     finally:
         os.kill(card.child.proc.pid, signal.SIGCONT)
     # A card that ended took its mailbox along (scripts/card-keeper.py): pmuctl says so.
@@ -260,7 +264,8 @@ def test_console_runs_shell_lines_through_the_mailbox(card):
     assert "error: unknown command 'frob'" in p.stdout
 
 
-def test_reset_init_keeps_and_warm_clears_the_pmu(card):
+def test_reset_init_keeps_and_warm_clears_the_pmu(fresh_card):
+    card = fresh_card
     def regs1(out):
         return int(re.search(r"IA32_PerfEvtSel0\s+\(0x28\)\s+(0x[0-9a-f]+|0+)", out)[1], 16)
 
@@ -277,11 +282,12 @@ def test_reset_init_keeps_and_warm_clears_the_pmu(card):
     assert regs1(card.cmd("pmu regs 2")) == 0
 
 
-def test_a_warm_reset_is_seen_however_late_pmuctl_looks(card):
+def test_a_warm_reset_is_seen_however_late_pmuctl_looks(fresh_card):
     """pmuctl knows the card is back by its boot_count. It used to wait for a
     heartbeat below the old one, which the new boot passes as soon as it has
     served as long as the old one had: a pmuctl that looked later (a busy
     host) waited its 120 s and failed. Here it is stopped until then."""
+    card = fresh_card
     from mbox import Mailbox
     box = Mailbox(card.name)
     child = subprocess.Popen([PMUCTL, "--card", card.name, "reset", "--warm"],
@@ -388,12 +394,13 @@ def stopped_lock_holder(card):
 
 
 def test_console_refuses_a_line_longer_than_the_shell_takes(card):
-    # 300 characters: the first 255 and the rest were once sent as two commands.
-    line = ("echo HEAD-RAN " + "x" * 255)[:255] + ("echo TAIL-RAN " + "y" * 45)[:45]
+    # 300 characters: the first 255 (the shell's most) and the rest were once sent as two commands.
+    most = layout()["const"]["MBOX_SHELL_LINE_CAP"] - 1
+    line = ("echo HEAD-RAN " + "x" * most)[:most] + ("echo TAIL-RAN " + "y" * 300)[:300 - most]
     assert len(line) == 300
     p = subprocess.run([PMUCTL, "--card", card.name, "console"], input=line + "\necho after\n",
                        capture_output=True, text=True, timeout=60)
-    assert p.returncode == 1 and "a line of 300 characters is refused" in p.stderr and "at most 255" in p.stderr, \
+    assert p.returncode == 1 and "a line of 300 characters is refused" in p.stderr and f"at most {most}" in p.stderr, \
         p.stderr
     assert "HEAD-RAN" not in p.stdout and "TAIL-RAN" not in p.stdout and "\nafter\n" in p.stdout, p.stdout
     shown = card.sync()
@@ -426,9 +433,11 @@ def test_two_pmuctl_get_only_their_own_answers(card):
     qemu = card.child.proc.pid  # scripts/qemu.sh execs QEMU
     stop = threading.Event()
 
-    def beat():  # the stopped card's heartbeat goes on, so that the first pmuctl opens it
+    def beat():  # the stopped card's heartbeat and clock (its timer polls) go on: pmuctl opens it, then times out
+        polls = layout()["header"]["timer_polls"][0]
         while not stop.is_set():
             header_field(card, HEARTBEAT, "<Q", header_field(card, HEARTBEAT, "<Q") + 1)
+            header_field(card, polls, "<I", header_field(card, polls) + 1)
             time.sleep(0.001)
 
     os.kill(qemu, signal.SIGSTOP)

@@ -3,6 +3,7 @@ tasks, INIT of busy CPUs, several pmuctl processes at once, processes killed
 mid-way, and a host that writes nonsense into the mailbox. Each case ends
 with every process answered (a result or a named error) and the card
 healthy (`pmuctl info` answers at once)."""
+import fcntl
 import os
 import re
 import signal
@@ -18,6 +19,14 @@ from mbox import Mailbox
 PMUCTL = os.path.join(BUILD, "pmuctl")
 USER = os.path.join(BUILD, "user")
 
+
+
+@pytest.fixture
+def card(fresh_card):
+    """A card of each test's own (not the file's shared one, conftest.py):
+    these tests race requests, tasks and resets on purpose, and one that fails
+    leaves tasks and requests behind that would fail the next ones too."""
+    return fresh_card
 
 def pmuctl(card, *args, timeout=120):
     return subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True,
@@ -207,3 +216,62 @@ def test_a_card_reset_under_a_running_pmuctl_is_named(card):
     assert steady.returncode != 0 and "rebooted/reset while pmuctl was waiting" in err, err
     card.wait_prompt(60)
     answers(card, online=4)
+
+
+def hold_the_host_lock(card):
+    """This process takes the host lock as pmuctl does (an OFD lock on the whole mailbox file,
+    header.host_lock our PID): the descriptor to close to let it go."""
+    fd = os.open(f"/dev/shm/pmuos-{card.name}", os.O_RDWR)
+    fcntl.fcntl(fd, fcntl.F_OFD_SETLK, struct.pack("hhxxxxqqixxxx", fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0))
+    return fd
+
+
+def test_a_holder_whose_request_the_card_is_serving_is_waited_for(card):
+    """Waiters judge the lock's holder by progress: a request it sent, or the card at work on one
+    (a request unanswered, the heartbeat moving). Here the holder's request waits longer than the
+    waiter's patience (5 s) because the card answers only while the host has room for the answer:
+    the holder has left the 16 answers before it uncollected. The soak (soak.py) found waiters
+    giving up on a holder whose RUN the card was serving on a loaded host: a `pmuctl run` ended
+    with its program still running on the card."""
+    m = Mailbox(card.name)
+    fd = hold_the_host_lock(card)
+    try:
+        m.put("host_lock", os.getpid())
+        m.set_index("resp", "tail", m.index("resp", "head"))
+        for _ in range(m.C["MBOX_RESP_SLOTS"] + 1):  # the last one stays unanswered: no room
+            m.post(m.C["MBOX_OP_INFO"])
+            end = time.monotonic() + 10
+            while m.index("req", "tail") != m.index("req", "head") and time.monotonic() < end:
+                time.sleep(0.01)
+        assert m.index("req", "head") - m.index("resp", "head") == 1
+        waiter = pmuctl_bg(card, "info")
+        time.sleep(8)
+        assert waiter.poll() is None, waiter.communicate()[1]  # still waiting: the card is at work
+        m.set_index("resp", "tail", m.index("resp", "head"))  # room: the card answers, the holder is done
+        end = time.monotonic() + 10
+        while m.index("req", "head") != m.index("resp", "head") and time.monotonic() < end:
+            time.sleep(0.01)
+        m.set_index("resp", "tail", m.index("resp", "head"))
+        m.put("host_lock", 0)
+    finally:
+        os.close(fd)
+        m.close()
+    out, err = waiter.communicate(timeout=30)
+    assert waiter.returncode == 0 and re.search(r"^cpus\s+4 \(4 online\)$", out, re.M), err
+
+
+def test_an_idle_holder_is_named_after_5_s(card):
+    fd = hold_the_host_lock(card)
+    m = Mailbox(card.name)
+    try:
+        m.put("host_lock", os.getpid())
+        t0 = time.monotonic()
+        p = pmuctl(card, "info", timeout=30)
+        assert p.returncode != 0 and 5 <= time.monotonic() - t0 < 10
+        assert f"pmuctl: info: the card's mailbox is in use: process {os.getpid()} (as it noted in the mailbox) " \
+               "has held its lock for more than 5." in p.stderr, p.stderr
+        m.put("host_lock", 0)
+    finally:
+        os.close(fd)
+        m.close()
+    answers(card)

@@ -1,7 +1,7 @@
 """One check, one verdict (issue 10): the same PMU configurations, typed at
 the shell and sent as raw mailbox requests, get the same verdict from both,
 because both ask the PMU (pmu/rules.c) and only translate its answer: the
-shell into its text (pmu/rules_text.c), the mailbox into a status (one
+shell into its text (pmu/events.c), the mailbox into a status (one
 table, kernel/mailbox_proto.c). CPU 3 is taken offline first (a kernel
 fault stops it), so the offline-CPU rule is tried through both as well.
 

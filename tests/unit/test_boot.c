@@ -176,7 +176,7 @@ static const char *stderr_of(int (*f)(void *), void *arg, int *ret)
 }
 
 static int do_reset(void *arg) { (void)arg; return cmd_card_reset(card.name); }
-static int do_boot(void *arg) { char *argv[] = { "boot", arg, NULL }; return cmd_boot(card.name, 2, argv); }
+static int do_boot(void *arg) { return cmd_boot(card.name, arg, "", 0); }
 
 /* pmuctl boot of the built image on a card whose SPAD2 names download; its stderr. */
 static const char *boot_at(uint32_t download, int *ret)

@@ -429,13 +429,7 @@ static void test_by_code(void **state)
 static void test_definitions(void **state)
 {
 	(void)state;
-	static const char *const plugin[] = {
-#define NAME(n, d) #n,
-		PLUGIN_EVENTS(NAME)
-	}, *const model[] = {
-		MODEL_EVENTS(NAME)
-#undef NAME
-	};
+	static const char *const plugin[] = PLUGIN_EVENT_NAMES, *const model[] = { MODEL_EVENTS(PEV_NAME) };
 	bool p;
 
 	assert_int_equal(sizeof(plugin) / sizeof(plugin[0]), PEV_COUNT);

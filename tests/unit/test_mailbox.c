@@ -98,6 +98,7 @@ static enum pmu_err read_cpu(uint32_t cpu, struct pmu_reading *r)
 	r->value[0] = 1000 + cpu;
 	r->enabled_ticks = r->running_ticks[0] = 50;
 	r->running = true;
+	r->throttles = cpu == 0; /* CPU 0's PMIs were throttled */
 	return PMU_OK;
 }
 
@@ -274,6 +275,7 @@ static void test_pmu_read(void **state)
 	assert_int_equal(c[1].cpu, 1);
 	assert_int_equal(c[1].value, 1001);
 	assert_int_equal(c[1].flags, MBOX_COUNT_RUNNING | MBOX_COUNT_COUNTED);
+	assert_int_equal(c[0].flags, MBOX_COUNT_RUNNING | MBOX_COUNT_COUNTED | MBOX_COUNT_THROTTLED);
 	/* A CPU that cannot be read is left out; the others' counts come with its verdict. */
 	STATUS(MBOX_OP_PMU_READ, GOOD | CPU(SILENT), NULL, 0, MBOX_E_BUSY);
 	assert_int_equal(resp.len, 2 * sizeof(*c));
@@ -389,7 +391,7 @@ static void test_run(void **state)
 	RUN(GOOD, 0, 1, "hello", MBOX_E_RANGE);
 	RUN(GOOD, sizeof(upload) + 1, 1, "hello", MBOX_E_RANGE);
 	RUN(GOOD, 10, 0, "hello", MBOX_E_PAYLOAD);
-	RUN(GOOD, 10, 17, "hello", MBOX_E_PAYLOAD);
+	RUN(GOOD, 10, MBOX_RUN_ARGS + 1, "hello", MBOX_E_PAYLOAD);
 	RUN(GOOD, 10, 3, "hello\0world", MBOX_E_PAYLOAD); /* the third string is empty */
 	RUN(0, 10, 1, "hello", MBOX_E_CPUSET);
 	RUN(CPU(7), 10, 1, "hello", MBOX_E_CPUSET);
@@ -452,7 +454,7 @@ static void test_cpu_init(void **state)
 static void test_shell(void **state)
 {
 	(void)state;
-	char line[MBOX_REQ_PAYLOAD];
+	char line[MBOX_SHELL_LINE_CAP];
 
 	STATUS(MBOX_OP_SHELL, 0, "pmu info", 9, MBOX_OK);
 	assert_string_equal(seen.line, "pmu info");

@@ -18,11 +18,7 @@
 #include "pmu/plugin_events.h"
 
 /* What the card counts: the plugin's events and the model's two. */
-static const char *const counted[] = {
-#define NAME(name, def) #name,
-	PLUGIN_EVENTS(NAME) MODEL_EVENTS(NAME)
-#undef NAME
-};
+static const char *const counted[] = { PLUGIN_EVENTS(PEV_NAME) MODEL_EVENTS(PEV_NAME) };
 
 static int is_counted(const char *ev)
 {
@@ -267,22 +263,47 @@ static void test_json(void **state)
 {
 	(void)state;
 	print(NULL, 1, -1, shown, 2,
-	      "{\"metric-value\" : \"1.5\", \"metric-unit\" : \"cycles/instruction CPI\", \"metric-group\" : \"CPI\"}\n"
-	      "{\"metric-value\" : \"0.666667\", \"metric-unit\" : \"instructions/cycle IPC\", \"metric-group\" : \"CPI\"}\n"
-	      "{\"metric-value\" : \"n/a\", \"metric-unit\" : \"% L2 hit rate\", \"metric-group\" : \"L2\"}\n"
-	      "{\"metric-value\" : \"n/a\", \"metric-unit\" : \"misses L2 misses per 1000 instructions\", "
-	      "\"metric-group\" : \"L2\"}\n",
+	      "{ \"metric-value\": \"1.5\", \"metric-unit\": \"cycles/instruction CPI\", \"metric-group\": \"CPI\" }\n"
+	      "{ \"metric-value\": \"0.666667\", \"metric-unit\": \"instructions/cycle IPC\", \"metric-group\": \"CPI\" }\n"
+	      "{ \"metric-value\": \"n/a\", \"metric-unit\": \"% L2 hit rate\", \"metric-group\": \"L2\" }\n"
+	      "{ \"metric-value\": \"n/a\", \"metric-unit\": \"misses L2 misses per 1000 instructions\", "
+	      "\"metric-group\": \"L2\" }\n",
 	      "");
 	print(NULL, 1, 1, shown, 1,
-	      "{\"interval\" : 1.000000000, \"metric-value\" : \"n/a\", \"metric-unit\" : \"cycles/instruction CPI\", "
-	      "\"metric-group\" : \"CPI\"}\n"
-	      "{\"interval\" : 1.000000000, \"metric-value\" : \"n/a\", \"metric-unit\" : \"instructions/cycle IPC\", "
-	      "\"metric-group\" : \"CPI\"}\n"
-	      "{\"interval\" : 1.000000000, \"metric-value\" : \"n/a\", \"metric-unit\" : \"% L2 hit rate\", "
-	      "\"metric-group\" : \"L2\"}\n"
-	      "{\"interval\" : 1.000000000, \"metric-value\" : \"n/a\", \"metric-unit\" : \"misses L2 misses per 1000 "
-	      "instructions\", \"metric-group\" : \"L2\"}\n",
+	      "{ \"interval\": 1.000000000, \"metric-value\": \"n/a\", \"metric-unit\": \"cycles/instruction CPI\", "
+	      "\"metric-group\": \"CPI\" }\n"
+	      "{ \"interval\": 1.000000000, \"metric-value\": \"n/a\", \"metric-unit\": \"instructions/cycle IPC\", "
+	      "\"metric-group\": \"CPI\" }\n"
+	      "{ \"interval\": 1.000000000, \"metric-value\": \"n/a\", \"metric-unit\": \"% L2 hit rate\", "
+	      "\"metric-group\": \"L2\" }\n"
+	      "{ \"interval\": 1.000000000, \"metric-value\": \"n/a\", \"metric-unit\": \"misses L2 misses per 1000 "
+	      "instructions\", \"metric-group\": \"L2\" }\n",
 	      "");
+}
+
+/* --metric-only: the metrics in columns under their "UNIT NAME" headings. */
+static void test_metric_only_columns(void **state)
+{
+	(void)state;
+	const struct metric_group *g[] = { metric_group_find("CPI") };
+	for (int form = 0; form < 3; form++) {
+		struct printed_cols { char *out, *table; size_t ol, tl; } p;
+		struct stat_format f = { .sep = form == 1 ? "," : NULL, .json = form == 2, .tsc_hz = 1000000000,
+					 .metric_only = 1 };
+		f.out = open_memstream(&p.out, &p.ol);
+		f.table = open_memstream(&p.table, &p.tl);
+		metrics_print_columns_head(&f, g, 1);
+		metrics_print_columns(&f, g, 1, shown, N(shown), -1);
+		fclose(f.out);
+		fclose(f.table);
+		static const char *const out[] = { "", "cycles/instruction CPI,instructions/cycle IPC\n1.5,0.666667\n",
+			"{ \"cycles/instruction CPI\": \"1.5\", \"instructions/cycle IPC\": \"0.666667\" }\n" };
+		assert_string_equal(p.out, out[form]);
+		assert_string_equal(p.table, form ? "" : "cycles/instruction CPI  instructions/cycle IPC\n"
+							 "                   1.5                0.666667\n");
+		free(p.out);
+		free(p.table);
+	}
 }
 
 static void test_list_shows_every_metric_with_its_formula(void **state)
@@ -364,6 +385,7 @@ int main(void)
 		cmocka_unit_test(test_table_interval_and_large_values),
 		cmocka_unit_test(test_csv),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_metric_only_columns),
 		cmocka_unit_test(test_list_shows_every_metric_with_its_formula),
 		cmocka_unit_test(test_milli_matches_floating_point),
 	};

@@ -434,7 +434,7 @@ static void test_sampling_overflow(void **state)
 	assert_int_equal(pc.ring_count, 1);
 	assert_int_equal(mailbox_samples - mailbox_before, 1); /* the host's copy too */
 	assert_int_equal(pc.ring_head, 1);
-	assert_int_equal(pc.lost, 0);
+	assert_int_equal(pc.overwritten, 0);
 
 	const struct pmu_sample *s = &ring[0];
 	assert_int_equal(s->rip, 0x7fff12345678ULL);
@@ -723,11 +723,11 @@ static void test_ring_wraps(void **state)
 		PMI(0x400000 + k, SEL_UCODE64);
 		assert_int_equal(pc.samples[0], k + 1);
 		assert_int_equal(pc.ring_count, k + 1 < PMU_SAMPLE_RING ? k + 1 : PMU_SAMPLE_RING);
-		assert_int_equal(pc.lost, k + 1 > PMU_SAMPLE_RING ? k + 1 - PMU_SAMPLE_RING : 0);
+		assert_int_equal(pc.overwritten, k + 1 > PMU_SAMPLE_RING ? k + 1 - PMU_SAMPLE_RING : 0);
 	}
 	assert_int_equal(pc.throttles, 0);
 	assert_int_equal(pc.ring_count, PMU_SAMPLE_RING);
-	assert_int_equal(pc.lost, 3);
+	assert_int_equal(pc.overwritten, 3);
 	assert_int_equal(pc.ring_head, 3);
 	/* newest at head - 1, oldest surviving (the 4th) at head */
 	assert_int_equal(ring[2].rip, 0x400000 + n - 1);

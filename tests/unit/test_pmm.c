@@ -246,7 +246,36 @@ static void test_against_model(void **state)
 		for (int i = 0; i < NPAGES; i++)
 			nfree += !model[i];
 		assert_int_equal(f->m.nfree, nfree);
+		for (uint64_t i = 0; i < f->m.hint && i < NPAGES; i++)
+			assert_true(model[i]); /* the search starts at the lowest free page or before it */
 	}
+}
+
+/*
+ * The search starts at the lowest free page, wherever the last fit was:
+ * page-at-a-time allocation past used pages does not walk them again.
+ */
+static void test_hint_follows_the_first_free_page(void **state)
+{
+	struct fixture *f = *state;
+
+	pmm_core_set(&f->m, 100, 100, 0); /* 0..99 used, as the kernel's own pages are */
+	assert_int_equal(pmm_core_alloc(&f->m, 1), 100);
+	assert_int_equal(f->m.hint, 101);
+	assert_int_equal(pmm_core_alloc(&f->m, 1), 101);
+	assert_int_equal(f->m.hint, 102);
+	pmm_core_set(&f->m, 150, 50, 1);
+	pmm_core_set(&f->m, 103, 1, 1);   /* 102 free, then a hole too short for 2 */
+	assert_int_equal(pmm_core_alloc(&f->m, 2), 104);
+	assert_int_equal(f->m.hint, 102); /* 102 is still free */
+	assert_int_equal(pmm_core_alloc(&f->m, 1), 102);
+	assert_int_equal(f->m.hint, 103); /* past the fit: nothing below it is free */
+	pmm_core_set(&f->m, 7, 1, 0);     /* freed below: found first */
+	assert_int_equal(f->m.hint, 7);
+	assert_int_equal(pmm_core_alloc(&f->m, 1), 7);
+	assert_int_equal(f->m.hint, 8);
+	assert_int_equal(pmm_core_alloc(&f->m, 1), 106);
+	assert_int_equal(f->m.hint, 107);
 }
 
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -265,6 +294,7 @@ int main(void)
 		T(test_alloc_none),
 		T(test_free_then_realloc),
 		T(test_against_model),
+		T(test_hint_follows_the_first_free_page),
 	};
 
 	alarm(60); /* a hang is a failure too */

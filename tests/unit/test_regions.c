@@ -79,12 +79,38 @@ static void test_table_adds_ranks_and_names_events(void **state)
 	free(buf);
 }
 
+/* --json through json-c (a name with a quote stays one string) and -r's mean: totals over the runs / runs. */
+static void test_json_and_mean_of_runs(void **state)
+{
+	(void)state;
+	const char *l = "region say \"hi\": calls 2, counter0 101, counter1 40\n";
+	assert_int_equal(regions_take_line(l, strlen(l)), 1);
+	assert_int_equal(regions_take_line(l, strlen(l)), 1); /* a second run */
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct stat_format f = { .out = out, .table = out, .json = 1, .runs = 2, .tsc_hz = 1000 };
+	const char *names[] = { "CPU_CLK_UNHALTED", "INSTRUCTIONS_EXECUTED" };
+	const struct metric_group *g[] = { metric_group_find("CPI") };
+	int on[2] = { 1, 0 };
+	regions_print(&f, names, 2, on, NULL, g, 1);
+	fclose(out);
+	const char *say = strstr(buf, "{ \"region\": \"say \\\"hi\\\"\"");
+	assert_non_null(say);
+	assert_non_null(strstr(say, "\"calls\": 2, \"events\": { \"INSTRUCTIONS_EXECUTED\": \"101\", "
+				    "\"CPU_CLK_UNHALTED\": \"40\" }, \"metrics\": [ { \"metric-value\": \"0.39604\", "
+				    "\"metric-unit\": \"cycles/instruction CPI\", \"metric-group\": \"CPI\" }"));
+	assert_null(strstr(buf, "\"event\""));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_counts),
 		cmocka_unit_test(test_parse_refuses_other_lines),
 		cmocka_unit_test(test_table_adds_ranks_and_names_events),
+		cmocka_unit_test(test_json_and_mean_of_runs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

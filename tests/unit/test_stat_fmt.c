@@ -251,6 +251,52 @@ static void test_csv_interval(void **state)
 	print_one(",", 0, 1, then, 1.25, "1.250000000,4000,,INSTRUCTIONS_EXECUTED:u,2000,50.00\n", "");
 }
 
+/* ------------------------------------------------------------ -A, -r */
+
+/* Prints EV with per_cpu / runs and noise set; checks both streams. */
+static void print_opts(const char *sep, int json, int per_cpu, int runs, double noise, const char *out,
+		       const char *table)
+{
+	struct printed p;
+	struct stat_format f = fmt(&p, sep, json, 1000000000);
+
+	f.per_cpu = per_cpu;
+	f.runs = runs;
+	f.noise = noise;
+	stat_print(&f, EV, 1, &cpus12, now, NULL, -1);
+	done(&f);
+	check(&p, out, table);
+}
+
+static void test_per_cpu_lines(void **state)
+{
+	(void)state;
+	now[1] = (struct stat_count){ 1234, 10, 10 };
+	now[2] = (struct stat_count){ 5, 10, 10 };
+	print_opts(NULL, 0, 1, 1, 0, "",
+		   "CPU1                   1,234      " EV "\n"
+		   "CPU2                       5      " EV "\n");
+	/* perf's -x with -A: the CPU first */
+	print_opts(",", 0, 1, 1, 0, "CPU1,1234,," EV ",10,100.00\nCPU2,5,," EV ",10,100.00\n", "");
+}
+
+static void test_repeat_shows_perfs_spread(void **state)
+{
+	(void)state;
+	now[1] = (struct stat_count){ 1000, 10, 10 };
+	print_opts(NULL, 0, 0, 5, 1.234, "", "               1,000      " EV "           ( +-  1.23% )\n" /* the name in 32 columns, as a multiplexed one's */);
+	/* -x: perf's variance column after the event */
+	print_opts(",", 0, 0, 5, 1.234, "1000,," EV ",1.23%,10,100.00\n", "");
+	print_opts(NULL, 1, 0, 5, 1.234,
+		   "{ \"cpu\": \"1\", \"counter-value\": \"1000.000000\", \"unit\": \"\", \"event\": \"" EV "\", "
+		   "\"event-runtime\": 10, \"pcnt-running\": 100.00, \"variance\": 1.23 }\n"
+		   "{ \"cpu\": \"2\", \"counter-value\": \"<not counted>\", \"unit\": \"\", \"event\": \"" EV "\", "
+		   "\"event-runtime\": 0, \"pcnt-running\": 100.00, \"variance\": 1.23 }\n",
+		   "");
+	/* one run: no spread anywhere */
+	print_opts(",", 0, 0, 1, 1.234, "1000,," EV ",10,100.00\n", "");
+}
+
 /* ------------------------------------------------------------ --json */
 
 static void test_json_one_object_per_cpu(void **state)
@@ -259,10 +305,10 @@ static void test_json_one_object_per_cpu(void **state)
 	now[1] = (struct stat_count){ 1000, 4000, 1000 };
 	now[2] = (struct stat_count){ 0, 4000, 0 };
 	print_one(NULL, 1, 1, NULL, -1,
-		  "{\"cpu\" : \"1\", \"counter-value\" : \"4000.000000\", \"unit\" : \"\", \"event\" : \""
-		  EV "\", \"event-runtime\" : 1000, \"pcnt-running\" : 25.00}\n"
-		  "{\"cpu\" : \"2\", \"counter-value\" : \"<not counted>\", \"unit\" : \"\", \"event\" : \""
-		  EV "\", \"event-runtime\" : 0, \"pcnt-running\" : 0.00}\n",
+		  "{ \"cpu\": \"1\", \"counter-value\": \"4000.000000\", \"unit\": \"\", \"event\": \""
+		  EV "\", \"event-runtime\": 1000, \"pcnt-running\": 25.00 }\n"
+		  "{ \"cpu\": \"2\", \"counter-value\": \"<not counted>\", \"unit\": \"\", \"event\": \""
+		  EV "\", \"event-runtime\": 0, \"pcnt-running\": 0.00 }\n",
 		  "");
 }
 
@@ -271,17 +317,17 @@ static void test_json_unrounded_and_not_supported(void **state)
 	(void)state;
 	now[1] = (struct stat_count){ 1, 3, 2 };
 	print_one(NULL, 1, 1, NULL, -1,
-		  "{\"cpu\" : \"1\", \"counter-value\" : \"1.500000\", \"unit\" : \"\", \"event\" : \""
-		  EV "\", \"event-runtime\" : 2, \"pcnt-running\" : 66.67}\n"
-		  "{\"cpu\" : \"2\", \"counter-value\" : \"<not counted>\", \"unit\" : \"\", \"event\" : \""
-		  EV "\", \"event-runtime\" : 0, \"pcnt-running\" : 100.00}\n",
+		  "{ \"cpu\": \"1\", \"counter-value\": \"1.500000\", \"unit\": \"\", \"event\": \""
+		  EV "\", \"event-runtime\": 2, \"pcnt-running\": 66.67 }\n"
+		  "{ \"cpu\": \"2\", \"counter-value\": \"<not counted>\", \"unit\": \"\", \"event\": \""
+		  EV "\", \"event-runtime\": 0, \"pcnt-running\": 100.00 }\n",
 		  "");
 	now[1] = (struct stat_count){ 5, 10, 10 };
 	print_one(NULL, 1, 0, NULL, -1,
-		  "{\"cpu\" : \"1\", \"counter-value\" : \"<not supported>\", \"unit\" : \"\", \"event\" : \""
-		  EV "\", \"event-runtime\" : 10, \"pcnt-running\" : 100.00}\n"
-		  "{\"cpu\" : \"2\", \"counter-value\" : \"<not supported>\", \"unit\" : \"\", \"event\" : \""
-		  EV "\", \"event-runtime\" : 0, \"pcnt-running\" : 100.00}\n",
+		  "{ \"cpu\": \"1\", \"counter-value\": \"<not supported>\", \"unit\": \"\", \"event\": \""
+		  EV "\", \"event-runtime\": 10, \"pcnt-running\": 100.00 }\n"
+		  "{ \"cpu\": \"2\", \"counter-value\": \"<not supported>\", \"unit\": \"\", \"event\": \""
+		  EV "\", \"event-runtime\": 0, \"pcnt-running\": 100.00 }\n",
 		  "");
 }
 
@@ -293,10 +339,10 @@ static void test_json_interval(void **state)
 	now[2] = (struct stat_count){ 40, 50, 50 };
 	then[2] = (struct stat_count){ 10, 20, 20 };
 	print_one(NULL, 1, 1, then, 1.25,
-		  "{\"interval\" : 1.250000000, \"cpu\" : \"1\", \"counter-value\" : \"4000.000000\", \"unit\" : \"\", "
-		  "\"event\" : \"" EV "\", \"event-runtime\" : 2000, \"pcnt-running\" : 50.00}\n"
-		  "{\"interval\" : 1.250000000, \"cpu\" : \"2\", \"counter-value\" : \"30.000000\", \"unit\" : \"\", "
-		  "\"event\" : \"" EV "\", \"event-runtime\" : 30, \"pcnt-running\" : 100.00}\n",
+		  "{ \"interval\": 1.250000000, \"cpu\": \"1\", \"counter-value\": \"4000.000000\", \"unit\": \"\", "
+		  "\"event\": \"" EV "\", \"event-runtime\": 2000, \"pcnt-running\": 50.00 }\n"
+		  "{ \"interval\": 1.250000000, \"cpu\": \"2\", \"counter-value\": \"30.000000\", \"unit\": \"\", "
+		  "\"event\": \"" EV "\", \"event-runtime\": 30, \"pcnt-running\": 100.00 }\n",
 		  "");
 }
 
@@ -333,6 +379,8 @@ int main(void)
 		cmocka_unit_test_setup(test_csv_multiplexed_and_tsc_rate, setup),
 		cmocka_unit_test_setup(test_csv_not_counted_and_not_supported, setup),
 		cmocka_unit_test_setup(test_csv_interval, setup),
+		cmocka_unit_test_setup(test_per_cpu_lines, setup),
+		cmocka_unit_test_setup(test_repeat_shows_perfs_spread, setup),
 		cmocka_unit_test_setup(test_json_one_object_per_cpu, setup),
 		cmocka_unit_test_setup(test_json_unrounded_and_not_supported, setup),
 		cmocka_unit_test_setup(test_json_interval, setup),

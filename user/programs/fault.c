@@ -19,11 +19,7 @@
 
 static volatile int zero, seven = 7;
 
-#define RFLAGS_TF   (1UL << 8)
-#define RFLAGS_DF   (1UL << 10)
-#define RFLAGS_IOPL (3UL << 12)
-#define RFLAGS_NT   (1UL << 14)
-#define RFLAGS_AC   (1UL << 18)
+#include "../../arch/regs.h" /* RFLAGS_*: the kernel's own definitions */
 
 /*
  * Sets `set` in RFLAGS, enters the kernel (SYSCALL getcpu, or the #UD of an

@@ -8,6 +8,7 @@
  *   store BYTES STRIDE PASSES [keep]  the same with writes
  *   random BYTES COUNT                COUNT reads at pseudo-random offsets of BYTES
  *   ops N, rmw N                      ms_ops, ms_rmw over N words
+ *   matmul N                          ms_matmul of two N x N matrices (N up to 418: 3 N^2 words in 4 MiB)
  *   vec N                             ms_vec: N SSE2 iterations over 32 N bytes (vectest only)
  *   branches N                        ms_branches(N)
  *   nops                              ms_nops: 16 KiB of code
@@ -120,7 +121,7 @@ static void __attribute__((noinline)) on_stack(struct job *j, size_t bytes, uint
 static int usage(void)
 {
 	fprintf(stderr, "usage: " PROGRAM " walk|store BYTES STRIDE PASSES [keep] | random BYTES COUNT"
-			" | ops|rmw" VEC_MODE "|branches N | nops | tlb | stack BYTES PASSES [write] | stackstore BYTES\n");
+			" | ops|rmw|matmul" VEC_MODE "|branches N | nops | tlb | stack BYTES PASSES [write] | stackstore BYTES\n");
 	return 2;
 }
 
@@ -161,6 +162,12 @@ int main(int argc, char **argv)
 		bytes = 32 * n;
 		ok = argc == 3 && n;
 #endif
+	} else if (!strcmp(mode, "matmul")) {
+		j.fn = (void *)ms_matmul;
+		j.a[1] = (uint64_t)(uintptr_t)(buf + n * n), j.a[2] = (uint64_t)(uintptr_t)(buf + 2 * n * n), j.a[3] = n;
+		for (bytes = 64; bytes < 24 * n * n; bytes *= 2)
+			;
+		ok = argc == 3 && n && n <= 418;
 	} else if (!strcmp(mode, "branches")) {
 		j.fn = (void *)ms_branches;
 		j.a[0] = n;

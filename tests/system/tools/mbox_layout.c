@@ -22,7 +22,8 @@ int main(void)
 	FIELD(mbox_header, cpus_online); FIELD(mbox_header, req_ctl_off); FIELD(mbox_header, req_off);
 	FIELD(mbox_header, resp_ctl_off); FIELD(mbox_header, resp_off); FIELD(mbox_header, host_lock);
 	FIELD(mbox_header, console_off); FIELD(mbox_header, console_head); FIELD(mbox_header, upload_off);
-	FIELD(mbox_header, samples_off); FIELD(mbox_header, output_off);
+	FIELD(mbox_header, samples_off); FIELD(mbox_header, output_off); FIELD(mbox_header, poll_us);
+	FIELD(mbox_header, timer_polls);
 	first = 0;
 	printf("}, \"request\": {");
 	FIELD(mbox_request, seq); FIELD(mbox_request, opcode); FIELD(mbox_request, flags);
@@ -37,6 +38,7 @@ int main(void)
 	printf(", \"const\": {\"_\": 0");
 	CONST(MBOX_MAGIC); CONST(MBOX_VERSION); CONST(MBOX_READY); CONST(MBOX_REQ_SLOTS);
 	CONST(MBOX_RESP_SLOTS); CONST(MBOX_REQ_PAYLOAD); CONST(MBOX_UPLOAD_SIZE);
+	CONST(MBOX_SHELL_LINE_CAP); CONST(MBOX_MUX_MAX); CONST(MBOX_RUN_ARGS);
 	CONST(MBOX_OP_INFO); CONST(MBOX_OP_PMU_CONFIG); CONST(MBOX_OP_PMU_START); CONST(MBOX_OP_PMU_STOP);
 	CONST(MBOX_OP_PMU_CLEAR); CONST(MBOX_OP_PMU_READ); CONST(MBOX_OP_PMU_SPFLT); CONST(MBOX_OP_RUN);
 	CONST(MBOX_OP_STATUS); CONST(MBOX_OP_KILL); CONST(MBOX_OP_RESET_WARM); CONST(MBOX_OP_CPU_INIT);

@@ -1,0 +1,85 @@
+/*
+ * pmuctl's command line: one table of commands (host/pmuctl.c) and what the
+ * commands share (host/cli.c, below every command file). From the table
+ * come the option parsing (getopt_long(3)), `pmuctl --help`, `pmuctl help
+ * CMD`, `CMD --help`, the man page pmuctl(1) and the bash completion.
+ */
+#ifndef HOST_CLI_H
+#define HOST_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "host/mbox.h"
+#include "lib/cpuset.h"
+
+#define CALL_MS 5000 /* how long pmuctl waits for an answer, ms */
+
+/* One option of a command: its long name, short letter (0: none), ARG name (NULL: none) and help. */
+struct cli_opt {
+	const char *name;
+	int key;         /* a letter, or a value from 256 on for a long-only option */
+	const char *arg; /* the argument's name in the help, NULL for a flag */
+	const char *help;
+	uint64_t lo, hi;  /* hi > 0: a whole number from lo to hi, checked before any card is opened (cli_num) */
+};
+
+enum cli_card {
+	CLI_NO_CARD,   /* works without a card */
+	CLI_CARD,      /* pmuctl opens the card's mailbox before the command runs */
+	CLI_CARD_NAME, /* the command reaches the card named by --card itself (its registers) */
+};
+
+struct cli_cmd {
+	const char *name;
+	enum cli_card card;
+	const char *args; /* what follows the options, e.g. "-- PROGRAM.elf [ARGS]" */
+	const char *help; /* one line */
+	const struct cli_opt *opts; /* ends with { 0 } */
+	/* argv[0] is the command's name; c is NULL unless card is CLI_CARD. Returns the exit status. */
+	int (*run)(struct card *c, int argc, char **argv);
+	/* Optional: whether these arguments need no card (stat -M list, reset --warm of a card with registers). */
+	int (*without_card)(int argc, char **argv);
+	const char *more; /* optional: a paragraph for help CMD and the man page */
+	int program;      /* its operands are a program and its arguments: options stop at the first operand */
+};
+
+extern const char *card_name;     /* --card NAME|PATH|sim:NAME|pci:BDF, PMUOS_CARD, or "card0" */
+extern struct mbox_response resp; /* the last answer (96 KiB: not on the stack) */
+
+/*
+ * The next option of the running command's argv, as getopt_long(3) with the
+ * command's table: its key, optarg set; -1 after the last. -h/--help prints
+ * the command's help and exits 0; a bad option prints the command's usage
+ * and exits 2. A command that runs a program stops at the first operand (the
+ * program's options are its own); others take options anywhere.
+ */
+int cli_next(int argc, char **argv);
+
+/* Runs `cmd` with argc/argv (argv[0] its name): options checked first (help, bad ones: no card needed). */
+int cli_run(const struct cli_cmd *cmd, int argc, char **argv);
+
+/* "usage: pmuctl CMD ..." for the running command on stderr; returns 2, the exit status for bad arguments. */
+int usage(void);
+
+/* The whole table's help (pmuctl --help) and one command's (help CMD), on `f`. */
+void cli_help_all(FILE *f, const struct cli_cmd *cmds, const struct cli_opt *globals);
+void cli_help_cmd(FILE *f, const struct cli_cmd *cmd);
+
+/* The man page pmuctl(1) (troff) and a bash completion script, from the table. */
+void cli_man(FILE *f, const struct cli_cmd *cmds, const struct cli_opt *globals, const char *version);
+void cli_bash_completion(FILE *f, const struct cli_cmd *cmds, const struct cli_opt *globals);
+
+/* "pmuctl: WHAT: <the status named>" on stderr, then exit(1). */
+void die_status(const struct card *c, const char *what, int st) __attribute__((noreturn));
+
+/* card_call with pmuctl's timeout (CALL_MS) and an optional CPU set. */
+int call(struct card *c, uint16_t op, const struct cpuset *set, const void *p, uint32_t len,
+	 struct mbox_response *r);
+
+/* -C CPUS ("1-3,8") against the card's CPUs; exits with status 2 naming the bad part. */
+void parse_cpus(struct card *c, const char *s, struct cpuset *set);
+
+/* The value of the last numeric option cli_next returned (one with hi > 0). */
+extern uint64_t cli_num;
+
+#endif

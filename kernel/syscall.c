@@ -1,0 +1,92 @@
+/*
+ * The system calls of Ring-3 tasks (docs/design.md §6; numbers and errors in
+ * include/pmuos/syscall.h), one function each, found in a table by number.
+ * kernel/user.S's SYSCALL entry calls syscall_dispatch with interrupts off.
+ */
+#include "kernel/task.h"
+#include "kernel/percpu.h"
+#include "kernel/cpu_hooks.h"
+#include "kernel/pmm.h"
+#include "kernel/vm.h"
+#include "arch/tsc.h"
+#include "arch/x86.h"
+#include "lib/lib.h"
+#include <pmuos/syscall.h>
+
+/* Kernel instructions before the SYSCALL entry's RDTSC (kernel/user.S). */
+#define SYSCALL_ENTRY_INSNS 25
+#define WRITE_MAX 65536 /* bytes one write() takes */
+
+/* A system call: its result, or -PMUOS_E*; the arguments are RDI, RSI, RDX of `f`. */
+typedef int64_t (*syscall_fn)(struct percpu *p, struct task *t, const struct trap_frame *f);
+
+static int64_t sys_write(struct percpu *p, struct task *t, const struct trap_frame *f)
+{
+	uint64_t fd = f->rdi, buf = f->rsi, len = f->rdx;
+
+	if (fd != 1 && fd != 2)
+		return -PMUOS_EBADF;
+	len = MIN(len, WRITE_MAX); /* a short write, as for a pipe: newlib writes the rest */
+	if (!vm_user_range_ok(t->as, buf, len, false))
+		return -PMUOS_EFAULT;
+	/* Lines go out whole, so SPMD instances do not interleave mid-line. */
+	for (uint64_t i = 0; i < len; i++) {
+		char c = *(const char *)vm_translate(t->as, buf + i);
+		t->out[t->out_len++] = c;
+		if (c == '\n' || t->out_len == TASK_OUT_LINE)
+			task_flush_output(t);
+	}
+	return len;
+}
+
+static int64_t sys_exit(struct percpu *p, struct task *t, const struct trap_frame *f)
+{
+	task_leave(TASK_EXITED, (int)f->rdi);
+}
+
+static int64_t sys_sbrk(struct percpu *p, struct task *t, const struct trap_frame *f)
+{
+	int64_t incr = (int64_t)f->rdi;
+	uint64_t old = t->brk, new = old + incr;
+
+	if (new < t->brk_base || new > USER_STACK_TOP - USER_STACK_SIZE - PAGE_SIZE ||
+	    (incr > 0 && new < old))
+		return -PMUOS_ENOMEM;
+	if (new > old && vm_map(t->as, old, new - old, VM_WRITE) != VM_OK) /* out of memory, or over the task's limit */
+		return -PMUOS_ENOMEM;
+	t->brk = new;
+	return old;
+}
+
+static int64_t sys_getcpu(struct percpu *p, struct task *t, const struct trap_frame *f)
+{
+	return p->cpu;
+}
+
+static int64_t sys_rank(struct percpu *p, struct task *t, const struct trap_frame *f)
+{
+	return t->rank | (uint64_t)t->nranks << 32;
+}
+
+static int64_t sys_tsc_hz(struct percpu *p, struct task *t, const struct trap_frame *f)
+{
+	return tsc_hz;
+}
+
+static const syscall_fn syscalls[] = {
+	[SYS_WRITE] = sys_write,   [SYS_EXIT] = sys_exit, [SYS_SBRK] = sys_sbrk,
+	[SYS_GETCPU] = sys_getcpu, [SYS_RANK] = sys_rank, [SYS_TSC_HZ] = sys_tsc_hz,
+};
+
+void syscall_dispatch(struct trap_frame *f)
+{
+	struct percpu *p = this_cpu();
+	struct task *t = p->task;
+
+	cpu_hooks.user_exit(p->entry_tsc - SYSCALL_ENTRY_INSNS, p->exit_tsc);
+	sti();
+	syscall_fn fn = f->rax < ARRAY_SIZE(syscalls) ? syscalls[f->rax] : NULL;
+	f->rax = fn ? fn(p, t, f) : -PMUOS_ENOSYS;
+	cli();
+	task_return_to_user(f);
+}

@@ -1,0 +1,45 @@
+/*
+ * The counters through the backend (docs/design.md §5): the backend in use,
+ * the calling CPU's state, and what the driver (pmu.c) and multiplexing
+ * (mux.c) both do to a counter. Below both, so neither calls back into the
+ * other; per-CPU, on the CPU itself, interrupts off.
+ */
+#include "pmu/internal.h"
+#include "kernel/percpu.h"
+#include "arch/tsc.h"
+
+const struct pmu_ops *pmu_ops = &pmu_model_ops;
+
+struct pmu_cpu *pmu_this(void) { return this_cpu()->pmu; }
+
+uint64_t pmu_counter_events(struct pmu_cpu *pc, int i)
+{
+	uint64_t c = pmu_rdmsr(MSR_KNC_PERFCTR(i));
+
+	if (pc->period[i])
+		return pc->samples[i] * pc->period[i] + pc->late[i] + ((c - pmu_preload(pc, i)) & KNC_CTR_MASK);
+	return (pc->wraps[i] << KNC_CTR_BITS) + c;
+}
+
+void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t period)
+{
+	pc->enabled &= ~GLOBAL_CTR(i);
+	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, pmu_rdmsr(MSR_KNC_GLOBAL_CTRL) & ~(uint64_t)GLOBAL_CTR(i));
+	pmu_ops->wrmsr(MSR_KNC_EVNTSEL(i), 0);
+	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_CTR(i));
+	pc->evtsel[i] = evtsel;
+	pc->period[i] = period;
+	pc->wraps[i] = pc->samples[i] = pc->late[i] = 0;
+	pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), pmu_preload(pc, i));
+	if (evtsel) {
+		/* INT always: a counting counter's wraps are added up in the PMI handler. */
+		pmu_ops->wrmsr(MSR_KNC_EVNTSEL(i), evtsel | EVTSEL_EN | EVTSEL_INT);
+		pc->enabled |= GLOBAL_CTR(i);
+	}
+}
+
+void pmu_counters_go(struct pmu_cpu *pc)
+{
+	pc->start_tsc = rdtsc();
+	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, pc->enabled & ~pc->throttled);
+}

@@ -1,0 +1,36 @@
+/*
+ * SPFLT regions of the calling CPU (pmu/pmu.h): whether one is open, and
+ * who is told when the emulated SPFLT opens or closes one (the mailbox
+ * service, which keeps the host's work off a measured core meanwhile:
+ * docs/design.md §7).
+ */
+#include "pmu/pmu.h"
+#include "pmu/internal.h"
+#include "pmu/regs.h"
+#include "kernel/percpu.h"
+
+static void (*region_hook)(bool open);
+
+/* PERF_SPFLT_CONTROL: a counter gated (SPFLT_EN) while USER_PREF is 1 (327357-001 §1.4.3.4, Table 1-7). */
+bool pmu_spflt_open(uint64_t spflt)
+{
+	return (spflt & SPFLT_USER_PREF) && (spflt & (SPFLT_EN(0) | SPFLT_EN(1)));
+}
+
+bool pmu_region_open(void)
+{
+	uint64_t v;
+
+	return pmu_ops && this_cpu()->pmu && pmu_ops->rdmsr(MSR_KNC_SPFLT_CTRL, &v) == 0 && pmu_spflt_open(v);
+}
+
+void pmu_set_region_hook(void (*fn)(bool open))
+{
+	region_hook = fn;
+}
+
+void pmu_region_note(bool was_open, bool open)
+{
+	if (was_open != open && region_hook)
+		region_hook(open);
+}

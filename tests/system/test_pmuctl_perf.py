@@ -1,0 +1,188 @@
+"""pmuctl as a perf user expects it (issue 25): perf's event aliases and raw events, stat -r/-A/
+--metric-only/-x/--json in perf's layouts (every --json line parsed, perf's keys and value types),
+record's defaults and its throttling report, and bad input named by its real cause."""
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import BUILD, Card
+
+PMUCTL = os.path.join(BUILD, "pmuctl")
+HELLO = os.path.join(BUILD, "user", "hello.elf")
+STEADY = os.path.join(BUILD, "user", "steady.elf")
+# perf stat -j's keys and the JSON type of each value (tools/perf/util/stat-display.c).
+PERF_JSON = {"counter-value": str, "unit": str, "event": str, "event-runtime": int, "pcnt-running": float}
+
+
+@pytest.fixture(scope="module")
+def card():
+    c = Card(cpus=4)
+    yield c
+    c.close()
+
+
+def pmuctl(card, *args, timeout=120):
+    return subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def csv_rows(out):
+    """pmuctl's -x lines (the program's own output shares stdout; steady.elf prints none)."""
+    return [l.split(",") for l in out.splitlines() if "," in l]
+
+
+def test_perf_aliases_and_raw_events_count_what_the_knc_names_count(card):
+    """cycles, instructions... are Linux's KNC events for perf's generic ones; rUUEE is EvtSel's
+    unit mask and event. Same user instructions, exactly (-icount)."""
+    counts = {}
+    for pair in ("instructions:u,INSTRUCTIONS_EXECUTED:u", "r16:u,cycles"):  # two: both on a counter, unscaled
+        p = pmuctl(card, "stat", "-x", ",", "-e", pair, "--", STEADY, "200")
+        assert p.returncode == 0, p.stderr
+        rows = csv_rows(p.stdout)
+        assert [r[2] for r in rows] == pair.split(","), p.stdout
+        # perf's -x columns (perf-stat(1) "CSV FORMAT"): value, unit, event, run time, running percentage.
+        assert all(len(r) == 5 and r[1] == "" and re.fullmatch(r"\d+", r[3]) and r[4] == "100.00" for r in rows), rows
+        counts.update((r[2], int(r[0])) for r in rows)
+    assert counts["instructions:u"] > 1000
+    assert counts["instructions:u"] == counts["INSTRUCTIONS_EXECUTED:u"] == counts["r16:u"], counts
+    for ev in ("branches", "branch-misses", "cache-references", "cache-misses", "r10cb"):
+        p = pmuctl(card, "stat", "-x", ",", "-e", ev, "--", STEADY, "10")
+        assert p.returncode == 0 and csv_rows(p.stdout)[0][2] == ev, (ev, p.stderr)
+
+
+def check_perf_json(line):
+    o = json.loads(line)
+    if "metric-value" in o:
+        return o
+    for key, kind in PERF_JSON.items():
+        assert isinstance(o[key], kind), (key, line)
+    assert re.fullmatch(r"\d+\.\d{6}|<not supported>|<not counted>", o["counter-value"]), line
+    return o
+
+
+def test_json_is_perfs_and_valid_for_any_program_path(card, tmp_path):
+    odd = tmp_path / 'it"s a \\ program.elf'
+    shutil.copy(HELLO, odd)
+    for extra in ([], ["-r", "2"], ["-I", "10"], ["-M", "CPI"]):
+        p = pmuctl(card, "stat", "--json", "-C", "1-2", "-e", "cycles,instructions", *extra, "--", str(odd))
+        assert p.returncode == 0, (extra, p.stderr)
+        # the program's own output shares stdout: every line of pmuctl's is an object
+        objs = [check_perf_json(l) for l in p.stdout.splitlines() if l.startswith("{")]
+        events = [o for o in objs if "event" in o]
+        assert len(events) >= 4 and {o["cpu"] for o in events} == {"1", "2"}, (extra, p.stdout)
+        if extra and extra[0] == "-r":
+            assert all(isinstance(o["variance"], float) for o in events), p.stdout
+        if extra and extra[0] == "-I":
+            assert all(isinstance(o["interval"], float) for o in objs), p.stdout
+        if extra and extra[0] == "-M":
+            assert any(o.get("metric-group") == "CPI" for o in objs), p.stdout
+
+
+def test_repeat_prints_the_mean_and_perfs_spread(card):
+    p = pmuctl(card, "stat", "-r", "5", "-e", "instructions:u,cycles", "--", STEADY, "2000")
+    assert p.returncode == 0, p.stderr
+    assert "(CPUs 1, 5 runs):" in p.stderr, p.stderr
+    # -icount: the same user instructions every run, so no spread at all.
+    assert re.search(r"^\s+[\d,]+\s+instructions:u\s+\( \+-  0\.00% \)$", p.stderr, re.M), p.stderr
+    assert re.search(r"^\s+[\d,]+\s+cycles\s+\( \+- +\d+\.\d\d% \)$", p.stderr, re.M), p.stderr
+    assert re.search(r"\d\.\d{9} \+- \d\.\d{9} seconds time elapsed  \( \+- +\d+\.\d\d% \)", p.stderr), p.stderr
+    single = pmuctl(card, "stat", "-x", ",", "-e", "instructions:u", "--", STEADY, "2000")
+    p = pmuctl(card, "stat", "-r", "3", "-x", ",", "-e", "instructions:u", "--", STEADY, "2000")
+    rows = csv_rows(p.stdout)
+    # -r adds perf's variance column after the event name
+    assert len(rows) == 1 and len(rows[0]) == 6 and rows[0][3] == "0.00%", p.stdout
+    assert rows[0][0] == csv_rows(single.stdout)[0][0]
+
+
+def test_per_cpu(card):
+    p = pmuctl(card, "stat", "-A", "-C", "1-2", "-e", "instructions:u", "--", STEADY, "2000")
+    assert p.returncode == 0, p.stderr
+    lines = re.findall(r"^(CPU\d)\s+([\d,]+)\s+instructions:u$", p.stderr, re.M)
+    assert [l[0] for l in lines] == ["CPU1", "CPU2"] and all(int(l[1].replace(",", "")) > 0 for l in lines), p.stderr
+    p = pmuctl(card, "stat", "-A", "-x", ",", "-C", "1-2", "-e", "instructions:u", "--", STEADY, "2000")
+    rows = csv_rows(p.stdout)
+    assert [r[0] for r in rows] == ["CPU1", "CPU2"] and all(len(r) == 6 for r in rows), p.stdout
+
+
+def test_metric_only_puts_the_metrics_in_columns(card):
+    p = pmuctl(card, "stat", "--metric-only", "-M", "CPI", "--", STEADY, "2000")
+    assert p.returncode == 0, p.stderr
+    head = re.search(r"^\s*cycles/instruction CPI\s+instructions/cycle IPC$", p.stderr, re.M)
+    assert head, p.stderr
+    values = p.stderr[head.end():].split("\n")[1].split()
+    assert len(values) == 2 and abs(float(values[0]) * float(values[1]) - 1) < 1e-3, p.stderr
+    assert "INSTRUCTIONS_EXECUTED" not in p.stderr
+    p = pmuctl(card, "stat", "--metric-only", "-x", ",", "-M", "CPI", "--", STEADY, "2000")
+    rows = csv_rows(p.stdout)
+    assert rows[0] == ["cycles/instruction CPI", "instructions/cycle IPC"] and len(rows) == 2, p.stdout
+    assert abs(float(rows[1][0]) * float(rows[1][1]) - 1) < 1e-3, p.stdout
+
+
+def test_a_run_shorter_than_a_slice_is_named(card):
+    events = "INSTRUCTIONS_EXECUTED,CPU_CLK_UNHALTED,BRANCHES,DATA_READ,DATA_WRITE,BRANCHES_MISPREDICTED"
+    p = pmuctl(card, "stat", "--mux-interval", "1000", "-e", events, "--", HELLO)
+    assert p.returncode == 0, p.stderr
+    assert "<not counted>" in p.stderr and "in 1000 ms multiplexing slices" in p.stderr, p.stderr
+    p = pmuctl(card, "stat", "-e", "INSTRUCTIONS_EXECUTED", "--", HELLO)
+    assert "multiplexing slice" not in p.stderr
+
+
+def test_record_defaults_and_throttling(card, tmp_path):
+    data = tmp_path / "d.data"
+    p = pmuctl(card, "record", "-o", str(data), "--", STEADY, "20000")
+    assert p.returncode == 0, p.stderr
+    m = re.search(r"\[ pmuctl record: (\d+) samples, 0 lost", p.stderr)
+    assert m and int(m[1]) > 0 and "throttled" not in p.stderr, p.stderr
+    rep = subprocess.run([PMUCTL, "report", "-i", str(data)], capture_output=True, text=True)
+    assert rep.returncode == 0 and "of cycles every" in rep.stdout, rep.stdout
+    p = pmuctl(card, "record", "-e", "instructions:u", "-c", "1", "-o", str(data), "--", STEADY, "20000")
+    assert p.returncode == 0, p.stderr
+    assert "[ pmuctl record: throttled on CPU 1:" in p.stderr, p.stderr
+
+
+# Bad input -> (exit status, the words that name its real cause). Each is a case the issue found
+# named wrongly or vaguely.
+ERRORS = [
+    (["stat", "-C", "0-3", "-e", "instructions", "--", HELLO], 1, ["CPU 0 runs the shell", "APs (1-3)", "the card did not start the program"]),
+    (["report", "-i", "/nonexistent/nosuch.data"], 1,
+     ["cannot open /nonexistent/nosuch.data: No such file or directory"]),
+    (["record", "-c", "99999999999999999999999", "--", HELLO], 2,
+     ["-c 99999999999999999999999: out of range; -c takes 1 to 1099511627776"]),
+    (["record", "-c", "1", "-F", "10", "--", HELLO], 2, ["-c PERIOD and -F FREQ: give one"]),
+    (["stat", "-e", "INSTRUCTIONS_EXECUTED:q", "--", HELLO], 2,
+     ["invalid event attribute", "the modifiers of INSTRUCTIONS_EXECUTED are", ":u (", ":c=N (counter-mask in range [0-255])"]),
+    (["stat", "-e", "INSTRUCTIONS_EXECUTED:c=999999", "--", HELLO], 2,
+     ["invalid event attribute value", "counter-mask in range [0-255]"]),
+    (["stat", "-e", "r1ff0016", "--", HELLO], 2, ["a raw event is rUUEE", "without EN (bit 22)"]),
+    (["stat", "-r", "0", "-e", "cycles", "--", HELLO], 2, ["-r 0: out of range; -r takes 1 to 1000"]),
+    (["stat", "--metric-only", "-e", "cycles", "--", HELLO], 2, ["--metric-only prints the metrics of -M GROUP"]),
+    (["stat", "-e", "cycles", "-C", "9", "--", HELLO], 2, ["-C 9", "no CPU 9"]),
+]
+
+
+@pytest.mark.parametrize("args,status,words", ERRORS, ids=[" ".join(e[0][:4]) for e in ERRORS])
+def test_bad_input_names_its_cause(card, args, status, words):
+    p = pmuctl(card, *args)
+    assert p.returncode == status, p.stderr
+    for w in words:
+        assert w in p.stderr, (w, p.stderr)
+
+
+def test_a_card_that_is_not_where_card_looks_is_named(tmp_path):
+    """A card started with MBOX=card has its mailbox in its memory file: --card NAME says to give
+    --card sim:NAME. A simulated card's memory without a mailbox: not booted, pmuctl boot does it.
+    (Only the files pmuctl looks at are made here.)"""
+    name = f"errs{os.getpid()}"
+    ram = f"/dev/shm/pmuos-{name}-ram"
+    try:
+        with open(ram, "wb") as f:
+            f.truncate(0x10000000 + (1 << 20))  # sparse: card memory up to past the mailbox's place
+        p = subprocess.run([PMUCTL, "--card", name, "info"], capture_output=True, text=True)
+        assert p.returncode == 1 and f"give --card sim:{name}" in p.stderr, p.stderr
+        p = subprocess.run([PMUCTL, "--card", f"sim:{name}", "info"], capture_output=True, text=True)
+        assert p.returncode == 1 and f"has not booted pmuos (pmuctl --card sim:{name} boot)" in p.stderr, p.stderr
+    finally:
+        os.unlink(ram)
