@@ -16,6 +16,7 @@
 
 #include "host/clock.h"
 #include "host/doorbell.h"
+#include "host/wire.h"
 #include "lib/cpuset.h"
 
 #define SPIN_US      50 /* after a ring, the answer is looked for without sleeping this long */
@@ -54,59 +55,6 @@ static int __attribute__((format(printf, 3, 4))) fail(struct card *c, int status
 	return status;
 }
 
-/* The areas of a layout, as a header gives them. */
-struct area {
-	const char *name;
-	uint64_t off, len;
-};
-
-static int layout(const struct mbox_header *h, struct area a[8])
-{
-	a[0] = (struct area){ "request ring control", h->req_ctl_off, sizeof(struct mbox_ring_ctl) };
-	a[1] = (struct area){ "request ring", h->req_off, MBOX_REQ_SLOTS * sizeof(struct mbox_request) };
-	a[2] = (struct area){ "response ring control", h->resp_ctl_off, sizeof(struct mbox_ring_ctl) };
-	a[3] = (struct area){ "response ring", h->resp_off, MBOX_RESP_SLOTS * sizeof(struct mbox_response) };
-	a[4] = (struct area){ "console ring", h->console_off, MBOX_CONSOLE_SIZE };
-	a[5] = (struct area){ "upload area", h->upload_off, MBOX_UPLOAD_SIZE };
-	a[6] = (struct area){ "sample rings", h->samples_off, (uint64_t)h->cpu_count * sizeof(struct mbox_sample_ring) };
-	a[7] = (struct area){ "output rings", h->output_off, MBOX_OUTPUT_RINGS * sizeof(struct mbox_output_ring) };
-	return 8;
-}
-
-/* Where the layout `h` goes wrong in a mailbox of `size` bytes, or NULL. */
-static const char *bad_layout(const struct mbox_header *h, uint64_t size, char *why, size_t n)
-{
-	struct area a[8];
-	int na = layout(h, a);
-
-	if (h->cpu_count == 0 || h->cpu_count > CPUSET_MAX) {
-		snprintf(why, n, "a CPU count of %u (1 to %u)", h->cpu_count, CPUSET_MAX);
-		return why;
-	}
-	for (int i = 0; i < na; i++) {
-		const char *wrong = a[i].off % 8 ? "is not 8-byte aligned" /* 64-bit fields are read whole */
-				    : a[i].off < sizeof(*h) ? "is inside the header"
-				    : a[i].off + a[i].len > size ? "passes the end" : NULL;
-		if (wrong) {
-			snprintf(why, n, "the %s (%llu bytes at %#llx) %s", a[i].name, (unsigned long long)a[i].len,
-				 (unsigned long long)a[i].off, wrong);
-			return why;
-		}
-		for (int j = 0; j < i; j++)
-			if (a[i].off < a[j].off + a[j].len && a[j].off < a[i].off + a[i].len) {
-				snprintf(why, n, "the %s and the %s overlap", a[j].name, a[i].name);
-				return why;
-			}
-	}
-	return NULL;
-}
-
-static const char *state_name(uint32_t state)
-{
-	return state == MBOX_BOOTING ? "booting" : state == MBOX_PANIC ? "panic" : state == MBOX_READY ? "READY"
-											   : "unknown";
-}
-
 int card_check(struct card *c)
 {
 	char why[160];
@@ -129,14 +77,14 @@ int card_check(struct card *c)
 			c->path, c->size, (unsigned long long)h->size);
 		return -1;
 	}
-	if (bad_layout(h, c->size, why, sizeof(why))) {
+	if (mbox_bad_layout(h, c->size, why, sizeof(why))) {
 		fprintf(stderr, "pmuctl: %s: the mailbox layout does not fit in its %zu bytes: %s\n", c->path, c->size,
 			why);
 		return -1;
 	}
 	if (h->state != MBOX_READY) {
 		fprintf(stderr, "pmuctl: card %s is not READY (state %u: %s)\n", c->path, h->state,
-			state_name(h->state));
+			mbox_state_name(h->state));
 		return -1;
 	}
 	c->cpu_count = h->cpu_count;
@@ -174,13 +122,13 @@ int card_alive(struct card *c)
 	const struct mbox_header *h = c->hdr, *s = &c->seen;
 	uint32_t state = h->state;
 	uint64_t beat = h->heartbeat;
-	struct area now[8], then[8];
+	struct mbox_area now[MBOX_AREAS], then[MBOX_AREAS];
 	const char *what = h->magic != s->magic ? "magic" : h->version != s->version ? "version"
 			   : h->size != s->size ? "size" : h->cpu_count != s->cpu_count ? "CPU count" : NULL;
 
-	layout(h, now);
-	layout(s, then);
-	for (int i = 0; i < 8 && !what; i++)
+	mbox_areas(h, now);
+	mbox_areas(s, then);
+	for (int i = 0; i < MBOX_AREAS && !what; i++)
 		if (now[i].off != then[i].off)
 			what = now[i].name;
 	if (what)
@@ -193,7 +141,7 @@ int card_alive(struct card *c)
 		return fail(c, CARD_PANIC, "the card panicked while pmuctl was waiting (mailbox state PANIC)");
 	if (state != MBOX_READY)
 		return fail(c, CARD_RESET, "the card rebooted/reset while pmuctl was waiting (mailbox state %u: %s)",
-			    state, state_name(state));
+			    state, mbox_state_name(state));
 	if (beat < c->last_beat)
 		return fail(c, CARD_RESET, "the card rebooted/reset while pmuctl was waiting (its heartbeat went "
 			    "back from %llu to %llu)", (unsigned long long)c->last_beat, (unsigned long long)beat);
@@ -295,19 +243,6 @@ void card_close(struct card *c)
 	c->fd = -1;
 }
 
-static const char *op_name(uint16_t op)
-{
-	static const char *const names[] = {
-		[MBOX_OP_INFO] = "INFO", [MBOX_OP_PMU_CONFIG] = "PMU_CONFIG", [MBOX_OP_PMU_START] = "PMU_START",
-		[MBOX_OP_PMU_STOP] = "PMU_STOP", [MBOX_OP_PMU_CLEAR] = "PMU_CLEAR", [MBOX_OP_PMU_READ] = "PMU_READ",
-		[MBOX_OP_PMU_SPFLT] = "PMU_SPFLT", [MBOX_OP_RUN] = "RUN", [MBOX_OP_STATUS] = "STATUS",
-		[MBOX_OP_KILL] = "KILL", [MBOX_OP_RESET_WARM] = "RESET_WARM", [MBOX_OP_CPU_INIT] = "CPU_INIT",
-		[MBOX_OP_SHELL] = "SHELL", [MBOX_OP_PMU_MUX] = "PMU_MUX", [MBOX_OP_SHELL_INTR] = "SHELL_INTR",
-		[MBOX_OP_PMU_CALLCHAIN] = "PMU_CALLCHAIN",
-	};
-	return op < sizeof(names) / sizeof(names[0]) && names[op] ? names[op] : "?";
-}
-
 /*
  * Checks a copied answer: a known status and the payload its opcode has
  * (mailbox/mailbox_proto.c). An error answer carries nothing pmuctl reads,
@@ -320,7 +255,7 @@ static int answer_ok(struct card *c, uint16_t op, const struct mbox_response *r)
 
 	if (r->status > MBOX_OK || r->status < MBOX_E_AGAIN)
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s has an unknown "
-			    "status %d", op_name(op), r->status);
+			    "status %d", mbox_op_name(op), r->status);
 	if (op == MBOX_OP_PMU_READ)
 		ok = n % sizeof(struct mbox_pmu_count) == 0;
 	else if (r->status != MBOX_OK)
@@ -331,7 +266,7 @@ static int answer_ok(struct card *c, uint16_t op, const struct mbox_response *r)
 		ok = n == (op == MBOX_OP_INFO ? sizeof(struct mbox_info) : op == MBOX_OP_RUN ? sizeof(uint32_t) : 0);
 	if (!ok)
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s (status %d) "
-			    "has %u payload bytes, which no such answer has", op_name(op), r->status, n);
+			    "has %u payload bytes, which no such answer has", mbox_op_name(op), r->status, n);
 	return 0;
 }
 
@@ -342,10 +277,10 @@ static int take_answer(struct card *c, uint16_t op, uint32_t seq, const struct m
 	memcpy(out, a, offsetof(struct mbox_response, payload));
 	if (out->seq != seq)
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s carries sequence "
-			    "number %u, not the request's %u", op_name(op), out->seq, seq);
+			    "number %u, not the request's %u", mbox_op_name(op), out->seq, seq);
 	if (out->len > MBOX_RESP_PAYLOAD)
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s is %u bytes "
-			    "(a response holds %u)", op_name(op), out->len, MBOX_RESP_PAYLOAD);
+			    "(a response holds %u)", mbox_op_name(op), out->len, MBOX_RESP_PAYLOAD);
 	memcpy(out->payload, a->payload, out->len);
 	int st = answer_ok(c, op, out);
 	return st ? st : out->status;
@@ -456,7 +391,7 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 	if ((st = card_alive(c)) != 0 || (st = lock(c, timeout_ms)) != 0)
 		return st;
 	wait_start(c, &w, timeout_ms); /* the card's time to take it, from when it is our turn */
-	snprintf(what, sizeof(what), "it did not take the request (%s)", op_name(opcode));
+	snprintf(what, sizeof(what), "it did not take the request (%s)", mbox_op_name(opcode));
 	/* Answers nobody collected (an earlier caller gave up): skip them. */
 	uint32_t tail = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE);
 	__atomic_store_n(&c->resp_ctl->tail, tail, __ATOMIC_RELEASE);
@@ -500,7 +435,7 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 		if (!taken && (int32_t)(__atomic_load_n(&c->req_ctl->tail, __ATOMIC_ACQUIRE) - head) > 0) {
 			taken = true;
 			wait_start(c, &w, (uint64_t)timeout_ms * TAKEN_FACTOR);
-			snprintf(what, sizeof(what), "it took but did not answer the request (%s)", op_name(opcode));
+			snprintf(what, sizeof(what), "it took but did not answer the request (%s)", mbox_op_name(opcode));
 		}
 		uint32_t ready = __atomic_load_n(&c->resp_ctl->head, __ATOMIC_ACQUIRE) - tail;
 		if (ready > MBOX_RESP_SLOTS) {
@@ -523,24 +458,7 @@ out:
 	return st;
 }
 
-static const char *mbox_strerror(int status)
-{
-	switch (status) {
-	case MBOX_OK: return "ok";
-	case MBOX_E_OPCODE: return "unknown request";
-	case MBOX_E_CPUSET: return "bad CPU set (empty, a CPU the card does not have, or one not online)";
-	case MBOX_E_PAYLOAD: return "malformed request";
-	case MBOX_E_EVENT: return "event refused (reserved bits or counter constraint)";
-	case MBOX_E_BUSY: return "card busy: some CPUs did not answer";
-	case MBOX_E_RANGE: return "value out of range";
-	case MBOX_E_PROGRAM: return "the card did not start the program (its console line above says why)";
-	case MBOX_E_LAUNCH: return "no such launch";
-	case MBOX_E_AGAIN: return "card busy: a shell line from the host is still running";
-	default: return "unknown status";
-	}
-}
-
 const char *card_strerror(const struct card *c, int status)
 {
-	return status <= CARD_TIMEOUT ? c->err : mbox_strerror(status);
+	return status <= CARD_TIMEOUT ? c->err : mbox_status_text(status);
 }

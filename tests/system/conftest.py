@@ -167,8 +167,13 @@ def card_factory():
         return c
 
     yield make
+    close_all(cards)
+
+
+def close_all(cards):
+    """Closes every card, then raises the first failed close's report."""
     errors = []
-    for c in cards:  # every one closed, then the first report
+    for c in cards:
         try:
             c.close()
         except AssertionError as e:
@@ -189,14 +194,7 @@ def _shared_cards():
     """The 4-CPU cards `card` hands out, one per CPU model, kept for one test file."""
     cards = {}
     yield cards
-    errors = []
-    for c in cards.values():
-        try:
-            c.close()
-        except AssertionError as e:
-            errors.append(e)
-    if errors:
-        raise errors[0]
+    close_all(cards.values())
 
 
 @pytest.fixture
