@@ -19,9 +19,7 @@ import re
 import shutil
 import subprocess
 
-import pytest
-
-from conftest import BUILD, Card
+from conftest import BUILD
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 USER = os.path.join(BUILD, "user")
@@ -29,13 +27,6 @@ PROG = os.path.join(USER, "regions.elf")
 CHROMIUM = shutil.which("chromium")
 CALLS = {"sum": 3, "mix": 2, "empty": 4}
 EVENTS = ["INSTRUCTIONS_EXECUTED:u", "DATA_READ:u"]
-
-
-@pytest.fixture(scope="module")
-def card():
-    c = Card(cpus=2, timeout=120)
-    yield c
-    c.close()
 
 
 def pmuctl(card, *args):
