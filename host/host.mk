@@ -11,8 +11,11 @@ HOST_CFLAGS += -I. -Iinclude
 # `pmuctl --version` and the man page say the project's version.
 HOST_CFLAGS += -DPMUOS_VERSION='"$(VERSION)"'
 # lib/ (CPU sets and what they call) is shared with the card, with k_
-# names on the host (HOST_RENAME, lib/host.mk).
-HOST_SHARED  = $(LIB_SRC)
+# names on the host (HOST_RENAME, lib/host.mk); so is pmu/events.c, whose
+# pmu_result_text gives a card's verdict the shell's words (its event
+# table is generated from libpfm4, as the names pmuctl takes), with the
+# rules it checks raw events by (pmu/rules.c).
+HOST_SHARED  = $(LIB_SRC) pmu/events.c pmu/rules.c
 # One file per group of commands (pmuctl.c: the command line and what they share).
 HOST_SRC     = $(wildcard host/*.c)
 # Host code that lives beside the card's: the bzImage checks, the KNC register decoders, the metric table.
@@ -29,6 +32,9 @@ $(BUILD)/host/%.o: host/%.c
 $(BUILD)/host/shared/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) $(HOST_RENAME) -MMD -MP -c $< -o $@
+
+$(BUILD)/host/shared/pmu/events.o: $(BUILD)/gen/knc_events.h
+$(BUILD)/host/shared/pmu/events.o: HOST_CFLAGS += -I$(BUILD)/gen
 
 $(BUILD)/host/beside/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -287,7 +287,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		return usage();
 	pfm_setup();
 	for (char *e = events ? strtok(strdup(events), ",") : NULL; e; e = strtok(NULL, ",")) {
-		if (st.nev == MAX_EVENTS) {
+		if (st.nev == MAX_EVENTS) { /* the card would refuse more, but the request holds no more */
 			fprintf(stderr, "pmuctl: at most %d events\n", MAX_EVENTS);
 			return 2;
 		}
@@ -307,9 +307,8 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	/* SPFLT may gate both counters: one without an event counts nothing either way. */
 	uint32_t mask = spflt ? SPFLT_EN(0) | SPFLT_EN(1) : 0;
 	int rc = call(c, MBOX_OP_PMU_SPFLT, &set, &mask, sizeof(mask), &resp);
-	if (rc == MBOX_E_EVENT && spflt) { /* the card's verdict: the events take turns */
-		fprintf(stderr, "pmuctl: --spflt needs the events on the counters for the whole run: give at most %d "
-			"(and at most one L2 event)\n", KNC_NUM_COUNTERS);
+	if (rc == MBOX_E_EVENT && spflt) { /* the card's verdict (the events take turns): a usage error */
+		fprintf(stderr, "pmuctl: --spflt: %s\n", card_strerror(c, rc));
 		return 2;
 	}
 	if (rc != MBOX_OK)
