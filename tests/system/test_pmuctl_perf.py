@@ -178,13 +178,15 @@ def test_bad_input_names_its_cause(card, args, status, words):
 # whose last one is refused.)
 L2A, L2B = "L2_VICTIM_REQ_WITH_DATA", "SNP_HITM_BUNIT"  # two L2 events: they take turns on counter 0
 REFUSALS = [
-    (["record", "-e", "INSTRUCTIONS_EXECUTED", "-c", str((1 << 40) + 1), "--", HELLO], 1,
+    (["record", "-e", "INSTRUCTIONS_EXECUTED", "-c", str((1 << 40) + 1), "--", HELLO], 2,
      [f"pmu set 1 0 INSTRUCTIONS_EXECUTED period={(1 << 40) + 1}"]),
     (["stat", "--spflt", "-e", f"{L2A},{L2B}", "--", HELLO], 2, [f"pmu mux 1 {L2A},{L2B}", "pmu spflt 1 both"]),
+    (["stat", "--mux-interval", "1001", "-e", "cycles", "--", HELLO], 2, ["pmu mux 1 CPU_CLK_UNHALTED slice=1001"]),
+    (["stat", "--mux-interval", "0", "-e", "cycles", "--", HELLO], 2, ["pmu mux 1 CPU_CLK_UNHALTED slice=0"]),
 ]
 
 
-@pytest.mark.parametrize("args,status,lines", REFUSALS, ids=[" ".join(r[0][:2]) for r in REFUSALS])
+@pytest.mark.parametrize("args,status,lines", REFUSALS, ids=[" ".join(r[0][:3]) for r in REFUSALS])
 def test_pmu_refusals_reach_pmuctl_in_the_shells_words(card, args, status, lines):
     for line in lines[:-1]:
         assert not card.cmd(line).startswith("error:"), line
