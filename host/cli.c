@@ -194,7 +194,8 @@ void die_status(const struct card *c, const char *what, int st)
 {
 	progress_clear();
 	fprintf(stderr, "pmuctl: %s: %s\n", what, card_strerror(c, st));
-	exit(1);
+	/* A value the card's PMU refused (its verdict) came from the command line: bad arguments, as pmuctl's own checks. */
+	exit(c->verdict[0] && (st == MBOX_E_RANGE || st == MBOX_E_EVENT) ? 2 : 1);
 }
 
 int call(struct card *c, uint16_t op, const struct cpuset *set, const void *p, uint32_t len, struct mbox_response *r)

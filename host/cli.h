@@ -69,7 +69,7 @@ void cli_help_cmd(FILE *f, const struct cli_cmd *cmd);
 void cli_man(FILE *f, const struct cli_cmd *cmds, const struct cli_opt *globals, const char *version);
 void cli_bash_completion(FILE *f, const struct cli_cmd *cmds, const struct cli_opt *globals);
 
-/* "pmuctl: WHAT: <the status named>" on stderr, then exit(1). */
+/* "pmuctl: WHAT: <the status named>" on stderr, then exit(1); exit(2) for a value the card's PMU refused (its verdict). */
 void die_status(const struct card *c, const char *what, int st) __attribute__((noreturn));
 
 /* card_call with pmuctl's timeout (CALL_MS) and an optional CPU set. */

@@ -11,13 +11,16 @@ HOST_CFLAGS += -I. -Iinclude
 # `pmuctl --version` and the man page say the project's version.
 HOST_CFLAGS += -DPMUOS_VERSION='"$(VERSION)"'
 # lib/ (CPU sets and what they call) is shared with the card, with k_
-# names on the host (HOST_RENAME, lib/host.mk).
-HOST_SHARED  = $(LIB_SRC)
+# names on the host (HOST_RENAME, lib/host.mk); so is pmu/events.c, whose
+# pmu_result_text gives a card's verdict the shell's words (its event
+# table is generated from libpfm4, as the names pmuctl takes), with the
+# rules it checks raw events by (pmu/rules.c; also where the card puts
+# stat's events: which counter a region's RDPMC delta is).
+HOST_SHARED  = $(LIB_SRC) pmu/events.c pmu/rules.c
 # One file per group of commands (pmuctl.c: the command line and what they share).
 HOST_SRC     = $(wildcard host/*.c)
-# Host code that lives beside the card's: the bzImage checks, the KNC register decoders, the metric table,
-# the PMU's rules (where the card puts stat's events: which counter a region's RDPMC delta is).
-HOST_BESIDE  = boot/linux/bzimage_check.c platform/knc/sbox.c pmu/metrics.c pmu/rules.c
+# Host code that lives beside the card's: the bzImage checks, the KNC register decoders, the metric table.
+HOST_BESIDE  = boot/linux/bzimage_check.c platform/knc/sbox.c pmu/metrics.c
 HOST_OBJS    = $(patsubst %.c,$(BUILD)/%.o,$(HOST_SRC)) $(patsubst %.c,$(BUILD)/host/shared/%.o,$(HOST_SHARED)) \
 	       $(patsubst %.c,$(BUILD)/host/beside/%.o,$(HOST_BESIDE))
 
@@ -30,6 +33,9 @@ $(BUILD)/host/%.o: host/%.c
 $(BUILD)/host/shared/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) $(HOST_RENAME) -MMD -MP -c $< -o $@
+
+$(BUILD)/host/shared/pmu/events.o: $(BUILD)/gen/knc_events.h
+$(BUILD)/host/shared/pmu/events.o: HOST_CFLAGS += -I$(BUILD)/gen
 
 $(BUILD)/host/beside/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -245,28 +245,49 @@ void card_close(struct card *c)
 
 /*
  * Checks a copied answer: a known status and the payload its opcode has
- * (mailbox/mailbox_proto.c). An error answer carries nothing pmuctl reads,
- * except PMU_READ's (the CPUs that did answer).
+ * (mailbox/mailbox_proto.c). An error answer carries nothing but a PMU
+ * request's verdict, after PMU_READ's counts (the CPUs that did answer).
  */
 static int answer_ok(struct card *c, uint16_t op, const struct mbox_response *r)
 {
-	uint32_t n = r->len;
+	uint32_t v = mbox_answer_has_verdict(op, r->status) ? sizeof(struct mbox_verdict) : 0, n = r->len - v;
 	int ok;
 
 	if (r->status > MBOX_OK || r->status < MBOX_E_AGAIN)
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s has an unknown "
 			    "status %d", mbox_op_name(op), r->status);
-	if (op == MBOX_OP_PMU_READ)
+	if (r->len < v)
+		ok = 0;
+	else if (op == MBOX_OP_PMU_READ)
 		ok = n % sizeof(struct mbox_pmu_count) == 0;
 	else if (r->status != MBOX_OK)
-		ok = 1;
+		ok = n == 0;
+	else if (op == MBOX_OP_EVENTS_COUNTED)
+		ok = n == sizeof(uint64_t);
 	else if (op == MBOX_OP_STATUS)
 		ok = n && n % sizeof(struct mbox_task) == 0; /* a launch has one task or more */
 	else
 		ok = n == (op == MBOX_OP_INFO ? sizeof(struct mbox_info) : op == MBOX_OP_RUN ? sizeof(uint32_t) : 0);
 	if (!ok)
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s (status %d) "
-			    "has %u payload bytes, which no such answer has", mbox_op_name(op), r->status, n);
+			    "has %u payload bytes, which no such answer has", mbox_op_name(op), r->status, r->len);
+	return 0;
+}
+
+/* An answer's verdict (answer_ok checked its place) into c->verdict, and out of the payload the caller sees. */
+static int take_verdict(struct card *c, uint16_t op, struct mbox_response *r)
+{
+	struct mbox_verdict v;
+	char text[sizeof(c->verdict)];
+
+	if (!mbox_answer_has_verdict(op, r->status))
+		return 0;
+	r->len -= sizeof(v);
+	memcpy(&v, r->payload + r->len, sizeof(v));
+	if (!mbox_verdict_text(&v, text, sizeof(text)))
+		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s carries %s",
+			    mbox_op_name(op), text);
+	memcpy(c->verdict, text, sizeof(text));
 	return 0;
 }
 
@@ -283,6 +304,8 @@ static int take_answer(struct card *c, uint16_t op, uint32_t seq, const struct m
 			    "(a response holds %u)", mbox_op_name(op), out->len, MBOX_RESP_PAYLOAD);
 	memcpy(out->payload, a->payload, out->len);
 	int st = answer_ok(c, op, out);
+	if (!st)
+		st = take_verdict(c, op, out);
 	return st ? st : out->status;
 }
 
@@ -385,6 +408,7 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 	char what[64];
 	int st;
 
+	c->verdict[0] = 0;
 	if (len > MBOX_REQ_PAYLOAD)
 		return fail(c, CARD_PROTOCOL, "a request of %u bytes: the mailbox takes %u at most", len,
 			    MBOX_REQ_PAYLOAD);
@@ -460,5 +484,5 @@ out:
 
 const char *card_strerror(const struct card *c, int status)
 {
-	return status <= CARD_TIMEOUT ? c->err : mbox_status_text(status);
+	return status <= CARD_TIMEOUT ? c->err : status < MBOX_OK && c->verdict[0] ? c->verdict : mbox_status_text(status);
 }

@@ -40,6 +40,7 @@ struct card {
 	int locked, hold;             /* the host lock is ours; for more than one call */
 	struct doorbell *bell;        /* the card's doorbell (host/doorbell.h), NULL: the mailbox is polled */
 	char err[256];                /* what a CARD_* status was about */
+	char verdict[256];            /* the last answer's PMU verdict in the shell's words; "" if it had none */
 };
 
 /*
@@ -94,7 +95,8 @@ int card_alive(struct card *c);
  * mbox_status, MBOX_E_AGAIN..MBOX_OK) or a CARD_* status; *out gets the
  * answer, whose length is checked against what the opcode answers (an
  * INFO answer is one struct mbox_info, STATUS one or more struct
- * mbox_task, ...).
+ * mbox_task, a PMU request's refusal a struct mbox_verdict, ...). A
+ * verdict goes to c->verdict as text and out of out->len.
  */
 #define TAKEN_FACTOR 12
 int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET_WORDS],
@@ -109,7 +111,7 @@ int card_call(struct card *c, uint16_t opcode, const uint64_t cpuset[MBOX_CPUSET
 int card_hold(struct card *c);
 void card_release(struct card *c);
 
-/* A status named: the card's (enum mbox_status) or a CARD_* one with its details. */
+/* A status named: the card's verdict if its answer had one, its status (enum mbox_status), or a CARD_* one with its details. */
 const char *card_strerror(const struct card *c, int status);
 
 #endif

@@ -5,6 +5,7 @@
 #include <gelf.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,12 @@ static void drain_samples(struct card *c, const struct cpuset *set)
 
 const struct cli_opt record_opts[] = {
 	{ "event", 'e', "EV", "the event that samples (default cycles), as stat -e" },
-	{ "count", 'c', "PERIOD", "a sample every PERIOD events", 1, 1ULL << 40 },
+	/*
+	 * The card checks PERIOD's top (2^40, its verdict in the shell's words);
+	 * pmuctl only what the card cannot: 0, which the wire reads as counting,
+	 * and more than the wire's 64 bits.
+	 */
+	{ "count", 'c', "PERIOD", "a sample every PERIOD events; the card takes up to 2^40", 1, UINT64_MAX },
 	{ "freq", 'F', "FREQ", "about FREQ samples a second (default 4000): a fixed period of the card's TSC rate / FREQ "
 			       "events (right for cycles; the card adapts no period)", 1, 100000 },
 	{ "cpu", 'C', "CPUS", "the card CPUs the program runs on (default 1)" },

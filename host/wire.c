@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "lib/cpuset.h"
+#include "pmu/rules.h"
 
 int mbox_areas(const struct mbox_header *h, struct mbox_area a[MBOX_AREAS])
 {
@@ -63,9 +64,30 @@ const char *mbox_op_name(uint16_t op)
 		[MBOX_OP_PMU_SPFLT] = "PMU_SPFLT", [MBOX_OP_RUN] = "RUN", [MBOX_OP_STATUS] = "STATUS",
 		[MBOX_OP_KILL] = "KILL", [MBOX_OP_RESET_WARM] = "RESET_WARM", [MBOX_OP_CPU_INIT] = "CPU_INIT",
 		[MBOX_OP_SHELL] = "SHELL", [MBOX_OP_PMU_MUX] = "PMU_MUX", [MBOX_OP_SHELL_INTR] = "SHELL_INTR",
-		[MBOX_OP_PMU_CALLCHAIN] = "PMU_CALLCHAIN",
+		[MBOX_OP_PMU_CALLCHAIN] = "PMU_CALLCHAIN", [MBOX_OP_EVENTS_COUNTED] = "EVENTS_COUNTED",
 	};
 	return op < sizeof(names) / sizeof(names[0]) && names[op] ? names[op] : "?";
+}
+
+int mbox_answer_has_verdict(uint16_t op, int status)
+{
+	int pmu = (op >= MBOX_OP_PMU_CONFIG && op <= MBOX_OP_PMU_SPFLT) || op == MBOX_OP_PMU_MUX ||
+		  op == MBOX_OP_PMU_CALLCHAIN;
+	return pmu && status != MBOX_OK && status != MBOX_E_PAYLOAD && status != MBOX_E_OPCODE;
+}
+
+const char *mbox_verdict_text(const struct mbox_verdict *v, char *buf, size_t n)
+{
+	const uint32_t cpus = MBOX_CPUSET_WORDS * 64; /* what a request's set can name */
+
+	if (v->err == PMU_OK || v->err >= PMU_ERR_COUNT || v->cpu >= cpus || v->wanted > cpus || v->done > v->wanted) {
+		snprintf(buf, n, "verdict %u, CPU %u, %u of %u CPUs: no such verdict (%u kinds, %u CPUs)", v->err, v->cpu,
+			 v->done, v->wanted, PMU_ERR_COUNT - 1, cpus);
+		return NULL;
+	}
+	struct pmu_result r = { .err = v->err, .cpu = v->cpu, .value = v->value, .done = v->done, .wanted = v->wanted };
+	pmu_result_text(&r, buf, n);
+	return buf;
 }
 
 const char *mbox_status_text(int status)

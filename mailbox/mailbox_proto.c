@@ -3,7 +3,8 @@
  * fuzzed on the host. One descriptor per opcode says what a request must
  * carry (payload length, a CPU set); those checks are made once, here,
  * before the opcode's handler runs. What the PMU takes is the PMU's to say
- * (pmu/rules.h): its verdict becomes a status through one table.
+ * (pmu/rules.h): its verdict becomes a status through one table, and an
+ * error answer carries the verdict itself (struct mbox_verdict).
  */
 #include "mailbox/mailbox.h"
 #include "lib/lib.h"
@@ -32,6 +33,23 @@ int mbox_pmu_status(enum pmu_err err)
 	return (unsigned)err < PMU_ERR_COUNT ? pmu_status[err] : MBOX_E_BUSY;
 }
 
+/*
+ * The answer to a PMU request: the verdict's status and, for an error, the
+ * verdict as the payload after the resp->len bytes already there.
+ */
+static int answer_pmu(struct mbox_response *resp, struct pmu_result r)
+{
+	int st = mbox_pmu_status(r.err);
+
+	if (st != MBOX_OK) {
+		struct mbox_verdict v = { .err = r.err, .cpu = r.cpu, .value = r.value, .done = r.done,
+					  .wanted = r.wanted };
+		memcpy(resp->payload + resp->len, &v, sizeof(v));
+		resp->len += sizeof(v);
+	}
+	return st;
+}
+
 /* A handler: the request passed its descriptor's checks; `set` is its CPU set if it carries one. */
 typedef int serve_fn(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
 		     const struct mbox_ops *ops);
@@ -40,10 +58,14 @@ struct mbox_op_desc {
 	serve_fn *serve;
 	uint32_t min_len, max_len; /* payload bytes */
 	bool cpuset;               /* carries a CPU set: not empty, only CPUs the card has */
+	bool pmu;                  /* a PMU request: its refusals carry the verdict (struct mbox_verdict) */
 };
 
-/* The request's CPU set, checked against the card's CPUs; MBOX_E_CPUSET if empty or too wide. */
-static int cpus_of(const struct mbox_request *req, uint32_t ncpus, struct cpuset *set)
+/*
+ * The request's CPU set, checked against the card's CPUs: PMU_OK, or
+ * PMU_ERR_CPUSET naming the first CPU the card does not have (0 if empty).
+ */
+static struct pmu_result cpus_of(const struct mbox_request *req, uint32_t ncpus, struct cpuset *set)
 {
 	bool any = false;
 
@@ -52,11 +74,11 @@ static int cpus_of(const struct mbox_request *req, uint32_t ncpus, struct cpuset
 		if (!((req->cpuset[c / 64] >> (c % 64)) & 1))
 			continue;
 		if (c >= ncpus)
-			return MBOX_E_CPUSET;
+			return (struct pmu_result){ .err = PMU_ERR_CPUSET, .cpu = c };
 		cpuset_add(set, c);
 		any = true;
 	}
-	return any ? MBOX_OK : MBOX_E_CPUSET;
+	return (struct pmu_result){ .err = any ? PMU_OK : PMU_ERR_CPUSET };
 }
 
 /* The payload as one uint32_t (its descriptor says it is 4 bytes). */
@@ -83,32 +105,39 @@ static int serve_config(const struct mbox_request *req, const struct cpuset *set
 	struct mbox_pmu_config c;
 
 	memcpy(&c, req->payload, sizeof(c));
-	return mbox_pmu_status(ops->pmu_configure(set, c.counter, c.evtsel, c.period).err);
+	return answer_pmu(resp, ops->pmu_configure(set, c.counter, c.evtsel, c.period));
 }
 
 static int serve_control(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
 			 const struct mbox_ops *ops)
 {
-	return mbox_pmu_status(ops->pmu_control(set, req->opcode).err);
+	return answer_pmu(resp, ops->pmu_control(set, req->opcode));
 }
 
-/* Every CPU's counts; a CPU that cannot be read is left out and its verdict is the status. */
+/*
+ * Every CPU's counts; a CPU that cannot be read is left out and the first
+ * one's verdict is the status (after the counts, with room kept for it).
+ */
 static int serve_read(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
 		      const struct mbox_ops *ops)
 {
 	struct mbox_pmu_count *out = (struct mbox_pmu_count *)resp->payload;
 	size_t n = 0, max = MBOX_RESP_PAYLOAD / sizeof(*out);
 	struct pmu_reading r;
-	enum pmu_err first = PMU_OK;
+	struct pmu_result first = { .err = PMU_OK };
+	uint32_t done = 0, wanted = 0;
 
 	for (uint32_t c = 0; c < ops->ncpus; c++) {
 		if (!cpuset_has(set, c))
 			continue;
+		wanted++;
 		enum pmu_err e = ops->pmu_read(c, &r);
 		if (e != PMU_OK) {
-			first = first ? first : e;
+			if (!first.err)
+				first = (struct pmu_result){ .err = e, .cpu = c };
 			continue;
 		}
+		done++;
 		for (uint32_t i = 0; i < MIN(r.nev, (uint32_t)MBOX_MUX_MAX) && n < max; i++) {
 			if (!r.evtsel[i])
 				continue;
@@ -122,14 +151,18 @@ static int serve_read(const struct mbox_request *req, const struct cpuset *set, 
 			};
 		}
 	}
+	first.done = done;
+	first.wanted = wanted;
+	if (first.err) /* a CPU failed: at most 255 CPUs' counts, and room for the verdict */
+		n = MIN(n, (MBOX_RESP_PAYLOAD - sizeof(struct mbox_verdict)) / sizeof(*out));
 	resp->len = n * sizeof(*out);
-	return mbox_pmu_status(first);
+	return answer_pmu(resp, first);
 }
 
 static int serve_spflt(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
 		       const struct mbox_ops *ops)
 {
-	return mbox_pmu_status(ops->pmu_spflt(set, u32_of(req)).err);
+	return answer_pmu(resp, ops->pmu_spflt(set, u32_of(req)));
 }
 
 static int serve_mux(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
@@ -145,13 +178,33 @@ static int serve_mux(const struct mbox_request *req, const struct cpuset *set, s
 			return MBOX_E_PAYLOAD;
 	/* The one conversion of the mailbox's microseconds to the PMU's TSC ticks. */
 	uint64_t slice = pmu_time_to_ticks(m.slice_us, 1000000, ops->tsc_hz);
-	return mbox_pmu_status(ops->pmu_mux(set, m.nev, m.evtsel, slice).err);
+	return answer_pmu(resp, ops->pmu_mux(set, m.nev, m.evtsel, slice));
 }
 
 static int serve_callchain(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
 			   const struct mbox_ops *ops)
 {
-	return mbox_pmu_status(ops->pmu_callchain(set, u32_of(req)).err);
+	return answer_pmu(resp, ops->pmu_callchain(set, u32_of(req)));
+}
+
+/* Which of the request's EvtSels the backend counts: bit i of the answer for the i-th. */
+static int serve_counted(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+			 const struct mbox_ops *ops)
+{
+	uint64_t bits = 0;
+	uint32_t e;
+
+	_Static_assert(MBOX_COUNTED_MAX * sizeof(e) <= MBOX_REQ_PAYLOAD && MBOX_COUNTED_MAX <= 64, "a request's worth");
+	if (req->len % sizeof(e))
+		return MBOX_E_PAYLOAD;
+	for (uint32_t i = 0; i < req->len / sizeof(e); i++) {
+		memcpy(&e, req->payload + i * sizeof(e), sizeof(e));
+		if (ops->counts_event(e))
+			bits |= 1ULL << i;
+	}
+	memcpy(resp->payload, &bits, sizeof(bits));
+	resp->len = sizeof(bits);
+	return MBOX_OK;
 }
 
 /* Splits run->args into argc strings; false if they do not fit in the field. */
@@ -245,21 +298,23 @@ static int serve_shell_intr(const struct mbox_request *req, const struct cpuset 
 #define EXACTLY(n) .min_len = (n), .max_len = (n)
 static const struct mbox_op_desc descs[] = {
 	[MBOX_OP_INFO]       = { serve_info, EXACTLY(0) },
-	[MBOX_OP_PMU_CONFIG] = { serve_config, EXACTLY(sizeof(struct mbox_pmu_config)), .cpuset = true },
-	[MBOX_OP_PMU_START]  = { serve_control, EXACTLY(0), .cpuset = true },
-	[MBOX_OP_PMU_STOP]   = { serve_control, EXACTLY(0), .cpuset = true },
-	[MBOX_OP_PMU_CLEAR]  = { serve_control, EXACTLY(0), .cpuset = true },
-	[MBOX_OP_PMU_READ]   = { serve_read, EXACTLY(0), .cpuset = true },
-	[MBOX_OP_PMU_SPFLT]  = { serve_spflt, EXACTLY(sizeof(uint32_t)), .cpuset = true },
+	[MBOX_OP_PMU_CONFIG] = { serve_config, EXACTLY(sizeof(struct mbox_pmu_config)), .cpuset = true, .pmu = true },
+	[MBOX_OP_PMU_START]  = { serve_control, EXACTLY(0), .cpuset = true, .pmu = true },
+	[MBOX_OP_PMU_STOP]   = { serve_control, EXACTLY(0), .cpuset = true, .pmu = true },
+	[MBOX_OP_PMU_CLEAR]  = { serve_control, EXACTLY(0), .cpuset = true, .pmu = true },
+	[MBOX_OP_PMU_READ]   = { serve_read, EXACTLY(0), .cpuset = true, .pmu = true },
+	[MBOX_OP_PMU_SPFLT]  = { serve_spflt, EXACTLY(sizeof(uint32_t)), .cpuset = true, .pmu = true },
 	[MBOX_OP_RUN]        = { serve_run, EXACTLY(sizeof(struct mbox_run)), .cpuset = true },
 	[MBOX_OP_STATUS]     = { serve_status, EXACTLY(sizeof(uint32_t)) },
 	[MBOX_OP_KILL]       = { serve_kill, EXACTLY(sizeof(uint32_t)) },
 	[MBOX_OP_RESET_WARM] = { serve_reset, EXACTLY(0) },
 	[MBOX_OP_CPU_INIT]   = { serve_cpu_init, EXACTLY(sizeof(uint32_t)) },
 	[MBOX_OP_SHELL]      = { serve_shell, .min_len = 1, .max_len = MBOX_SHELL_LINE_CAP },
-	[MBOX_OP_PMU_MUX]    = { serve_mux, EXACTLY(sizeof(struct mbox_pmu_mux)), .cpuset = true },
+	[MBOX_OP_PMU_MUX]    = { serve_mux, EXACTLY(sizeof(struct mbox_pmu_mux)), .cpuset = true, .pmu = true },
 	[MBOX_OP_SHELL_INTR] = { serve_shell_intr, EXACTLY(0) },
-	[MBOX_OP_PMU_CALLCHAIN] = { serve_callchain, EXACTLY(sizeof(uint32_t)), .cpuset = true },
+	[MBOX_OP_PMU_CALLCHAIN] = { serve_callchain, EXACTLY(sizeof(uint32_t)), .cpuset = true, .pmu = true },
+	[MBOX_OP_EVENTS_COUNTED] = { serve_counted, .min_len = sizeof(uint32_t),
+				     .max_len = MBOX_COUNTED_MAX * sizeof(uint32_t) },
 };
 
 /* The descriptor's checks, once for every opcode, then its handler: the status. */
@@ -267,7 +322,6 @@ static int check_and_serve(const struct mbox_request *req, struct mbox_response 
 {
 	const struct mbox_op_desc *d = req->opcode < ARRAY_SIZE(descs) ? &descs[req->opcode] : NULL;
 	struct cpuset set = { 0 };
-	int st;
 
 	if (req->flags || req->reserved || req->len > MBOX_REQ_PAYLOAD)
 		return MBOX_E_PAYLOAD;
@@ -275,8 +329,11 @@ static int check_and_serve(const struct mbox_request *req, struct mbox_response 
 		return MBOX_E_OPCODE;
 	if (req->len < d->min_len || req->len > d->max_len)
 		return MBOX_E_PAYLOAD;
-	if (d->cpuset && (st = cpus_of(req, ops->ncpus, &set)) != MBOX_OK)
-		return st;
+	if (d->cpuset) {
+		struct pmu_result r = cpus_of(req, ops->ncpus, &set);
+		if (r.err)
+			return d->pmu ? answer_pmu(resp, r) : MBOX_E_CPUSET;
+	}
 	return d->serve(req, &set, resp, ops);
 }
 

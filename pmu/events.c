@@ -1,8 +1,8 @@
 /*
  * KNC event strings (see pmu/events.h) and the one text for each PMU verdict
- * (pmu/rules.h), which names events: the shell prints it, the mailbox
- * service logs none (it answers with a status code). Pure, unit-tested on
- * the host.
+ * (pmu/rules.h), which names events: the shell prints it, and pmuctl
+ * prints it for the verdict a mailbox answer carries (linked into pmuctl,
+ * host/host.mk). Pure, unit-tested on the host.
  */
 #include "pmu/events.h"
 #include "pmu/plugin_events.h"

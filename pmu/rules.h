@@ -5,7 +5,8 @@
  * counters, and the one text for each verdict. Pure: the card's driver
  * (pmu/pmu.c) checks through these; host tests link them as they are.
  * Front ends turn a verdict into text (pmu_result_text) or a status code
- * (the mailbox), and check nothing themselves.
+ * with the verdict along (the mailbox, whose host prints the same text),
+ * and check nothing themselves.
  */
 #ifndef PMU_RULES_H
 #define PMU_RULES_H

@@ -63,9 +63,10 @@ $(BUILD)/fuzz/fuzz_elf: $(FUZZ_OBJ)/tests/fuzz/fuzz_elf.o $(FUZZ_OBJ)/tests/unit
 # The shell's input side: line editor, line parser, the commands' argument parsers.
 $(BUILD)/fuzz/fuzz_shell: $(FUZZ_OBJ)/tests/fuzz/fuzz_shell.o $(FUZZ_OBJ)/shell/line.o $(FUZZ_OBJ)/shell/parse.o \
 	$(FUZZ_OBJ)/lib/cpuset.o $(FUZZ_OBJ)/pmu/events.o $(FUZZ_OBJ)/pmu/rules.o
-# pmuctl's mailbox client and ring readers: host code, the C library's names.
+# pmuctl's mailbox client and ring readers: host code, the C library's names; and the
+# card's verdict texts it prints (pmu/events.c and the rules it uses, k_ names).
 $(BUILD)/fuzz/fuzz_pmuctl: $(FUZZ_OBJ)/tests/fuzz/fuzz_pmuctl.o $(FUZZ_OBJ)/host/mbox.o $(FUZZ_OBJ)/host/wire.o $(FUZZ_OBJ)/host/doorbell.o $(FUZZ_OBJ)/host/rings.o \
-	$(FUZZ_OBJ)/host/progress.o $(FUZZ_OBJ)/host/clock.o
+	$(FUZZ_OBJ)/host/progress.o $(FUZZ_OBJ)/host/clock.o $(FUZZ_OBJ)/pmu/events.o $(FUZZ_OBJ)/pmu/rules.o
 $(FUZZ_OBJ)/host/%.o $(FUZZ_OBJ)/tests/fuzz/fuzz_pmuctl.o: FUZZ_DEFS =
 
 $(FUZZ_BINS): $(BUILD)/fuzz/%: $(FUZZ_LIB)

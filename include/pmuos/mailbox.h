@@ -30,7 +30,7 @@
 #include <pmuos/sample.h>
 
 #define MBOX_MAGIC        0x584f424d554d50ULL /* "PMUMBOX" */
-#define MBOX_VERSION      4
+#define MBOX_VERSION      5
 #define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat at least this often */
 #define MBOX_MIN_SIZE     (1u << 20)
 /*
@@ -135,7 +135,9 @@ enum mbox_opcode {
 	MBOX_OP_PMU_MUX    = 14, /* struct mbox_pmu_mux: events taking turns on the counters, on the CPU set */
 	MBOX_OP_SHELL_INTR = 15, /* Ctrl-C for the host's shell line: cancelled if queued, interrupted if running */
 	MBOX_OP_PMU_CALLCHAIN = 16, /* uint32_t frames, 0..PMU_CALLCHAIN_MAX: call chains in samples, on the CPU set */
+	MBOX_OP_EVENTS_COUNTED = 17, /* 1..MBOX_COUNTED_MAX uint32_t EvtSels -> uint64_t: bit i, the backend counts the i-th */
 };
+#define MBOX_COUNTED_MAX 64 /* EvtSels one EVENTS_COUNTED asks about: the answer's 64 bits */
 
 enum mbox_status {
 	MBOX_OK          = 0,
@@ -148,6 +150,21 @@ enum mbox_status {
 	MBOX_E_PROGRAM   = -7, /* the image is not a pmuos program (the console says why) */
 	MBOX_E_LAUNCH    = -8, /* no such launch */
 	MBOX_E_AGAIN     = -9, /* not now: a shell line from the host is still queued or running */
+};
+
+/*
+ * The PMU's verdict (pmu/rules.h struct pmu_result): an answer to a PMU
+ * request (PMU_CONFIG .. PMU_READ, PMU_SPFLT, PMU_MUX, PMU_CALLCHAIN) whose
+ * status is MBOX_E_EVENT, MBOX_E_RANGE, MBOX_E_CPUSET or MBOX_E_BUSY carries
+ * one as its payload (PMU_READ's after the counts of the CPUs that did
+ * answer), so the host prints the shell's words (pmu_result_text). Its
+ * other error answers (MBOX_E_PAYLOAD, MBOX_E_OPCODE) carry nothing.
+ */
+struct mbox_verdict {
+	uint32_t err;          /* enum pmu_err, 1..PMU_ERR_COUNT-1 */
+	uint32_t cpu;          /* the CPU it names, < MBOX_CPUSET_WORDS * 64 */
+	uint64_t value;        /* the value it names (an EvtSel, a period, a mask ...) */
+	uint32_t done, wanted; /* CPUs of the set that did it, of those asked */
 };
 
 struct mbox_request {

@@ -2,7 +2,8 @@
  * libFuzzer target for the card's mailbox request decoder (mailbox/mailbox_proto.c):
  * any bytes a host can put in a request slot are served without a crash, a
  * hang or an out-of-bounds access (ASan/UBSan), and every answer echoes the
- * sequence number, carries a known status and fits its payload.
+ * sequence number, carries a known status and fits its payload, and a
+ * refusal carries nothing but, for a PMU request, the PMU's verdict.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&resp, 0xa5, sizeof(resp));
 	mbox_serve(&req, &resp, &ops);
 	if (resp.seq != req.seq || resp.len > MBOX_RESP_PAYLOAD || resp.status > 0 || resp.status < MBOX_E_AGAIN)
+		abort();
+	if (resp.status == MBOX_OK)
+		return 0;
+	/* A refusal carries nothing but a PMU request's verdict (after PMU_READ's counts), of the kind its status says. */
+	uint16_t op = req.opcode;
+	uint32_t n = resp.len;
+	if (((op >= MBOX_OP_PMU_CONFIG && op <= MBOX_OP_PMU_SPFLT) || op == MBOX_OP_PMU_MUX || op == MBOX_OP_PMU_CALLCHAIN) &&
+	    resp.status != MBOX_E_PAYLOAD && resp.status != MBOX_E_OPCODE) {
+		struct mbox_verdict v;
+		if (n < sizeof(v))
+			abort();
+		n -= sizeof(v);
+		memcpy(&v, resp.payload + n, sizeof(v));
+		if (v.err == PMU_OK || v.err >= PMU_ERR_COUNT || mbox_pmu_status(v.err) != resp.status || v.done > v.wanted)
+			abort();
+	}
+	if (n != 0 && (op != MBOX_OP_PMU_READ || n % sizeof(struct mbox_pmu_count)))
 		abort();
 	return 0;
 }

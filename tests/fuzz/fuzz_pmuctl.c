@@ -3,7 +3,7 @@
  * the input is a hostile mailbox (its header, ring indices, the answers of a
  * fake card, output and sample ring indices, a reboot at some moment), and
  * pmuctl's own code opens it, calls the card, parses STATUS answers and
- * drains the console, output and sample rings. Nothing may read or write
+ * a PMU refusal's verdict, and drains the console, output and sample rings. Nothing may read or write
  * outside the mailbox (ASan/UBSan), hang, or break card_call's promises.
  * The input is XORed onto a valid card (template()): an empty input is a
  * card that works, so the fuzzer starts past the header checks even
@@ -269,8 +269,12 @@ static void check_call(const struct card *c, int st, uint16_t op, const struct m
 {
 	if (c->locked && !c->hold)
 		abort(); /* the lock outlived the call */
-	if (st < MBOX_OK && st >= MBOX_E_AGAIN)
+	if (st < MBOX_OK && st >= MBOX_E_AGAIN) {
+		/* A refusal: its text (the card's verdict in the shell's words, or the status's) is bounded. */
+		if (strnlen(card_strerror(c, st), sizeof(c->verdict)) == sizeof(c->verdict))
+			abort();
 		return;
+	}
 	if (st != MBOX_OK) {
 		if (st != CARD_TIMEOUT && st != CARD_RESET && st != CARD_PANIC && st != CARD_PROTOCOL && st != CARD_LOCKED)
 			abort();

@@ -64,6 +64,13 @@ def main():
                                .set(SAMPLES + 16 + 4, "I", SAMPLE_RINGS[1][1], 40)
                                .set(CONSOLE_FROM, "Q", 50, 1 << 40),
         "overlap": Seed().set(UPLOAD_OFF, "I", UPLOAD, OUTPUT),
+        # PMU_READ refused with the card's verdict (struct mbox_verdict over the template's count):
+        # a period of 2^40 + 1 (PMU_ERR_PERIOD), then one that is no verdict (kind 200, 5 of 2 CPUs done).
+        "verdict": Seed().answer(2, "status", -6).answer(2, "len", 24)
+                         .set(ANSWER + 160 + 16, "I", 1, 4).set(ANSWER + 160 + 24, "Q", 0x16 | 3 << 32, (1 << 40) + 1)
+                         .set(ANSWER + 160 + 32, "Q", 1234, 0),
+        "bad-verdict": Seed().answer(2, "status", -4).answer(2, "len", 24)
+                             .set(ANSWER + 160 + 16, "I", 1, 200).set(ANSWER + 160 + 32, "Q", 1234, 5 | 2 << 32),
         "many-tasks": Seed().answer(1, "len", 96 << 10).set(ANSWER + 80 + 16 + 20, "I", 0, 300),
     }
     for name, seed in seeds.items():

@@ -69,7 +69,7 @@ def test_clear_errors(card, tmp_path):
     shares = re.findall(r"^<not supported>,,(?:L2_VICTIM_REQ_WITH_DATA|SNP_HITM_BUNIT),\d+,(\d+\.\d\d)$", p.stdout, re.M)
     assert len(shares) == 2 and 0 < min(map(float, shares)) and abs(sum(map(float, shares)) - 100) < 0.02, p.stdout
     p = pmuctl(card, "stat", "--spflt", "-e", "L2_VICTIM_REQ_WITH_DATA,SNP_HITM_BUNIT", "--", HELLO)
-    assert p.returncode == 2 and "--spflt needs the events on the counters" in p.stderr
+    assert p.returncode == 2 and "configure: CPU 1's events take turns on the counters: SPFLT gating needs them" in p.stderr
     p = pmuctl(card, "run", "/bin/true")
     assert p.returncode != 0 and "not a pmuos program" in p.stderr
     big = tmp_path / "big.elf"

@@ -153,3 +153,23 @@ def test_console_edits_lines_at_a_terminal(card):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_events_say_which_the_card_counts(card):
+    """`pmuctl events` asks the card which events its PMU backend counts (EVENTS_COUNTED): the same
+    ones its shell's `pmu events` does not mark "not counted by this backend". Without a card it
+    lists them without that column and says why."""
+    card.sync()  # what earlier tests had the card print (the console's lines) is not the table's
+    shell = {m[1]: "not counted by this backend" not in m[0]
+             for m in re.finditer(r"^([A-Z0-9_]+)\s+umask 0x.*$", card.cmd("pmu events"), re.M)}
+    p = run(PMUCTL, "--card", card.name, "events", "--json")
+    assert p.returncode == 0, p.stderr
+    rows = {o["name"]: o for o in map(json.loads, p.stdout.splitlines())}
+    assert {n: o["counted"] for n, o in rows.items() if n in shell} == shell
+    assert len(shell) > 50 and any(shell.values()) and not all(shell.values())
+    assert rows["instructions"]["counted"] == shell["INSTRUCTIONS_EXECUTED"]
+    p = run(PMUCTL, "--card", card.name, "events", "INSTRUCTIONS_EXECUTED")
+    assert p.returncode == 0 and re.search(r"^INSTRUCTIONS_EXECUTED\s+0x0016\s+counted\s", p.stdout, re.M), p.stdout
+    p = run(PMUCTL, "events", "--json")
+    assert p.returncode == 0 and "no card to ask, so no column" in p.stderr
+    assert not any("counted" in json.loads(l) for l in p.stdout.splitlines())

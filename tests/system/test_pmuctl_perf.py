@@ -149,8 +149,10 @@ ERRORS = [
     (["stat", "-C", "0-3", "-e", "instructions", "--", HELLO], 1, ["CPU 0 runs the shell", "APs (1-3)", "the card did not start the program"]),
     (["report", "-i", "/nonexistent/nosuch.data"], 1,
      ["cannot open /nonexistent/nosuch.data: No such file or directory"]),
+    # -c's top is the card's to judge (below, in its words); pmuctl refuses what the wire cannot carry.
     (["record", "-c", "99999999999999999999999", "--", HELLO], 2,
-     ["-c 99999999999999999999999: out of range; -c takes 1 to 1099511627776"]),
+     ["-c 99999999999999999999999: out of range; -c takes 1 to 18446744073709551615"]),
+    (["record", "-c", "0", "--", HELLO], 2, ["-c 0: out of range; -c takes 1 to"]),
     (["record", "-c", "1", "-F", "10", "--", HELLO], 2, ["-c PERIOD and -F FREQ: give one"]),
     (["stat", "-e", "INSTRUCTIONS_EXECUTED:q", "--", HELLO], 2,
      ["invalid event attribute", "the modifiers of INSTRUCTIONS_EXECUTED are", ":u (", ":c=N (counter-mask in range [0-255])"]),
@@ -169,6 +171,32 @@ def test_bad_input_names_its_cause(card, args, status, words):
     assert p.returncode == status, p.stderr
     for w in words:
         assert w in p.stderr, (w, p.stderr)
+
+
+# A PMU refusal reaches pmuctl as the card's verdict (struct mbox_verdict): pmuctl prints the text
+# the shell prints for the same configuration (pmu_result_text). (pmuctl args, exit status, shell lines
+# whose last one is refused.)
+L2A, L2B = "L2_VICTIM_REQ_WITH_DATA", "SNP_HITM_BUNIT"  # two L2 events: they take turns on counter 0
+REFUSALS = [
+    (["record", "-e", "INSTRUCTIONS_EXECUTED", "-c", str((1 << 40) + 1), "--", HELLO], 2,
+     [f"pmu set 1 0 INSTRUCTIONS_EXECUTED period={(1 << 40) + 1}"]),
+    (["stat", "--spflt", "-e", f"{L2A},{L2B}", "--", HELLO], 2, [f"pmu mux 1 {L2A},{L2B}", "pmu spflt 1 both"]),
+    (["stat", "--mux-interval", "1001", "-e", "cycles", "--", HELLO], 2, ["pmu mux 1 CPU_CLK_UNHALTED slice=1001"]),
+    (["stat", "--mux-interval", "0", "-e", "cycles", "--", HELLO], 2, ["pmu mux 1 CPU_CLK_UNHALTED slice=0"]),
+]
+
+
+@pytest.mark.parametrize("args,status,lines", REFUSALS, ids=[" ".join(r[0][:3]) for r in REFUSALS])
+def test_pmu_refusals_reach_pmuctl_in_the_shells_words(card, args, status, lines):
+    for line in lines[:-1]:
+        assert not card.cmd(line).startswith("error:"), line
+    out = card.cmd(lines[-1])
+    refused = re.findall(r"^error: pmu: (.+)$", out, re.M)  # (a long line's echo wraps: searched, not split)
+    assert len(refused) == 1, out
+    words = refused[0].strip()
+    p = pmuctl(card, *args)
+    assert p.returncode == status, p.stderr
+    assert words in p.stderr, (words, p.stderr)
 
 
 def test_a_card_that_is_not_where_card_looks_is_named(tmp_path):

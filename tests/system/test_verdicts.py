@@ -2,16 +2,24 @@
 the shell and sent as raw mailbox requests, get the same verdict from both,
 because both ask the PMU (pmu/rules.c) and only translate its answer: the
 shell into its text (pmu/events.c), the mailbox into a status (one
-table, kernel/mailbox_proto.c). CPU 3 is taken offline first (a kernel
+table, mailbox/mailbox_proto.c) and the verdict itself in the answer
+(struct mbox_verdict), which pmuctl prints in the shell's words. CPU 3 is taken offline first (a kernel
 fault stops it), so the offline-CPU rule is tried through both as well.
 
 Events are given raw ("r30016": EvtSel 0x30016, INSTRUCTIONS_EXECUTED at
 USR and OS) so that the shell and the mailbox carry the very same EvtSel."""
+import os
+import re
 import struct
 
 import pytest
 
+from conftest import ROOT
 from mbox import Mailbox
+
+# enum pmu_err's names in their order (pmu/rules.h): the verdict an answer carries is one of them.
+with open(os.path.join(ROOT, "pmu", "rules.h")) as f:
+    PMU_ERR = re.findall(r"^\s*(PMU_(?:OK|ERR_\w+))\b", re.search(r"enum pmu_err \{(.*?)\};", f.read(), re.S)[1], re.M)
 
 INSTR = 0x30016        # INSTRUCTIONS_EXECUTED, USR|OS (327357-001 Table 1-6)
 CLK = 0x3002a          # CPU_CLK_UNHALTED
@@ -20,19 +28,19 @@ L2B = 0x310cc
 EN, INT, BIT19 = 1 << 22, 1 << 20, 1 << 19  # EvtSel bits the driver owns or reserved (327357-001 Table 1-5)
 OFFLINE = 3
 
-# Each verdict: the shell's words for it (its one text) and the mailbox's status.
+# Each verdict: the shell's words for it (its one text), the mailbox's status and the verdict it carries.
 VERDICTS = {
-    "ok": (None, "MBOX_OK"),
-    "event": ("sets EN, INT or reserved bit 19", "MBOX_E_EVENT"),
-    "counter": ("must be 0 or 1", "MBOX_E_RANGE"),
-    "l2": ("is an L2 event and counts only on counter 0", "MBOX_E_EVENT"),
-    "period": ("should be period=N with N from 1 to 2^40", "MBOX_E_RANGE"),
-    "no event": ("a period needs an event", "MBOX_E_RANGE"),
-    "too many": ("at most 8 events take turns", "MBOX_E_RANGE"),
-    "slice": ("should be slice=MS with MS from 1 to 1000", "MBOX_E_RANGE"),
-    "spflt mux": ("SPFLT gating needs them on the counters", "MBOX_E_EVENT"),
-    "offline": (f"CPU {OFFLINE} is not online", "MBOX_E_CPUSET"),
-    "no cpu": ("no CPU 9", "MBOX_E_CPUSET"),
+    "ok": (None, "MBOX_OK", "PMU_OK"),
+    "event": ("sets EN, INT or reserved bit 19", "MBOX_E_EVENT", "PMU_ERR_EVENT"),
+    "counter": ("must be 0 or 1", "MBOX_E_RANGE", "PMU_ERR_COUNTER"),
+    "l2": ("is an L2 event and counts only on counter 0", "MBOX_E_EVENT", "PMU_ERR_L2_COUNTER"),
+    "period": ("should be period=N with N from 1 to 2^40", "MBOX_E_RANGE", "PMU_ERR_PERIOD"),
+    "no event": ("a period needs an event", "MBOX_E_RANGE", "PMU_ERR_PERIOD"),
+    "too many": ("at most 8 events take turns", "MBOX_E_RANGE", "PMU_ERR_TOO_MANY"),
+    "slice": ("should be slice=MS with MS from 1 to 1000", "MBOX_E_RANGE", "PMU_ERR_SLICE"),
+    "spflt mux": ("SPFLT gating needs them on the counters", "MBOX_E_EVENT", "PMU_ERR_SPFLT_MUX"),
+    "offline": (f"CPU {OFFLINE} is not online", "MBOX_E_CPUSET", "PMU_ERR_OFFLINE"),
+    "no cpu": ("no CPU 9", "MBOX_E_CPUSET", "PMU_ERR_CPUSET"),
 }
 
 
@@ -129,15 +137,26 @@ def shell_verdict(card, line):
     out = card.cmd(line)
     if not out.startswith("error: "):
         return "ok", out
-    found = [v for v, (words, _) in VERDICTS.items() if words and words in out]
+    found = [v for v, (words, _, _) in VERDICTS.items() if words and words in out]
     return (found[0] if len(found) == 1 else f"unclear: {found}"), out
 
 
 def mbox_status(card, mb, step):
+    return mbox_answer(mb, step)[0]
+
+
+def mbox_answer(mb, step):
+    """(status, the verdict's enum pmu_err name or None, the payload before it)."""
     _, op, cpus, payload = step
     r = mb.call(mb.C[op], cpus=cpus, payload=payload)
     assert r is not None, "no answer from the card"
-    return r[0]
+    status, data = r
+    if status == mb.C["MBOX_OK"]:
+        return status, None, data
+    assert len(data) >= 24, (step[0], data)  # struct mbox_verdict: err, cpu, value, done, wanted
+    err, cpu, value, done, wanted = struct.unpack("<IIQII", data[-24:])
+    assert err < PMU_ERR.index("PMU_ERR_COUNT") and done <= wanted <= 256, (step[0], err, done, wanted)
+    return status, PMU_ERR[err], data[:-24]
 
 
 def test_there_are_enough_configurations():
@@ -148,7 +167,7 @@ def test_there_are_enough_configurations():
 @pytest.mark.parametrize("name,before,step,want", CONFIGS, ids=[c[0] for c in CONFIGS])
 def test_shell_and_mailbox_give_the_same_verdict(card_offline, name, before, step, want):
     card, mb = card_offline
-    status = {v: mb.C[s] for v, (_, s) in VERDICTS.items()}
+    status = {v: mb.C[s] for v, (_, s, _) in VERDICTS.items()}
     # Through the shell...
     for b in before:
         assert shell_verdict(card, b[0])[0] == "ok", b[0]
@@ -158,4 +177,6 @@ def test_shell_and_mailbox_give_the_same_verdict(card_offline, name, before, ste
     # ...and through the mailbox, from the same state.
     for b in before:
         assert mbox_status(card, mb, b) == mb.C["MBOX_OK"], b[0]
-    assert mbox_status(card, mb, step) == status[want], step[0]
+    got_status, verdict, _ = mbox_answer(mb, step)
+    assert got_status == status[want], step[0]
+    assert (verdict or "PMU_OK") == VERDICTS[want][2], step[0]

@@ -164,14 +164,38 @@ static void build(uint16_t op, uint64_t cpus, const void *p, uint32_t len)
 		memcpy(req.payload, p, len);
 }
 
-/* Serves the request built; checks the echo and that a refused request answers nothing. */
+static struct mbox_verdict verdict; /* the last refusal's, if it carried one */
+
+/* Whether a request of `op` is a PMU request (include/pmuos/mailbox.h: its refusals carry a verdict). */
+static bool pmu_op(uint16_t op)
+{
+	return (op >= MBOX_OP_PMU_CONFIG && op <= MBOX_OP_PMU_SPFLT) || op == MBOX_OP_PMU_MUX ||
+	       op == MBOX_OP_PMU_CALLCHAIN;
+}
+
+/*
+ * Serves the request built; checks the echo, that a refused request answers
+ * nothing but, for a PMU request the PMU refused, its verdict (after
+ * PMU_READ's counts), whose kind the status says; the verdict goes out of
+ * resp.len into `verdict`.
+ */
 static int serve_(const char *file, int line)
 {
 	memset(&resp, 0xa5, sizeof(resp));
+	memset(&verdict, 0xa5, sizeof(verdict));
 	mbox_serve(&req, &resp, &ops);
 	_assert_int_equal(resp.seq, req.seq, file, line);
 	_assert_int_equal(resp.reserved, 0, file, line);
-	if (resp.status != MBOX_OK && req.opcode != MBOX_OP_PMU_READ)
+	if (resp.status == MBOX_OK)
+		return resp.status;
+	if (pmu_op(req.opcode) && resp.status != MBOX_E_PAYLOAD && resp.status != MBOX_E_OPCODE) {
+		_assert_true(resp.len >= sizeof(verdict), "a verdict", file, line);
+		resp.len -= sizeof(verdict);
+		memcpy(&verdict, resp.payload + resp.len, sizeof(verdict));
+		_assert_true(verdict.err != PMU_OK && verdict.err < PMU_ERR_COUNT, "a known verdict", file, line);
+		_assert_int_equal(mbox_pmu_status(verdict.err), resp.status, file, line);
+	}
+	if (req.opcode != MBOX_OP_PMU_READ)
 		_assert_int_equal(resp.len, 0, file, line);
 	return resp.status;
 }
@@ -198,7 +222,7 @@ static void test_header_and_opcode(void **state)
 	assert_int_equal(SERVE(), MBOX_E_PAYLOAD);
 	STATUS(MBOX_OP_SHELL, 0, NULL, MBOX_REQ_PAYLOAD + 1, MBOX_E_PAYLOAD);
 	STATUS(0, 0, NULL, 0, MBOX_E_OPCODE);
-	STATUS(MBOX_OP_PMU_CALLCHAIN + 1, 0, NULL, 0, MBOX_E_OPCODE);
+	STATUS(MBOX_OP_EVENTS_COUNTED + 1, 0, NULL, 0, MBOX_E_OPCODE);
 	STATUS(0xffff, 0, NULL, 0, MBOX_E_OPCODE);
 }
 
@@ -247,6 +271,75 @@ static void test_pmu_config(void **state)
 	config(GOOD, 0, INSTR, 0, sizeof(struct mbox_pmu_config) - 1, MBOX_E_PAYLOAD, __LINE__);
 	config(GOOD, 0, INSTR, 0, sizeof(struct mbox_pmu_config) + 1, MBOX_E_PAYLOAD, __LINE__);
 	assert_int_equal(seen.calls, 0);
+}
+
+/* The verdict a refusal carries: the PMU's, field for field (what pmuctl prints in the shell's words). */
+#define VERDICT(e, c, v, d, w)                                                                    \
+	do {                                                                                       \
+		assert_int_equal(verdict.err, e);                                                  \
+		assert_int_equal(verdict.cpu, c);                                                  \
+		assert_int_equal(verdict.value, v);                                                \
+		assert_int_equal(verdict.done, d);                                                 \
+		assert_int_equal(verdict.wanted, w);                                               \
+	} while (0)
+
+static void test_verdicts(void **state)
+{
+	(void)state;
+	const struct mbox_pmu_count *c = (const struct mbox_pmu_count *)resp.payload;
+	uint32_t frames = PMU_CALLCHAIN_MAX + 1, mask = 4;
+
+	CONFIG(GOOD, 1, L2, 0, MBOX_E_EVENT);
+	VERDICT(PMU_ERR_L2_COUNTER, 0, L2, 0, 0);
+	CONFIG(GOOD, 0, INSTR, (1ULL << 40) + 1, MBOX_E_RANGE);
+	VERDICT(PMU_ERR_PERIOD, 0, (1ULL << 40) + 1, 0, 0);
+	CONFIG(GOOD, 7, INSTR, 0, MBOX_E_RANGE);
+	VERDICT(PMU_ERR_COUNTER, 0, 7, 0, 0);
+	CONFIG(GOOD | CPU(OFFLINE), 0, INSTR, 0, MBOX_E_CPUSET);
+	VERDICT(PMU_ERR_OFFLINE, OFFLINE, 0, 0, 3);
+	CONFIG(GOOD | CPU(SILENT), 0, INSTR, 0, MBOX_E_BUSY);
+	VERDICT(PMU_ERR_BUSY, SILENT, 0, 2, 3);
+	/* The set the decoder refuses itself gets the PMU's verdict too: the first CPU beyond the card's, or 0. */
+	CONFIG(GOOD | CPU(63), 0, INSTR, 0, MBOX_E_CPUSET);
+	VERDICT(PMU_ERR_CPUSET, 63, 0, 0, 0);
+	CONFIG(0, 0, INSTR, 0, MBOX_E_CPUSET);
+	VERDICT(PMU_ERR_CPUSET, 0, 0, 0, 0);
+	STATUS(MBOX_OP_PMU_CALLCHAIN, GOOD, &frames, sizeof(frames), MBOX_E_RANGE);
+	VERDICT(PMU_ERR_FRAMES, 0, PMU_CALLCHAIN_MAX + 1, 0, 0);
+	STATUS(MBOX_OP_PMU_SPFLT, GOOD, &mask, sizeof(mask), MBOX_E_RANGE);
+	VERDICT(PMU_ERR_SPFLT, 0, 4, 0, 0);
+	/* PMU_READ: the counts of the CPUs read, then the verdict of the first that was not. */
+	STATUS(MBOX_OP_PMU_READ, GOOD | CPU(SILENT), NULL, 0, MBOX_E_BUSY);
+	assert_int_equal(resp.len, 2 * sizeof(*c));
+	assert_int_equal(c[1].value, 1001);
+	VERDICT(PMU_ERR_BUSY, SILENT, 0, 2, 3);
+	STATUS(MBOX_OP_PMU_READ, CPU(1) | CPU(OFFLINE) | CPU(SILENT), NULL, 0, MBOX_E_CPUSET);
+	VERDICT(PMU_ERR_OFFLINE, OFFLINE, 0, 1, 3);
+	/* Refusals of the request's form, and other requests' refusals, carry nothing (serve_ checks it). */
+	STATUS(MBOX_OP_PMU_START, GOOD, NULL, 4, MBOX_E_PAYLOAD);
+	STATUS(MBOX_OP_KILL, 0, &mask, sizeof(mask), MBOX_E_LAUNCH);
+}
+
+/* EVENTS_COUNTED: bit i says whether the backend counts the i-th EvtSel (the double counts INSTR). */
+static void test_events_counted(void **state)
+{
+	(void)state;
+	uint32_t ev[MBOX_COUNTED_MAX] = { CLK, INSTR, L2 };
+	uint64_t bits;
+
+	ev[MBOX_COUNTED_MAX - 1] = INSTR;
+	STATUS(MBOX_OP_EVENTS_COUNTED, 0, ev, 3 * sizeof(ev[0]), MBOX_OK);
+	assert_int_equal(resp.len, sizeof(bits));
+	memcpy(&bits, resp.payload, sizeof(bits));
+	assert_int_equal(bits, 2);
+	STATUS(MBOX_OP_EVENTS_COUNTED, 0, ev, MBOX_COUNTED_MAX * sizeof(ev[0]), MBOX_OK);
+	memcpy(&bits, resp.payload, sizeof(bits));
+	assert_int_equal(bits, 2 | 1ULL << 63);
+	STATUS(MBOX_OP_EVENTS_COUNTED, 0, ev, 0, MBOX_E_PAYLOAD);
+	STATUS(MBOX_OP_EVENTS_COUNTED, 0, ev, 6, MBOX_E_PAYLOAD);
+	build(MBOX_OP_EVENTS_COUNTED, 0, ev, MBOX_COUNTED_MAX * sizeof(ev[0]));
+	req.len += sizeof(ev[0]); /* a 65th: more than the answer's bits */
+	assert_int_equal(SERVE(), MBOX_E_PAYLOAD);
 }
 
 static void test_pmu_control(void **state)
@@ -493,7 +586,8 @@ int main(void)
 		cmocka_unit_test(test_pmu_mux), cmocka_unit_test(test_run),
 		cmocka_unit_test(test_status_and_kill), cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_cpu_init), cmocka_unit_test(test_shell),
-		cmocka_unit_test(test_pmu_status_table),
+		cmocka_unit_test(test_pmu_status_table), cmocka_unit_test(test_verdicts),
+		cmocka_unit_test(test_events_counted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
