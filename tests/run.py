@@ -12,7 +12,8 @@ import time
 import xml.etree.ElementTree as ET
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+# make exports BUILD relative to the tree (build): absolute, so a test may run pmuctl from another directory.
+BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
 
 
 def run_unit():

@@ -13,7 +13,8 @@ from pexpect.popen_spawn import PopenSpawn
 import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+# make exports BUILD relative to the tree (build): absolute, so a test may run pmuctl from another directory.
+BUILD = os.path.join(ROOT, os.environ.get("BUILD", "build"))
 PROMPT = "pmuos> "
 
 # scripts/knc-audit.py (a file name that is no module name): the audit of
