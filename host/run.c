@@ -42,6 +42,31 @@ static uint8_t *read_program(const char *path, uint32_t *len)
 	return buf;
 }
 
+/*
+ * A STATUS poll failed: pmuctl can no longer follow the program. A card
+ * that still serves (no answer in time, the lock kept by another process)
+ * is asked once to end it, so that it does not outlive pmuctl; a card that
+ * reset or panicked took it along. Says which, then exits 1.
+ */
+static void __attribute__((noreturn)) give_up(struct card *c, uint32_t launch, int st)
+{
+	char why[sizeof(c->err) + 64];
+
+	snprintf(why, sizeof(why), "%s", card_strerror(c, st));
+	progress_clear();
+	if (st != CARD_TIMEOUT && st != CARD_LOCKED) {
+		fprintf(stderr, "pmuctl: status: %s\n", why);
+		exit(1);
+	}
+	int kst = call(c, MBOX_OP_KILL, NULL, &launch, sizeof(launch), &resp);
+	if (kst == MBOX_OK)
+		fprintf(stderr, "pmuctl: status: %s; the program was ended on the card\n", why);
+	else
+		fprintf(stderr, "pmuctl: status: %s; the program may still run on the card (launch %u; ending it: %s)\n",
+			why, launch, card_strerror(c, kst));
+	exit(1);
+}
+
 /* A signal that should end the program on the card (Ctrl-C, a closed pipe, kill): */
 static volatile sig_atomic_t stop_signal;
 static void on_stop_signal(int sig) { stop_signal = sig; }
@@ -101,7 +126,7 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 		}
 		st = call(c, MBOX_OP_STATUS, NULL, &launch, sizeof(launch), &resp);
 		if (st != MBOX_OK)
-			die_status(c, "status", st);
+			give_up(c, launch, st);
 		status = launch_status(&resp);
 		outputs_drain(c, &outs, &resp, status >= 0, stdout);
 		if (status >= 0)

@@ -275,3 +275,31 @@ def test_an_idle_holder_is_named_after_5_s(card):
         os.close(fd)
         m.close()
     answers(card)
+
+
+def test_a_run_whose_status_polls_fail_ends_its_program(card):
+    """A `pmuctl run` that can no longer poll its launch (here another process keeps the mailbox
+    lock past pmuctl's patience of 5 s) asks the card to end the program and says so: the program
+    must not outlive pmuctl. The soak (soak.py) found such programs running on after pmuctl left."""
+    p = pmuctl_bg(card, "run", "-C", "1", elf("steady"), "100000000")
+    time.sleep(2)
+    assert p.poll() is None, p.communicate()
+    for _ in range(200):  # pmuctl takes the lock for each poll, 20 ms apart: between two
+        try:
+            fd = hold_the_host_lock(card)
+            break
+        except BlockingIOError:
+            time.sleep(0.005)
+    m = Mailbox(card.name)
+    try:
+        m.put("host_lock", os.getpid())
+        time.sleep(7)  # pmuctl's STATUS poll gives up after 5 s without progress; its KILL then waits
+    finally:
+        m.put("host_lock", 0)
+        os.close(fd)
+        m.close()
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 1 and "has held its lock for more than 5." in err \
+        and err.rstrip().endswith("the program was ended on the card"), err
+    assert not re.search(r"^\s*\d+\s+steady\.elf\s+1\s+\d+\s+(running|ready|waiting)", card.cmd("tasks"), re.M)
+    answers(card)
