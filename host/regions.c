@@ -22,9 +22,33 @@ static int parse_count(const char *s, uint64_t *v, int *sampling)
 	return end == s ? -1 : 0;
 }
 
+/* The taking-turns fields after "calls N": ", enabled T, events V/R ...". Returns 0, or -1. */
+static int parse_turns(const char *s, struct region_total *r)
+{
+	char *end;
+
+	if (strncmp(s, ", enabled ", 10) || s[10] < '0' || s[10] > '9')
+		return -1;
+	r->enabled = strtoull(s + 10, &end, 10);
+	if (strncmp(end, ", events", 8))
+		return -1;
+	for (s = end + 8; *s == ' ' && s[1] >= '0' && s[1] <= '9'; s = end) {
+		if (r->nev == REGION_EVENTS)
+			return -1;
+		r->value[r->nev] = strtoull(s + 1, &end, 10);
+		if (*end != '/' || end[1] < '0' || end[1] > '9')
+			return -1;
+		r->running[r->nev++] = strtoull(end + 1, &end, 10);
+	}
+	r->open = strncmp(s, " (still open)", 13) == 0;
+	for (s += r->open ? 13 : 0; *s == '\r' || *s == '\n'; s++)
+		;
+	return r->nev && !*s ? 0 : -1;
+}
+
 int region_parse(const char *line, size_t len, struct region_total *r)
 {
-	char buf[256];
+	char buf[512];
 	const char *calls;
 
 	if (len >= sizeof(buf) || len < 8 || memcmp(line, "region ", 7))
@@ -40,7 +64,11 @@ int region_parse(const char *line, size_t len, struct region_total *r)
 	memcpy(r->name, buf + 7, calls - (buf + 7));
 	const char *c0 = strstr(calls, ", counter0 "), *c1 = strstr(calls, ", counter1 ");
 	char *end;
+	if (calls[8] < '0' || calls[8] > '9')
+		return 0;
 	r->calls = strtoull(calls + 8, &end, 10);
+	if (!strncmp(end, ", enabled ", 10))
+		return parse_turns(end, r) == 0;
 	if (!c0 || !c1 || end != c0 || parse_count(c0 + 11, &r->count[0], &r->sampling[0]) ||
 	    parse_count(c1 + 11, &r->count[1], &r->sampling[1]))
 		return 0;
@@ -64,6 +92,13 @@ int regions_take_line(const char *line, size_t len)
 	struct region_total *t = &regions[k];
 	memcpy(t->name, r.name, sizeof(t->name));
 	t->calls += r.calls;
+	if (r.nev > t->nev)
+		t->nev = r.nev;
+	t->enabled += r.enabled;
+	for (int e = 0; e < r.nev; e++) {
+		t->value[e] += r.value[e];
+		t->running[e] += r.running[e];
+	}
 	for (int i = 0; i < 2; i++) {
 		t->count[i] += r.count[i];
 		t->sampling[i] |= r.sampling[i];
@@ -72,34 +107,90 @@ int regions_take_line(const char *line, size_t len)
 	return 1;
 }
 
-/* A region's count of mc (its event on a counter; NULL: the events took turns) as printed. */
-static const char *count_text(const struct metric_count *mc, char buf[32])
+/*
+ * A region's events as printed: mc[0..n) (names, counts, whether known),
+ * none[e] the text in place of an unknown count, pcnt[e] the event's share
+ * of the region's time on a counter (scaled: under 100); `why` no event is
+ * counted (then mc names every event of stat's, none of them counted).
+ */
+struct region_view {
+	struct metric_count mc[REGION_EVENTS];
+	const char *none[REGION_EVENTS];
+	double pcnt[REGION_EVENTS];
+	int n, turns;
+	const char *why;
+};
+
+static void view_of(struct region_view *v, const struct region_total *r, const char *const *names, int nev,
+		    const int on[2], const char *why, const char *turns)
 {
-	if (!mc || !mc->ok)
-		return !mc ? "<not counted>" : "<sampling>";
-	snprintf(buf, 32, "%llu", (unsigned long long)mc->value);
+	memset(v, 0, sizeof(*v));
+	v->turns = r->nev > 0;
+	v->why = why ? why : !r->nev ? turns : r->nev != nev ? "the program's events are not stat's" : NULL;
+	if (v->why) {
+		for (v->n = 0; v->n < nev && v->n < REGION_EVENTS; v->n++) {
+			v->mc[v->n] = (struct metric_count){ names[v->n], 0, 0 };
+			v->none[v->n] = "<not counted>";
+		}
+		return;
+	}
+	if (v->turns) {
+		for (int e = 0; e < nev; e++) {
+			struct stat_count c = { r->value[e], r->enabled, r->running[e] };
+			v->mc[v->n] = (struct metric_count){ names[e], stat_total(&c), c.running > 0 };
+			v->none[v->n] = c.running ? NULL : "<not counted>";
+			v->pcnt[v->n++] = stat_pcnt(&c);
+		}
+		return;
+	}
+	for (int i = 0; i < 2; i++)
+		if (on[i] >= 0 && on[i] < nev) {
+			v->mc[v->n] = (struct metric_count){ names[on[i]], r->count[i], !r->sampling[i] };
+			v->none[v->n] = r->sampling[i] ? "<sampling>" : NULL;
+			v->pcnt[v->n++] = 100.0;
+		}
+}
+
+/* Event e's count as printed: the number, grouped by thousands for the table (`group`), or why none. */
+static const char *count_text(const struct region_view *v, int e, int group, char buf[40])
+{
+	if (v->none[e])
+		return v->none[e];
+	if (group)
+		group_digits(v->mc[e].value, buf);
+	else
+		snprintf(buf, 40, "%llu", (unsigned long long)v->mc[e].value);
 	return buf;
 }
 
-/* --json: one object per region, {"region", "calls", "events" : {EVENT : "VALUE"}, "metrics" : [...]}. */
-static void print_region_json(const struct stat_format *f, const struct region_total *r, const struct metric_count *mc,
-			      int n, const char *const *names, int nev, const char *why,
-			      const struct metric_group *const *g, int ng)
+/*
+ * --json: one object per region, {"region", "calls", "events" : {EVENT : "VALUE"}, "metrics" : [...]},
+ * with "pcnt-running" : {EVENT : PERCENT} when the events took turns.
+ */
+static void print_region_json(const struct stat_format *f, const struct region_total *r,
+			      const struct region_view *v, const struct metric_group *const *g, int ng)
 {
 	struct json_object *o = json_object_new_object(), *events = json_object_new_object();
-	struct json_object *metrics = json_object_new_array();
+	struct json_object *metrics = json_object_new_array(), *pcnt = json_object_new_object();
 	char val[40];
 
 	json_add_str(o, "region", r->name);
 	json_object_object_add(o, "calls", json_object_new_int64((int64_t)r->calls));
-	for (int e = 0; e < (why ? nev : n); e++)
-		json_add_str(events, why ? names[e] : mc[e].name, count_text(why ? NULL : &mc[e], val));
+	for (int e = 0; e < v->n; e++) {
+		json_add_str(events, v->mc[e].name, count_text(v, e, 0, val));
+		if (v->turns)
+			json_add_num(pcnt, v->mc[e].name, "%.2f", v->pcnt[e]);
+	}
 	json_object_object_add(o, "events", events);
-	for (int i = 0; i < ng && !why; i++)
+	if (v->turns)
+		json_object_object_add(o, "pcnt-running", pcnt);
+	else
+		json_object_put(pcnt);
+	for (int i = 0; i < ng && !v->why; i++)
 		for_each_metric(m, g[i]) {
 			struct json_object *mo = json_object_new_object();
 			char unit[96];
-			metric_text(m, mc, n, f->tsc_hz, val, sizeof(val));
+			metric_text(m, v->mc, v->n, f->tsc_hz, val, sizeof(val));
 			snprintf(unit, sizeof(unit), "%s %s", m->unit, m->name);
 			json_add_str(mo, "metric-value", val);
 			json_add_str(mo, "metric-unit", unit);
@@ -111,35 +202,39 @@ static void print_region_json(const struct stat_format *f, const struct region_t
 }
 
 /*
- * -x: "NAME SEP VALUE SEP SEP EVENT" per event (a calls line first), a metric
+ * -x: "NAME SEP VALUE SEP SEP EVENT" per event (a calls line first; with
+ * "SEP PERCENT" on a counter when the events took turns), a metric
  * "NAME SEP x5 VALUE SEP UNIT NAME": the region's name where perf's lines
  * have a count or nothing, so they are told apart from the run's. --json
  * (print_region_json) has no "event" key, perf's objects have one.
  */
-static void print_region(const struct stat_format *f, const struct region_total *r, const struct metric_count *mc,
-			 int n, const char *const *names, int nev, const char *why, const struct metric_group *const *g,
-			 int ng)
+static void print_region(const struct stat_format *f, const struct region_total *r, const struct region_view *v,
+			 const struct metric_group *const *g, int ng)
 {
 	char val[40];
 
 	if (f->json) {
-		print_region_json(f, r, mc, n, names, nev, why, g, ng);
+		print_region_json(f, r, v, g, ng);
 		return;
 	}
 	fprintf(f->out, "%s%s%llu%s%scalls\n", r->name, f->sep, (unsigned long long)r->calls, f->sep, f->sep);
-	for (int e = 0; e < (why ? nev : n); e++)
-		fprintf(f->out, "%s%s%s%s%s%s\n", r->name, f->sep, count_text(why ? NULL : &mc[e], val), f->sep, f->sep,
-			why ? names[e] : mc[e].name);
-	for (int i = 0; i < ng && !why; i++)
+	for (int e = 0; e < v->n; e++) {
+		fprintf(f->out, "%s%s%s%s%s%s", r->name, f->sep, count_text(v, e, 0, val), f->sep, f->sep,
+			v->mc[e].name);
+		if (v->turns)
+			fprintf(f->out, "%s%.2f", f->sep, v->pcnt[e]);
+		fputc('\n', f->out);
+	}
+	for (int i = 0; i < ng && !v->why; i++)
 		for_each_metric(m, g[i]) {
-			metric_text(m, mc, n, f->tsc_hz, val, sizeof(val));
+			metric_text(m, v->mc, v->n, f->tsc_hz, val, sizeof(val));
 			fprintf(f->out, "%s%s%s%s%s%s%s%s%s %s\n", r->name, f->sep, f->sep, f->sep, f->sep, f->sep, val,
 				f->sep, m->unit, m->name);
 		}
 }
 
 void regions_print(const struct stat_format *f, const char *const *names, int nev, const int on[2],
-		   const char *why, const struct metric_group *const *g, int ng)
+		   const char *why, const char *turns, const struct metric_group *const *g, int ng)
 {
 	uint64_t runs = f->runs > 1 ? (uint64_t)f->runs : 1;
 
@@ -148,29 +243,28 @@ void regions_print(const struct stat_format *f, const char *const *names, int ne
 		r->calls = (r->calls + runs / 2) / runs;
 		for (int i = 0; i < 2; i++)
 			r->count[i] = (r->count[i] + runs / 2) / runs;
-		struct metric_count mc[2];
-		int n = 0;
-		for (int i = 0; i < 2 && !why; i++)
-			if (on[i] >= 0 && on[i] < nev)
-				mc[n++] = (struct metric_count){ names[on[i]], r->count[i], !r->sampling[i] };
+		for (int e = 0; e < r->nev; e++)
+			r->value[e] = (r->value[e] + runs / 2) / runs; /* the time's shares are the runs' together */
+		struct region_view v;
+		view_of(&v, r, names, nev, on, why, turns);
 		if (f->json || f->sep) {
-			print_region(f, r, mc, n, names, nev, why, g, ng);
+			print_region(f, r, &v, g, ng);
 			continue;
 		}
 		fprintf(f->table, "\n Region '%s': %llu call%s%s%s\n\n", r->name, (unsigned long long)r->calls,
 			r->calls == 1 ? "" : "s", runs > 1 ? ", a run's mean" : "",
 			r->open ? " (one still open at exit)" : "");
-		for (int e = 0; e < (why ? nev : n); e++) {
+		for (int e = 0; e < v.n; e++) {
 			char digits[40];
-			if (why || !mc[e].ok)
-				snprintf(digits, sizeof(digits), "%s", count_text(why ? NULL : &mc[e], digits));
-			else
-				group_digits(mc[e].value, digits);
-			fprintf(f->table, "%20s      %s\n", digits, why ? names[e] : mc[e].name);
+			int shared = !v.none[e] && v.pcnt[e] < 99.995; /* scaled: marked as stat marks it */
+			fprintf(f->table, "%20s      %-*s", count_text(&v, e, 1, digits), shared ? 32 : 0, v.mc[e].name);
+			if (shared)
+				fprintf(f->table, " (%.2f%%)", v.pcnt[e]);
+			fputc('\n', f->table);
 		}
-		if (why)
-			fprintf(f->table, "\n (%s)\n", why);
+		if (v.why)
+			fprintf(f->table, "\n (%s)\n", v.why);
 		else
-			metrics_print(f, g, ng, mc, n, -1);
+			metrics_print(f, g, ng, v.mc, v.n, -1);
 	}
 }

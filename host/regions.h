@@ -5,8 +5,10 @@
  * open)]"), taken out of its output and added up over its ranks, then
  * printed per region with the events' names, calls and the -M groups'
  * metrics in stat's three formats. The counts are RDPMC deltas of the two
- * counters, so they mean an event only while the events stay on the
- * counters for the whole run (no multiplexing).
+ * counters while the events stay on them; while they take turns
+ * (multiplexing) the line holds the kernel's totals per event instead
+ * ("region NAME: calls N, enabled T, events V/R V/R ...[ (still open)]"),
+ * scaled here by T / R as stat scales its totals.
  */
 #ifndef HOST_REGIONS_H
 #define HOST_REGIONS_H
@@ -17,12 +19,16 @@
 #include "host/metrics.h"
 
 #define REGIONS_MAX 32 /* PMU_REGIONS of <pmuos/pmu.h> */
+#define REGION_EVENTS 8 /* PMUOS_COUNTS_MAX of <pmuos/syscall.h> */
 
 struct region_total {
 	char name[64];
 	uint64_t calls, count[2];
 	int sampling[2]; /* the counter sampled in the region: its count is unknown */
 	int open;        /* a begin without its end at exit */
+	/* the events took turns: nev events, each value[e] in running[e] of `enabled` TSC ticks */
+	int nev;
+	uint64_t enabled, value[REGION_EVENTS], running[REGION_EVENTS];
 };
 
 /*
@@ -39,12 +45,15 @@ int regions_take_line(const char *line, size_t len);
  * with the region's name; with --json one object per region, without
  * perf's "event" key, so perf's parsers see only the run's lines). names[0..nev) are stat's
  * events; on[i] the event on counter i (-1: none) for the whole run, or
- * `why` says why the counters' deltas mean no event (then the regions are
- * listed with that reason instead of counts). g[0..ng) the -M groups.
+ * `why` says why no region's counts mean an event, `turns` why the
+ * counters' deltas do not (the events take turns: a region counted with
+ * RDPMC is listed with that reason instead of counts; one with the kernel's
+ * totals is scaled, a scaled count marked with its share of the time as
+ * stat marks it). g[0..ng) the -M groups.
  * With f->runs > 1 (stat -r) the totals of every run are divided by the
  * runs (rounded): a run's mean, as stat's counts.
  */
 void regions_print(const struct stat_format *f, const char *const *names, int nev, const int on[2],
-		   const char *why, const struct metric_group *const *g, int ng);
+		   const char *why, const char *turns, const struct metric_group *const *g, int ng);
 
 #endif

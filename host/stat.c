@@ -123,22 +123,24 @@ static void add_groups(const char *list)
 /*
  * The program's named regions (host/regions.h): their RDPMC deltas are the
  * events the card put on the counters (pmu_place's first slice), and mean
- * nothing when the events take turns or one is not counted.
+ * nothing when the events take turns (the program then reads the kernel's
+ * totals instead) or one is not counted.
  */
 static void stat_print_regions(void)
 {
 	int on[KNC_NUM_COUNTERS];
-	char why[160] = "";
+	char why[160] = "", turns[160] = "";
 
 	pmu_place(st.nev, st.sel, 0, on);
 	if (pmu_mux_rotates(st.nev, st.sel))
-		snprintf(why, sizeof(why), "%d events take turns on the %d counters: a region is counted only with "
-			 "events that stay on them (at most %d, one L2 event)", st.nev, KNC_NUM_COUNTERS,
-			 KNC_NUM_COUNTERS);
+		snprintf(turns, sizeof(turns), "%d events take turns on the %d counters: a region read with RDPMC is "
+			 "counted only with events that stay on them (at most %d, one L2 event)", st.nev,
+			 KNC_NUM_COUNTERS, KNC_NUM_COUNTERS);
 	for (int e = 0; e < st.nev && !why[0]; e++)
 		if (!st.counted[e])
 			snprintf(why, sizeof(why), "%s is not counted by the card", st.names[e]);
-	regions_print(&st.fmt, st.names, st.nev, on, why[0] ? why : NULL, st.groups, st.ngroups);
+	regions_print(&st.fmt, st.names, st.nev, on, why[0] ? why : NULL, turns[0] ? turns : NULL, st.groups,
+		      st.ngroups);
 }
 
 int stat_lists_metrics(int argc, char **argv)

@@ -6,6 +6,7 @@ static void nothing(void) {}
 static void nothing_bool(bool b) {}
 static void nothing_cpu(uint32_t cpu) {}
 static void nothing_exit(uint64_t first_kernel, uint64_t first_user) {}
+static void no_counts(struct pmuos_counts *c) { c->nev = 0; }
 
 struct cpu_hooks cpu_hooks = {
 	.prepare = nothing_cpu,
@@ -16,6 +17,7 @@ struct cpu_hooks cpu_hooks = {
 	.user_exit = nothing_exit,
 	.idle_enter = nothing,
 	.idle_exit = nothing,
+	.counts = no_counts,
 };
 
 void cpu_hooks_set(const struct cpu_hooks *h)

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include <pmuos/syscall.h>
 
 struct cpu_hooks {
 	/*
@@ -36,6 +37,8 @@ struct cpu_hooks {
 	/* The calling CPU halts / woke up (kernel/idle.c). */
 	void (*idle_enter)(void);
 	void (*idle_exit)(void);
+	/* SYS_PMU_COUNTS: fills *c with the calling CPU's counts, interrupts off (include/pmuos/syscall.h). */
+	void (*counts)(struct pmuos_counts *c);
 };
 
 /*

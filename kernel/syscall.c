@@ -73,9 +73,25 @@ static int64_t sys_tsc_hz(struct percpu *p, struct task *t, const struct trap_fr
 	return tsc_hz;
 }
 
+/* A fixed-size record copied out; the user pointer checked writable first. */
+static int64_t sys_pmu_counts(struct percpu *p, struct task *t, const struct trap_frame *f)
+{
+	struct pmuos_counts c = { 0 };
+
+	if (!vm_user_range_ok(t->as, f->rdi, sizeof(c), true))
+		return -PMUOS_EFAULT;
+	cli(); /* the PMU's per-CPU state is its interrupts' too */
+	cpu_hooks.counts(&c);
+	sti();
+	if (!vm_copy_to(t->as, f->rdi, &c, sizeof(c)))
+		return -PMUOS_EFAULT;
+	return c.nev;
+}
+
 static const syscall_fn syscalls[] = {
 	[SYS_WRITE] = sys_write,   [SYS_EXIT] = sys_exit, [SYS_SBRK] = sys_sbrk,
 	[SYS_GETCPU] = sys_getcpu, [SYS_RANK] = sys_rank, [SYS_TSC_HZ] = sys_tsc_hz,
+	[SYS_PMU_COUNTS] = sys_pmu_counts,
 };
 
 void syscall_dispatch(struct trap_frame *f)

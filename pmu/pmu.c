@@ -150,6 +150,8 @@ static void pmu_rejoined(void)
 	pmu_report_state("back after INIT; PMU state kept as found:");
 }
 
+static void pmu_task_counts(struct pmuos_counts *c);
+
 /* What the core tells the PMU about each CPU (kernel/cpu_hooks.h). */
 static const struct cpu_hooks pmu_cpu_hooks = {
 	.prepare = pmu_cpu_prepare,
@@ -160,6 +162,7 @@ static const struct cpu_hooks pmu_cpu_hooks = {
 	.user_exit = pmu_user_exit,
 	.idle_enter = pmu_idle_enter,
 	.idle_exit = pmu_idle_exit,
+	.counts = pmu_task_counts,
 };
 
 /* ---- per-CPU operations: run on the CPU itself, interrupts off ---- */
@@ -233,9 +236,9 @@ static void cpu_spflt(struct pmu_cpu *pc)
 	pmu_ops->wrmsr(MSR_KNC_SPFLT_CTRL, pc->cfg.spflt & (SPFLT_EN(0) | SPFLT_EN(1)));
 }
 
-static void cpu_read(struct pmu_cpu *pc)
+/* pc's counts into *r, on the CPU itself with interrupts off. */
+static void read_into(struct pmu_cpu *pc, struct pmu_reading *r)
 {
-	struct pmu_reading *r = &pc->reading;
 	uint64_t live = pc->running ? rdtsc() - pc->start_tsc : 0;
 
 	memset(r, 0, sizeof(*r));
@@ -256,6 +259,32 @@ static void cpu_read(struct pmu_cpu *pc)
 		r->samples[i] = pc->samples[i];
 		r->value[i] = pmu_counter_events(pc, i);
 		r->running_ticks[i] = r->enabled_ticks;
+	}
+}
+
+static void cpu_read(struct pmu_cpu *pc)
+{
+	read_into(pc, &pc->reading);
+}
+
+/*
+ * SYS_PMU_COUNTS (kernel/cpu_hooks.h): a reading of its own, not pc->reading,
+ * which a host's pmu_read may be copying out.
+ */
+static void pmu_task_counts(struct pmuos_counts *c)
+{
+	struct pmu_cpu *pc = pmu_this();
+	struct pmu_reading r;
+
+	c->nev = 0;
+	if (!pc || !pc->mux.nev || !pmu_mux_rotates(pc->mux.nev, pc->mux.evtsel))
+		return;
+	read_into(pc, &r);
+	c->nev = MIN(r.nev, PMUOS_COUNTS_MAX);
+	c->enabled = r.enabled_ticks;
+	for (uint32_t e = 0; e < c->nev; e++) {
+		c->value[e] = r.value[e];
+		c->running[e] = r.running_ticks[e];
 	}
 }
 

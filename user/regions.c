@@ -10,14 +10,25 @@
  * and end reads them first, so what the markers add to a region is the same
  * fixed code for every name (an empty region's count per call).
  *
+ * While the CPU's events take turns on the counters (the kernel's
+ * multiplexing, docs/design.md §5.6), a counter holds one event for a slice
+ * only; then begin and end take the kernel's totals instead (SYS_PMU_COUNTS:
+ * every event's count and running time, and the enabled time), asked for
+ * once per program whether they take turns, so RDPMC keeps its cost when
+ * they do not. The host scales each event by enabled / running, as stat.
+ *
  * The report is one line per region, read by people and by `pmuctl stat`
  * (host/regions.c):
  *   region NAME: calls N, counter0 V|sampling, counter1 V|sampling[ (still open)]
+ *   region NAME: calls N, enabled T, events V/R V/R ...[ (still open)]
+ * the second while the events take turns: V events in R TSC ticks on a
+ * counter of T the region ran, per event in the order of the list.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pmuos/pmu.h>
+#include <pmuos/syscall.h>
 
 #define CTR_MASK ((1ULL << 40) - 1)
 #define CTR_HIGH (1ULL << 39) /* at or above: loaded for sampling */
@@ -26,16 +37,31 @@ struct region {
 	const char *name;
 	uint64_t calls, count[2], start[2];
 	int open, sampled[2];
+	struct pmuos_counts from, sum; /* taking turns: at begin, and the deltas' totals */
 };
 
 static struct region regions[PMU_REGIONS];
 static int nregions, registered;
+static int turns; /* the events taking turns, 0: RDPMC (asked at the first region) */
+
+static void report_turns(const struct region *r)
+{
+	printf("region %s: calls %llu, enabled %llu, events", r->name, (unsigned long long)r->calls,
+	       (unsigned long long)r->sum.enabled);
+	for (int e = 0; e < turns; e++)
+		printf(" %llu/%llu", (unsigned long long)r->sum.value[e], (unsigned long long)r->sum.running[e]);
+	printf("%s\n", r->open ? " (still open)" : "");
+}
 
 static void report(void)
 {
 	for (int i = 0; i < nregions; i++) {
 		struct region *r = &regions[i];
 		char v[2][24];
+		if (turns) {
+			report_turns(r);
+			continue;
+		}
 		for (int k = 0; k < 2; k++) {
 			if (r->sampled[k])
 				snprintf(v[k], sizeof(v[k]), "sampling");
@@ -56,8 +82,12 @@ static struct region *find(const char *name)
 		fprintf(stderr, "pmu: more than %d regions; '%s' is not recorded\n", PMU_REGIONS, name);
 		return NULL;
 	}
-	if (!registered++)
+	if (!registered++) {
+		struct pmuos_counts c;
+		int n = pmuos_pmu_counts(&c);
+		turns = n > 0 && n <= PMUOS_COUNTS_MAX ? n : 0;
 		atexit(report);
+	}
 	regions[nregions].name = name;
 	return &regions[nregions++];
 }
@@ -77,12 +107,38 @@ void pmu_region_begin(const char *name)
 	if (!r)
 		return;
 	r->open = 1;
+	if (turns) {
+		pmuos_pmu_counts(&r->from);
+		return;
+	}
 	r->start[1] = pmu_rdpmc(1);
 	r->start[0] = pmu_rdpmc(0);
 }
 
+/* pmu_region_end while the events take turns: the kernel's totals first, as the counters are read first. */
+static __attribute__((noinline)) void end_turns(const char *name)
+{
+	struct pmuos_counts now;
+
+	pmuos_pmu_counts(&now);
+	struct region *r = find(name);
+	if (!r || !r->open)
+		return;
+	r->sum.enabled += now.enabled - r->from.enabled;
+	for (int e = 0; e < turns; e++) {
+		r->sum.value[e] += now.value[e] - r->from.value[e];
+		r->sum.running[e] += now.running[e] - r->from.running[e];
+	}
+	r->calls++;
+	r->open = 0;
+}
+
 void pmu_region_end(const char *name)
 {
+	if (turns) {
+		end_turns(name);
+		return;
+	}
 	uint64_t c0 = pmu_rdpmc(0), c1 = pmu_rdpmc(1);
 	struct region *r = find(name);
 

@@ -11,7 +11,10 @@
  *                       marker API works the same way); a counter that samples
  *                       in a region prints "sampling", not a count; `pmuctl
  *                       stat` takes these lines and prints a table per region
- *                       with the events' names and the -M groups' metrics
+ *                       with the events' names and the -M groups' metrics;
+ *                       while the events take turns on the counters
+ *                       (multiplexing) begin and end ask the kernel for
+ *                       every event's count and running time instead
  * The counters are configured from the shell (`pmu set`) or the host (pmuctl).
  * Also: the task's CPU, its rank among the instances of its launch (SPMD),
  * and the TSC frequency.
@@ -50,5 +53,8 @@ int pmuos_getcpu(void);
 int pmuos_rank(void);
 int pmuos_nranks(void);
 uint64_t pmuos_tsc_hz(void);
+/* The CPU's counts while its events take turns (SYS_PMU_COUNTS, <pmuos/syscall.h>): nev, 0 when they do not. */
+struct pmuos_counts;
+int pmuos_pmu_counts(struct pmuos_counts *c);
 
 #endif

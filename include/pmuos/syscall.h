@@ -12,6 +12,24 @@
 #define SYS_GETCPU  4 /* () -> logical CPU number */
 #define SYS_RANK    5 /* () -> rank | nranks << 32 (SPMD launch) */
 #define SYS_TSC_HZ  6 /* () -> TSC ticks per second */
+#define SYS_PMU_COUNTS 7 /* (struct pmuos_counts *) -> its nev, or -EFAULT */
+
+#include <stdint.h>
+
+/*
+ * SYS_PMU_COUNTS: the calling CPU's multiplexed counts (docs/design.md §5.6),
+ * for named regions while the events take turns on the counters. nev = 0:
+ * they do not (none configured, or they fit on the counters; RDPMC reads
+ * them). Times are TSC ticks since the counters were last cleared.
+ */
+#define PMUOS_COUNTS_MAX 8 /* MBOX_MUX_MAX */
+struct pmuos_counts {
+	uint32_t nev;                       /* entries: the events of the list, in its order */
+	uint32_t reserved;
+	uint64_t enabled;                   /* ticks the counters were started */
+	uint64_t value[PMUOS_COUNTS_MAX];   /* events so far, the live counter's part included */
+	uint64_t running[PMUOS_COUNTS_MAX]; /* ticks the event was on a counter */
+};
 
 /* User virtual memory (PML4 slot 1): programs are linked inside it. */
 #define USER_BASE       0x0000008000000000ULL

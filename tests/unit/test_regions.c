@@ -63,7 +63,7 @@ static void test_table_adds_ranks_and_names_events(void **state)
 	const char *names[] = { "CPU_CLK_UNHALTED", "INSTRUCTIONS_EXECUTED" };
 	const struct metric_group *g[] = { metric_group_find("CPI") };
 	int on[2] = { 1, 0 }; /* counter 0 holds event 1 */
-	regions_print(&f, names, 2, on, NULL, g, 1);
+	regions_print(&f, names, 2, on, NULL, NULL, g, 1);
 	fclose(out);
 	assert_non_null(strstr(buf, " Region 'loop': 4 calls\n"));
 	assert_non_null(strstr(buf, "                 200      INSTRUCTIONS_EXECUTED\n"));
@@ -72,7 +72,7 @@ static void test_table_adds_ranks_and_names_events(void **state)
 	free(buf);
 	out = open_memstream(&buf, &len);
 	f = (struct stat_format){ .out = out, .table = out, .sep = ",", .tsc_hz = 1000 };
-	regions_print(&f, names, 2, on, "2 events take turns", g, 0);
+	regions_print(&f, names, 2, on, NULL, "2 events take turns", g, 0);
 	fclose(out);
 	assert_string_equal(buf, "loop,4,,calls\nloop,<not counted>,,CPU_CLK_UNHALTED\n"
 				 "loop,<not counted>,,INSTRUCTIONS_EXECUTED\n");
@@ -93,7 +93,7 @@ static void test_json_and_mean_of_runs(void **state)
 	const char *names[] = { "CPU_CLK_UNHALTED", "INSTRUCTIONS_EXECUTED" };
 	const struct metric_group *g[] = { metric_group_find("CPI") };
 	int on[2] = { 1, 0 };
-	regions_print(&f, names, 2, on, NULL, g, 1);
+	regions_print(&f, names, 2, on, NULL, NULL, g, 1);
 	fclose(out);
 	const char *say = strstr(buf, "{ \"region\": \"say \\\"hi\\\"\"");
 	assert_non_null(say);
@@ -104,6 +104,61 @@ static void test_json_and_mean_of_runs(void **state)
 	free(buf);
 }
 
+/* The taking-turns line: every event's V/R, the enabled time, "(still open)"; malformed ones refused. */
+static void test_parse_turns(void **state)
+{
+	struct region_total r;
+	(void)state;
+	assert_int_equal(parse("region a: b: calls 2, enabled 1000, events 300/500 0/0 7/1000 (still open)\n", &r), 1);
+	assert_string_equal(r.name, "a: b");
+	assert_int_equal(r.calls, 2);
+	assert_int_equal(r.enabled, 1000);
+	assert_int_equal(r.nev, 3);
+	assert_int_equal(r.value[0], 300);
+	assert_int_equal(r.running[0], 500);
+	assert_int_equal(r.value[1] | r.running[1], 0);
+	assert_int_equal(r.value[2], 7);
+	assert_int_equal(r.running[2], 1000);
+	assert_int_equal(r.open, 1);
+	assert_int_equal(parse("region x: calls 1, enabled 5, events 1/2", &r), 1);
+	assert_int_equal(r.open, 0);
+	assert_int_equal(parse("region x: calls 1, enabled 5, events\n", &r), 0);
+	assert_int_equal(parse("region x: calls 1, enabled 5, events 1/\n", &r), 0);
+	assert_int_equal(parse("region x: calls 1, enabled 5, events 1/2 junk\n", &r), 0);
+	assert_int_equal(parse("region x: calls 1, enabled -5, events 1/2\n", &r), 0);
+	assert_int_equal(parse("region x: calls 1, events 1/2\n", &r), 0);
+	assert_int_equal(parse("region x: calls 1, enabled 9, events 1/1 1/1 1/1 1/1 1/1 1/1 1/1 1/1 1/1\n", &r), 0);
+}
+
+/* A taking-turns region scaled by enabled / running, marked with its share as stat marks it; never on a counter: not counted. */
+static void test_turns_are_scaled_and_marked(void **state)
+{
+	(void)state;
+	const char *l = "region turns: calls 1, enabled 1000, events 300/500 0/0\n";
+	assert_int_equal(regions_take_line(l, strlen(l)), 1);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct stat_format f = { .out = out, .table = out, .tsc_hz = 1000 };
+	const char *names[] = { "CPU_CLK_UNHALTED", "INSTRUCTIONS_EXECUTED" };
+	int on[2] = { 0, 1 };
+	regions_print(&f, names, 2, on, NULL, "2 events take turns", NULL, 0);
+	fclose(out);
+	const char *t = strstr(buf, " Region 'turns': 1 call\n");
+	assert_non_null(t);
+	assert_non_null(strstr(t, "                 600      CPU_CLK_UNHALTED                 (50.00%)\n"));
+	assert_non_null(strstr(t, "       <not counted>      INSTRUCTIONS_EXECUTED\n"));
+	assert_null(strstr(t, "take turns"));
+	free(buf);
+	out = open_memstream(&buf, &len);
+	f = (struct stat_format){ .out = out, .table = out, .sep = ",", .tsc_hz = 1000 };
+	regions_print(&f, names, 2, on, NULL, "2 events take turns", NULL, 0);
+	fclose(out);
+	assert_non_null(strstr(buf, "turns,1,,calls\nturns,600,,CPU_CLK_UNHALTED,50.00\n"
+				    "turns,<not counted>,,INSTRUCTIONS_EXECUTED,0.00\n"));
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -111,6 +166,8 @@ int main(void)
 		cmocka_unit_test(test_parse_refuses_other_lines),
 		cmocka_unit_test(test_table_adds_ranks_and_names_events),
 		cmocka_unit_test(test_json_and_mean_of_runs),
+		cmocka_unit_test(test_parse_turns),
+		cmocka_unit_test(test_turns_are_scaled_and_marked),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

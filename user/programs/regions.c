@@ -5,9 +5,11 @@
  * and "empty", which holds nothing: its count per call is what the markers
  * add to every region. With `spflt NAME` the same calls run between SPFLT 1
  * and SPFLT 0 (pmu_spflt) instead, without markers, so a counter gated by
- * SPFLT counts exactly that region's work.
+ * SPFLT counts exactly that region's work. With `times N` all of it runs N
+ * times (a run long enough for multiplexed events to take turns).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <pmuos/pmu.h>
 
@@ -32,8 +34,8 @@ __attribute__((noinline)) static uint64_t mix(uint64_t x)
 
 static volatile uint64_t sink;
 
-/* Runs region `name`'s work once, with markers, or with SPFLT if `spflt` names it. */
-static void run(const char *name, const char *spflt, uint64_t (*work)(uint64_t))
+/* Runs region `name`'s work once, with markers, or with SPFLT if `spflt` names it: one copy for every region, so the markers cost each the same. */
+__attribute__((noinline)) static void run(const char *name, const char *spflt, uint64_t (*work)(uint64_t))
 {
 	int gated = spflt && strcmp(spflt, name) == 0;
 
@@ -54,20 +56,32 @@ static uint64_t do_nothing(uint64_t x) { return x; }
 
 int main(int argc, char **argv)
 {
-	const char *spflt = argc > 2 && strcmp(argv[1], "spflt") == 0 ? argv[2] : NULL;
+	const char *spflt = NULL;
+	long times = 1;
+	int bad = argc % 2 == 0;
 
-	if (argc > 1 && !spflt) {
-		fprintf(stderr, "usage: regions [spflt sum|mix|empty]\n");
+	for (int a = 1; a + 1 < argc && !bad; a += 2) {
+		if (strcmp(argv[a], "spflt") == 0)
+			spflt = argv[a + 1];
+		else if (strcmp(argv[a], "times") == 0)
+			times = atol(argv[a + 1]);
+		else
+			bad = 1;
+	}
+	if (bad || times < 1) {
+		fprintf(stderr, "usage: regions [spflt sum|mix|empty] [times N (1 or more)]\n");
 		return 2;
 	}
 	for (int i = 0; i < WORDS; i++)
 		buf[i] = i;
-	for (int k = 0; k < 3; k++)
-		run("sum", spflt, do_sum);
-	for (int k = 0; k < 2; k++)
-		run("mix", spflt, do_mix);
-	for (int k = 0; k < 4; k++)
-		run("empty", spflt, do_nothing);
+	for (long t = 0; t < times; t++) {
+		for (int k = 0; k < 3; k++)
+			run("sum", spflt, do_sum);
+		for (int k = 0; k < 2; k++)
+			run("mix", spflt, do_mix);
+		for (int k = 0; k < 4; k++)
+			run("empty", spflt, do_nothing);
+	}
 	printf("regions: done (%llu)\n", (unsigned long long)sink);
 	return 0;
 }
