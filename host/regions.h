@@ -15,11 +15,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <pmuos/mailbox.h>
 
 #include "host/metrics.h"
 
 #define REGIONS_MAX 32 /* PMU_REGIONS of <pmuos/pmu.h> */
-#define REGION_EVENTS 8 /* PMUOS_COUNTS_MAX of <pmuos/syscall.h> */
+#define REGION_EVENTS MBOX_MUX_MAX /* PMUOS_COUNTS_MAX of <pmuos/syscall.h> */
 
 struct region_total {
 	char name[64];

@@ -15,6 +15,7 @@
 #define SYS_PMU_COUNTS 7 /* (struct pmuos_counts *) -> its nev, or -EFAULT */
 
 #include <stdint.h>
+#include <pmuos/mailbox.h>
 
 /*
  * SYS_PMU_COUNTS: the calling CPU's multiplexed counts (docs/design.md §5.6),
@@ -22,7 +23,7 @@
  * they do not (none configured, or they fit on the counters; RDPMC reads
  * them). Times are TSC ticks since the counters were last cleared.
  */
-#define PMUOS_COUNTS_MAX 8 /* MBOX_MUX_MAX */
+#define PMUOS_COUNTS_MAX MBOX_MUX_MAX /* the longest list that takes turns */
 struct pmuos_counts {
 	uint32_t nev;                       /* entries: the events of the list, in its order */
 	uint32_t reserved;

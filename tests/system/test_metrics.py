@@ -112,9 +112,9 @@ def check_metrics(groups, printed, counts, formulas, tsc_hz, places=None):
 
 
 def parse_table(text):
-    """The counts and metrics of stat's table (stderr)."""
+    """The counts and metrics of stat's table (stderr), before any named region's table."""
     counts, printed, group = {}, {}, None
-    for line in text.splitlines():
+    for line in text.split("\n Region '")[0].splitlines():
         if m := re.fullmatch(r" (\w+): .+", line):
             group = printed.setdefault(m[1], [])
         elif group is None:
