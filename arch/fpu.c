@@ -31,7 +31,7 @@
  * (fpu_clean_mxcsr; each CPU writes the same value), every register zero.
  */
 static uint8_t clean_image[512] __attribute__((aligned(16))) = { [0] = 0x7f, [1] = 0x03 };
-static bool have_fxsr;
+static bool have_fxsr, have_sse;
 
 uint32_t fpu_clean_mxcsr(uint32_t cpuid1_eax)
 {
@@ -50,6 +50,7 @@ void fpu_cpu_init(void)
 	if (r.edx & CPUID1_EDX_SSE)
 		write_cr4(read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT);
 	have_fxsr = r.edx & CPUID1_EDX_FXSR;
+	have_sse = r.edx & CPUID1_EDX_SSE;
 }
 
 /*
@@ -61,6 +62,11 @@ void fpu_cpu_init(void)
 static void __attribute__((noinline, section(".fpu_text"))) fxrstor(const void *image)
 {
 	__asm__ volatile("fxrstor64 (%0)" :: "r"(image) : "memory");
+}
+
+bool fpu_has_sse(void)
+{
+	return have_sse;
 }
 
 void fpu_reset_user(void)

@@ -8,6 +8,7 @@
 #ifndef ARCH_FPU_H
 #define ARCH_FPU_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -23,6 +24,8 @@ void fpu_cpu_init(void);
  * Ring-3 instruction.
  */
 void fpu_reset_user(void);
+/* Whether this CPU has SSE (CPUID.1:EDX bit 25; a KNC core has not); after fpu_cpu_init. */
+bool fpu_has_sse(void);
 /*
  * The MXCSR of that clean image for a CPU whose CPUID.1:EAX is cpuid1_eax:
  * 0x1f80, or 0x200000 on a KNC core (family 0x0B), Intel's card kernel's:

@@ -7,6 +7,7 @@
 struct user_program {
 	const char *name;
 	const uint8_t *start, *end; /* the ELF image */
+	uint64_t qemu_sse;          /* 1: built with pmuos-cc --qemu-sse (SSE code, QEMU only; user/user.mk SSE_PROGRAMS) */
 };
 
 extern const struct user_program user_programs[];

@@ -5,6 +5,7 @@
 #include "lib/lib.h"
 #include "kernel/percpu.h"
 #include "kernel/programs.h"
+#include "arch/fpu.h"
 #include "kernel/task.h"
 
 static void list_program(const struct user_program *p, void *arg)
@@ -43,6 +44,9 @@ static int cmd_run(int argc, char **argv)
 		kprintf("\n");
 		return 1;
 	}
+	if (p->qemu_sse && !fpu_has_sse())
+		return shell_error("run", "%s is a QEMU-only program (SSE code, pmuos-cc --qemu-sse): this CPU has "
+				   "no SSE and would end it with #UD", p->name);
 	if (cpu_count < 2)
 		return shell_error("run", "programs run on APs, and this card has only CPU 0");
 	if (!cpuset_parse(cpus, cpu_count, &set, err, sizeof(err)))

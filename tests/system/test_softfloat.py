@@ -209,3 +209,9 @@ def test_built_in_programs_run_on_the_strict_cpu(card_factory):
         assert re.search(r"^task \d+ \(\w+, rank 0, CPU 1\): exit status 0$", out, re.M), (program, out)
     for k in (0, 1, 10, 1000, 1000000):
         assert f"calib: region of {k} user instructions counted {k}\n" in out, out
+    # The QEMU-only programs (SSE code, pmuos-cc --qemu-sse) are refused by name where there is
+    # no SSE, as on a card, rather than started to end with #UD.
+    for program in ("vectest", "ssefault"):
+        out = card.cmd(f"run {program} on 1")
+        assert f"error: run: {program} is a QEMU-only program (SSE code, pmuos-cc --qemu-sse): this CPU has no " \
+               "SSE and would end it with #UD" in out and "task" not in out, out
