@@ -57,7 +57,7 @@ static const struct cli_opt *opt_by_key(const struct cli_cmd *cmd, int key)
 }
 
 /* A whole decimal number from lo to hi for option OPT; exits with status 2 naming the option and range. */
-static uint64_t cli_number(const char *opt, const char *s, uint64_t lo, uint64_t hi)
+uint64_t cli_number(const char *opt, const char *s, uint64_t lo, uint64_t hi)
 {
 	char *end;
 

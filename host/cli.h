@@ -82,4 +82,7 @@ void parse_cpus(struct card *c, const char *s, struct cpuset *set);
 /* The value of the last numeric option cli_next returned (one with hi > 0). */
 extern uint64_t cli_num;
 
+/* A whole decimal number from lo to hi for option OPT; exits with status 2 naming the option and range. */
+uint64_t cli_number(const char *opt, const char *s, uint64_t lo, uint64_t hi);
+
 #endif

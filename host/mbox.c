@@ -22,7 +22,8 @@
 #define SPIN_US      50 /* after a ring, the answer is looked for without sleeping this long */
 #define BELL_WAIT_MS 10 /* then a sleep on the doorbell ends this often: the card's state checked, rung again */
 /*
- * A card whose heartbeat does not move for this long (host ms) has stopped.
+ * A card whose heartbeat does not move for this long (host seconds, 1 to
+ * 3600; pmuctl --stale-after) has stopped.
  * Every ring of pmuctl's (one each BELL_WAIT_MS while it waits), every timer
  * poll and every program copy a RUN loads moves it. Under QEMU with 244
  * vCPUs in turn on one host thread and a loaded host (load 20-30 on 2
@@ -31,7 +32,7 @@
  * (QEMU busy outside guest code: most likely translating each task's own
  * copy of the program).
  */
-#define STALE_MS     30000
+unsigned card_stale_s = 30;
 /* However the card's clock goes, a call gives up after this many times its time (host time): */
 #define HOST_FACTOR  24
 
@@ -96,15 +97,15 @@ int card_check(struct card *c)
 	c->upload = c->base + h->upload_off;
 	c->samples = (struct mbox_sample_ring *)(c->base + h->samples_off);
 	c->outputs = (const struct mbox_output_ring *)(c->base + h->output_off);
-	uint64_t beat = c->hdr->heartbeat, end = card_time->now_ms() + STALE_MS, rung = 0;
+	uint64_t beat = c->hdr->heartbeat, end = card_time->now_ms() + card_stale_s * 1000ull, rung = 0;
 	while (c->hdr->heartbeat == beat) {
 		if (c->bell && card_time->now_ms() >= rung + BELL_WAIT_MS) {
 			doorbell_ring(c->bell); /* a card that serves only on its doorbell beats on it; again if lost */
 			rung = card_time->now_ms();
 		}
 		if (card_time->now_ms() > end) {
-			fprintf(stderr, "pmuctl: card %s: heartbeat stale (no change in %d s): the card has stopped\n",
-				c->path, STALE_MS / 1000);
+			fprintf(stderr, "pmuctl: card %s: heartbeat stale (no change in %u s): the card has stopped\n",
+				c->path, card_stale_s);
 			return -1;
 		}
 		card_time->nap();
@@ -313,7 +314,7 @@ static int take_answer(struct card *c, uint16_t op, uint32_t seq, const struct m
  * How long a call has waited, judged by the card, not by the host's clock
  * (under QEMU one host thread runs every vCPU in turn: 244 of them take
  * minutes of host time for what one takes in seconds). The card lives while
- * its heartbeat moves (STALE_MS of host time without a change: it has
+ * its heartbeat moves (card_stale_s of host time without a change: it has
  * stopped), and the call's time runs on the card's clock: its timer polls
  * times their period (header.timer_polls, poll_us). A card that publishes
  * no poll period (pmuos.mbox_poll=off) is timed on the host's clock; any
@@ -346,9 +347,9 @@ static int wait_over(struct card *c, struct wait *w, const char *what)
 	if (beat != w->beat) {
 		w->beat = beat;
 		w->beat_ms = now;
-	} else if (now - w->beat_ms > STALE_MS) {
-		return fail(c, CARD_TIMEOUT, "no answer from the card: heartbeat stale (no change in %d s; %s): "
-			    "the card has stopped", STALE_MS / 1000, what);
+	} else if (now - w->beat_ms > card_stale_s * 1000ull) {
+		return fail(c, CARD_TIMEOUT, "no answer from the card: heartbeat stale (no change in %u s; %s): "
+			    "the card has stopped", card_stale_s, what);
 	}
 	if (period ? w->card_us / 1000 > w->limit_ms : now - w->from_ms > w->limit_ms)
 		return fail(c, CARD_TIMEOUT, "no answer from the card (timeout): %s in %.0f s of %s time", what,

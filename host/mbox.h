@@ -53,6 +53,9 @@ struct card_time {
 };
 extern const struct card_time *card_time;
 
+/* Seconds of host time without a heartbeat after which a card has stopped (default 30). */
+extern unsigned card_stale_s;
+
 /*
  * Maps the mailbox of card `name` (/dev/shm/pmuos-NAME) or at a path (one
  * with a '/') and checks it (card_check). Returns 0, or -1 with a message

@@ -15,11 +15,13 @@
 #include "host/boot.h"
 #include "host/pmuctl.h"
 
-enum { OPT_CARD = 256, OPT_VERSION, OPT_MAN, OPT_COMPLETION, OPT_CMDLINE, OPT_TIMEOUT };
+enum { OPT_CARD = 256, OPT_STALE, OPT_VERSION, OPT_MAN, OPT_COMPLETION, OPT_CMDLINE, OPT_TIMEOUT };
 
 static const struct cli_opt global_opts[] = {
 	{ "card", OPT_CARD, "NAME", "the card: NAME (/dev/shm/pmuos-NAME), PATH, sim:NAME[@BASE] or pci:BDF[@BASE]; "
 				    "default $PMUOS_CARD, else card0" },
+	{ "stale-after", OPT_STALE, "S", "seconds without a heartbeat after which the card counts as stopped "
+					 "(default 30: a loaded host can hold a full card's vCPUs that long)", 1, 3600 },
 	{ "version", OPT_VERSION, NULL, "pmuctl's version" },
 	{ "help", 'h', NULL, "this help" },
 	{ 0 },
@@ -112,24 +114,26 @@ static const struct cli_cmd commands[] = {
 
 int main(int argc, char **argv)
 {
-	struct option longs[4];
+	enum { GLOBALS = sizeof(global_opts) / sizeof(*global_opts) - 1 };
+	struct option longs[GLOBALS + 1];
 	int o;
 
 	if (getenv("PMUOS_CARD") && *getenv("PMUOS_CARD"))
 		card_name = getenv("PMUOS_CARD");
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < GLOBALS; i++)
 		longs[i] = (struct option){ global_opts[i].name, global_opts[i].arg ? required_argument : no_argument,
 					    NULL, global_opts[i].key };
-	longs[3] = (struct option){ 0 };
+	longs[GLOBALS] = (struct option){ 0 };
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, "+:h", longs, NULL)) != -1) {
 		switch (o) {
 		case OPT_CARD: card_name = optarg; break;
+		case OPT_STALE: card_stale_s = cli_number("--stale-after", optarg, 1, 3600); break;
 		case OPT_VERSION: printf("pmuctl %s\n", PMUOS_VERSION); return 0;
 		case 'h': cli_help_all(stdout, commands, global_opts); return 0;
 		default:
 			fprintf(stderr, "pmuctl: %s '%s' (pmuctl --help lists the options)\n",
-				o == ':' || optopt == OPT_CARD ? "this option needs an argument:" : "unknown option",
+				o == ':' || optopt == OPT_CARD || optopt == OPT_STALE ? "this option needs an argument:" : "unknown option",
 				argv[optind - 1]);
 			return 2;
 		}

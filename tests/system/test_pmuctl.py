@@ -90,14 +90,15 @@ def test_eight_processes_at_once(card):
         assert re.search(r"^cpus\s+4 \(4 online\)$", p.stdout, re.M)
 
 
-def test_stale_heartbeat_is_reported_within_thirty_seconds(fresh_card):
+def test_stale_heartbeat_is_reported_after_the_window(fresh_card):
+    # The default window (30 s) is in --help; a shorter one keeps the test short.
     card = fresh_card
     os.kill(card.child.proc.pid, signal.SIGSTOP)  # the card stops; its files stay
     try:
         t0 = time.monotonic()
-        p = pmuctl(card, "info")
-        assert p.returncode != 0 and "heartbeat stale (no change in 30 s)" in p.stderr
-        assert time.monotonic() - t0 < 31.0
+        p = pmuctl(card, "--stale-after", "3", "info")
+        assert p.returncode != 0 and "heartbeat stale (no change in 3 s)" in p.stderr
+        assert 3.0 <= time.monotonic() - t0 < 4.0
     finally:
         os.kill(card.child.proc.pid, signal.SIGCONT)
     # A card that ended took its mailbox along (scripts/card-keeper.py): pmuctl says so.

@@ -72,6 +72,9 @@ def test_version_and_bad_arguments():
     assert p.returncode == 2 and "option -e needs EV[,EV...]" in p.stderr
     p = run(PMUCTL)
     assert p.returncode == 2 and "usage: pmuctl" in p.stderr
+    for bad in ("0", "3601", "x"):
+        p = run(PMUCTL, "--stale-after", bad, "info")
+        assert p.returncode == 2 and f"--stale-after {bad}: " in p.stderr and "1 to 3600" in p.stderr, p.stderr
 
 
 def test_man_page_shows_every_command_and_option():
