@@ -342,7 +342,7 @@ int cmd_report(struct card *c, int argc, char **argv)
 	if (optind < argc)
 		return usage();
 	if (to_perf)
-		return perf_convert(file, to_perf);
+		return perf_convert(file, to_perf, kallsyms ? kallsyms : default_system_map(map, sizeof(map)));
 	int lines = !strcmp(sort, "srcline") || !strcmp(sort, "sym,srcline");
 	if (!lines && strcmp(sort, "sym")) {
 		fprintf(stderr, "pmuctl: report: --sort %s: should be sym, srcline or sym,srcline\n", sort);

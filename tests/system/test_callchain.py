@@ -15,6 +15,7 @@ from conftest import BUILD, ROOT, Card
 PMUCTL = os.path.join(BUILD, "pmuctl")
 USER = os.path.join(BUILD, "user")
 PERF = "/usr/bin/perf"
+HOTSPOT_PARSER = "/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser"  # Debian's hotspot
 FRAMES_MAX = 16  # PMU_CALLCHAIN_MAX, include/pmuos/sample.h
 
 
@@ -73,11 +74,26 @@ def test_folded_stacks_match_the_known_instruction_split(card, tmp_path):
         assert top and top[2] == name and abs(float(top[1]) - 50) < 2, p.stdout
 
 
-def test_perf_reads_matmul_with_its_call_chains(card, tmp_path):
-    data, n, _ = record(card, tmp_path, "matmul", 10000, "64", lost_ok=True)
-    out = tmp_path / "perf.data"
+@pytest.fixture(scope="module")
+def matmul_perf(card, tmp_path_factory):
+    """matmul 64 recorded with -g and converted to perf.data: (perf.data, samples)."""
+    tmp = tmp_path_factory.mktemp("matmul")
+    data, n, _ = record(card, tmp, "matmul", 10000, "64", lost_ok=True)
+    out = tmp / "perf.data"
     p = subprocess.run([PMUCTL, "report", "-i", str(data), "--to-perf", str(out)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+    return out, n
+
+
+def text_symbols(elf):
+    """The function symbols of `elf` (nm -n): [(address, name)] in address order."""
+    nm = subprocess.run(["nm", "-n", elf], capture_output=True, text=True, check=True).stdout
+    return [(int(a, 16), name) for a, t, name in (l.split() for l in nm.splitlines() if len(l.split()) == 3)
+            if t in "tT"]
+
+
+def test_perf_reads_matmul_with_its_call_chains(matmul_perf):
+    out, n = matmul_perf
     # Self time (no children): the soft-float helpers multiply_row calls and multiply_row itself.
     rep = perf("report", "-i", str(out), "--stdio", "--no-children", "--sort", "sym", "-g", "none")
     rows = re.findall(r"^\s+([\d.]+)%\s+\[\.\]\s+(\S+)", rep, re.M)
@@ -94,6 +110,38 @@ def test_perf_reads_matmul_with_its_call_chains(card, tmp_path):
     assert len(stacks) == n
     hot = [s for s in stacks if "__muldf3" in s.splitlines()[1]]
     assert hot and all(re.search(r"multiply_row\n.*main\n", s) for s in hot), stacks[:3]
+
+
+def test_perf_script_addresses_are_the_programs(matmul_perf):
+    """perf script -G prints each sample's IP: the virtual address, inside the function nm
+    gives for it. In call chains Debian's perf 6.1 prints a user address as its offset in
+    the file (as for its own recordings): the address less the text segment's
+    p_vaddr - p_offset (readelf), inside the same function."""
+    out, n = matmul_perf
+    elf = os.path.join(USER, "matmul.elf")
+    syms = text_symbols(elf)
+    def holder(addr):
+        return next((name for (a, name), (b, _) in zip(syms, syms[1:] + [(1 << 64, "")]) if a <= addr < b), None)
+    ips = re.findall(r"^\s*([0-9a-f]+) (\S+)$", perf("script", "-i", str(out), "-G", "-F", "ip,sym"), re.M)
+    assert len(ips) == n and all(holder(int(ip, 16)) == sym for ip, sym in ips), ips[:5]
+    phdrs = subprocess.run(["readelf", "-lW", elf], capture_output=True, text=True, check=True).stdout
+    off, vaddr = re.findall(r"LOAD\s+0x([0-9a-f]+) 0x([0-9a-f]+) .* R E ", phdrs)[0]
+    shift = int(vaddr, 16) - int(off, 16)
+    frames = re.findall(r"^\s+([0-9a-f]+) (\S+)$", perf("script", "-i", str(out), "-F", "ip,sym"), re.M)
+    assert len(frames) > n and all(holder(int(a, 16) + shift) == sym for a, sym in frames), frames[:5]
+
+
+def test_hotspot_reads_matmul(matmul_perf):
+    """Hotspot's parser (Debian's hotspot) reads the file without a warning and names
+    multiply_row in its output (a binary stream: the name's bytes are in it)."""
+    out, _ = matmul_perf
+    parsed = out.parent / "hotspot.out"
+    p = subprocess.run([HOTSPOT_PARSER, "--input", str(out), "--output", str(parsed)], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, QT_MESSAGE_PATTERN="%{type}: %{message}"))
+    assert p.returncode == 0, p.stderr
+    bad = [l for l in p.stderr.splitlines() if not l.startswith(("debug:", "info:"))]
+    assert not bad, p.stderr
+    assert b"multiply_row" in parsed.read_bytes()
 
 
 def test_a_hostile_stack_ends_the_walk_not_the_card(card, tmp_path):
@@ -184,3 +232,13 @@ def test_kernel_samples_are_named_from_system_map(card, tmp_path):
     chains = [s.split(";")[1:] for s in folded(data) if s.endswith("_[k]")]
     assert all(f.endswith("_[k]") and f[:-4] in text for c in chains for f in c), chains
     assert max(len(c) for c in chains) >= 2, chains
+    # perf.data maps the kernel as perf maps the host's: perf names its samples from the
+    # same System.map, or from the kernel ELF, with the shares pmuctl gives.
+    out = tmp_path / "perf.data"
+    p = subprocess.run([PMUCTL, "report", "-i", str(data), "--to-perf", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    ours = dict((name, float(pc)) for pc, name in re.findall(r"^\s+([\d.]+)%\s+(\S+)_\[k\]$", rep.stdout, re.M))
+    for source in (("--kallsyms", os.path.join(BUILD, "System.map")), ("--vmlinux", os.path.join(BUILD, "kernel.elf"))):
+        rep_perf = perf("report", "-i", str(out), *source, "--stdio", "--no-children", "--sort", "sym", "-g", "none")
+        theirs = dict((name, float(pc)) for pc, name in re.findall(r"^\s+([\d.]+)%\s+\[k\]\s+(\S+)$", rep_perf, re.M))
+        assert theirs.keys() == ours.keys() and all(abs(theirs[k] - ours[k]) < 0.01 for k in ours), (source, rep_perf)
