@@ -14,12 +14,8 @@
 #include "host/pmuctl.h"
 #include "host/record.h"
 #include "host/srcline.h"
+#include "host/symbols.h"
 #include <pmuos/sample.h>
-
-struct sym {
-	uint64_t start, end;
-	char *name;
-};
 
 static int by_start(const void *a, const void *b)
 {
@@ -85,12 +81,8 @@ static void add_symtab(const char *path, Elf *e, Elf_Scn *scn, const GElf_Shdr *
 	}
 }
 
-/*
- * The program's function symbols (elfutils libelf), sorted by address. A
- * file that cannot be opened gives none (and a warning); one that is not
- * an ELF file, or a malformed one, is an error naming what is wrong.
- */
-static struct sym *load_symbols(const char *path, size_t *n)
+/* host/symbols.h */
+struct sym *load_symbols(const char *path, size_t *n)
 {
 	struct sym *syms = NULL;
 	size_t cap = 0;
@@ -243,13 +235,8 @@ static void hex(const uint8_t *id, uint32_t len, char *out)
 	out[2 * len] = 0;
 }
 
-/*
- * The program file to take symbols from: the recorded absolute path, under
- * `symfs` if given (as perf's --symfs; else DIR/its base name). Exits
- * naming both build IDs if the file is not the program recorded (rebuilt
- * since): its symbols would name the wrong functions.
- */
-static const char *program_file(const struct rec_header *h, const char *symfs, char *buf, size_t len)
+/* host/symbols.h */
+const char *program_file(const struct rec_header *h, const char *symfs, char *buf, size_t len)
 {
 	const char *path = h->path, *base = strrchr(h->path, '/') ? strrchr(h->path, '/') + 1 : h->path;
 

@@ -6,6 +6,7 @@
  * host/srcline.h.
  */
 #define _GNU_SOURCE
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -53,17 +54,62 @@ static bool unit_of(Dwarf *dw, uint64_t addr, Dwarf_Die *cu)
 	return false;
 }
 
-const char *srcline_at(struct srclines *s, uint64_t addr, char *buf, size_t len)
+int srcline_lookup(struct srclines *s, uint64_t addr, const char **file, int *line)
 {
 	Dwarf_Die cu;
-	Dwarf_Line *line;
+	Dwarf_Line *l;
+
+	if (!s || !unit_of(s->dw, addr, &cu) || !(l = dwarf_getsrc_die(&cu, addr)) ||
+	    !(*file = dwarf_linesrc(l, NULL, NULL)) || dwarf_lineno(l, line) != 0)
+		return -1;
+	return 0;
+}
+
+const char *srcline_at(struct srclines *s, uint64_t addr, char *buf, size_t len)
+{
 	const char *file;
 	int n;
 
-	if (!s || !unit_of(s->dw, addr, &cu) || !(line = dwarf_getsrc_die(&cu, addr)) ||
-	    !(file = dwarf_linesrc(line, NULL, NULL)) || dwarf_lineno(line, &n) != 0)
+	if (srcline_lookup(s, addr, &file, &n) != 0)
 		return "[unknown]";
 	snprintf(buf, len, "%s:%d", strrchr(file, '/') ? strrchr(file, '/') + 1 : file, n);
+	return buf;
+}
+
+int srcline_span(struct srclines *s, uint64_t lo, uint64_t hi, const char *file, int *first, int *last)
+{
+	Dwarf_Die cu;
+	Dwarf_Lines *lines;
+	size_t n;
+
+	*first = *last = 0;
+	if (!s || !unit_of(s->dw, lo, &cu) || dwarf_getsrclines(&cu, &lines, &n) != 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr a;
+		const char *f;
+		int line;
+		if (!l || dwarf_lineaddr(l, &a) != 0 || a < lo || a >= hi || !(f = dwarf_linesrc(l, NULL, NULL)) ||
+		    strcmp(f, file) || dwarf_lineno(l, &line) != 0 || line <= 0)
+			continue;
+		if (!*first || line < *first)
+			*first = line;
+		if (line > *last)
+			*last = line;
+	}
+	return *first ? 0 : -1;
+}
+
+const char *srcline_path(struct srclines *s, uint64_t addr, const char *file, char *buf, size_t len)
+{
+	Dwarf_Die cu;
+	Dwarf_Attribute at;
+	const char *dir;
+
+	if (file[0] == '/' || !unit_of(s->dw, addr, &cu) || !(dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &at))))
+		return file;
+	snprintf(buf, len, "%s/%s", dir, file);
 	return buf;
 }
 

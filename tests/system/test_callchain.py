@@ -55,10 +55,23 @@ def perf(*args):
     return p.stdout
 
 
-def test_folded_stacks_match_the_known_instruction_split(card, tmp_path):
+@pytest.fixture(scope="module")
+def calls_data(card, tmp_path_factory):
+    """calls 1000000 recorded with -g every 20000 instructions: (recording, samples)."""
+    data, n, _ = record(card, tmp_path_factory.mktemp("calls"), "calls", 20000, "1000000")
+    return data, n
+
+
+def source_line(text):
+    """The number and text of the line of user/programs/calls.c holding `text`."""
+    with open(os.path.join(ROOT, "user", "programs", "calls.c")) as f:
+        return next((i, l.rstrip("\n")) for i, l in enumerate(f, 1) if text in l)
+
+
+def test_folded_stacks_match_the_known_instruction_split(calls_data):
     """calls: of its 20 x UNIT instructions of work b runs 50 %, a 20 %, c 30 %
     (user/programs/calls.c); the stacks' shares match within 2 % of all samples."""
-    data, n, _ = record(card, tmp_path, "calls", 20000, "1000000")
+    data, n = calls_data
     stacks = folded(data)
     assert sum(stacks.values()) == n
     want = {"calls.elf;_start;main;a;b": 0.50, "calls.elf;_start;main;a": 0.20, "calls.elf;_start;main;c": 0.30}
@@ -66,8 +79,7 @@ def test_folded_stacks_match_the_known_instruction_split(card, tmp_path):
         assert abs(stacks.get(stack, 0) / n - share) < 0.02, (stack, stacks)
     assert sum(stacks.get(s, 0) for s in want) / n > 0.98, stacks
     # The hot loop's line: b's SPIN, half of the samples (the source line read from calls.c itself).
-    with open(os.path.join(ROOT, "user", "programs", "calls.c")) as f:
-        line = next(i for i, l in enumerate(f, 1) if "SPIN(5 * unit)" in l)
+    line, _ = source_line("SPIN(5 * unit)")
     for sort, name in (("srcline", f"calls.c:{line}"), ("sym,srcline", f"b calls.c:{line}")):
         p = subprocess.run([PMUCTL, "report", "-i", str(data), "--sort", sort], capture_output=True, text=True)
         top = re.search(r"^\s+([\d.]+)%\s+(.+)$", p.stdout, re.M)
@@ -90,6 +102,25 @@ def text_symbols(elf):
     nm = subprocess.run(["nm", "-n", elf], capture_output=True, text=True, check=True).stdout
     return [(int(a, 16), name) for a, t, name in (l.split() for l in nm.splitlines() if len(l.split()) == 3)
             if t in "tT"]
+
+
+def test_annotate_gives_a_functions_lines_their_shares(calls_data):
+    """annotate a: a's own samples (20 % of all) are all on its loop's line, shown with its
+    text from calls.c; a's other lines (the call of b among them) have none."""
+    data, n = calls_data
+    p = subprocess.run([PMUCTL, "annotate", "-i", str(data), "a"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    m = re.match(r"# a: (\d+) of (\d+) samples", p.stdout)
+    assert m and int(m[2]) == n and abs(int(m[1]) / n - 0.20) < 0.02, p.stdout
+    rows = re.findall(r"^ *([\d.]+%)? +(\d+)  (.*)$", p.stdout, re.M)
+    loop, text = source_line("SPIN(2 * unit)")
+    call, _ = source_line("b(unit);")
+    shares = {int(line): (share, src) for share, line, src in rows}
+    assert shares[loop][1] == text and float(shares[loop][0][:-1]) > 98, p.stdout
+    assert call in shares and sum(1 for share, _ in shares.values() if share) == 1, p.stdout
+    assert source_line("SPIN(5 * unit)")[0] not in shares, p.stdout
+    p = subprocess.run([PMUCTL, "annotate", "-i", str(data), "nosuch"], capture_output=True, text=True)
+    assert p.returncode == 1 and "calls.elf has no function nosuch" in p.stderr, p.stderr
 
 
 def test_perf_reads_matmul_with_its_call_chains(matmul_perf):
