@@ -117,7 +117,7 @@ int cmd_annotate(struct card *c, int argc, char **argv)
 		return 1;
 	}
 	struct sym fn = syms[i];
-	struct srclines *lines = srcline_open(prog);
+	struct srclines *lines = srcline_open(prog, 0);
 	struct line_hits *hits = NULL;
 	size_t nhits = 0;
 	uint64_t total = 0, in_fn = 0, unknown = 0;

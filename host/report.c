@@ -178,15 +178,33 @@ static const char *symbol_at(const struct sym *syms, size_t n, uint64_t a)
 struct symbols {
 	struct sym *prog, *kernel;
 	size_t nprog, nkernel;
-	struct srclines *lines; /* --sort srcline or sym,srcline: the sampled line too */
+	struct srclines *dwarf; /* the program's DWARF, if it has any */
+	int lines;              /* --sort srcline or sym,srcline: the sampled line too */
 	int by_sym;             /* the sampled function (--sort sym, the default, or sym,srcline) */
+	int inlines;            /* --folded: the functions inlined at each frame, as frames "NAME_[i]" */
 };
 
-/* The function holding address a of a sample at privilege cpl; kernel ones as flame graphs' "NAME_[k]". */
+#define INLINE_DEPTH 8 /* inlined frames shown at one address, the innermost ones */
+
+/*
+ * The function holding address a of a sample at privilege cpl; kernel ones as
+ * flame graphs' "NAME_[k]"; with sy->inlines, user ones followed by the
+ * functions inlined there, outermost first, as ";NAME_[i]" (flamegraph.pl's
+ * mark of an inlined frame).
+ */
 static const char *frame_name(const struct symbols *sy, int cpl, uint64_t a, char *buf, size_t len)
 {
-	if (cpl)
+	const char *inl[INLINE_DEPTH];
+	int n;
+
+	if (cpl && (!sy->inlines || !(n = srcline_inlines(sy->dwarf, a, inl, INLINE_DEPTH))))
 		return symbol_at(sy->prog, sy->nprog, a);
+	if (cpl) {
+		size_t at = snprintf(buf, len, "%s", symbol_at(sy->prog, sy->nprog, a));
+		while (n-- > 0 && at < len)
+			at += snprintf(buf + at, len - at, ";%s_[i]", inl[n]);
+		return buf;
+	}
 	if (!sy->kernel)
 		return "[kernel]";
 	snprintf(buf, len, "%s_[k]", symbol_at(sy->kernel, sy->nkernel, a));
@@ -201,7 +219,7 @@ static void stack_of(const struct symbols *sy, const struct rec_sample *r, const
 	size_t at = 0;
 
 	if (sy->lines && r->s.cpl) {
-		const char *at_line = srcline_at(sy->lines, r->s.rip, line, sizeof(line));
+		const char *at_line = srcline_at(sy->dwarf, r->s.rip, line, sizeof(line));
 		snprintf(both, sizeof(both), "%s%s%s", sy->by_sym ? leaf : "", sy->by_sym ? " " : "", at_line);
 		leaf = both;
 	}
@@ -341,8 +359,10 @@ int cmd_report(struct card *c, int argc, char **argv)
 		return 1;
 	struct symbols sy = { .by_sym = strcmp(sort, "srcline") != 0 };
 	sy.prog = load_symbols(program_file(&h, symfs, path, sizeof(path)), &sy.nprog);
-	if (lines)
-		sy.lines = srcline_open(program_file(&h, symfs, path, sizeof(path)));
+	sy.lines = lines;
+	sy.inlines = folded;
+	if (lines || folded) /* a program without DWARF: no lines (said), no inlined frames (not said) */
+		sy.dwarf = srcline_open(program_file(&h, symfs, path, sizeof(path)), !lines);
 	sy.kernel = load_system_map(kallsyms ? kallsyms : default_system_map(map, sizeof(map)), &sy.nkernel);
 	if (kallsyms && !sy.kernel)
 		fprintf(stderr, "pmuctl: report: no kernel symbols from %s: %s\n", kallsyms, strerror(errno));
@@ -369,7 +389,7 @@ int cmd_report(struct card *c, int argc, char **argv)
 		total++;
 	}
 	fclose(f);
-	srcline_close(sy.lines);
+	srcline_close(sy.dwarf);
 	if (st < 0)
 		return 1;
 	qsort(hits, nhits, sizeof(*hits), by_count);

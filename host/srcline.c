@@ -2,7 +2,9 @@
  * Source lines of a program's addresses (pmuctl report --sort srcline), from
  * its DWARF line tables through elfutils' libdw: the compilation unit whose
  * ranges hold an address (dwarf_haspc: clang writes no .debug_aranges for
- * dwarf_addrdie to use), then its line-table row (dwarf_getsrc_die). See
+ * dwarf_addrdie to use), then its line-table row (dwarf_getsrc_die); the
+ * functions inlined there from the unit's scopes (dwarf_getscopes:
+ * DW_TAG_inlined_subroutine, named through DW_AT_abstract_origin). See
  * host/srcline.h.
  */
 #define _GNU_SOURCE
@@ -22,7 +24,7 @@ struct srclines {
 	Dwarf *dw;
 };
 
-struct srclines *srcline_open(const char *path)
+struct srclines *srcline_open(const char *path, int quiet)
 {
 	struct srclines *s = calloc(1, sizeof(*s));
 
@@ -30,8 +32,9 @@ struct srclines *srcline_open(const char *path)
 		return NULL;
 	s->fd = open(path, O_RDONLY);
 	if (s->fd < 0 || !(s->dw = dwarf_begin(s->fd, DWARF_C_READ))) {
-		fprintf(stderr, "pmuctl: report: %s has no DWARF line tables (build it with -g): lines show as "
-			"[unknown]\n", path);
+		if (!quiet)
+				fprintf(stderr, "pmuctl: report: %s has no DWARF line tables (build it with -g): lines show "
+				"as [unknown]\n", path);
 		if (s->fd >= 0)
 			close(s->fd);
 		free(s);
@@ -99,6 +102,24 @@ int srcline_span(struct srclines *s, uint64_t lo, uint64_t hi, const char *file,
 			*last = line;
 	}
 	return *first ? 0 : -1;
+}
+
+int srcline_inlines(struct srclines *s, uint64_t addr, const char **names, int max)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	int n, k = 0;
+
+	if (!s || !unit_of(s->dw, addr, &cu) || (n = dwarf_getscopes(&cu, addr, &scopes)) <= 0)
+		return 0;
+	for (int i = 0; i < n && k < max; i++) {
+		Dwarf_Attribute at;
+		const char *name;
+		if (dwarf_tag(&scopes[i]) == DW_TAG_inlined_subroutine &&
+		    (name = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &at))))
+			names[k++] = name;
+	}
+	free(scopes);
+	return k;
 }
 
 const char *srcline_path(struct srclines *s, uint64_t addr, const char *file, char *buf, size_t len)

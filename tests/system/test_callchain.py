@@ -123,6 +123,36 @@ def test_annotate_gives_a_functions_lines_their_shares(calls_data):
     assert p.returncode == 1 and "calls.elf has no function nosuch" in p.stderr, p.stderr
 
 
+INLINED = r"""
+#define SPIN(n) do { unsigned long k_ = (n); __asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(k_)); } while (0)
+static inline __attribute__((always_inline)) void inner(unsigned long n) { SPIN(n); }
+static void __attribute__((noinline)) outer(unsigned long n) { inner(3 * n); SPIN(n); }
+int main(void) { outer(1000000); return 0; }
+"""
+
+
+def test_inlined_frames_in_stacks(card, tmp_path):
+    """A function inlined into another (DWARF's DW_TAG_inlined_subroutine) is a frame of
+    its own in --folded stacks, "inner_[i]", with its loop's 3/4 of the work; srcline
+    names its line."""
+    src = tmp_path / "inl.c"
+    src.write_text(INLINED)
+    elf = tmp_path / "inl.elf"
+    subprocess.run([os.path.join(BUILD, "bin", "pmuos-cc"), "-O2", "-g", "-o", str(elf), str(src)], check=True)
+    data = tmp_path / "inl.data"
+    p = pmuctl(card, "record", "-g", "-e", "INSTRUCTIONS_EXECUTED:u", "-c", "20000", "-C", "1", "-o", str(data),
+               "--", str(elf))
+    assert p.returncode == 0, p.stderr
+    stacks = folded(data)
+    n = sum(stacks.values())
+    assert abs(stacks.get("inl.elf;_start;main;outer;inner_[i]", 0) / n - 0.75) < 0.02, stacks
+    assert abs(stacks.get("inl.elf;_start;main;outer", 0) / n - 0.25) < 0.02, stacks
+    line = next(i for i, l in enumerate(INLINED.splitlines(), 1) if "void inner" in l)
+    p = subprocess.run([PMUCTL, "report", "-i", str(data), "--sort", "srcline"], capture_output=True, text=True)
+    top = re.search(r"^\s+([\d.]+)%\s+(.+)$", p.stdout, re.M)
+    assert top and top[2] == f"inl.c:{line}" and abs(float(top[1]) - 75) < 2, p.stdout
+
+
 def test_perf_reads_matmul_with_its_call_chains(matmul_perf):
     out, n = matmul_perf
     # Self time (no children): the soft-float helpers multiply_row calls and multiply_row itself.
