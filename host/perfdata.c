@@ -2,27 +2,41 @@
  * pmuctl report --to-perf FILE: a pmuctl recording (host/record.h, read
  * through rec_open/rec_next only) as a perf.data file that Linux perf's
  * `perf report -i`, `perf script -i` and hotspot open. The format is the
- * one Linux documents in tools/perf/Documentation/perf.data-file-format.txt
- * ("PERFILE2"): a header, one attribute per event, the data section of
+ * one Linux documents in "perf.data format" (tools/perf/Documentation,
+ * "PERFILE2"): a header, one attribute per event, the data section of
  * records, then the feature sections the header's bitmap announces. The
  * records' layouts are those of include/uapi/linux/perf_event.h
  * (Debian's linux-libc-dev: struct perf_event_attr, PERF_RECORD_*):
  *   - one attribute: the KNC event as PERF_TYPE_RAW, config = its EvtSel
  *     without EN/INT (327357-001 Table 1-5), sampling every `period`;
  *   - PERF_RECORD_COMM for each CPU's task (pid PERF_PID, tid PERF_PID + CPU);
+ *   - PERF_RECORD_MMAP of the card's kernel as perf writes the host's
+ *     ("[kernel.kallsyms]" + a reference symbol, pgoff = that symbol's
+ *     address, pid -1), spanning System.map's symbols: `perf report
+ *     --kallsyms System.map` or `--vmlinux kernel.elf` names kernel samples;
  *   - PERF_RECORD_MMAP2 of each executable segment of the program, by its
  *     absolute path, as the kernel reports an ELF's mapping (address,
- *     length, file offset);
+ *     length, file offset; once, for the pid all tasks share);
  *   - PERF_RECORD_SAMPLE with IP, TID, TIME (ns from the card's TSC), CPU,
  *     PERIOD and, for record -g, CALLCHAIN (PERF_CONTEXT_USER, the IP, the
  *     return addresses);
  *   - features HEADER_BUILD_ID (the program's build ID, so perf refuses a
- *     rebuilt program instead of naming the wrong functions) and
- *     HEADER_EVENT_DESC (the event's name as given to record -e).
- * Kernel samples (CPL 0) carry PERF_RECORD_MISC_KERNEL, their chain after
- * PERF_CONTEXT_KERNEL, and no map of the card's kernel: perf shows them as
- * [unknown] (the card's kernel addresses lie in no map of the host's
- * kernel either); pmuctl report names them from System.map.
+ *     rebuilt program instead of naming the wrong functions), HEADER_HOSTNAME,
+ *     HEADER_OSRELEASE, HEADER_ARCH and HEADER_EVENT_DESC (the event's name
+ *     as given to record -e). HOSTNAME is not optional in practice: perf's
+ *     header reader (and hotspot's, after it) takes a file without HOSTNAME
+ *     or CMDLINE for one whose feature bitmap was byte-swapped, and drops
+ *     every feature but BUILD_ID ("bad feature data").
+ * Kernel samples (CPL 0) carry PERF_RECORD_MISC_KERNEL and their chain after
+ * PERF_CONTEXT_KERNEL.
+ *
+ * The program's mapping: hotspot (through libdwfl) places an executable ELF
+ * at its first PT_LOAD's page and requires it to equal the mapping's
+ * address - file offset, which holds when that segment starts the file, as
+ * ld lays out a static program (user/user.ld does). Debian's perf 6.1 then
+ * prints call chains' user addresses as file offsets (`perf script`: its
+ * "binary offset" for user DSOs, for its own recordings as for these) and
+ * the sampled IP (`perf script -G`) as the virtual address.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,8 +53,12 @@
 #include "host/record.h"
 
 #define PERF_MAGIC2      0x32454c4946524550ULL /* "PERFILE2" read as a little-endian u64 */
-#define HEADER_BUILD_ID   2                    /* feature bits (perf.data-file-format.txt) */
+#define HEADER_BUILD_ID   2                    /* feature bits ("perf.data format") */
+#define HEADER_HOSTNAME   3
+#define HEADER_OSRELEASE  4
+#define HEADER_ARCH       6
 #define HEADER_EVENT_DESC 12
+#define NFEATURES         5                    /* the ones written, above */
 #define NAME_ALIGN        64                   /* strings of feature sections are padded to this */
 #define PERF_PID          1000                 /* the program's pid; its tids are PERF_PID + CPU */
 #define MAX_SEGMENTS      8
@@ -155,6 +173,48 @@ static void write_mmap2(struct out *o, const struct segment *s, const char *path
 	put_string(o, path, 8);
 }
 
+/* The card kernel's image from System.map: its first symbol (perf's reference symbol) to its last. */
+struct kernel_map {
+	uint64_t start, end;
+	char ref[128];
+};
+
+/* Reads `path` (nm -n output) into *k; 0, or -1 if it cannot be read or holds no symbol. */
+static int kernel_map(const char *path, struct kernel_map *k)
+{
+	FILE *f = fopen(path, "r");
+	char line[512], type, name[128];
+	unsigned long long a;
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %127s", &a, &type, name) == 3 && n++ == 0) {
+			k->start = a;
+			strcpy(k->ref, name);
+		} else if (n) {
+			k->end = a;
+		}
+	fclose(f);
+	return n > 1 && k->end > k->start ? 0 : -1;
+}
+
+/* PERF_RECORD_MMAP of the kernel: pid -1 (perf's "[kernel.kallsyms]" machine), pgoff = the reference symbol's address. */
+static void write_kernel_mmap(struct out *o, const struct kernel_map *k)
+{
+	char name[sizeof("[kernel.kallsyms]") + sizeof(k->ref)];
+	size_t n = (size_t)snprintf(name, sizeof(name), "[kernel.kallsyms]%s", k->ref);
+	uint32_t ids[2] = { (uint32_t)-1, 0 };
+	uint64_t b[3] = { k->start, k->end - k->start, k->start };
+
+	put_header(o, PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL,
+		   sizeof(struct perf_event_header) + sizeof(ids) + sizeof(b) + (n + 1 + 7) / 8 * 8);
+	put(o, ids, sizeof(ids));
+	put(o, b, sizeof(b));
+	put_string(o, name, 8);
+}
+
 static void write_sample(struct out *o, const struct rec_header *h, const struct rec_sample *r)
 {
 	struct {
@@ -194,7 +254,7 @@ static struct perf_event_attr attr_of(const struct rec_header *h)
 	return a;
 }
 
-/* HEADER_BUILD_ID: one build_id_event (perf.data-file-format.txt) for the program; pid -1, the host. */
+/* HEADER_BUILD_ID: one build_id_event ("perf.data format") for the program; pid -1, the host. */
 static uint64_t write_build_ids(struct out *o, const struct rec_header *h)
 {
 	if (!h->build_id_len)
@@ -212,6 +272,15 @@ static uint64_t write_build_ids(struct out *o, const struct rec_header *h)
 	return size;
 }
 
+/* A perf_header_string ("perf.data format"): its padded length, then the string; the bytes written. */
+static uint64_t write_string_feature(struct out *o, const char *str)
+{
+	uint32_t len = (strlen(str) + 1 + NAME_ALIGN - 1) / NAME_ALIGN * NAME_ALIGN;
+
+	put(o, &len, sizeof(len));
+	return sizeof(len) + put_string(o, str, NAME_ALIGN);
+}
+
 /* HEADER_EVENT_DESC: the one event's attribute and name (the -e string), no IDs. */
 static uint64_t write_event_desc(struct out *o, const struct rec_header *h)
 {
@@ -227,19 +296,21 @@ static uint64_t write_event_desc(struct out *o, const struct rec_header *h)
 	return sizeof(head) + sizeof(a) + sizeof(nr_ids) + sizeof(len) + len;
 }
 
-int perf_convert(const char *in, const char *outpath)
+int perf_convert(const char *in, const char *outpath, const char *system_map)
 {
 	struct rec_header h;
 	struct rec_sample r;
-	uint64_t cpus[CPUSET_MAX / 64] = { 0 }, n = 0;
+	uint64_t cpus[CPUSET_MAX / 64] = { 0 }, n = 0, nkernel = 0;
 	int st;
 	FILE *f = rec_open(in, &h);
 
 	if (!f)
 		return 1;
-	while ((st = rec_next(f, in, &r)) == 1) /* first pass: the CPUs, whose tasks get a COMM */
+	while ((st = rec_next(f, in, &r)) == 1) { /* first pass: the CPUs, whose tasks get a COMM; kernel samples */
 		if (r.s.cpu < CPUSET_MAX)
 			cpus[r.s.cpu / 64] |= 1ULL << (r.s.cpu % 64);
+		nkernel += r.s.cpl == 0;
+	}
 	fclose(f);
 	if (st < 0)
 		return 1;
@@ -252,7 +323,8 @@ int perf_convert(const char *in, const char *outpath)
 	struct perf_file_attr fa = { .attr = attr_of(&h) };
 	fh.attrs = (struct perf_file_section){ sizeof(fh), sizeof(fa) };
 	fh.data.offset = sizeof(fh) + sizeof(fa);
-	fh.features[0] = 1ULL << HEADER_BUILD_ID | 1ULL << HEADER_EVENT_DESC;
+	fh.features[0] = 1ULL << HEADER_BUILD_ID | 1ULL << HEADER_HOSTNAME | 1ULL << HEADER_OSRELEASE |
+			 1ULL << HEADER_ARCH | 1ULL << HEADER_EVENT_DESC;
 	put(&o, &fh, sizeof(fh));
 	put(&o, &fa, sizeof(fa));
 
@@ -260,6 +332,12 @@ int perf_convert(const char *in, const char *outpath)
 	for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++)
 		if (cpus[cpu / 64] >> (cpu % 64) & 1)
 			write_comm(&o, cpu, comm);
+	struct kernel_map k = { 0 };
+	if (kernel_map(system_map, &k) == 0)
+		write_kernel_mmap(&o, &k);
+	else if (nkernel)
+		fprintf(stderr, "pmuctl: report: no kernel symbols from %s: its %llu kernel samples have no map in "
+			"perf.data\n", system_map, (unsigned long long)nkernel);
 	struct segment seg[MAX_SEGMENTS];
 	for (int i = 0, nseg = exec_segments(h.path, seg); i < nseg; i++)
 		write_mmap2(&o, &seg[i], h.path);
@@ -273,11 +351,19 @@ int perf_convert(const char *in, const char *outpath)
 	fh.data.size = ftell(o.f) - fh.data.offset;
 
 	/* The features: their sections' table, then each one's bytes, in bit order. */
-	struct perf_file_section feat[2];
+	struct perf_file_section feat[NFEATURES];
 	uint64_t at = fh.data.offset + fh.data.size + sizeof(feat);
 	put(&o, feat, sizeof(feat)); /* rewritten below */
-	feat[0] = (struct perf_file_section){ at, write_build_ids(&o, &h) };
-	feat[1] = (struct perf_file_section){ feat[0].offset + feat[0].size, write_event_desc(&o, &h) };
+	uint64_t sizes[NFEATURES]; /* written in this order: an initializer list's calls have none */
+	sizes[0] = write_build_ids(&o, &h);
+	sizes[1] = write_string_feature(&o, "pmuos card");
+	sizes[2] = write_string_feature(&o, "pmuos " PMUOS_VERSION);
+	sizes[3] = write_string_feature(&o, "x86_64"); /* KNC's x86-64 (k1om), as perf names it */
+	sizes[4] = write_event_desc(&o, &h);
+	for (int i = 0; i < NFEATURES; i++) {
+		feat[i] = (struct perf_file_section){ at, sizes[i] };
+		at += sizes[i];
+	}
 	if (fseek(o.f, fh.data.offset + fh.data.size, SEEK_SET) == 0)
 		put(&o, feat, sizeof(feat));
 	if (fseek(o.f, 0, SEEK_SET) == 0)

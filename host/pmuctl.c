@@ -95,6 +95,8 @@ static const struct cli_cmd commands[] = {
 	  .help = "sample every PERIOD events into a file, as perf record" },
 	{ .name = "report", .card = CLI_NO_CARD, .args = "", .opts = report_opts, .run = cmd_report,
 	  .help = "the hottest functions of a recording" },
+	{ .name = "annotate", .card = CLI_NO_CARD, .args = "FUNC", .opts = annotate_opts, .run = cmd_annotate,
+	  .help = "the source lines of function FUNC of a recording with their shares of its samples" },
 	{ .name = "run", .card = CLI_CARD, .program = 1, .args = "PROGRAM.elf [ARGS]", .opts = run_opts, .run = cmd_run,
 	  .help = "upload and run a program, show its output, exit with its status",
 	  .more = "Output streams ([rank N] before each line when there are several instances). Ctrl-C (or any "

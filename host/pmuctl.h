@@ -32,13 +32,14 @@ int cmd_console(struct card *c, int argc, char **argv);
 int cmd_stat(struct card *c, int argc, char **argv);
 int cmd_record(struct card *c, int argc, char **argv);
 int cmd_report(struct card *c, int argc, char **argv);
+int cmd_annotate(struct card *c, int argc, char **argv);
 /* stat.c: whether the arguments (from "stat" on) are just "stat -M list", which needs no card. */
 int stat_lists_metrics(int argc, char **argv);
 /* info.c: whether reset's arguments ask for a warm reset of a card with registers (host/boot.c's, no mailbox). */
 int reset_without_mailbox(int argc, char **argv);
 
 /* Each command's options (the command table's), in the command's file. */
-extern const struct cli_opt events_opts[], stat_opts[], record_opts[], report_opts[], run_opts[], reset_opts[];
+extern const struct cli_opt events_opts[], stat_opts[], record_opts[], report_opts[], annotate_opts[], run_opts[], reset_opts[];
 /* stat's paragraph for help and the man page. */
 extern const char stat_more[];
 

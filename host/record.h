@@ -52,7 +52,8 @@ int rec_next(FILE *f, const char *file, struct rec_sample *out);
 /* The build ID of ELF file `path` into id[0..REC_BUILD_ID_MAX): its length, 0 if it has none or cannot be read. */
 uint32_t rec_build_id(const char *path, uint8_t *id);
 
-/* perfdata.c: writes recording `in` as perf.data file `out`; pmuctl's exit status. */
-int perf_convert(const char *in, const char *out);
+/* perfdata.c: writes recording `in` as perf.data file `out`, the card's kernel mapped as System.map
+ * `system_map` spans; pmuctl's exit status. */
+int perf_convert(const char *in, const char *out, const char *system_map);
 
 #endif

@@ -8,18 +8,25 @@
 static struct region_total regions[REGIONS_MAX];
 static int nregions;
 
-/* One counter's field: a count or "sampling". Returns 0, or -1 if neither. */
-static int parse_count(const char *s, uint64_t *v, int *sampling)
+/*
+ * One counter's field after "calls N" or the counter before: ", WHAT V",
+ * WHAT its event's name (user/regions.c) or counterK, V a count or
+ * "sampling". Returns what follows it, or NULL if s is no such field.
+ */
+static const char *parse_counter(const char *s, uint64_t *v, int *sampling)
 {
+	const char *what = s + 2, *space = strchr(what, ' ');
 	char *end;
 
-	*sampling = strncmp(s, "sampling", 8) == 0;
+	if (strncmp(s, ", ", 2) || !space || space == what || memchr(what, ',', space - what))
+		return NULL;
+	*sampling = strncmp(space + 1, "sampling", 8) == 0;
 	if (*sampling)
-		return 0;
-	if (*s < '0' || *s > '9')
-		return -1;
-	*v = strtoull(s, &end, 10);
-	return end == s ? -1 : 0;
+		return space + 9;
+	if (space[1] < '0' || space[1] > '9')
+		return NULL;
+	*v = strtoull(space + 1, &end, 10);
+	return end;
 }
 
 /* The taking-turns fields after "calls N": ", enabled T, events V/R ...". Returns 0, or -1. */
@@ -62,18 +69,19 @@ int region_parse(const char *line, size_t len, struct region_total *r)
 		return 0;
 	memset(r, 0, sizeof(*r));
 	memcpy(r->name, buf + 7, calls - (buf + 7));
-	const char *c0 = strstr(calls, ", counter0 "), *c1 = strstr(calls, ", counter1 ");
 	char *end;
 	if (calls[8] < '0' || calls[8] > '9')
 		return 0;
 	r->calls = strtoull(calls + 8, &end, 10);
 	if (!strncmp(end, ", enabled ", 10))
 		return parse_turns(end, r) == 0;
-	if (!c0 || !c1 || end != c0 || parse_count(c0 + 11, &r->count[0], &r->sampling[0]) ||
-	    parse_count(c1 + 11, &r->count[1], &r->sampling[1]))
+	const char *s = parse_counter(end, &r->count[0], &r->sampling[0]);
+	if (!s || !(s = parse_counter(s, &r->count[1], &r->sampling[1])))
 		return 0;
-	r->open = strstr(c1, " (still open)") != NULL;
-	return 1;
+	r->open = strncmp(s, " (still open)", 13) == 0;
+	for (s += r->open ? 13 : 0; *s == '\r' || *s == '\n'; s++)
+		;
+	return !*s;
 }
 
 int regions_take_line(const char *line, size_t len)

@@ -14,12 +14,8 @@
 #include "host/pmuctl.h"
 #include "host/record.h"
 #include "host/srcline.h"
+#include "host/symbols.h"
 #include <pmuos/sample.h>
-
-struct sym {
-	uint64_t start, end;
-	char *name;
-};
 
 static int by_start(const void *a, const void *b)
 {
@@ -85,12 +81,8 @@ static void add_symtab(const char *path, Elf *e, Elf_Scn *scn, const GElf_Shdr *
 	}
 }
 
-/*
- * The program's function symbols (elfutils libelf), sorted by address. A
- * file that cannot be opened gives none (and a warning); one that is not
- * an ELF file, or a malformed one, is an error naming what is wrong.
- */
-static struct sym *load_symbols(const char *path, size_t *n)
+/* host/symbols.h */
+struct sym *load_symbols(const char *path, size_t *n)
 {
 	struct sym *syms = NULL;
 	size_t cap = 0;
@@ -186,15 +178,33 @@ static const char *symbol_at(const struct sym *syms, size_t n, uint64_t a)
 struct symbols {
 	struct sym *prog, *kernel;
 	size_t nprog, nkernel;
-	struct srclines *lines; /* --sort srcline or sym,srcline: the sampled line too */
+	struct srclines *dwarf; /* the program's DWARF, if it has any */
+	int lines;              /* --sort srcline or sym,srcline: the sampled line too */
 	int by_sym;             /* the sampled function (--sort sym, the default, or sym,srcline) */
+	int inlines;            /* --folded: the functions inlined at each frame, as frames "NAME_[i]" */
 };
 
-/* The function holding address a of a sample at privilege cpl; kernel ones as flame graphs' "NAME_[k]". */
+#define INLINE_DEPTH 8 /* inlined frames shown at one address, the innermost ones */
+
+/*
+ * The function holding address a of a sample at privilege cpl; kernel ones as
+ * flame graphs' "NAME_[k]"; with sy->inlines, user ones followed by the
+ * functions inlined there, outermost first, as ";NAME_[i]" (flamegraph.pl's
+ * mark of an inlined frame).
+ */
 static const char *frame_name(const struct symbols *sy, int cpl, uint64_t a, char *buf, size_t len)
 {
-	if (cpl)
+	const char *inl[INLINE_DEPTH];
+	int n;
+
+	if (cpl && (!sy->inlines || !(n = srcline_inlines(sy->dwarf, a, inl, INLINE_DEPTH))))
 		return symbol_at(sy->prog, sy->nprog, a);
+	if (cpl) {
+		size_t at = snprintf(buf, len, "%s", symbol_at(sy->prog, sy->nprog, a));
+		while (n-- > 0 && at < len)
+			at += snprintf(buf + at, len - at, ";%s_[i]", inl[n]);
+		return buf;
+	}
 	if (!sy->kernel)
 		return "[kernel]";
 	snprintf(buf, len, "%s_[k]", symbol_at(sy->kernel, sy->nkernel, a));
@@ -209,7 +219,7 @@ static void stack_of(const struct symbols *sy, const struct rec_sample *r, const
 	size_t at = 0;
 
 	if (sy->lines && r->s.cpl) {
-		const char *at_line = srcline_at(sy->lines, r->s.rip, line, sizeof(line));
+		const char *at_line = srcline_at(sy->dwarf, r->s.rip, line, sizeof(line));
 		snprintf(both, sizeof(both), "%s%s%s", sy->by_sym ? leaf : "", sy->by_sym ? " " : "", at_line);
 		leaf = both;
 	}
@@ -243,13 +253,8 @@ static void hex(const uint8_t *id, uint32_t len, char *out)
 	out[2 * len] = 0;
 }
 
-/*
- * The program file to take symbols from: the recorded absolute path, under
- * `symfs` if given (as perf's --symfs; else DIR/its base name). Exits
- * naming both build IDs if the file is not the program recorded (rebuilt
- * since): its symbols would name the wrong functions.
- */
-static const char *program_file(const struct rec_header *h, const char *symfs, char *buf, size_t len)
+/* host/symbols.h */
+const char *program_file(const struct rec_header *h, const char *symfs, char *buf, size_t len)
 {
 	const char *path = h->path, *base = strrchr(h->path, '/') ? strrchr(h->path, '/') + 1 : h->path;
 
@@ -342,7 +347,7 @@ int cmd_report(struct card *c, int argc, char **argv)
 	if (optind < argc)
 		return usage();
 	if (to_perf)
-		return perf_convert(file, to_perf);
+		return perf_convert(file, to_perf, kallsyms ? kallsyms : default_system_map(map, sizeof(map)));
 	int lines = !strcmp(sort, "srcline") || !strcmp(sort, "sym,srcline");
 	if (!lines && strcmp(sort, "sym")) {
 		fprintf(stderr, "pmuctl: report: --sort %s: should be sym, srcline or sym,srcline\n", sort);
@@ -354,8 +359,10 @@ int cmd_report(struct card *c, int argc, char **argv)
 		return 1;
 	struct symbols sy = { .by_sym = strcmp(sort, "srcline") != 0 };
 	sy.prog = load_symbols(program_file(&h, symfs, path, sizeof(path)), &sy.nprog);
-	if (lines)
-		sy.lines = srcline_open(program_file(&h, symfs, path, sizeof(path)));
+	sy.lines = lines;
+	sy.inlines = folded;
+	if (lines || folded) /* a program without DWARF: no lines (said), no inlined frames (not said) */
+		sy.dwarf = srcline_open(program_file(&h, symfs, path, sizeof(path)), !lines);
 	sy.kernel = load_system_map(kallsyms ? kallsyms : default_system_map(map, sizeof(map)), &sy.nkernel);
 	if (kallsyms && !sy.kernel)
 		fprintf(stderr, "pmuctl: report: no kernel symbols from %s: %s\n", kallsyms, strerror(errno));
@@ -382,7 +389,7 @@ int cmd_report(struct card *c, int argc, char **argv)
 		total++;
 	}
 	fclose(f);
-	srcline_close(sy.lines);
+	srcline_close(sy.dwarf);
 	if (st < 0)
 		return 1;
 	qsort(hits, nhits, sizeof(*hits), by_count);

@@ -7,6 +7,7 @@ static void nothing_bool(bool b) {}
 static void nothing_cpu(uint32_t cpu) {}
 static void nothing_exit(uint64_t first_kernel, uint64_t first_user) {}
 static void no_counts(struct pmuos_counts *c) { c->nev = 0; }
+static void no_events(struct pmuos_events *e) { e->nev = 0; }
 
 struct cpu_hooks cpu_hooks = {
 	.prepare = nothing_cpu,
@@ -18,6 +19,7 @@ struct cpu_hooks cpu_hooks = {
 	.idle_enter = nothing,
 	.idle_exit = nothing,
 	.counts = no_counts,
+	.events = no_events,
 };
 
 void cpu_hooks_set(const struct cpu_hooks *h)

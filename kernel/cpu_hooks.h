@@ -39,6 +39,8 @@ struct cpu_hooks {
 	void (*idle_exit)(void);
 	/* SYS_PMU_COUNTS: fills *c with the calling CPU's counts, interrupts off (include/pmuos/syscall.h). */
 	void (*counts)(struct pmuos_counts *c);
+	/* SYS_PMU_EVENT_NAMES: fills *e with the calling CPU's events' names, interrupts off (include/pmuos/syscall.h). */
+	void (*events)(struct pmuos_events *e);
 };
 
 /*

@@ -88,10 +88,25 @@ static int64_t sys_pmu_counts(struct percpu *p, struct task *t, const struct tra
 	return c.nev;
 }
 
+/* The same for the events' names. */
+static int64_t sys_pmu_events(struct percpu *p, struct task *t, const struct trap_frame *f)
+{
+	struct pmuos_events e = { 0 };
+
+	if (!vm_user_range_ok(t->as, f->rdi, sizeof(e), true))
+		return -PMUOS_EFAULT;
+	cli();
+	cpu_hooks.events(&e);
+	sti();
+	if (!vm_copy_to(t->as, f->rdi, &e, sizeof(e)))
+		return -PMUOS_EFAULT;
+	return e.nev;
+}
+
 static const syscall_fn syscalls[] = {
 	[SYS_WRITE] = sys_write,   [SYS_EXIT] = sys_exit, [SYS_SBRK] = sys_sbrk,
 	[SYS_GETCPU] = sys_getcpu, [SYS_RANK] = sys_rank, [SYS_TSC_HZ] = sys_tsc_hz,
-	[SYS_PMU_COUNTS] = sys_pmu_counts,
+	[SYS_PMU_COUNTS] = sys_pmu_counts, [SYS_PMU_EVENT_NAMES] = sys_pmu_events,
 };
 
 void syscall_dispatch(struct trap_frame *f)

@@ -5,6 +5,7 @@
  */
 #include "pmu/pmu.h"
 #include "pmu/internal.h"
+#include "pmu/events.h"
 #include "pmu/regs.h"
 #include "pmu/share.h"
 #include "kernel/boot.h"
@@ -151,6 +152,7 @@ static void pmu_rejoined(void)
 }
 
 static void pmu_task_counts(struct pmuos_counts *c);
+static void pmu_task_events(struct pmuos_events *e);
 
 /* What the core tells the PMU about each CPU (kernel/cpu_hooks.h). */
 static const struct cpu_hooks pmu_cpu_hooks = {
@@ -163,6 +165,7 @@ static const struct cpu_hooks pmu_cpu_hooks = {
 	.idle_enter = pmu_idle_enter,
 	.idle_exit = pmu_idle_exit,
 	.counts = pmu_task_counts,
+	.events = pmu_task_events,
 };
 
 /* ---- per-CPU operations: run on the CPU itself, interrupts off ---- */
@@ -286,6 +289,18 @@ static void pmu_task_counts(struct pmuos_counts *c)
 		c->value[e] = r.value[e];
 		c->running[e] = r.running_ticks[e];
 	}
+}
+
+/* SYS_PMU_EVENT_NAMES (kernel/cpu_hooks.h): the configured events' names, the list's while they take turns. */
+static void pmu_task_events(struct pmuos_events *e)
+{
+	struct pmu_cpu *pc = pmu_this();
+	const uint32_t *evtsel = pc && pc->mux.nev ? pc->mux.evtsel : pc ? pc->evtsel : NULL;
+
+	e->nev = !pc ? 0 : pc->mux.nev ? MIN(pc->mux.nev, PMUOS_COUNTS_MAX) : KNC_NUM_COUNTERS;
+	for (uint32_t i = 0; i < e->nev; i++)
+		if (evtsel[i])
+			knc_event_format(evtsel[i], e->name[i], sizeof(e->name[i]));
 }
 
 static void cpu_regs(struct pmu_cpu *pc)

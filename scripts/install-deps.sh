@@ -12,7 +12,7 @@ libcmocka-dev
 python3 python3-pytest python3-pexpect
 libpfm4-dev
 libdw-dev libelf-dev
-linux-libc-dev linux-perf
+linux-libc-dev linux-perf hotspot
 libjson-c-dev libedit-dev
 newlib-source glibc-source
 clang libclang-rt-14-dev

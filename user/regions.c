@@ -18,8 +18,9 @@
  * they do not. The host scales each event by enabled / running, as stat.
  *
  * The report is one line per region, read by people and by `pmuctl stat`
- * (host/regions.c):
- *   region NAME: calls N, counter0 V|sampling, counter1 V|sampling[ (still open)]
+ * (host/regions.c), each counter named by its event (SYS_PMU_EVENT_NAMES, asked
+ * once with the counts), or counterK if it has none:
+ *   region NAME: calls N, EVENT0 V|sampling, EVENT1 V|sampling[ (still open)]
  *   region NAME: calls N, enabled T, events V/R V/R ...[ (still open)]
  * the second while the events take turns: V events in R TSC ticks on a
  * counter of T the region ran, per event in the order of the list.
@@ -43,6 +44,7 @@ struct region {
 static struct region regions[PMU_REGIONS];
 static int nregions, registered;
 static int turns; /* the events taking turns, 0: RDPMC (asked at the first region) */
+static struct pmuos_events events; /* the counters' events' names (asked at the first region) */
 
 static void report_turns(const struct region *r)
 {
@@ -57,19 +59,22 @@ static void report(void)
 {
 	for (int i = 0; i < nregions; i++) {
 		struct region *r = &regions[i];
-		char v[2][24];
 		if (turns) {
 			report_turns(r);
 			continue;
 		}
+		printf("region %s: calls %llu", r->name, (unsigned long long)r->calls);
 		for (int k = 0; k < 2; k++) {
-			if (r->sampled[k])
-				snprintf(v[k], sizeof(v[k]), "sampling");
+			if (events.name[k][0])
+				printf(", %s ", events.name[k]);
 			else
-				snprintf(v[k], sizeof(v[k]), "%llu", (unsigned long long)r->count[k]);
+				printf(", counter%d ", k);
+			if (r->sampled[k])
+				printf("sampling");
+			else
+				printf("%llu", (unsigned long long)r->count[k]);
 		}
-		printf("region %s: calls %llu, counter0 %s, counter1 %s%s\n", r->name, (unsigned long long)r->calls,
-		       v[0], v[1], r->open ? " (still open)" : "");
+		printf("%s\n", r->open ? " (still open)" : "");
 	}
 }
 
@@ -86,6 +91,8 @@ static struct region *find(const char *name)
 		struct pmuos_counts c;
 		int n = pmuos_pmu_counts(&c);
 		turns = n > 0 && n <= PMUOS_COUNTS_MAX ? n : 0;
+		if (pmuos_pmu_events(&events) < 0)
+			memset(&events, 0, sizeof(events));
 		atexit(report);
 	}
 	regions[nregions].name = name;

@@ -82,6 +82,7 @@ int pmuos_rank(void) { return (uint32_t)sys3(SYS_RANK, 0, 0, 0); }
 int pmuos_nranks(void) { return (uint64_t)sys3(SYS_RANK, 0, 0, 0) >> 32; }
 uint64_t pmuos_tsc_hz(void) { return sys3(SYS_TSC_HZ, 0, 0, 0); }
 int pmuos_pmu_counts(struct pmuos_counts *c) { return sys3(SYS_PMU_COUNTS, (long)c, 0, 0); }
+int pmuos_pmu_events(struct pmuos_events *e) { return sys3(SYS_PMU_EVENT_NAMES, (long)e, 0, 0); }
 
 /* The clock: the TSC since the card started (RDTSC works in Ring 3). */
 int gettimeofday(struct timeval *tv, void *tz __attribute__((unused)))

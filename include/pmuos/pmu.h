@@ -56,5 +56,8 @@ uint64_t pmuos_tsc_hz(void);
 /* The CPU's counts while its events take turns (SYS_PMU_COUNTS, <pmuos/syscall.h>): nev, 0 when they do not. */
 struct pmuos_counts;
 int pmuos_pmu_counts(struct pmuos_counts *c);
+/* The names of the CPU's events (SYS_PMU_EVENT_NAMES, <pmuos/syscall.h>): nev, or -EFAULT. */
+struct pmuos_events;
+int pmuos_pmu_events(struct pmuos_events *e);
 
 #endif

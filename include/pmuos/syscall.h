@@ -13,6 +13,7 @@
 #define SYS_RANK    5 /* () -> rank | nranks << 32 (SPMD launch) */
 #define SYS_TSC_HZ  6 /* () -> TSC ticks per second */
 #define SYS_PMU_COUNTS 7 /* (struct pmuos_counts *) -> its nev, or -EFAULT */
+#define SYS_PMU_EVENT_NAMES 8 /* (struct pmuos_events *) -> its nev, or -EFAULT */
 
 #include <stdint.h>
 #include <pmuos/mailbox.h>
@@ -30,6 +31,19 @@ struct pmuos_counts {
 	uint64_t enabled;                   /* ticks the counters were started */
 	uint64_t value[PMUOS_COUNTS_MAX];   /* events so far, the live counter's part included */
 	uint64_t running[PMUOS_COUNTS_MAX]; /* ticks the event was on a counter */
+};
+
+/*
+ * SYS_PMU_EVENT_NAMES: the names of the calling CPU's configured events, as
+ * `pmu set` and pmuctl take them (pmu/events.c, knc_event_format): counter
+ * 0 and 1 (nev = 2; "" for a counter without an event), or while the events
+ * take turns the list, in its order. For named regions' report lines.
+ */
+#define PMUOS_EVENT_NAME 48
+struct pmuos_events {
+	uint32_t nev;
+	uint32_t reserved;
+	char name[PMUOS_COUNTS_MAX][PMUOS_EVENT_NAME];
 };
 
 /* User virtual memory (PML4 slot 1): programs are linked inside it. */

@@ -15,6 +15,7 @@ from conftest import BUILD, ROOT, Card
 PMUCTL = os.path.join(BUILD, "pmuctl")
 USER = os.path.join(BUILD, "user")
 PERF = "/usr/bin/perf"
+HOTSPOT_PARSER = "/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser"  # Debian's hotspot
 FRAMES_MAX = 16  # PMU_CALLCHAIN_MAX, include/pmuos/sample.h
 
 
@@ -54,10 +55,23 @@ def perf(*args):
     return p.stdout
 
 
-def test_folded_stacks_match_the_known_instruction_split(card, tmp_path):
+@pytest.fixture(scope="module")
+def calls_data(card, tmp_path_factory):
+    """calls 1000000 recorded with -g every 20000 instructions: (recording, samples)."""
+    data, n, _ = record(card, tmp_path_factory.mktemp("calls"), "calls", 20000, "1000000")
+    return data, n
+
+
+def source_line(text):
+    """The number and text of the line of user/programs/calls.c holding `text`."""
+    with open(os.path.join(ROOT, "user", "programs", "calls.c")) as f:
+        return next((i, l.rstrip("\n")) for i, l in enumerate(f, 1) if text in l)
+
+
+def test_folded_stacks_match_the_known_instruction_split(calls_data):
     """calls: of its 20 x UNIT instructions of work b runs 50 %, a 20 %, c 30 %
     (user/programs/calls.c); the stacks' shares match within 2 % of all samples."""
-    data, n, _ = record(card, tmp_path, "calls", 20000, "1000000")
+    data, n = calls_data
     stacks = folded(data)
     assert sum(stacks.values()) == n
     want = {"calls.elf;_start;main;a;b": 0.50, "calls.elf;_start;main;a": 0.20, "calls.elf;_start;main;c": 0.30}
@@ -65,19 +79,82 @@ def test_folded_stacks_match_the_known_instruction_split(card, tmp_path):
         assert abs(stacks.get(stack, 0) / n - share) < 0.02, (stack, stacks)
     assert sum(stacks.get(s, 0) for s in want) / n > 0.98, stacks
     # The hot loop's line: b's SPIN, half of the samples (the source line read from calls.c itself).
-    with open(os.path.join(ROOT, "user", "programs", "calls.c")) as f:
-        line = next(i for i, l in enumerate(f, 1) if "SPIN(5 * unit)" in l)
+    line, _ = source_line("SPIN(5 * unit)")
     for sort, name in (("srcline", f"calls.c:{line}"), ("sym,srcline", f"b calls.c:{line}")):
         p = subprocess.run([PMUCTL, "report", "-i", str(data), "--sort", sort], capture_output=True, text=True)
         top = re.search(r"^\s+([\d.]+)%\s+(.+)$", p.stdout, re.M)
         assert top and top[2] == name and abs(float(top[1]) - 50) < 2, p.stdout
 
 
-def test_perf_reads_matmul_with_its_call_chains(card, tmp_path):
-    data, n, _ = record(card, tmp_path, "matmul", 10000, "64", lost_ok=True)
-    out = tmp_path / "perf.data"
+@pytest.fixture(scope="module")
+def matmul_perf(card, tmp_path_factory):
+    """matmul 64 recorded with -g and converted to perf.data: (perf.data, samples)."""
+    tmp = tmp_path_factory.mktemp("matmul")
+    data, n, _ = record(card, tmp, "matmul", 10000, "64", lost_ok=True)
+    out = tmp / "perf.data"
     p = subprocess.run([PMUCTL, "report", "-i", str(data), "--to-perf", str(out)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
+    return out, n
+
+
+def text_symbols(elf):
+    """The function symbols of `elf` (nm -n): [(address, name)] in address order."""
+    nm = subprocess.run(["nm", "-n", elf], capture_output=True, text=True, check=True).stdout
+    return [(int(a, 16), name) for a, t, name in (l.split() for l in nm.splitlines() if len(l.split()) == 3)
+            if t in "tT"]
+
+
+def test_annotate_gives_a_functions_lines_their_shares(calls_data):
+    """annotate a: a's own samples (20 % of all) are all on its loop's line, shown with its
+    text from calls.c; a's other lines (the call of b among them) have none."""
+    data, n = calls_data
+    p = subprocess.run([PMUCTL, "annotate", "-i", str(data), "a"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    m = re.match(r"# a: (\d+) of (\d+) samples", p.stdout)
+    assert m and int(m[2]) == n and abs(int(m[1]) / n - 0.20) < 0.02, p.stdout
+    rows = re.findall(r"^ *([\d.]+%)? +(\d+)  (.*)$", p.stdout, re.M)
+    loop, text = source_line("SPIN(2 * unit)")
+    call, _ = source_line("b(unit);")
+    shares = {int(line): (share, src) for share, line, src in rows}
+    assert shares[loop][1] == text and float(shares[loop][0][:-1]) > 98, p.stdout
+    assert call in shares and sum(1 for share, _ in shares.values() if share) == 1, p.stdout
+    assert source_line("SPIN(5 * unit)")[0] not in shares, p.stdout
+    p = subprocess.run([PMUCTL, "annotate", "-i", str(data), "nosuch"], capture_output=True, text=True)
+    assert p.returncode == 1 and "calls.elf has no function nosuch" in p.stderr, p.stderr
+
+
+INLINED = r"""
+#define SPIN(n) do { unsigned long k_ = (n); __asm__ volatile("1: dec %0\n\tjnz 1b" : "+r"(k_)); } while (0)
+static inline __attribute__((always_inline)) void inner(unsigned long n) { SPIN(n); }
+static void __attribute__((noinline)) outer(unsigned long n) { inner(3 * n); SPIN(n); }
+int main(void) { outer(1000000); return 0; }
+"""
+
+
+def test_inlined_frames_in_stacks(card, tmp_path):
+    """A function inlined into another (DWARF's DW_TAG_inlined_subroutine) is a frame of
+    its own in --folded stacks, "inner_[i]", with its loop's 3/4 of the work; srcline
+    names its line."""
+    src = tmp_path / "inl.c"
+    src.write_text(INLINED)
+    elf = tmp_path / "inl.elf"
+    subprocess.run([os.path.join(BUILD, "bin", "pmuos-cc"), "-O2", "-g", "-o", str(elf), str(src)], check=True)
+    data = tmp_path / "inl.data"
+    p = pmuctl(card, "record", "-g", "-e", "INSTRUCTIONS_EXECUTED:u", "-c", "20000", "-C", "1", "-o", str(data),
+               "--", str(elf))
+    assert p.returncode == 0, p.stderr
+    stacks = folded(data)
+    n = sum(stacks.values())
+    assert abs(stacks.get("inl.elf;_start;main;outer;inner_[i]", 0) / n - 0.75) < 0.02, stacks
+    assert abs(stacks.get("inl.elf;_start;main;outer", 0) / n - 0.25) < 0.02, stacks
+    line = next(i for i, l in enumerate(INLINED.splitlines(), 1) if "void inner" in l)
+    p = subprocess.run([PMUCTL, "report", "-i", str(data), "--sort", "srcline"], capture_output=True, text=True)
+    top = re.search(r"^\s+([\d.]+)%\s+(.+)$", p.stdout, re.M)
+    assert top and top[2] == f"inl.c:{line}" and abs(float(top[1]) - 75) < 2, p.stdout
+
+
+def test_perf_reads_matmul_with_its_call_chains(matmul_perf):
+    out, n = matmul_perf
     # Self time (no children): the soft-float helpers multiply_row calls and multiply_row itself.
     rep = perf("report", "-i", str(out), "--stdio", "--no-children", "--sort", "sym", "-g", "none")
     rows = re.findall(r"^\s+([\d.]+)%\s+\[\.\]\s+(\S+)", rep, re.M)
@@ -94,6 +171,41 @@ def test_perf_reads_matmul_with_its_call_chains(card, tmp_path):
     assert len(stacks) == n
     hot = [s for s in stacks if "__muldf3" in s.splitlines()[1]]
     assert hot and all(re.search(r"multiply_row\n.*main\n", s) for s in hot), stacks[:3]
+
+
+def test_perf_script_addresses_are_the_programs(matmul_perf):
+    """perf script -G prints each sample's IP: the virtual address, inside the function nm
+    gives for it. In call chains Debian's perf 6.1 prints a user address as its offset in
+    the file (as for its own recordings): the address less the text segment's
+    p_vaddr - p_offset (readelf), inside the same function."""
+    out, n = matmul_perf
+    elf = os.path.join(USER, "matmul.elf")
+    starts = {}
+    for a, name in text_symbols(elf):  # aliases (__eqdf2, __nedf2) share an address
+        starts.setdefault(a, set()).add(name)
+    bounds = sorted(starts) + [1 << 64]
+    def holds(addr, sym):
+        return any(a <= addr < b and sym in starts[a] for a, b in zip(bounds, bounds[1:]))
+    ips = re.findall(r"^\s*([0-9a-f]+) (\S+)$", perf("script", "-i", str(out), "-G", "-F", "ip,sym"), re.M)
+    assert len(ips) == n and not [(ip, sym) for ip, sym in ips if not holds(int(ip, 16), sym)], ips[:5]
+    phdrs = subprocess.run(["readelf", "-lW", elf], capture_output=True, text=True, check=True).stdout
+    off, vaddr = re.findall(r"LOAD\s+0x([0-9a-f]+) 0x([0-9a-f]+) .* R E ", phdrs)[0]
+    shift = int(vaddr, 16) - int(off, 16)
+    frames = re.findall(r"^\s+([0-9a-f]+) (\S+)$", perf("script", "-i", str(out), "-F", "ip,sym"), re.M)
+    assert len(frames) > n and not [(a, sym) for a, sym in frames if not holds(int(a, 16) + shift, sym)], frames[:5]
+
+
+def test_hotspot_reads_matmul(matmul_perf):
+    """Hotspot's parser (Debian's hotspot) reads the file without a warning and names
+    multiply_row in its output (a binary stream: the name's bytes are in it)."""
+    out, _ = matmul_perf
+    parsed = out.parent / "hotspot.out"
+    p = subprocess.run([HOTSPOT_PARSER, "--input", str(out), "--output", str(parsed)], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, QT_MESSAGE_PATTERN="%{type}: %{message}"))
+    assert p.returncode == 0, p.stderr
+    bad = [l for l in p.stderr.splitlines() if not l.startswith(("debug:", "info:"))]
+    assert not bad, p.stderr
+    assert b"multiply_row" in parsed.read_bytes()
 
 
 def test_a_hostile_stack_ends_the_walk_not_the_card(card, tmp_path):
@@ -184,3 +296,13 @@ def test_kernel_samples_are_named_from_system_map(card, tmp_path):
     chains = [s.split(";")[1:] for s in folded(data) if s.endswith("_[k]")]
     assert all(f.endswith("_[k]") and f[:-4] in text for c in chains for f in c), chains
     assert max(len(c) for c in chains) >= 2, chains
+    # perf.data maps the kernel as perf maps the host's: perf names its samples from the
+    # same System.map, or from the kernel ELF, with the shares pmuctl gives.
+    out = tmp_path / "perf.data"
+    p = subprocess.run([PMUCTL, "report", "-i", str(data), "--to-perf", str(out)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    ours = dict((name, float(pc)) for pc, name in re.findall(r"^\s+([\d.]+)%\s+(\S+)_\[k\]$", rep.stdout, re.M))
+    for source in (("--kallsyms", os.path.join(BUILD, "System.map")), ("--vmlinux", os.path.join(BUILD, "kernel.elf"))):
+        rep_perf = perf("report", "-i", str(out), *source, "--stdio", "--no-children", "--sort", "sym", "-g", "none")
+        theirs = dict((name, float(pc)) for pc, name in re.findall(r"^\s+([\d.]+)%\s+\[k\]\s+(\S+)$", rep_perf, re.M))
+        assert theirs.keys() == ours.keys() and all(abs(theirs[k] - ours[k]) < 0.01 for k in ours), (source, rep_perf)

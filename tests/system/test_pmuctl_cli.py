@@ -12,7 +12,7 @@ import pytest
 from conftest import BUILD, ROOT, Card
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
-COMMANDS = ["info", "events", "stat", "record", "report", "run", "ping", "reset", "boot", "console", "help"]
+COMMANDS = ["info", "events", "stat", "record", "report", "annotate", "run", "ping", "reset", "boot", "console", "help"]
 NO_CARD = dict(os.environ, PMUOS_CARD="nosuch-card-for-help")
 
 

@@ -153,9 +153,9 @@ def test_a_sampling_counter_is_reported_never_counted(card):
     output as it is), never the 40-bit reload value as a count."""
     p = pmuctl(card, "record", "-e", "INSTRUCTIONS_EXECUTED:u", "-c", "1000", "-o", os.devnull, "--", PROG)
     line = re.search(r"region sum: .*", p.stdout).group(0)
-    assert line.startswith("region sum: calls 3, counter0 sampling,"), line
+    assert line.startswith("region sum: calls 3, INSTRUCTIONS_EXECUTED:u sampling, counter1 "), line
     lines = [x for x in p.stdout.splitlines() if x.startswith("region ")]
-    assert len(lines) == 3 and all("counter0 sampling," in x for x in lines), p.stdout
+    assert len(lines) == 3 and all("INSTRUCTIONS_EXECUTED:u sampling," in x for x in lines), p.stdout
 
 
 def screenshot(path, tmp_path, size=(1200, 700)):
@@ -215,10 +215,27 @@ def test_plot_needs_intervals(card, tmp_path):
 
 
 def test_counts_call_refuses_bad_pointers(card):
-    """SYS_PMU_COUNTS with NULL, a kernel address, an unmapped page, read-only
-    text and a record past the stack's top: -EFAULT each (user/programs/badcounts.c),
-    the card still serves; a good pointer gets -M L1's six events."""
+    """SYS_PMU_COUNTS and SYS_PMU_EVENT_NAMES with NULL, a kernel address, an unmapped page,
+    read-only text and a record past the stack's top: -EFAULT each
+    (user/programs/badcounts.c), the card still serves; a good pointer gets -M L1's six
+    events, and their names, as stat's table names them."""
     p = pmuctl(card, "stat", "-M", "L1", "--", os.path.join(USER, "badcounts.elf"))
     assert [l for l in p.stdout.splitlines() if l.startswith(("bad", "good"))] == \
-        [f"bad {i}: -14" for i in range(5)] + ["good: 6"], p.stdout
+        [f"bad {i}: -14 -14" for i in range(5)] + ["good: 6"], p.stdout
+    names = re.search(r"^events: 6 (.*)$", p.stdout, re.M)[1].split()
+    assert len(set(names)) == 6 and all(re.search(rf" {n}( |$)", p.stderr, re.M) for n in names), (names, p.stderr)
     pmuctl(card, "stat", "-e", "INSTRUCTIONS_EXECUTED:u", "--", os.path.join(USER, "hello.elf"))
+
+
+def test_the_shells_region_lines_name_their_events(card):
+    """A program run from the shell prints each region's counters by their events' names
+    (SYS_PMU_EVENT_NAMES: the card's EvtSel -> name), counterK for one without an event."""
+    for line in ("pmu set 1 0 INSTRUCTIONS_EXECUTED:u", "pmu start 1"):
+        assert card.cmd(line).strip() == "", line
+    out = card.cmd("run regions on 1", timeout=60)
+    card.cmd("pmu stop 1")
+    card.cmd("pmu set 1 0 none")
+    lines = [l for l in out.splitlines() if l.startswith("region ")]
+    assert sorted(l.split(":")[0][7:] for l in lines) == sorted(CALLS), out
+    for l in lines:
+        assert re.fullmatch(r"region \w+: calls \d+, INSTRUCTIONS_EXECUTED:u \d+, counter1 \d+", l.strip()), out

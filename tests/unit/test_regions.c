@@ -35,6 +35,14 @@ static void test_parse_counts(void **state)
 	assert_int_equal(r.sampling[1], 0);
 	assert_int_equal(r.count[1], 7);
 	assert_int_equal(r.open, 1);
+	/* Counters named by their events (SYS_PMU_EVENT_NAMES), as the program prints them with events set. */
+	assert_int_equal(parse("region loop: calls 2, INSTRUCTIONS_EXECUTED:u 800027, DATA_READ_MISS:c=2 sampling\n", &r), 1);
+	assert_string_equal(r.name, "loop");
+	assert_int_equal(r.calls, 2);
+	assert_int_equal(r.count[0], 800027);
+	assert_int_equal(r.sampling[0], 0);
+	assert_int_equal(r.sampling[1], 1);
+	assert_int_equal(r.open, 0);
 }
 
 static void test_parse_refuses_other_lines(void **state)
@@ -47,6 +55,9 @@ static void test_parse_refuses_other_lines(void **state)
 	assert_int_equal(parse("region x: calls one, counter0 1, counter1 2\n", &r), 0);
 	assert_int_equal(parse("region x: calls 1, counter1 2\n", &r), 0);
 	assert_int_equal(parse("hello region x: calls 1, counter0 1, counter1 2\n", &r), 0);
+	assert_int_equal(parse("region x: calls 1, counter0 1, counter1 2 and more\n", &r), 0);
+	assert_int_equal(parse("region x: calls 1, counter0 1, 2\n", &r), 0);
+	assert_int_equal(parse("region x: calls 1, counter0 1, counter1 2, counter2 3\n", &r), 0);
 }
 
 static void test_table_adds_ranks_and_names_events(void **state)

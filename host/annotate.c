@@ -1,0 +1,161 @@
+/*
+ * pmuctl annotate FUNC: the source lines of one function of a recording
+ * with their share of its samples, as perf annotate --stdio shows them
+ * beside the source. The function's bytes from its ELF symbol (host/symbols.h),
+ * each sample's line and the function's line span from the program's DWARF
+ * line table (host/srcline.c, libdw); the text from the source file the
+ * line table names. Lines of other files (code inlined from a header) are
+ * listed after, by file:line.
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "host/pmuctl.h"
+#include "host/record.h"
+#include "host/srcline.h"
+#include "host/symbols.h"
+
+struct line_hits {
+	const char *file; /* srcline's: valid while the line tables are open */
+	int line;
+	uint64_t count;
+};
+
+/* Counts one sample at file:line in *hits (grown as needed); -1 if out of memory. */
+static int count_line(struct line_hits **hits, size_t *n, const char *file, int line)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*hits)[i].line == line && !strcmp((*hits)[i].file, file))
+			return (int)++(*hits)[i].count;
+	struct line_hits *more = realloc(*hits, (*n + 1) * sizeof(**hits));
+	if (!more)
+		return -1;
+	*hits = more;
+	more[(*n)++] = (struct line_hits){ file, line, 1 };
+	return 1;
+}
+
+static uint64_t hits_at(const struct line_hits *hits, size_t n, const char *file, int line)
+{
+	for (size_t i = 0; i < n; i++)
+		if (hits[i].line == line && !strcmp(hits[i].file, file))
+			return hits[i].count;
+	return 0;
+}
+
+/* Lines first..last of `file` with their shares of `total`; the text if the file can be read. */
+static void print_source(const char *file, const char *path, int first, int last, const struct line_hits *hits,
+			 size_t n, uint64_t total)
+{
+	FILE *f = fopen(path, "r");
+	char text[1024];
+	int line = 0;
+
+	if (!f)
+		fprintf(stderr, "pmuctl: annotate: %s cannot be read: lines without their text\n", path);
+	printf("# %s\n", path);
+	while (++line <= last) {
+		int have = f && fgets(text, sizeof(text), f);
+		if (have && !strchr(text, '\n')) { /* a longer line: the rest is not shown */
+			int ch;
+			while ((ch = fgetc(f)) != EOF && ch != '\n')
+				;
+		} else if (have) {
+			*strchr(text, '\n') = 0;
+		}
+		if (line < first)
+			continue;
+		uint64_t c = hits_at(hits, n, file, line);
+		if (c)
+			printf("%8.2f%%  %5d  %s\n", 100.0 * c / total, line, have ? text : "");
+		else
+			printf("%9s  %5d  %s\n", "", line, have ? text : "");
+	}
+	if (f)
+		fclose(f);
+}
+
+enum { OPT_SYMFS = 256 };
+
+const struct cli_opt annotate_opts[] = {
+	{ "input", 'i', "FILE", "the recording (default pmuos.data)" },
+	{ "symfs", OPT_SYMFS, "DIR", "look for the recorded program under DIR, as perf's --symfs" },
+	{ 0 },
+};
+
+int cmd_annotate(struct card *c, int argc, char **argv)
+{
+	const char *file = "pmuos.data", *symfs = NULL;
+	char path[8192];
+	int o;
+
+	(void)c;
+	while ((o = cli_next(argc, argv)) != -1) {
+		if (o == 'i')
+			file = optarg;
+		else if (o == OPT_SYMFS)
+			symfs = optarg;
+	}
+	if (optind != argc - 1)
+		return usage();
+	const char *func = argv[optind];
+	struct rec_header h;
+	FILE *f = rec_open(file, &h);
+	if (!f)
+		return 1;
+	const char *prog = program_file(&h, symfs, path, sizeof(path));
+	size_t nsyms, i;
+	struct sym *syms = load_symbols(prog, &nsyms);
+	for (i = 0; i < nsyms && strcmp(syms[i].name, func); i++)
+		;
+	if (i == nsyms) {
+		fprintf(stderr, "pmuctl: annotate: %s has no function %s\n", prog, func);
+		fclose(f);
+		return 1;
+	}
+	struct sym fn = syms[i];
+	struct srclines *lines = srcline_open(prog, 0);
+	struct line_hits *hits = NULL;
+	size_t nhits = 0;
+	uint64_t total = 0, in_fn = 0, unknown = 0;
+	struct rec_sample r;
+	int st;
+	while ((st = rec_next(f, file, &r)) == 1) {
+		total++;
+		if (!r.s.cpl || r.s.rip < fn.start || r.s.rip >= fn.end)
+			continue;
+		const char *src;
+		int line;
+		in_fn++;
+		if (srcline_lookup(lines, r.s.rip, &src, &line) != 0)
+			unknown++;
+		else if (count_line(&hits, &nhits, src, line) < 0) {
+			fprintf(stderr, "pmuctl: annotate: out of memory for %zu lines\n", nhits);
+			return 1;
+		}
+	}
+	fclose(f);
+	if (st < 0)
+		return 1;
+	printf("# %s: %llu of %llu samples (%.2f%%) of %s every %llu events; program %s\n", func,
+	       (unsigned long long)in_fn, (unsigned long long)total, total ? 100.0 * in_fn / total : 0.0, h.event,
+	       (unsigned long long)h.period, h.path);
+	printf("# Percent   Line  Source\n");
+	const char *src = NULL;
+	int line, first, last;
+	if (srcline_lookup(lines, fn.start, &src, &line) == 0 && srcline_span(lines, fn.start, fn.end, src, &first,
+									       &last) == 0)
+		print_source(src, srcline_path(lines, fn.start, src, path, sizeof(path)), first, last, hits, nhits,
+			     in_fn ? in_fn : 1);
+	for (size_t k = 0; k < nhits; k++) /* lines of other files: inlined code */
+		if (!src || strcmp(hits[k].file, src))
+			printf("%8.2f%%  %s:%d\n", 100.0 * hits[k].count / in_fn, hits[k].file, hits[k].line);
+	if (unknown)
+		printf("%8.2f%%  [unknown]\n", 100.0 * unknown / in_fn);
+	free(hits);
+	srcline_close(lines);
+	return in_fn ? 0 : 1;
+}
