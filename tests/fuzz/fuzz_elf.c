@@ -127,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_description(&im, len);
 
 	page_double_reset(budget);
-	uint64_t as = elf_load(img, &im, limit, err, sizeof(err));
+	uint64_t as = elf_load(img, &im, 0, limit, err, sizeof(err));
 	if (!as) {
 		check(err[0] && memchr(err, 0, sizeof(err)) && page_double_in_use() == 0);
 		return 0;

@@ -349,7 +349,7 @@ def test_kernel_code_from_the_other_core(card):
     # Kernel code core 0 ran last (the loader's, on CPU 0) is in its L2; core 1's L2 is
     # emptied first (memtest's 1 MiB scratch buffer, on CPU 5): the kernel on CPU 4 then
     # fetches some of that code from core 0's L2. No user code can come from there: each
-    # task has its own copy of its program.
+    # launch has its own copy of its program (docs/design.md §6).
     run(card, "walk 64 8 1", 5)
     assert whole_run(card, 4, "L2_CODE_READ_MISS_CACHE_FILL:k", "branches 2") > 0
 
