@@ -28,8 +28,9 @@
  * vCPUs in turn on one host thread and a loaded host (load 20-30 on 2
  * cores), rings stopped reaching the card for 20 s, its clock ran 1 ms per
  * host second, and once 243 tasks started it stood still for over 10 s
- * (QEMU busy outside guest code: most likely translating each task's own
- * copy of the program).
+ * (QEMU busy outside guest code: flushing every vCPU's jump cache for each
+ * block of the code pages it reused, when each task had its own copy of the
+ * program; a launch now shares one, docs/design.md §6).
  */
 #define STALE_MS     30000
 /* However the card's clock goes, a call gives up after this many times its time (host time): */
