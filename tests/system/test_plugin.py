@@ -449,9 +449,9 @@ def test_self_modifying_code_keeps_qemus_memory_bounded(card_factory):
     exact = region(c, 1, "DATA_READ:u", "DATA_WRITE:u", "ops 64")
     assert "exit status 0" in c.cmd("run smc 2000 on 1", timeout=60)  # the records of everything else made
     start = qemu_rss_mib(c)
-    c.child.send("run smc 120000 on 1\r")  # about 25 s
+    c.child.send("run smc 120000 on 1\r")  # about 25 s on an idle host, 38 to over 45 on a loaded one
     samples, ended = [], False
-    while not ended and len(samples) < 45:
+    while not ended and len(samples) < 120:
         try:
             c.wait_prompt(1)
             ended = True
