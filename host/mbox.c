@@ -24,7 +24,7 @@
 /*
  * A card whose heartbeat does not move for this long (host ms) has stopped.
  * Every ring of pmuctl's (one each BELL_WAIT_MS while it waits), every timer
- * poll and every program copy a RUN loads moves it. Under QEMU with 244
+ * poll and every task address space a RUN builds moves it. Under QEMU with 244
  * vCPUs in turn on one host thread and a loaded host (load 20-30 on 2
  * cores), rings stopped reaching the card for 20 s, its clock ran 1 ms per
  * host second, and once 243 tasks started it stood still for over 10 s
