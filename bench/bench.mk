@@ -26,6 +26,7 @@ bench: deps
 	$(PYTHON) bench/callchain.py
 	$(PYTHON) bench/plugin.py
 	$(PYTHON) bench/softfloat.py
+	$(PYTHON) bench/fullcard.py
 
 # Issue 23's must-show 3, apart from `make bench` (about 10 minutes at RUNS=50):
 # the same SPFLT region over and over while the host keeps the card busy, its
@@ -33,14 +34,3 @@ bench: deps
 determinism: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/test/memtest-linux
 	$(PYTHON) bench/determinism.py
-
-# Issue 23.10, apart from `make test` and `make bench` until it passes every
-# time: a 244-thread card's `pmuctl run`/`stat -C 1-243` (tests/system/
-# test_full_card.py, minutes under QEMU), then 243 x hello beside 63 x hello
-# (bench/fullcard.py).
-fullcard: deps
-	@$(MAKE) --no-print-directory all
-	PMUOS_FULL_CARD=1 $(PYTHON) -m pytest -p no:cacheprovider -v tests/system/test_full_card.py
-	$(PYTHON) bench/fullcard.py
-
-.PHONY: fullcard

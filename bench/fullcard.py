@@ -39,8 +39,7 @@ def dialogue(g):
 
 
 def main():
-    # PLUGIN=0, as tests/system/test_full_card.py: with the plugin the card's clock stood still for minutes
-    # once 243 tasks started (most likely QEMU translating and instrumenting each task's own copy of the code).
+    # PLUGIN=0, as tests/system/test_full_card.py: the 244-thread card boots in ~80 s with the plugin.
     times = on_card(CPUS, dialogue, env={"PLUGIN": "0"})
     if times is None:
         return 1
@@ -55,15 +54,16 @@ def main():
             f"application threads, wall time from pmuctl's start to its exit, medians of {RUNS}."],
            [("what", 34), ("ran", 8), ("median s", 9), ("ms per task", 11)], rows)
     print()
-    print("What bounds it: the card's work is serial on the serving CPU (RUN loads one copy of the")
-    print("program per CPU, ~225 K guest instructions each for hello, most of it zeroing the 1 MiB stack),")
-    print("and QEMU runs every vCPU in turn on one host thread: under -icount each turn of a running vCPU")
-    print("is the time to the next timer (at most 100 us, the PIT's 10 kHz that keeps IPIs to halted CPUs")
-    print(f"prompt) divided by the vCPU count, so one busy vCPU among {CPUS} gets ~200-400 instructions per")
-    print(f"round of {CPUS} vCPU visits (halted ones included): its rate falls as 1/N^2 with N vCPUs.")
-    print("With the plugin, once the 243 tasks started the card's clock stood still for minutes (QEMU busy")
-    print("outside guest code, most likely translating and instrumenting each task's own copy of the code),")
-    print("hence PLUGIN=0 here. One read-only copy of the text shared by a launch's tasks would cut both.")
+    print("What bounds it: the card's work is serial on the serving CPU (RUN loads the read-only text once")
+    print("per launch and builds one address space per CPU, ~205 K guest instructions each for hello, most")
+    print("of it zeroing the 1 MiB stack), and QEMU runs every vCPU in turn on one host thread: under -icount")
+    print("each turn of a running vCPU is the time to the next timer (at most 100 us, the PIT's 10 kHz that")
+    print(f"keeps IPIs to halted CPUs prompt) divided by the vCPU count, so one busy vCPU among {CPUS} gets")
+    print(f"~200-400 instructions per round of {CPUS} vCPU visits (halted ones included): its rate falls as")
+    print("1/N^2 with N vCPUs.")
+    print("Before the launch's tasks shared one text, each had a copy of the code, and pages that had held")
+    print("code, reused later, made QEMU flush every vCPU's jump cache per block translated from them: a")
+    print("second 243-task launch took 110-336 s (docs/design.md §6).")
     return 0
 
 

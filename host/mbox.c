@@ -25,12 +25,13 @@
  * A card whose heartbeat does not move for this long (host seconds, 1 to
  * 3600; pmuctl --stale-after) has stopped.
  * Every ring of pmuctl's (one each BELL_WAIT_MS while it waits), every timer
- * poll and every program copy a RUN loads moves it. Under QEMU with 244
+ * poll and every task address space a RUN builds moves it. Under QEMU with 244
  * vCPUs in turn on one host thread and a loaded host (load 20-30 on 2
  * cores), rings stopped reaching the card for 20 s, its clock ran 1 ms per
  * host second, and once 243 tasks started it stood still for over 10 s
- * (QEMU busy outside guest code: most likely translating each task's own
- * copy of the program).
+ * (QEMU busy outside guest code: flushing every vCPU's jump cache for each
+ * block of the code pages it reused, when each task had its own copy of the
+ * program; a launch now shares one, docs/design.md §6).
  */
 unsigned card_stale_s = 30;
 /* However the card's clock goes, a call gives up after this many times its time (host time): */

@@ -31,6 +31,12 @@ struct elf_image {
 	 * stack is executable too, as the mark says.
 	 */
 	bool wx;
+	/*
+	 * The tasks of a launch may share one read-only copy of the read-only
+	 * segments (elf_load_text): the program does not ask for writable code
+	 * (wx), and no page of a read-only segment is also a writable one's.
+	 */
+	bool shared_text;
 };
 
 /*
@@ -43,11 +49,21 @@ bool elf_check(const uint8_t *img, size_t len, struct elf_image *out, char *err,
 /*
  * Builds a task's address space from a checked image: every segment (its file
  * bytes, then zeroes, with its rights) and the USER_STACK_SIZE stack below
- * USER_STACK_TOP (executable only if im->wx), holding at most `limit` bytes (vm_create). Returns the
- * address space, or 0 with the reason in err (out of card memory, or over the
- * limit: which part, its size, what the task would hold and the limit, in
- * KiB); nothing stays allocated then.
+ * USER_STACK_TOP (executable only if im->wx), holding at most `limit` bytes (vm_create).
+ * With `text` (elf_load_text's, for this image) the read-only segments map its
+ * pages (vm_share) and only the writable ones and the stack are the task's own.
+ * Returns the address space, or 0 with the reason in err (out of card memory,
+ * or over the limit: which part, its size, what the task would hold and the
+ * limit, in KiB); nothing stays allocated then.
  */
-uint64_t elf_load(const uint8_t *img, const struct elf_image *im, uint64_t limit, char *err, size_t errlen);
+uint64_t elf_load(const uint8_t *img, const struct elf_image *im, uint64_t text, uint64_t limit, char *err,
+		  size_t errlen);
+/*
+ * The shared text of a checked image with im->shared_text (kernel/vm.h): its
+ * read-only segments' bytes and zeroes, once, for elf_load to map into every
+ * task of a launch; at most `limit` bytes. Returns it with one reference (the
+ * caller's, vm_text_put), or 0 with the reason in err as elf_load's.
+ */
+uint64_t elf_load_text(const uint8_t *img, const struct elf_image *im, uint64_t limit, char *err, size_t errlen);
 
 #endif

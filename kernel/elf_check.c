@@ -28,6 +28,13 @@ static bool __attribute__((format(printf, 3, 4))) fail(char *err, size_t errlen,
 	return false;
 }
 
+/* Whether segments a and b (neither empty) have a page in common. */
+static bool share_page(const struct elf_segment *a, const struct elf_segment *b)
+{
+	return ALIGN_DOWN(a->vaddr, PAGE_BYTES) < ALIGN_UP(b->vaddr + b->memsz, PAGE_BYTES) &&
+	       ALIGN_DOWN(b->vaddr, PAGE_BYTES) < ALIGN_UP(a->vaddr + a->memsz, PAGE_BYTES);
+}
+
 /*
  * W^X: no page both writable and executable, whether one segment asks for
  * both or two segments share a page (vm_map gives a shared page the union
@@ -45,13 +52,24 @@ static bool wx_ok(const struct elf_image *im, char *err, size_t errlen)
 			const struct elf_segment *b = &im->seg[j];
 			if ((a->flags | b->flags) != (VM_WRITE | VM_EXEC) || !a->memsz || !b->memsz)
 				continue;
-			uint64_t lo = MAX(ALIGN_DOWN(a->vaddr, PAGE_BYTES), ALIGN_DOWN(b->vaddr, PAGE_BYTES));
-			uint64_t hi = MIN(ALIGN_UP(a->vaddr + a->memsz, PAGE_BYTES), ALIGN_UP(b->vaddr + b->memsz, PAGE_BYTES));
-			if (lo < hi)
-				return fail(err, errlen, "segments %u and %u share page %#lx: W and X %s",
-					    b->phdr, a->phdr, lo, why);
+			if (share_page(a, b))
+				return fail(err, errlen, "segments %u and %u share page %#lx: W and X %s", b->phdr,
+					    a->phdr, MAX(ALIGN_DOWN(a->vaddr, PAGE_BYTES), ALIGN_DOWN(b->vaddr, PAGE_BYTES)), why);
 		}
 	}
+	return true;
+}
+
+/* elf_image.shared_text: see kernel/elf.h. */
+static bool text_shareable(const struct elf_image *im)
+{
+	if (im->wx)
+		return false;
+	for (unsigned i = 0; i < im->nseg; i++)
+		for (unsigned j = 0; j < im->nseg; j++)
+			if (!(im->seg[i].flags & VM_WRITE) && (im->seg[j].flags & VM_WRITE) && im->seg[i].memsz &&
+			    im->seg[j].memsz && share_page(&im->seg[i], &im->seg[j]))
+				return false;
 	return true;
 }
 
@@ -109,6 +127,7 @@ bool elf_check(const uint8_t *img, size_t len, struct elf_image *out, char *err,
 		return fail(err, errlen, "no PT_LOAD segment");
 	if (!out->wx && !wx_ok(out, err, errlen))
 		return false;
+	out->shared_text = text_shareable(out);
 	out->entry = rd64(img + 24);
 	for (unsigned i = 0; i < out->nseg; i++) {
 		const struct elf_segment *s = &out->seg[i];

@@ -145,7 +145,7 @@ struct task_host {
 	 * (cleared before the call), interrupts off on entry and return.
 	 */
 	void (*user_work)(void);
-	/* The CPU serving a launch has loaded one more copy of the program: it shows the host it lives. */
+	/* The CPU serving a launch has built one more task's address space: it shows the host it lives. */
 	void (*alive)(void);
 };
 void task_set_host(const struct task_host *h);

@@ -18,6 +18,14 @@
  */
 #define SLOT_PAGES 2 /* pages held: the PML4, page tables, user pages */
 #define SLOT_LIMIT 3 /* most pages it may hold */
+#define SLOT_TEXT  4 /* the shared text it maps pages of (vm_share), or 0 */
+#define SLOT_REFS  5 /* a shared text's: its holder and every address space mapping it */
+/*
+ * A page vm_share mapped: the shared text owns it, vm_destroy leaves it.
+ * Bit 9 of a 4 KiB page's entry is ignored by the processor (Intel SDM
+ * Vol. 3A §4.5, Figure 4-11), free for the OS.
+ */
+#define PTE_SHARED (1ULL << 9)
 
 static uint64_t get(uint64_t as, int slot) { return ((uint64_t *)as)[slot] >> 1; }
 static void set(uint64_t as, int slot, uint64_t v) { ((uint64_t *)as)[slot] = v << 1; }
@@ -89,10 +97,11 @@ static uint64_t blocks(uint64_t a, uint64_t end, int shift)
  * whole stretch it would map is new and counted at once, so the cost of this
  * walk is bounded by the tables that exist, not by the length asked for.
  */
-static uint64_t cost(uint64_t as, uint64_t start, uint64_t end)
+static uint64_t cost(uint64_t as, uint64_t start, uint64_t end, uint64_t *tables)
 {
 	uint64_t n = 0;
 
+	*tables = 0;
 	for (uint64_t a = start; a < end;) {
 		uint64_t *t = (uint64_t *)as;
 		int level = 3;
@@ -108,11 +117,11 @@ static uint64_t cost(uint64_t as, uint64_t start, uint64_t end)
 		/* No entry for a at `level`: new tables below it, and new pages, up to the end of what it maps. */
 		uint64_t stop = MIN(end, ALIGN_DOWN(a, 1ULL << SHIFT(level)) + (1ULL << SHIFT(level)));
 		for (int l = 1; l <= level; l++)
-			n += blocks(a, stop, SHIFT(l));
+			*tables += blocks(a, stop, SHIFT(l));
 		n += (stop - a) / PAGE_SIZE;
 		a = stop;
 	}
-	return n;
+	return n + *tables;
 }
 
 static bool in_user_region(uint64_t va, uint64_t len)
@@ -122,19 +131,22 @@ static bool in_user_region(uint64_t va, uint64_t len)
 
 uint64_t vm_map_cost(uint64_t as, uint64_t va, uint64_t len)
 {
+	uint64_t tables;
+
 	if (!in_user_region(va, len) || len == 0)
 		return 0;
-	return cost(as, ALIGN_DOWN(va, PAGE_SIZE), ALIGN_UP(va + len, PAGE_SIZE)) * PAGE_SIZE;
+	return cost(as, ALIGN_DOWN(va, PAGE_SIZE), ALIGN_UP(va + len, PAGE_SIZE), &tables) * PAGE_SIZE;
 }
 
-int vm_map(uint64_t as, uint64_t va, uint64_t len, int flags)
+/*
+ * Maps [start, end) (page-aligned, in the user region): with text 0, zeroed
+ * pages of its own with the rights in flags; else the pages text maps there
+ * (vm_share), which must map every one. Both count every page against the
+ * limit; only the first allocates them.
+ */
+static int map(uint64_t as, uint64_t start, uint64_t end, int flags, uint64_t text)
 {
-	if (!in_user_region(va, len))
-		return VM_ERANGE;
-	if (len == 0)
-		return VM_OK;
-	uint64_t start = ALIGN_DOWN(va, PAGE_SIZE), end = ALIGN_UP(va + len, PAGE_SIZE);
-	uint64_t need = cost(as, start, end), held = get(as, SLOT_PAGES);
+	uint64_t tables, need = cost(as, start, end, &tables), held = get(as, SLOT_PAGES);
 	if (held + need > get(as, SLOT_LIMIT))
 		return VM_ELIMIT;
 	/*
@@ -145,7 +157,7 @@ int vm_map(uint64_t as, uint64_t va, uint64_t len, int flags)
 	 * loading follows the address order (the plugin's two-core tests use it).
 	 */
 	uint64_t *spare = NULL, *last = NULL;
-	for (uint64_t i = 0; i < need; i++) {
+	for (uint64_t i = 0; i < (text ? tables : need); i++) {
 		uint64_t *p = page_alloc(1); /* zeroed: p[0] ends the chain */
 		if (!p) {
 			give_back(spare);
@@ -159,8 +171,12 @@ int vm_map(uint64_t as, uint64_t va, uint64_t len, int flags)
 	}
 	for (uint64_t a = start; a < end; a += PAGE_SIZE) {
 		uint64_t *pte = walk(as, a, &spare);
+		if (text && !(*pte & PTE_P)) {
+			*pte = *walk(text, a, NULL) | PTE_SHARED;
+			continue;
+		}
 		if (*pte & PTE_P) {
-			/* Two segments sharing a page: the union of their rights. */
+			/* Two segments sharing a page: the union of their rights (vm_share's keep the text's). */
 			if (flags & VM_WRITE)
 				*pte |= PTE_W;
 			if (flags & VM_EXEC)
@@ -172,6 +188,50 @@ int vm_map(uint64_t as, uint64_t va, uint64_t len, int flags)
 	}
 	set(as, SLOT_PAGES, held + need);
 	return VM_OK;
+}
+
+int vm_map(uint64_t as, uint64_t va, uint64_t len, int flags)
+{
+	if (!in_user_region(va, len))
+		return VM_ERANGE;
+	if (len == 0)
+		return VM_OK;
+	return map(as, ALIGN_DOWN(va, PAGE_SIZE), ALIGN_UP(va + len, PAGE_SIZE), flags, 0);
+}
+
+int vm_share(uint64_t as, uint64_t text, uint64_t va, uint64_t len)
+{
+	if (!in_user_region(va, len) || (get(as, SLOT_TEXT) && get(as, SLOT_TEXT) != text))
+		return VM_ERANGE;
+	uint64_t start = ALIGN_DOWN(va, PAGE_SIZE), end = ALIGN_UP(va + len, PAGE_SIZE);
+	for (uint64_t a = start; a < end; a += PAGE_SIZE) {
+		const uint64_t *pte = walk(text, a, NULL);
+		if (!pte || !(*pte & PTE_P) || (*pte & PTE_W))
+			return VM_ERANGE;
+	}
+	if (len == 0)
+		return VM_OK;
+	int r = map(as, start, end, 0, text);
+	if (r == VM_OK && !get(as, SLOT_TEXT)) {
+		set(as, SLOT_TEXT, text);
+		__atomic_add_fetch(&((uint64_t *)text)[SLOT_REFS], 2, __ATOMIC_RELAXED); /* the count, shifted as set() keeps it */
+	}
+	return r;
+}
+
+uint64_t vm_text_create(uint64_t limit)
+{
+	uint64_t text = vm_create(limit);
+
+	if (text)
+		set(text, SLOT_REFS, 1);
+	return text;
+}
+
+void vm_text_put(uint64_t text)
+{
+	if (__atomic_sub_fetch(&((uint64_t *)text)[SLOT_REFS], 2, __ATOMIC_ACQ_REL) == 0)
+		vm_destroy(text);
 }
 
 void *vm_translate(uint64_t as, uint64_t va)
@@ -221,7 +281,7 @@ static void free_level(uint64_t *t, int level)
 		uint64_t *next = (uint64_t *)(t[i] & PTE_ADDR);
 		if (level > 0)
 			free_level(next, level - 1);
-		else
+		else if (!(t[i] & PTE_SHARED))
 			page_free(next, 1);
 	}
 	page_free(t, 1);
@@ -231,8 +291,12 @@ void vm_destroy(uint64_t as)
 {
 	uint64_t *pml4 = (uint64_t *)as;
 
+	uint64_t text = get(as, SLOT_TEXT);
+
 	/* Only slot 1 is the task's own; slot 0 is the shared kernel map. */
 	if (pml4[1] & PTE_P)
 		free_level((uint64_t *)(pml4[1] & PTE_ADDR), 2);
 	page_free(pml4, 1);
+	if (text)
+		vm_text_put(text);
 }

@@ -4,6 +4,11 @@
  * include/pmuos/syscall.h) holds the task's pages, mapped with 4 KiB pages.
  * Each address space counts the memory it holds (its PML4, page tables and
  * user pages) and holds no more than the limit it was created with.
+ *
+ * A shared text is an address space that only holds pages for others to map
+ * read-only (vm_share): the one copy of a program's read-only segments that
+ * every task of a launch maps (docs/design.md §6). It is freed when the last
+ * of its holder (vm_text_put) and the address spaces mapping it lets go.
  */
 #ifndef KERNEL_VM_H
 #define KERNEL_VM_H
@@ -29,7 +34,7 @@ enum vm_status {
  * (CR3), or 0 when out of memory.
  */
 uint64_t vm_create(uint64_t limit);
-/* Frees every user page and page table of `as`, then the PML4. */
+/* Frees every user page of its own and page table of `as`, then the PML4; drops its shared text's reference. */
 void vm_destroy(uint64_t as);
 /* Bytes `as` holds (PML4, page tables, user pages), and its limit (bytes, a multiple of 4 KiB). */
 uint64_t vm_size(uint64_t as);
@@ -47,6 +52,23 @@ int vm_map(uint64_t as, uint64_t va, uint64_t len, int flags);
  * page tables they need; 0 outside the user region.
  */
 uint64_t vm_map_cost(uint64_t as, uint64_t va, uint64_t len);
+/*
+ * Maps the pages shared text `text` maps over every page [va, va+len)
+ * touches into `as`, read-only, with the text's rights: the pages stay the
+ * text's (vm_destroy(as) leaves them) and `as` holds a reference to the text
+ * until it is destroyed. They count against as's limit as its own pages do.
+ * All or nothing: VM_OK, or VM_ERANGE (outside the user region, a page the
+ * text does not map or maps writable, or `as` already maps another text),
+ * VM_ENOMEM or VM_ELIMIT (page tables) with `as` as it was.
+ */
+int vm_share(uint64_t as, uint64_t text, uint64_t va, uint64_t len);
+/*
+ * A new shared text (vm_map fills it, read-only) holding at most `limit`
+ * bytes, with one reference, its holder's; 0 when out of memory.
+ */
+uint64_t vm_text_create(uint64_t limit);
+/* Drops a reference to shared text `text`; the last one frees it (vm_destroy). Any CPU. */
+void vm_text_put(uint64_t text);
 /* Kernel pointer to the byte at user address va, or NULL if unmapped. */
 void *vm_translate(uint64_t as, uint64_t va);
 /* Whether [va, va+len) is mapped user memory (writable if `write`). */

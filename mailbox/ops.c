@@ -57,10 +57,22 @@ static void status_one(const struct task *t, void *arg)
 
 	if (w->n == w->max)
 		return;
+	/*
+	 * A task that ended is still running for the host until its CPU has let
+	 * go of it (`held`, read first: it clears after the state is set), as
+	 * the shell's `run` waits (task_wait_launch): till then that CPU frees the
+	 * task's memory with interrupts off, and a request that calls every CPU
+	 * of the launch, pmuctl stat's STOP right after the end, found one of 243
+	 * deaf past SMP_CALL_TIMEOUT_US ("CPU 240 did not answer", 1 run in 8).
+	 */
+	bool held = READ_ONCE(t->held);
+	uint32_t state = READ_ONCE(t->state);
+	if (held && state != TASK_READY)
+		state = TASK_RUNNING;
 	w->out[w->n++] = (struct mbox_task){
 		.id = t->id, .cpu = t->cpu, .rank = t->rank, .exit_status = t->exit_status, .output_ring = t->out_ring,
-		.state = t->state == TASK_READY ? MBOX_TASK_READY : t->state == TASK_RUNNING ? MBOX_TASK_RUNNING :
-			 t->state == TASK_EXITED ? MBOX_TASK_EXITED : t->state == TASK_KILLED ? MBOX_TASK_KILLED :
+		.state = state == TASK_READY ? MBOX_TASK_READY : state == TASK_RUNNING ? MBOX_TASK_RUNNING :
+			 state == TASK_EXITED ? MBOX_TASK_EXITED : state == TASK_KILLED ? MBOX_TASK_KILLED :
 			 MBOX_TASK_FAULTED,
 	};
 }

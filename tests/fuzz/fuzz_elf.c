@@ -15,7 +15,8 @@
  * no more than the limit; a load that fails leaves no page allocated; the
  * heap grows by exactly its cost, or is refused for the limit or for want of
  * pages and changes nothing; the address space's count of its pages is the
- * allocator's; and vm_destroy gives back every page.
+ * allocator's; and vm_destroy gives back every page. An image whose
+ * read-only segments a launch may share is loaded that way too (load_shared).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,47 @@ static void grow_heap(uint64_t as, uint64_t brk, uint64_t len)
 	check(vm_size(as) == page_double_in_use() * PAGE_SIZE && vm_size(as) <= vm_limit(as));
 }
 
+/*
+ * task_launch's way when the image allows it (im->shared_text): one shared
+ * text, two tasks mapping it. Each task's segments as in a private load, the
+ * read-only ones on the very same pages; a failed load leaves only what
+ * loaded before it; every page comes back once the text's holder and both
+ * tasks let go, in that order.
+ */
+static void load_shared(const uint8_t *img, const struct elf_image *im, uint64_t limit)
+{
+	char err[128];
+	uint64_t as[2] = { 0, 0 };
+
+	page_double_allow(PAGES_MAX); /* on top of what the private load left: room for the text and a task */
+	uint64_t text = elf_load_text(img, im, limit, err, sizeof(err));
+	if (!text) {
+		check(err[0] && page_double_in_use() == 0);
+		return;
+	}
+	for (int k = 0; k < 2; k++) {
+		uint64_t in_use = page_double_in_use();
+		as[k] = elf_load(img, im, text, limit, err, sizeof(err));
+		if (!as[k]) {
+			check(err[0] && page_double_in_use() == in_use);
+			continue;
+		}
+		check(vm_size(as[k]) <= limit);
+		for (unsigned i = 0; i < im->nseg; i++) {
+			const struct elf_segment *s = &im->seg[i];
+			if (!shares_pages(im, i))
+				check_segment(as[k], img, s);
+			if (!(s->flags & VM_WRITE) && s->memsz)
+				check(vm_translate(as[k], s->vaddr) == vm_translate(text, s->vaddr));
+		}
+	}
+	vm_text_put(text);
+	for (int k = 0; k < 2; k++)
+		if (as[k])
+			vm_destroy(as[k]);
+	check(page_double_in_use() == 0);
+}
+
 static uint64_t rd16(const uint8_t *p) { return p[0] | p[1] << 8; }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -127,7 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_description(&im, len);
 
 	page_double_reset(budget);
-	uint64_t as = elf_load(img, &im, limit, err, sizeof(err));
+	uint64_t as = elf_load(img, &im, 0, limit, err, sizeof(err));
 	if (!as) {
 		check(err[0] && memchr(err, 0, sizeof(err)) && page_double_in_use() == 0);
 		return 0;
@@ -142,5 +184,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		grow_heap(as, brk, heap);
 	vm_destroy(as);
 	check(page_double_in_use() == 0);
+	if (im.shared_text)
+		load_shared(img, &im, limit);
 	return 0;
 }

@@ -1,9 +1,10 @@
-"""A full card holds the load (issue 23.10): on a 244-thread card, `pmuctl run` and
-`pmuctl stat` across every application thread (CPUs 1-243) give every output and
-every exit status, and the card answers `pmuctl info` right after. pmuctl judges
+"""A full card holds the load (issue 23.10): on a 244-thread card, `pmuctl run`,
+`pmuctl stat` and `pmuctl record` across every application thread (CPUs 1-243) give
+every output and every exit status, and the card answers `pmuctl info` right after. pmuctl judges
 the card by its heartbeat and its own clock, not by host seconds: QEMU runs the
 244 vCPUs in turn on one host thread (host/mbox.c, docs/design.md §8). One boot
-for both checks."""
+for the three checks, 40-75 s in all on a loaded 2-core host (each 9-23 s: the launch's
+tasks share one read-only text, docs/design.md §6)."""
 import json
 import os
 import re
@@ -12,11 +13,6 @@ import subprocess
 import pytest
 
 from conftest import BUILD, Card
-
-# Not yet in `make test`: it does not pass every time (see `make fullcard` in
-# bench/bench.mk and issue 23's note); it runs when PMUOS_FULL_CARD=1.
-pytestmark = pytest.mark.skipif(os.environ.get("PMUOS_FULL_CARD") != "1",
-                                reason="the 244-thread load test runs in `make fullcard`")
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 HELLO = os.path.join(BUILD, "user", "hello.elf")
@@ -28,8 +24,8 @@ TASK_ROW = re.compile(r"^\s*(\d+)\s+hello\.elf\s+(\d+)\s+(\d+)\s+(\w+)\s*(-?\d+)
 
 @pytest.fixture(scope="module")
 def card():
-    # PLUGIN=0: with the plugin, once the 243 tasks started the card's clock stood still for minutes (QEMU
-    # busy outside guest code, most likely translating and instrumenting each task's own copy of the code).
+    # PLUGIN=0: the load, not the plugin's counts, is under test. With the plugin both checks pass as well,
+    # but the 244-thread card takes ~80 s to boot (run and stat ~25 s each, one try).
     c = Card(cpus=CPUS, timeout=300, env={"PLUGIN": "0"})
     yield c
     c.close()
@@ -57,13 +53,17 @@ def check_info(card):
     assert re.search(rf"^cpus\s+{CPUS} \({CPUS} online\)$", p.stdout, re.M), p.stdout
 
 
-def test_run_on_every_application_thread(card):
-    before = ended_hellos(card)
-    p = pmuctl(card, "run", "-C", f"1-{APS}", HELLO)
+def check_hellos(p):
+    """pmuctl ended well and printed every rank's line, once, with its rank and CPU."""
     assert p.returncode == 0, p.stderr
     lines = sorted(re.findall(r"^\[rank (\d+)\] hello from pmuos: rank \1 of (\d+) on CPU (\d+)$", p.stdout, re.M),
                    key=lambda m: int(m[0]))
     assert [(int(r), int(n), int(c)) for r, n, c in lines] == [(r, APS, r + 1) for r in range(APS)], p.stdout
+
+
+def test_run_on_every_application_thread(card):
+    before = ended_hellos(card)
+    check_hellos(pmuctl(card, "run", "-C", f"1-{APS}", HELLO))
     check_info(card)
     check_launch(card, before)
 
@@ -71,10 +71,23 @@ def test_run_on_every_application_thread(card):
 def test_stat_on_every_application_thread(card):
     before = ended_hellos(card)
     p = pmuctl(card, "stat", "-e", "INSTRUCTIONS_EXECUTED:u", "--json", "-C", f"1-{APS}", "--", HELLO)
-    assert p.returncode == 0, p.stderr
-    assert len(re.findall(r"^\[rank \d+\] hello from pmuos", p.stdout, re.M)) == APS, p.stdout
+    check_hellos(p)
     rows = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
     assert sorted(int(r["cpu"]) for r in rows) == list(range(1, CPUS)), rows
-    assert all(int(r["counter-value"]) > 0 for r in rows), rows
+    assert all(float(r["counter-value"]) > 0 for r in rows), rows  # perf's format: "3926.000000"
+    check_info(card)
+    check_launch(card, before)
+
+
+def test_record_on_every_application_thread(card, tmp_path):
+    # Samples every 2000 user instructions; how many is not checked: the model counts instructions
+    # from the one -icount clock, so with 243 tasks at once each CPU's count includes the others'
+    # (docs/design.md §5.2). None may be lost, and the recording must read back as hello's.
+    before, data = ended_hellos(card), str(tmp_path / "full.data")
+    p = pmuctl(card, "record", "-e", "INSTRUCTIONS_EXECUTED:u", "-c", "2000", "-o", data, "-C", f"1-{APS}", "--", HELLO)
+    check_hellos(p)
+    assert re.search(r"pmuctl record: [1-9]\d* samples, 0 lost", p.stderr), p.stderr
+    r = pmuctl(card, "report", "-i", data)
+    assert r.returncode == 0 and re.search(r"^\s+[\d.]+%\s+main$", r.stdout, re.M), r.stdout + r.stderr
     check_info(card)
     check_launch(card, before)

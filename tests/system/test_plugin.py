@@ -349,7 +349,7 @@ def test_kernel_code_from_the_other_core(card):
     # Kernel code core 0 ran last (the loader's, on CPU 0) is in its L2; core 1's L2 is
     # emptied first (memtest's 1 MiB scratch buffer, on CPU 5): the kernel on CPU 4 then
     # fetches some of that code from core 0's L2. No user code can come from there: each
-    # task has its own copy of its program.
+    # launch has its own copy of its program (docs/design.md §6).
     run(card, "walk 64 8 1", 5)
     assert whole_run(card, 4, "L2_CODE_READ_MISS_CACHE_FILL:k", "branches 2") > 0
 
@@ -449,9 +449,9 @@ def test_self_modifying_code_keeps_qemus_memory_bounded(card_factory):
     exact = region(c, 1, "DATA_READ:u", "DATA_WRITE:u", "ops 64")
     assert "exit status 0" in c.cmd("run smc 2000 on 1", timeout=60)  # the records of everything else made
     start = qemu_rss_mib(c)
-    c.child.send("run smc 120000 on 1\r")  # about 25 s
+    c.child.send("run smc 120000 on 1\r")  # about 25 s on an idle host, 38 to over 45 on a loaded one
     samples, ended = [], False
-    while not ended and len(samples) < 45:
+    while not ended and len(samples) < 120:
         try:
             c.wait_prompt(1)
             ended = True

@@ -294,6 +294,55 @@ static void test_wx(void **state)
 	assert_true(im.wx);
 }
 
+/*
+ * A launch shares one copy of the read-only segments (elf_image.shared_text)
+ * unless the program asks for writable code or a read-only segment has a
+ * page in common with a writable one (that page must be each task's own).
+ */
+static void test_shared_text(void **state)
+{
+	(void)state;
+	struct elf_image im;
+	size_t len;
+	uint8_t *img = valid(&len);
+
+	OK(img, len, &im);
+	assert_true(im.shared_text);
+	free(img);
+	/* Text, read-only data on the text's last page, writable data from the next page on. */
+	const struct ph apart[] = {
+		{ PT_LOAD, PF_R | PF_X, 0x100, USER_TEXT, 0x800, 0x800 },
+		{ PT_LOAD, PF_R, 0x100, USER_TEXT + 0x800, 0x10, 0x10 },
+		{ PT_LOAD, PF_R | PF_W, 0x110, USER_TEXT + 0x1000, 0x10, 0x1000 },
+	};
+	OK_PH(USER_TEXT, apart, &im);
+	assert_true(im.shared_text);
+	/* Read-only data and writable data on one page: private copies. */
+	const struct ph mixed[] = {
+		{ PT_LOAD, PF_R | PF_X, 0x100, USER_TEXT, 0x1000, 0x1000 },
+		{ PT_LOAD, PF_R, 0x100, USER_TEXT + 0x1000, 0x10, 0x10 },
+		{ PT_LOAD, PF_R | PF_W, 0x110, USER_TEXT + 0x1ff0, 0x10, 0x1000 },
+	};
+	OK_PH(USER_TEXT, mixed, &im);
+	assert_false(im.shared_text);
+	/* An empty writable segment on a read-only page takes no page. */
+	const struct ph empty[] = {
+		{ PT_LOAD, PF_R | PF_X, 0x100, USER_TEXT, 0x1000, 0x1000 },
+		{ PT_LOAD, PF_R | PF_W, 0x110, USER_TEXT + 0x800, 0, 0 },
+	};
+	OK_PH(USER_TEXT, empty, &im);
+	assert_true(im.shared_text);
+	/* Writable code asked for (ld -z execstack): every page private, even apart. */
+	const struct ph asked[] = {
+		{ PT_LOAD, PF_R | PF_X, 0x100, USER_TEXT, 0x10, 0x10 },
+		{ PT_LOAD, PF_R | PF_W, 0x110, USER_TEXT + 0x1000, 0x10, 0x10 },
+		{ PT_GNU_STACK, PF_R | PF_W | PF_X, 0, 0, 0, 0 },
+	};
+	OK_PH(USER_TEXT, asked, &im);
+	assert_true(im.wx);
+	assert_false(im.shared_text);
+}
+
 /* The limits themselves are accepted. */
 static void test_boundaries(void **state)
 {
@@ -864,6 +913,7 @@ int main(void)
 		cmocka_unit_test(test_valid),
 		cmocka_unit_test(test_flags),
 		cmocka_unit_test(test_wx),
+		cmocka_unit_test(test_shared_text),
 		cmocka_unit_test(test_boundaries),
 		cmocka_unit_test(test_skip_non_load),
 		cmocka_unit_test(test_reject_short),

@@ -255,6 +255,55 @@ static void destroy_gives_back_every_page(void **state)
 	/* teardown: vm_destroy, then no page in use */
 }
 
+/*
+ * A shared text (vm_share): its pages mapped read-only into two address
+ * spaces, the same bytes, counted against each one's limit but allocated
+ * once; freed when the text's holder and both address spaces let go, in any
+ * order; a writable or missing page of the text is refused, changing nothing.
+ */
+static void a_shared_text_is_one_copy_freed_by_the_last(void **state)
+{
+	(void)state;
+	uint64_t text = vm_text_create(BIG_LIMIT);
+	assert_int_not_equal(text, 0);
+	assert_int_equal(vm_map(text, VA, 3 * P, VM_EXEC), VM_OK);
+	assert_true(vm_copy_to(text, VA + P, "text", 5));
+
+	uint64_t other = vm_create(BIG_LIMIT);
+	for (uint64_t a = as; a; a = a == as ? other : 0) {
+		uint64_t before = page_double_in_use();
+		assert_int_equal(vm_share(a, text, VA, 3 * P), VM_OK);
+		assert_int_equal(page_double_in_use() - before, 3); /* PDPT, PD, page table: no page */
+		assert_int_equal(vm_size(a), (1 + 3 + 3) * P);
+		assert_ptr_equal(vm_translate(a, VA + P), vm_translate(text, VA + P));
+		assert_string_equal(vm_translate(a, VA + P), "text");
+		assert_true(vm_user_range_ok(a, VA, 3 * P, false));
+		assert_false(vm_user_range_ok(a, VA, P, true));
+	}
+	/* Writable pages are never shared; pages the text lacks cannot be; neither changes as. */
+	uint64_t size = vm_size(as), in_use = page_double_in_use();
+	assert_int_equal(vm_map(text, VA + 4 * P, P, VM_WRITE), VM_OK);
+	assert_int_equal(vm_share(as, text, VA + 4 * P, P), VM_ERANGE);
+	assert_int_equal(vm_share(as, text, VA + 2 * P, 2 * P), VM_ERANGE);
+	assert_int_equal(vm_share(as, text, USER_BASE - P, P), VM_ERANGE);
+	assert_int_equal(vm_size(as), size);
+	assert_int_equal(page_double_in_use(), in_use + 1);
+	assert_null(vm_translate(as, VA + 3 * P));
+	/* Over the limit: refused for the page tables as for pages of its own. */
+	uint64_t small = vm_create(4 * P);
+	assert_int_equal(vm_share(small, text, VA, 3 * P), VM_ELIMIT);
+	vm_destroy(small);
+
+	/* The holder lets go first: the text stays while it is mapped, and goes with the last. */
+	in_use = page_double_in_use();
+	vm_text_put(text);
+	assert_int_equal(page_double_in_use(), in_use);
+	vm_destroy(other);
+	assert_int_equal(page_double_in_use(), in_use - 4); /* its PML4 and 3 tables, not the text's pages */
+	assert_string_equal(vm_translate(as, VA + P), "text");
+	/* teardown: vm_destroy(as) frees the text (every page of it) too, then no page in use */
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -271,6 +320,7 @@ int main(void)
 		T(a_failed_first_map_leaves_only_the_pml4),
 		T(a_growing_heap_stops_at_the_limit),
 		T(destroy_gives_back_every_page),
+		T(a_shared_text_is_one_copy_freed_by_the_last),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
