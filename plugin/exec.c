@@ -126,6 +126,8 @@ void flush_translations(struct thr *t)
 /* A page walk (or none) for the page of vaddr, by instruction idx; code or data. */
 static inline void translate_page(struct thr *t, bool code, uint64_t vaddr, bool user, uint32_t idx)
 {
+	if (!t->tlb_on)
+		return;
 	switch (tlb_access(&t->tlb, code, vaddr, !user)) {
 	case TLB_HIT:
 		return;
@@ -265,6 +267,24 @@ static inline void block_end(struct thr *t, struct tb *b)
 		t->flush = true; /* from the next block: this one's accesses used the old translation */
 }
 
+#define TLB_EVENTS (EV(DATA_PAGE_WALK) | EV(LONG_DATA_PAGE_WALK) | EV(CODE_PAGE_WALK) | EV(LONG_CODE_PAGE_WALK))
+
+/*
+ * The TLBs on or off as the thread's EvtSels (just read by count_block)
+ * name their events or not. Off, no access pays for them (a third of a
+ * cache miss's cost); back on, they start empty. A task's counters are
+ * programmed before it starts, and its start writes CR3, so a task counts
+ * the same walks either way.
+ */
+static inline void tlb_events(struct thr *t)
+{
+	bool on = t->cnt.programmed & TLB_EVENTS;
+
+	if (on && !t->tlb_on)
+		flush_translations(t);
+	t->tlb_on = on;
+}
+
 /* Block b starts on thread t: everything on_block does not settle itself. */
 static __attribute__((noinline)) void block_slow(struct thr *t, struct tb *b)
 {
@@ -273,6 +293,7 @@ static __attribute__((noinline)) void block_slow(struct thr *t, struct tb *b)
 	if (t->flush)
 		after_flush(t);
 	count_block(&t->cnt, b->user, b->n);
+	tlb_events(t);
 	t->seq++;
 	page->insns += b->n;
 	if (t->cnt.cur)
