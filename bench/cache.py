@@ -183,20 +183,21 @@ def main():
                 goal = "; ".join(f"<= {x:g}x: {'met' if ratio <= x else 'not met'}" for x in sorted({limit, GOAL}, reverse=True))
             rows.append((name if t == "native" else "", t, f"{wall:.2f}", f"{cpu:.2f}", f"{wall / med['native'][0]:.0f}x",
                          f"{ratio:.2f}x", f"{cpu_ratio:.2f}x", goal))
-        off = (misses[0] - d1mr[0]) / d1mr[0] * 100 if len(misses) == 1 and len(d1mr) == 1 else None
-        shown = ", ".join(f"{m:,}" for m in misses)
+        # The card's pmuctl polls land at host-timed points of the walk: a few lines more or less.
+        worst = max((abs(m - d1mr[0]) for m in misses), default=0) / d1mr[0] * 100 if len(d1mr) == 1 else None
+        shown = f"{misses[0]:,}" if len(misses) == 1 else f"{misses[0]:,}-{misses[-1]:,}"
         rows.append(("", "DATA_READ_MISS:u", shown, f"D1mr {', '.join(f'{m:,}' for m in d1mr)}", "",
-                     f"{off:+.3f} %" if off is not None else "differs", "",
-                     "within 1 %: " + ("met" if off is not None and abs(off) <= 1 else "not met")))
+                     f"{worst:.3f} % off" if worst is not None else "D1mr differs", "",
+                     "within 1 %: " + ("met" if worst is not None and worst <= 1 else "not met")))
     report([f"Cache events against cachegrind (issue 27): the same object code (build/user/measured.o) on the host,",
             "under valgrind's cachegrind in the KNC's L1 geometry, and on a booted card with the plugin (pmuctl stat",
             "--spflt -e DATA_READ_MISS:u,INSTRUCTIONS_EXECUTED:u) and without it (INSTRUCTIONS_EXECUTED:u).",
             f"Medians of {ROUNDS} rounds, the tools in turn in each; vs cachegrind: the median of each round's ratio",
             "(wall; CPU: user + system of the tool's processes, for a card QEMU's and pmuctl's). Misses: the",
-            "function's SPFLT region against cachegrind's D1mr in it.",
+            "function's SPFLT region (its range over the rounds) against cachegrind's D1mr in it: the farthest's distance.",
             f"Host load average (1, 5, 15 min): {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f} before, "
             f"{load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f} after, on {os.cpu_count()} CPUs."],
-           [("workload", 20), ("tool", 16), ("wall s", 10), ("CPU s", 14), ("vs native", 9),
+           [("workload", 20), ("tool", 16), ("wall s", 21), ("CPU s", 15), ("vs native", 9),
             ("vs cachegrind", 13), ("CPU vs cg", 9), ("target", 30)], rows)
     return 0
 
