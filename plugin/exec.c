@@ -442,16 +442,25 @@ static __attribute__((noinline)) void access_lines(struct thr *t, qemu_plugin_me
 }
 
 /*
- * Whether the slot's page memo holds data page vpage (page << 1 |
- * privilege) for thread t: if so it becomes the thread's memo page (the TLB
- * would hit it without a change, as if it were the last).
+ * Whether thread t knows data page vpage (page << 1 | privilege) of vaddr
+ * without a look in the TLB: the slot's page memo holds it (the TLB would
+ * hit it without a change, as if it were the last), or, while the thread's
+ * TLBs are off, the translation cache does (RAM of the user region for a
+ * Ring-3 instruction: executing). If so it becomes the thread's memo page.
  */
-static inline bool page_known(struct thr *t, const struct slot *in, uint64_t vpage)
+static inline bool page_known(struct thr *t, const struct slot *in, uint64_t vaddr, uint64_t vpage)
 {
-	if (in->pm_thr != t || in->pm_page != vpage || in->pm_epoch != t->tlb.epoch)
+	if (in->pm_thr == t && in->pm_page == vpage && in->pm_epoch == t->tlb.epoch) {
+		t->dmemo_page = vpage;
+		t->dmemo_pa = in->pm_pa;
+		return true;
+	}
+	bool hit;
+	const struct xc_entry *e = t->tlb_on || verify ? NULL : xc_entry(t, vaddr, &hit);
+	if (!e || !hit || (e->ppage & XC_IO) || (in->user && !is_user(vaddr)))
 		return false;
 	t->dmemo_page = vpage;
-	t->dmemo_pa = in->pm_pa;
+	t->dmemo_pa = e->ppage;
 	return true;
 }
 
@@ -529,7 +538,7 @@ static __attribute__((noinline)) void access_slow(struct thr *t, qemu_plugin_mem
 	uint64_t last = vaddr + in->bytes - 1;
 	uint64_t vline = vaddr >> MS_LINE_SHIFT, vpage = (vaddr >> PAGE_4K_SHIFT) << 1 | in->user;
 
-	if (vline == last >> MS_LINE_SHIFT && (vpage == t->dmemo_page || page_known(t, in, vpage))) {
+	if (vline == last >> MS_LINE_SHIFT && (vpage == t->dmemo_page || page_known(t, in, vaddr, vpage))) {
 		access_known(t, in, vaddr, write);
 		return;
 	}
@@ -576,7 +585,7 @@ void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
 	if ((vline << 1 | in->user) != t->lm_key || t->lm_epoch != *t->l1d_epoch || (write && !t->lm_dirty)) {
 		/* Not the memo line: a page known without the TLB, and its set's most recent line? */
 		uint64_t vpage = (vaddr >> PAGE_4K_SHIFT) << 1 | in->user;
-		if (vpage != t->dmemo_page && !page_known(t, in, vpage))
+		if (vpage != t->dmemo_page && !page_known(t, in, vaddr, vpage))
 			goto slow;
 		uint64_t line = memo_pa(t, vaddr) >> MS_LINE_SHIFT;
 		const uint8_t *st = sa_mru(&mem.core[t->core].l1d, line);
