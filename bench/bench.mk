@@ -16,7 +16,8 @@ $(BUILD)/bench/%_sse.elf: user/programs/%.c $(USER_RUNTIME) $(NEWLIB_SSE_LIBC)
 	$(PMUOS_CC) --qemu-sse -O2 -g -Wall -o $@ $<
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl $(PLUGIN_SO) $(BENCH_SSE)
+	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl $(PLUGIN_SO) $(BENCH_SSE) \
+		$(BUILD)/user/memtest.elf $(BUILD)/test/memtest-linux
 	$(PYTHON) bench/boot.py
 	$(PYTHON) bench/pmi.py
 	$(PYTHON) bench/tasks.py
@@ -25,6 +26,7 @@ bench: deps
 	$(PYTHON) bench/drain.py
 	$(PYTHON) bench/callchain.py
 	$(PYTHON) bench/plugin.py
+	$(PYTHON) bench/cache.py
 	$(PYTHON) bench/softfloat.py
 	$(PYTHON) bench/fullcard.py
 

@@ -6,6 +6,7 @@
 #include "lib/fmt.h"
 #include "arch/fpu.h"
 #include "kernel/gdt.h"
+#include "kernel/hosttlb.h"
 #include "kernel/idle.h"
 #include "lib/lib.h"
 #include "kernel/paging.h"
@@ -288,6 +289,7 @@ bool task_run_next(void)
 		t->state = TASK_RUNNING;
 		host->take_service();
 		write_cr3(t->as);
+		host_tlb_task_start();
 		if (ctx_save(p->sched_ctx) == 0) {
 			struct trap_frame *fr = task_user_frame();
 			memset(fr, 0, sizeof(*fr));
@@ -300,6 +302,7 @@ bool task_run_next(void)
 			cpu_hooks.user_enter();
 			user_start(fr);
 		}
+		host_tlb_task_end();
 		write_cr3(kernel_cr3);
 	}
 	task_finish(p, t);

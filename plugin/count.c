@@ -44,6 +44,7 @@ static void refresh(struct count_state *s)
 	memset(s->per_insn, 0, sizeof(s->per_insn));
 	memset(s->enabled, 0, sizeof(s->enabled));
 	memset(s->counted, 0, sizeof(s->counted));
+	s->programmed = 0;
 	for (int i = 0; i < 2; i++) {
 		uint32_t e = evtsel[i];
 		int ev = s->event_of(EVTSEL_CODE(e));
@@ -53,6 +54,7 @@ static void refresh(struct count_state *s)
 		s->evtsel[i] = e;
 		if (ev < 0)
 			continue;
+		s->programmed |= 1ull << ev;
 		for (int user = 0; user < 2; user++) {
 			if (!counts_at(e, global_ctrl, spflt, i, user))
 				continue;

@@ -49,6 +49,7 @@ struct count_state {
 	uint8_t per_insn[2][PEV_COUNT]; /* [user][event]: counters with CMASK or edge detect */
 	uint8_t enabled[2];             /* [user]: counters with CMASK or edge detect that count */
 	uint64_t counted[2];            /* [user]: bit ev set if a counter counts event ev (either mode) */
+	uint64_t programmed;            /* bit ev set if an EvtSel names event ev, counting or not */
 	/* the block being executed */
 	bool user;
 	uint8_t cur;                    /* enabled[user] for it */

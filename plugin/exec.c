@@ -126,6 +126,8 @@ void flush_translations(struct thr *t)
 /* A page walk (or none) for the page of vaddr, by instruction idx; code or data. */
 static inline void translate_page(struct thr *t, bool code, uint64_t vaddr, bool user, uint32_t idx)
 {
+	if (!t->tlb_on)
+		return;
 	switch (tlb_access(&t->tlb, code, vaddr, !user)) {
 	case TLB_HIT:
 		return;
@@ -265,6 +267,24 @@ static inline void block_end(struct thr *t, struct tb *b)
 		t->flush = true; /* from the next block: this one's accesses used the old translation */
 }
 
+#define TLB_EVENTS (EV(DATA_PAGE_WALK) | EV(LONG_DATA_PAGE_WALK) | EV(CODE_PAGE_WALK) | EV(LONG_CODE_PAGE_WALK))
+
+/*
+ * The TLBs on or off as the thread's EvtSels (just read by count_block)
+ * name their events or not. Off, no access pays for them (a third of a
+ * cache miss's cost); back on, they start empty. A task's counters are
+ * programmed before it starts, and its start writes CR3, so a task counts
+ * the same walks either way.
+ */
+static inline void tlb_events(struct thr *t)
+{
+	bool on = t->cnt.programmed & TLB_EVENTS;
+
+	if (on && !t->tlb_on)
+		flush_translations(t);
+	t->tlb_on = on;
+}
+
 /* Block b starts on thread t: everything on_block does not settle itself. */
 static __attribute__((noinline)) void block_slow(struct thr *t, struct tb *b)
 {
@@ -273,6 +293,7 @@ static __attribute__((noinline)) void block_slow(struct thr *t, struct tb *b)
 	if (t->flush)
 		after_flush(t);
 	count_block(&t->cnt, b->user, b->n);
+	tlb_events(t);
 	t->seq++;
 	page->insns += b->n;
 	if (t->cnt.cur)
@@ -421,16 +442,25 @@ static __attribute__((noinline)) void access_lines(struct thr *t, qemu_plugin_me
 }
 
 /*
- * Whether the slot's page memo holds data page vpage (page << 1 |
- * privilege) for thread t: if so it becomes the thread's memo page (the TLB
- * would hit it without a change, as if it were the last).
+ * Whether thread t knows data page vpage (page << 1 | privilege) of vaddr
+ * without a look in the TLB: the slot's page memo holds it (the TLB would
+ * hit it without a change, as if it were the last), or, while the thread's
+ * TLBs are off, the translation cache does (RAM of the user region for a
+ * Ring-3 instruction: executing). If so it becomes the thread's memo page.
  */
-static inline bool page_known(struct thr *t, const struct slot *in, uint64_t vpage)
+static inline bool page_known(struct thr *t, const struct slot *in, uint64_t vaddr, uint64_t vpage)
 {
-	if (in->pm_thr != t || in->pm_page != vpage || in->pm_epoch != t->tlb.epoch)
+	if (in->pm_thr == t && in->pm_page == vpage && in->pm_epoch == t->tlb.epoch) {
+		t->dmemo_page = vpage;
+		t->dmemo_pa = in->pm_pa;
+		return true;
+	}
+	bool hit;
+	const struct xc_entry *e = t->tlb_on || verify ? NULL : xc_entry(t, vaddr, &hit);
+	if (!e || !hit || (e->ppage & XC_IO) || (in->user && !is_user(vaddr)))
 		return false;
 	t->dmemo_page = vpage;
-	t->dmemo_pa = in->pm_pa;
+	t->dmemo_pa = e->ppage;
 	return true;
 }
 
@@ -508,7 +538,7 @@ static __attribute__((noinline)) void access_slow(struct thr *t, qemu_plugin_mem
 	uint64_t last = vaddr + in->bytes - 1;
 	uint64_t vline = vaddr >> MS_LINE_SHIFT, vpage = (vaddr >> PAGE_4K_SHIFT) << 1 | in->user;
 
-	if (vline == last >> MS_LINE_SHIFT && (vpage == t->dmemo_page || page_known(t, in, vpage))) {
+	if (vline == last >> MS_LINE_SHIFT && (vpage == t->dmemo_page || page_known(t, in, vaddr, vpage))) {
 		access_known(t, in, vaddr, write);
 		return;
 	}
@@ -555,7 +585,7 @@ void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
 	if ((vline << 1 | in->user) != t->lm_key || t->lm_epoch != *t->l1d_epoch || (write && !t->lm_dirty)) {
 		/* Not the memo line: a page known without the TLB, and its set's most recent line? */
 		uint64_t vpage = (vaddr >> PAGE_4K_SHIFT) << 1 | in->user;
-		if (vpage != t->dmemo_page && !page_known(t, in, vpage))
+		if (vpage != t->dmemo_page && !page_known(t, in, vaddr, vpage))
 			goto slow;
 		uint64_t line = memo_pa(t, vaddr) >> MS_LINE_SHIFT;
 		const uint8_t *st = sa_mru(&mem.core[t->core].l1d, line);

@@ -132,6 +132,12 @@ struct thr {
 	struct branch *pending[2];
 	struct branch kept[2];        /* [user]: a pending branch's copy once its record is freed */
 	bool flush;                   /* the last block changed address translation */
+	/*
+	 * The TLBs are simulated only while an EvtSel of the thread names one of
+	 * their events (TLB_EVENTS): nothing else depends on them. When one comes
+	 * back they start empty, as after a CR3 write (exec.c tlb_events).
+	 */
+	bool tlb_on;
 	uint64_t last_ipage;          /* code TLB page of the last fetch (its entry is most recent) */
 	/*
 	 * The 4 KiB page of the last data access (<< 1 | its privilege) if it

@@ -66,16 +66,20 @@ static void l1_remove(struct memsys *m, struct ms_core *k, void *thread, uint64_
 {
 	uint8_t st;
 
-	k->l1d_epoch++;
-	if (sa_remove(&k->l1d, line, &st) && (st & MS_DIRTY)) {
-		if (thread)
+	/* An epoch moves only if its L1 had the line (an L2 victim mostly left the L1I long ago). */
+	if (sa_remove(&k->l1d, line, &st)) {
+		k->l1d_epoch++;
+		if ((st & MS_DIRTY) && thread)
 			m->event(thread, PEV_DATA_CACHE_LINES_WRITTEN_BACK, 1);
-		else
+		else if (st & MS_DIRTY)
 			core_event(m, k, PEV_DATA_CACHE_LINES_WRITTEN_BACK);
 	}
-	k->l1i_epoch++;
-	if (sa_remove(&k->l1i, line, NULL) || k->l1i_last == line)
+	if (sa_remove(&k->l1i, line, NULL)) {
+		k->l1i_epoch++;
 		k->l1i_last = SA_EMPTY;
+	} else if (k->l1i_last == line) {
+		k->l1i_last = SA_EMPTY;
+	}
 }
 
 /*

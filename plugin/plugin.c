@@ -25,7 +25,9 @@
  * accesses QEMU makes to deliver an interrupt come as another's and count
  * nowhere (exec.c executing; the rule, docs/design.md §11). The
  * simulation (caches, TLBs, branch predictor: plugin/memsys.h, tlb.h,
- * bpred.h) runs at all times, so caches are warm when counting starts.
+ * bpred.h) runs at all times, so caches are warm when counting starts;
+ * a thread's TLBs only while one of its EvtSels names a TLB event (nothing
+ * else depends on them), starting empty when one does (exec.c tlb_events).
  * QEMU runs the plugin in its vCPU thread; under -icount (and
  * -accel tcg,thread=single, which scripts/qemu.sh sets) all vCPUs share one
  * thread, so neither the simulation nor the page needs locks. The plugin

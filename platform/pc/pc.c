@@ -10,6 +10,9 @@
 #include "platform/sfi.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
+#include "kernel/hosttlb.h"
+#include "platform/pc/pci.h"
+#include "arch/sync.h"
 #include "lib/fmt.h"
 #include "lib/lib.h"
 
@@ -52,6 +55,29 @@ static void pc_time_init(void)
 	pit_heartbeat_start();
 }
 
+/*
+ * A flush of QEMU's TLB that the guest does not see (kernel/hosttlb.h):
+ * any change of QEMU's memory map flushes every vCPU's TLB (QEMU's
+ * tcg_commit), and there TCG resizes it. The change: bit 0 of the q35
+ * MCH's PAM1 field for 0xC0000-0xC3FFF (D0:F0 config byte 0x91 bits 1:0;
+ * Intel 3 Series Chipset Family datasheet, 316966, the PAM0-PAM6 registers
+ * at 90h-96h), flipped and put back. pmuos never touches that option-ROM
+ * area after boot (nor caches it in the plugin: below 1 MiB). The lock
+ * keeps two CPUs' CONFIG_ADDRESS/CONFIG_DATA pairs apart; every other
+ * configuration access is at boot, before any task.
+ */
+static void pc_host_tlb_flush(void)
+{
+	static struct spinlock lock;
+	static const struct pci_dev mch = { 0, 0, 0, 0, 0 };
+	uint64_t f = spin_lock_irq(&lock);
+	uint32_t pam = pci_cfg_read(&mch, 0x90);
+
+	pci_cfg_write(&mch, 0x90, pam ^ 1u << 8);
+	pci_cfg_write(&mch, 0x90, pam);
+	spin_unlock_irq(&lock, f);
+}
+
 static void pc_irq_init(void)
 {
 	if (no_acpi) /* SFI's first I/O APIC takes GSI 0 on (Linux arch/x86/platform/sfi/sfi.c) */
@@ -60,6 +86,7 @@ static void pc_irq_init(void)
 		ioapic_init(acpi.have_ioapic ? acpi.ioapic_addr : 0, acpi.ioapic_gsi_base);
 	pc_route_isa_irq(UART_IRQ, uart_rx_irq);
 	uart_enable_rx_irq();
+	host_tlb_register(pc_host_tlb_flush);
 }
 
 static uint32_t pc_cpus(uint32_t *apic_ids, uint32_t max)

@@ -86,6 +86,22 @@ static void test_enables(void **state)
 	assert_int_equal(sh.delta[0], 7);
 }
 
+/* `programmed`: the events the EvtSels name, whether they count or not (the plugin's TLB switch). */
+static void test_programmed(void **state)
+{
+	(void)state;
+	publish(DATA_READ | USR, 0, 0, 0); /* neither EN nor GLOBAL_CTRL: named all the same */
+	insn(true, 0);
+	assert_int_equal(s.programmed, 1ull << PEV_DATA_READ);
+	assert_int_equal(s.counted[1], 0);
+	publish(DATA_READ | USR | EN, DATA_WRITE | OS | EN, 3, 1); /* gated by SPFLT, USER_PREF 0 */
+	insn(true, 0);
+	assert_int_equal(s.programmed, 1ull << PEV_DATA_READ | 1ull << PEV_DATA_WRITE);
+	publish(INST_EXEC | USR | EN, INST_EXEC, 1, 0); /* not the plugin's event (an EvtSel of 0 names DATA_READ) */
+	insn(true, 0);
+	assert_int_equal(s.programmed, 0);
+}
+
 static void test_usr_os(void **state)
 {
 	(void)state;
@@ -195,6 +211,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_enables, setup),
+		cmocka_unit_test_setup(test_programmed, setup),
 		cmocka_unit_test_setup(test_usr_os, setup),
 		cmocka_unit_test_setup(test_spflt, setup),
 		cmocka_unit_test_setup(test_publication_in_progress, setup),

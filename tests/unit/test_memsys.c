@@ -210,6 +210,11 @@ static void test_code_epoch(void **state)
 	e = m.core[0].l1i_epoch;
 	memsys_data(&m, 1, &t1, 0x3000, true); /* another core's ownership: the line leaves the L1I */
 	assert_int_not_equal(m.core[0].l1i_epoch, e);
+	e = m.core[0].l1i_epoch;
+	for (int k = 0; k < 9; k++)            /* data lines of one L2 set: the 9th evicts the first */
+		memsys_data(&m, 0, &t0, L2SET(k), false);
+	assert_false(sa_peek(&m.core[0].l2, L2SET(0)));
+	assert_int_equal(m.core[0].l1i_epoch, e); /* the L1I had none of them: no change */
 }
 
 static void test_epoch(void **state)
