@@ -2,6 +2,7 @@
 #include "apic/apic.h"
 #include "arch/tsc.h"
 #include "arch/sync.h"
+#include "platform/platform.h"
 
 #define ICR_WAIT_US 1000
 
@@ -29,6 +30,8 @@ static bool icr_send(uint32_t apic_id, uint32_t lo)
 		ok = icr_idle();
 	}
 	irq_restore(f);
+	if (ok && platform->ipi_sent)
+		platform->ipi_sent();
 	return ok;
 }
 

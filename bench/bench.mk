@@ -16,11 +16,12 @@ $(BUILD)/bench/%_sse.elf: user/programs/%.c $(USER_RUNTIME) $(NEWLIB_SSE_LIBC)
 	$(PMUOS_CC) --qemu-sse -O2 -g -Wall -o $@ $<
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl $(PLUGIN_SO) $(BENCH_SSE)
+	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl $(PLUGIN_SO) $(BENCH_SSE) $(BUILD)/gen/mbox_layout.json
 	$(PYTHON) bench/boot.py
 	$(PYTHON) bench/pmi.py
 	$(PYTHON) bench/tasks.py
 	$(PYTHON) bench/mailbox.py
+	$(PYTHON) bench/idle.py
 	$(PYTHON) bench/startup.py
 	$(PYTHON) bench/drain.py
 	$(PYTHON) bench/callchain.py

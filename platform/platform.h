@@ -76,6 +76,11 @@ struct platform {
 	 * vector `vector` (not yet routed to a CPU: route). NULL if there is none.
 	 */
 	const struct host_doorbell *(*doorbell)(uint8_t vector);
+	/*
+	 * Called on the sending CPU after each IPI it sent: what makes the
+	 * target see it promptly if the machine needs help for that. NULL: nothing.
+	 */
+	void (*ipi_sent)(void);
 	/* kernel/power.h: off (returns why not), warm reset (returns only if it cannot, with why). */
 	const char *(*power_off)(void);
 	const char *(*power_reset)(void);

@@ -49,7 +49,6 @@ static const char *pc_init(const struct boot_info *bi)
 static void pc_time_init(void)
 {
 	tsc_calibrate();
-	pit_heartbeat_start();
 }
 
 static void pc_irq_init(void)
@@ -106,6 +105,7 @@ const struct platform platform_pc = {
 	.cpus = pc_cpus,
 	.shared_memory = pc_shared_memory,
 	.doorbell = pc_doorbell,
+	.ipi_sent = pit_ipi_sent,
 	.power_off = pc_power_off,
 	.power_reset = pc_power_reset,
 };

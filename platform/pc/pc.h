@@ -10,8 +10,8 @@ extern const struct platform platform_pc;
 
 /* 8254 PIT (pit.c): measures tsc_hz (10 ms gate on channel 2), BSP, interrupts off. */
 void tsc_calibrate(void);
-/* Starts PIT channel 0 at 10 kHz with its interrupt masked (see pit.c). */
-void pit_heartbeat_start(void);
+/* After each IPI sent: a one-shot on PIT channel 0, its interrupt masked (see pit.c). Any CPU. */
+void pit_ipi_sent(void);
 
 /* COM1 (uart.c): sets it up and makes it the console's device. */
 void uart_init(void);

@@ -1,6 +1,6 @@
 /*
  * The 8254 PIT of a PC: the TSC's frequency measured against it, and the
- * heartbeat that keeps IPIs to halted CPUs prompt under QEMU -icount.
+ * one-shot that keeps IPIs to halted CPUs prompt under QEMU -icount.
  */
 #include "platform/pc/pc.h"
 #include "arch/tsc.h"
@@ -16,7 +16,7 @@
 #define PIT_OUT2      0x20
 #define CALIB_US      2000 /* window; its two ends are what must be precise */
 #define CALIB_TRIES   8    /* samples per end: the one least disturbed is kept */
-#define PIT_HEARTBEAT_HZ 10000
+#define PIT_NUDGE_COUNT 2 /* PIT clocks (838 ns each) from an IPI to the one-shot's end */
 
 /*
  * One end of the calibration window: the TSC at a moment the PIT count is
@@ -90,17 +90,23 @@ void tsc_calibrate(void)
 }
 
 /*
- * Under QEMU TCG with -icount, a halted vCPU notices a pending IPI (INIT,
- * SIPI, a cross-CPU call) only at the next virtual-clock timer event. A
- * 10 kHz PIT, whose interrupt stays masked at the 8259 and the IOAPIC, is
- * such an event: the guest never sees it and executes nothing for it, so
- * counts stay exact, and IPIs reach halted CPUs within 100 us.
+ * Called after each IPI this CPU sends (platform ops' ipi_sent). Under QEMU
+ * 7.2 TCG with -icount one host thread runs the vCPUs in turn, so an IPI
+ * only marks its target (accel/tcg/tcg-accel-ops.c tcg_handle_interrupt:
+ * the target's thread is the sender's) and the sender runs on until its
+ * turn ends at the next virtual-clock timer event: 100 ms away on a card
+ * with no timer due. Arming a virtual-clock timer from a vCPU ends the
+ * running vCPU's turn at once (softmmu/cpu-timers.c qemu_timer_notify_cb),
+ * and the round robin reaches the target. PIT channel 0 in mode 0 is such
+ * a timer, one-shot: its interrupt stays masked at the 8259 and the IOAPIC,
+ * so the guest executes nothing for it and counts stay exact, and no timer
+ * runs while no IPI is sent (an idle card costs the host next to nothing).
+ * Mode 0 and its count: 8254 data sheet, "Mode 0: Interrupt on Terminal Count".
+ * Any CPU, no lock: every CPU writes the same two bytes, so writes of two
+ * CPUs interleaved still leave channel 0 in mode 0 with that count.
  */
-void pit_heartbeat_start(void)
+void pit_ipi_sent(void)
 {
-	uint16_t count = PIT_HZ / PIT_HEARTBEAT_HZ;
-
-	outb(PIT_CMD, 0x34); /* channel 0, lo/hi byte, mode 2 (rate generator) */
-	outb(PIT_CH0, count & 0xff);
-	outb(PIT_CH0, count >> 8);
+	outb(PIT_CMD, 0x10); /* channel 0, LSB only, mode 0 */
+	outb(PIT_CH0, PIT_NUDGE_COUNT);
 }
