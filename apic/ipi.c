@@ -2,9 +2,15 @@
 #include "apic/apic.h"
 #include "arch/tsc.h"
 #include "arch/sync.h"
-#include "platform/platform.h"
 
 #define ICR_WAIT_US 1000
+
+static void (*after_ipi)(void);
+
+void apic_on_ipi_sent(void (*fn)(void))
+{
+	after_ipi = fn;
+}
 
 static bool icr_idle(void)
 {
@@ -30,28 +36,40 @@ static bool icr_send(uint32_t apic_id, uint32_t lo)
 		ok = icr_idle();
 	}
 	irq_restore(f);
-	if (ok && platform->ipi_sent)
-		platform->ipi_sent();
+	return ok;
+}
+
+/* To another CPU, then what apic_on_ipi_sent registered. */
+static bool ipi_send(uint32_t apic_id, uint32_t lo)
+{
+	bool ok = icr_send(apic_id, lo);
+
+	if (ok && after_ipi)
+		after_ipi();
 	return ok;
 }
 
 bool apic_send_fixed(uint32_t apic_id, uint8_t vector)
 {
-	return icr_send(apic_id, APIC_ICR_DM_FIXED | APIC_ICR_ASSERT | APIC_ICR_VECTOR(vector));
+	return ipi_send(apic_id, APIC_ICR_DM_FIXED | APIC_ICR_ASSERT | APIC_ICR_VECTOR(vector));
 }
 
+bool apic_send_self(uint8_t vector)
+{
+	return icr_send(apic_id(), APIC_ICR_DM_FIXED | APIC_ICR_ASSERT | APIC_ICR_VECTOR(vector));
+}
 
 bool apic_send_init(uint32_t apic_id)
 {
-	return icr_send(apic_id, APIC_ICR_DM_INIT | APIC_ICR_ASSERT | APIC_ICR_LEVEL);
+	return ipi_send(apic_id, APIC_ICR_DM_INIT | APIC_ICR_ASSERT | APIC_ICR_LEVEL);
 }
 
 bool apic_send_init_deassert(uint32_t apic_id)
 {
-	return icr_send(apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL);
+	return icr_send(apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL); /* nothing for the target to see */
 }
 
 bool apic_send_sipi(uint32_t apic_id, uint8_t page)
 {
-	return icr_send(apic_id, APIC_ICR_DM_STARTUP | APIC_ICR_ASSERT | APIC_ICR_VECTOR(page));
+	return ipi_send(apic_id, APIC_ICR_DM_STARTUP | APIC_ICR_ASSERT | APIC_ICR_VECTOR(page));
 }

@@ -106,6 +106,7 @@ const struct platform platform_pc = {
 	.shared_memory = pc_shared_memory,
 	.doorbell = pc_doorbell,
 	.ipi_sent = pit_ipi_sent,
+	.tasks_running = pit_tasks_running,
 	.power_off = pc_power_off,
 	.power_reset = pc_power_reset,
 };
