@@ -82,6 +82,14 @@ int apic_lvt_pc_take(void);
  * leave the ICR; returns false if the ICR stayed busy.
  */
 bool apic_send_fixed(uint32_t apic_id, uint8_t vector);
+/* The same to the calling CPU itself (apic_on_ipi_sent's function is not called). */
+bool apic_send_self(uint8_t vector);
+/*
+ * Registers fn(), called on the sending CPU after each IPI above sent to
+ * another CPU (fixed, INIT assert, SIPI), in any context. One; init/main.c
+ * gives it the platform's (platform/platform.h ipi_sent).
+ */
+void apic_on_ipi_sent(void (*fn)(void));
 /* INIT, level-triggered: assert, then de-assert (Linux arch/x86/kernel/smpboot.c send_init_sequence). */
 bool apic_send_init(uint32_t apic_id);
 bool apic_send_init_deassert(uint32_t apic_id);

@@ -5,6 +5,13 @@
 
 #define ICR_WAIT_US 1000
 
+static void (*after_ipi)(void);
+
+void apic_on_ipi_sent(void (*fn)(void))
+{
+	after_ipi = fn;
+}
+
 static bool icr_idle(void)
 {
 	uint64_t end = tsc_deadline_us(ICR_WAIT_US);
@@ -32,23 +39,37 @@ static bool icr_send(uint32_t apic_id, uint32_t lo)
 	return ok;
 }
 
-bool apic_send_fixed(uint32_t apic_id, uint8_t vector)
+/* To another CPU, then what apic_on_ipi_sent registered. */
+static bool ipi_send(uint32_t apic_id, uint32_t lo)
 {
-	return icr_send(apic_id, APIC_ICR_DM_FIXED | APIC_ICR_ASSERT | APIC_ICR_VECTOR(vector));
+	bool ok = icr_send(apic_id, lo);
+
+	if (ok && after_ipi)
+		after_ipi();
+	return ok;
 }
 
+bool apic_send_fixed(uint32_t apic_id, uint8_t vector)
+{
+	return ipi_send(apic_id, APIC_ICR_DM_FIXED | APIC_ICR_ASSERT | APIC_ICR_VECTOR(vector));
+}
+
+bool apic_send_self(uint8_t vector)
+{
+	return icr_send(apic_id(), APIC_ICR_DM_FIXED | APIC_ICR_ASSERT | APIC_ICR_VECTOR(vector));
+}
 
 bool apic_send_init(uint32_t apic_id)
 {
-	return icr_send(apic_id, APIC_ICR_DM_INIT | APIC_ICR_ASSERT | APIC_ICR_LEVEL);
+	return ipi_send(apic_id, APIC_ICR_DM_INIT | APIC_ICR_ASSERT | APIC_ICR_LEVEL);
 }
 
 bool apic_send_init_deassert(uint32_t apic_id)
 {
-	return icr_send(apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL);
+	return icr_send(apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL); /* nothing for the target to see */
 }
 
 bool apic_send_sipi(uint32_t apic_id, uint8_t page)
 {
-	return icr_send(apic_id, APIC_ICR_DM_STARTUP | APIC_ICR_ASSERT | APIC_ICR_VECTOR(page));
+	return ipi_send(apic_id, APIC_ICR_DM_STARTUP | APIC_ICR_ASSERT | APIC_ICR_VECTOR(page));
 }

@@ -71,5 +71,5 @@ bool apic_lvt_pc_raise(void)
 {
 	int v = apic_lvt_pc_take();
 
-	return v >= 0 && apic_send_fixed(apic_id(), v);
+	return v >= 0 && apic_send_self(v);
 }

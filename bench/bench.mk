@@ -17,11 +17,12 @@ $(BUILD)/bench/%_sse.elf: user/programs/%.c $(USER_RUNTIME) $(NEWLIB_SSE_LIBC)
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl $(PLUGIN_SO) $(BENCH_SSE) \
-		$(BUILD)/user/memtest.elf $(BUILD)/test/memtest-linux
+		$(BUILD)/user/memtest.elf $(BUILD)/test/memtest-linux $(BUILD)/gen/mbox_layout.json
 	$(PYTHON) bench/boot.py
 	$(PYTHON) bench/pmi.py
 	$(PYTHON) bench/tasks.py
 	$(PYTHON) bench/mailbox.py
+	$(PYTHON) bench/idle.py
 	$(PYTHON) bench/startup.py
 	$(PYTHON) bench/drain.py
 	$(PYTHON) bench/callchain.py

@@ -162,6 +162,11 @@ void __attribute__((noreturn)) kernel_main(void)
 	smp_bsp_setup();
 	platform_irq_init();
 	task_init();
+	/* What QEMU -icount needs to keep IPIs prompt (platform/pc/pit.c); a card needs nothing. */
+	if (platform->ipi_sent)
+		apic_on_ipi_sent(platform->ipi_sent);
+	if (platform->tasks_running)
+		task_on_running(platform->tasks_running);
 	static uint32_t cpus[MAX_CPUS];
 	smp_init(cpus, platform_cpus(cpus, ARRAY_SIZE(cpus)), trampoline_page());
 	pmu_calibrate();

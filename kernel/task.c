@@ -67,6 +67,28 @@ static struct task tasks[MAX_TASKS];
 static struct spinlock tasks_lock;
 static uint32_t next_id = 1;
 static volatile uint32_t active_tasks; /* READY or RUNNING */
+static void (*running_fn)(bool running);
+
+void task_on_running(void (*fn)(bool running))
+{
+	running_fn = fn;
+}
+
+/* After each change of active_tasks between 0 and not 0: tells running_fn the state now. */
+static void running_changed(void)
+{
+	static struct spinlock lock;
+	static bool told;
+
+	if (!running_fn)
+		return;
+	uint64_t f = spin_lock_irq(&lock);
+	bool now = READ_ONCE(active_tasks) != 0;
+	if (now != told)
+		running_fn(now);
+	told = now;
+	spin_unlock_irq(&lock, f);
+}
 
 const char *task_state_name(uint32_t state)
 {
@@ -203,7 +225,8 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 	if (ok) {
 		for (uint32_t i = 0; i < n; i++)
 			made[i]->active = true;
-		__atomic_add_fetch(&active_tasks, n, __ATOMIC_ACQ_REL);
+		if (__atomic_add_fetch(&active_tasks, n, __ATOMIC_ACQ_REL) == n)
+			running_changed();
 		host->hand_over(made[0]->cpu);
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -259,8 +282,9 @@ void task_leave(uint32_t state, int status)
  */
 static void task_finish(struct percpu *p, struct task *t)
 {
-	if (__atomic_exchange_n(&t->active, false, __ATOMIC_ACQ_REL))
-		__atomic_sub_fetch(&active_tasks, 1, __ATOMIC_ACQ_REL);
+	if (__atomic_exchange_n(&t->active, false, __ATOMIC_ACQ_REL) &&
+	    __atomic_sub_fetch(&active_tasks, 1, __ATOMIC_ACQ_REL) == 0)
+		running_changed();
 	if (p == this_cpu() && !READ_ONCE(p->runq))
 		host->return_service(); /* after the count: CPU 0 takes it once no task is active */
 	task_release(t);

@@ -150,4 +150,13 @@ struct task_host {
 };
 void task_set_host(const struct task_host *h);
 
+/*
+ * Registers fn(running): called when tasks start to run on a card that ran
+ * none (true) and when the last one ends (false), on the CPU that made the
+ * change, with the state as it stands under a lock (a launch and an end on
+ * two CPUs at once leave the last call right). One; init/main.c gives it
+ * the platform's (platform/platform.h tasks_running).
+ */
+void task_on_running(void (*fn)(bool running));
+
 #endif

@@ -354,21 +354,28 @@ static bool mailbox_idle_work(void)
 {
 	if (!mbox_hdr)
 		return false;
-	if (this_cpu()->cpu == 0 && (service_cpu == 0 || !any_task_active())) {
+	bool cpu0 = this_cpu()->cpu == 0;
+
+	if (cpu0 && (service_cpu == 0 || !any_task_active()))
 		take(true); /* arms CPU 0's heartbeat if it was given the service */
-		if (any_task_active() && pass_to_task_cpu())
-			timer_cancel(beat_timer());
-	}
 	if (!mailbox_serving_here())
 		return false;
+	/*
+	 * Served before it is passed on: what a task CPU gave back to CPU 0 (an
+	 * INIT of itself) is served here, not handed back to it for ever, once
+	 * the hand-over's IPI lets that CPU run before CPU 0 polls.
+	 */
+	bool served = mailbox_poll();
+	if (cpu0 && any_task_active() && pass_to_task_cpu())
+		timer_cancel(beat_timer());
 	/* After an answer CPU 0, with no task to disturb, looks for the next request a while (doorbell.c). */
 	static uint64_t linger_until;
-	if (mailbox_poll()) {
-		if (this_cpu()->cpu == 0 && !any_task_active())
+	if (served) {
+		if (cpu0 && !any_task_active())
 			linger_until = rdtsc() + mailbox_linger_us() * (tsc_hz / 1000000);
 		return true;
 	}
-	return this_cpu()->cpu == 0 && rdtsc() < linger_until;
+	return cpu0 && rdtsc() < linger_until;
 }
 
 /*
@@ -443,7 +450,8 @@ static void bar_lifted(void)
 		serve_release(c); /* if held across the INIT: nobody holds it now */
 }
 
-static bool serve_ring(void)
+/* Serves the request ring; *elsewhere: it stopped at a request CPU 0 must serve (serve_elsewhere). */
+static bool serve_ring(bool *elsewhere)
 {
 	static struct mbox_request req;   /* the card's own copy */
 	static struct mbox_ops ops;
@@ -459,7 +467,7 @@ static bool serve_ring(void)
 		if (!resp)
 			break;
 		if (serve_elsewhere(&req)) {
-			mailbox_give_service_to_cpu0();
+			*elsewhere = true;
 			break;
 		}
 		mailbox_request_take();
@@ -486,7 +494,11 @@ bool mailbox_poll(void)
 	bar_lifted();
 	if (!serve_take(me))
 		return false;
-	bool served = me != READ_ONCE(barred) && serve_ring();
+	bool elsewhere = false;
+	bool served = me != READ_ONCE(barred) && serve_ring(&elsewhere);
 	serve_release(me);
+	/* After the release: CPU 0, woken by it and run at once, must find the lock free to serve. */
+	if (elsewhere)
+		mailbox_give_service_to_cpu0();
 	return served;
 }

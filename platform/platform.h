@@ -76,6 +76,18 @@ struct platform {
 	 * vector `vector` (not yet routed to a CPU: route). NULL if there is none.
 	 */
 	const struct host_doorbell *(*doorbell)(uint8_t vector);
+	/*
+	 * Called on the sending CPU after each IPI it sent to another CPU: what
+	 * makes the target see it promptly if the machine needs help for that.
+	 * Any context. NULL: nothing.
+	 */
+	void (*ipi_sent)(void);
+	/*
+	 * Tasks run (true) or the last one ended (false) (kernel/task.h
+	 * task_on_running): what the machine needs while CPUs are busy (a PC
+	 * under QEMU: turns of bounded length for each busy vCPU). NULL: nothing.
+	 */
+	void (*tasks_running)(bool running);
 	/* kernel/power.h: off (returns why not), warm reset (returns only if it cannot, with why). */
 	const char *(*power_off)(void);
 	const char *(*power_reset)(void);

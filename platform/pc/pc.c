@@ -52,7 +52,6 @@ static const char *pc_init(const struct boot_info *bi)
 static void pc_time_init(void)
 {
 	tsc_calibrate();
-	pit_heartbeat_start();
 }
 
 /*
@@ -133,6 +132,8 @@ const struct platform platform_pc = {
 	.cpus = pc_cpus,
 	.shared_memory = pc_shared_memory,
 	.doorbell = pc_doorbell,
+	.ipi_sent = pit_ipi_sent,
+	.tasks_running = pit_tasks_running,
 	.power_off = pc_power_off,
 	.power_reset = pc_power_reset,
 };

@@ -10,8 +10,9 @@ extern const struct platform platform_pc;
 
 /* 8254 PIT (pit.c): measures tsc_hz (10 ms gate on channel 2), BSP, interrupts off. */
 void tsc_calibrate(void);
-/* Starts PIT channel 0 at 10 kHz with its interrupt masked (see pit.c). */
-void pit_heartbeat_start(void);
+/* PIT channel 0, its interrupt masked (see pit.c): a one-shot after each IPI sent, periodic while tasks run. */
+void pit_ipi_sent(void);
+void pit_tasks_running(bool running);
 
 /* COM1 (uart.c): sets it up and makes it the console's device. */
 void uart_init(void);

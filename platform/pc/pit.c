@@ -1,6 +1,6 @@
 /*
  * The 8254 PIT of a PC: the TSC's frequency measured against it, and the
- * heartbeat that keeps IPIs to halted CPUs prompt under QEMU -icount.
+ * timer events that keep IPIs prompt under QEMU -icount.
  */
 #include "platform/pc/pc.h"
 #include "arch/tsc.h"
@@ -16,7 +16,10 @@
 #define PIT_OUT2      0x20
 #define CALIB_US      2000 /* window; its two ends are what must be precise */
 #define CALIB_TRIES   8    /* samples per end: the one least disturbed is kept */
-#define PIT_HEARTBEAT_HZ 10000
+#define PIT_CH0_ONESHOT  0x30 /* channel 0, LSB then MSB, mode 0 */
+#define PIT_CH0_PERIODIC 0x34 /* channel 0, LSB then MSB, mode 2 */
+#define PIT_ONESHOT_COUNT 2   /* PIT clocks (838 ns each) from an IPI to the one-shot's end */
+#define PIT_BUSY_HZ      10000 /* while tasks run: turns of at most 100 us */
 
 /*
  * One end of the calibration window: the TSC at a moment the PIT count is
@@ -90,17 +93,59 @@ void tsc_calibrate(void)
 }
 
 /*
- * Under QEMU TCG with -icount, a halted vCPU notices a pending IPI (INIT,
- * SIPI, a cross-CPU call) only at the next virtual-clock timer event. A
- * 10 kHz PIT, whose interrupt stays masked at the 8259 and the IOAPIC, is
- * such an event: the guest never sees it and executes nothing for it, so
- * counts stay exact, and IPIs reach halted CPUs within 100 us.
+ * PIT channel 0 as QEMU's clock for taking turns; its interrupt stays masked
+ * at the 8259 and the IOAPIC, so the guest executes nothing for it and
+ * counts stay exact. Under QEMU 7.2 TCG with -icount one host thread runs
+ * the vCPUs in turn, each turn ending at the next virtual-clock timer event,
+ * and an IPI only marks its target (accel/tcg/tcg-accel-ops.c
+ * tcg_handle_interrupt: the target's thread is the sender's): the sender
+ * runs on until its turn ends, up to 100 ms on an idle card (QEMU's
+ * round-robin kick). Two uses:
+ *  - after each IPI, a one-shot (mode 0): arming a virtual-clock timer
+ *    from a vCPU ends the running vCPU's turn at once
+ *    (softmmu/cpu-timers.c qemu_timer_notify_cb), so the target runs next,
+ *    and no timer runs while nothing happens (an idle card costs the host
+ *    next to nothing);
+ *  - while tasks run, 10 kHz (mode 2): busy vCPUs take turns of at most
+ *    100 us, so the CPU that serves the host, or one that an IPI woke,
+ *    waits for no more; a one-shot would end it, so none is armed then.
+ * Modes: 8254 data sheet, "Mode 0: Interrupt on Terminal Count", "Mode 2:
+ * Rate Generator". The lock keeps a one-shot from ending the periodic
+ * timer; an IPI sent while it is held (an interrupt handler's, on the CPU
+ * reprogramming the PIT, or another CPU's) arms nothing: the PIT is being
+ * programmed, which ends that CPU's turn just the same.
  */
-void pit_heartbeat_start(void)
-{
-	uint16_t count = PIT_HZ / PIT_HEARTBEAT_HZ;
+static struct spinlock pit_lock;
+static bool pit_periodic;
 
-	outb(PIT_CMD, 0x34); /* channel 0, lo/hi byte, mode 2 (rate generator) */
+static void pit_ch0(uint8_t mode_cmd, uint16_t count)
+{
+	outb(PIT_CMD, mode_cmd);
 	outb(PIT_CH0, count & 0xff);
 	outb(PIT_CH0, count >> 8);
+}
+
+void pit_ipi_sent(void)
+{
+	uint64_t f = irq_save();
+
+	if (spin_trylock(&pit_lock)) {
+		if (!pit_periodic)
+			pit_ch0(PIT_CH0_ONESHOT, PIT_ONESHOT_COUNT);
+		spin_unlock(&pit_lock);
+	}
+	irq_restore(f);
+}
+
+void pit_tasks_running(bool running)
+{
+	uint64_t f = spin_lock_irq(&pit_lock);
+
+	pit_periodic = running;
+	/* A mode-0 count ends the periodic timer: one event more, then none. */
+	if (running)
+		pit_ch0(PIT_CH0_PERIODIC, PIT_HZ / PIT_BUSY_HZ);
+	else
+		pit_ch0(PIT_CH0_ONESHOT, PIT_ONESHOT_COUNT);
+	spin_unlock_irq(&pit_lock, f);
 }
