@@ -7,9 +7,8 @@
 
 /*
  * The first flush comes after 16 ms of TSC (16 M instructions under -icount
- * shift=0): a task shorter than that is never interrupted for it, so the
- * short regions the exactness tests count see nothing of it. Then HOST_TLB_FLUSHES
- * - 1 more, 4 ms apart: QEMU doubles a full TLB at each (256 to 4,096
+ * shift=0): a task shorter than that is never interrupted for it. Then
+ * HOST_TLB_FLUSHES - 1 more, 4 ms apart (none while a region is open): QEMU doubles a full TLB at each (256 to 4,096
  * entries), and keeps that size until the next flush, the task's end.
  */
 #define HOST_TLB_FIRST_US 16000
@@ -46,6 +45,22 @@ void host_tlb_task_start(void)
 
 void host_tlb_task_end(void)
 {
-	if (host_flush)
-		timer_cancel(&timers[this_cpu()->cpu]);
+	uint32_t cpu = this_cpu()->cpu;
+
+	if (!host_flush)
+		return;
+	left[cpu] = 0;
+	timer_cancel(&timers[cpu]);
+}
+
+void host_tlb_region(bool open)
+{
+	uint32_t cpu = this_cpu()->cpu;
+
+	if (!host_flush || !left[cpu])
+		return;
+	if (open)
+		timer_cancel(&timers[cpu]);
+	else
+		timer_arm(&timers[cpu], tsc_deadline_us(HOST_TLB_GAP_US), due, NULL);
 }

@@ -5,19 +5,30 @@
  * that walks more pages than that and never leaves Ring 3 (a 4 MiB
  * scattered walk: 1,024 pages) makes no flush, so it runs its whole length
  * with a TLB too small for it, most of its loads on QEMU's slow path. The
- * platform (a PC in QEMU) registers a flush of QEMU's TLB that the guest
- * does not see; the kernel calls it a few times early in every task that
- * runs long, on the task's CPU, and each call lets QEMU double a full TLB.
- * A card registers nothing: then this does nothing.
+ * platform (a PC in QEMU) has a flush of QEMU's TLB that the guest does
+ * not see; the kernel calls it a few times early in every task that runs
+ * long, on the task's CPU, and each call lets QEMU double a full TLB. Never
+ * while the CPU counts a region (SPFLT): the flush's interrupt would add
+ * kernel accesses at a point the host's timing chooses, and a region's
+ * counts are the same in every run (docs/design.md §11). A card registers
+ * nothing: then this does nothing.
  */
 #ifndef KERNEL_HOSTTLB_H
 #define KERNEL_HOSTTLB_H
 
-/* The platform's flush of the host's TLB (any CPU, interrupts off), or none. At boot, before any task. */
+#include <stdbool.h>
+
+/* The platform's flush of the host's TLB (any CPU, interrupts off). At boot, before any task; without it nothing is flushed. */
 void host_tlb_register(void (*flush)(void));
 /* The calling CPU's task starts: its flushes are armed (HOST_TLB_FIRST_US on, then every HOST_TLB_GAP_US). */
 void host_tlb_task_start(void);
 /* The calling CPU's task ended: no more flushes for it. */
 void host_tlb_task_end(void);
+/*
+ * The calling CPU opened (true) or closed (false) a SPFLT region
+ * (pmu_on_region, interrupts off): its flushes wait from the open, and the
+ * ones left resume HOST_TLB_GAP_US after the close.
+ */
+void host_tlb_region(bool open);
 
 #endif

@@ -238,7 +238,7 @@ void mailbox_init(uint64_t base, uint64_t size)
 		return;
 	mailbox_doorbell_init(!size, mailbox_rung);
 	task_set_host(&task_host);
-	pmu_set_region_hook(region_changed);
+	pmu_on_region(region_changed);
 	cpu_on_leaving(cpu_leaving);
 	idle_set_work(mailbox_idle_work);
 	mailbox_take_service();
@@ -252,7 +252,7 @@ void mailbox_init(uint64_t base, uint64_t size)
  * is open the CPU holds the service: no doorbell interrupts it (they wait
  * in its APIC, mailbox_doorbell_hold), its heartbeat timer is off and a
  * poll that comes due waits. It serves again when the region closes, at
- * once under QEMU (the emulated SPFLT tells it, pmu_set_region_hook), else
+ * once under QEMU (the emulated SPFLT tells it, pmu_on_region), else
  * at its first kernel entry after; and after REGION_HOLD_US of card time in
  * any case, so a region that never closes does not starve the host (the
  * heartbeat stops meanwhile: a host that waits sees a card alive again
@@ -302,7 +302,7 @@ static void hold(void)
 	timer_arm(&h->bound, end, bound_reached, NULL);
 }
 
-/* pmu_set_region_hook: the calling CPU's emulated SPFLT opened or closed a region. */
+/* pmu_on_region: the calling CPU's emulated SPFLT opened or closed a region. */
 static void region_changed(bool open)
 {
 	holds[this_cpu()->cpu].since = 0;

@@ -88,6 +88,12 @@ struct platform {
 	 * under QEMU: turns of bounded length for each busy vCPU). NULL: nothing.
 	 */
 	void (*tasks_running)(bool running);
+	/*
+	 * Flushes the host emulator's TLB unseen by the guest, so that it can
+	 * grow it for a long task (kernel/hosttlb.h). Any CPU, interrupts off.
+	 * NULL: nothing (a card has no emulator).
+	 */
+	void (*host_tlb_flush)(void);
 	/* kernel/power.h: off (returns why not), warm reset (returns only if it cannot, with why). */
 	const char *(*power_off)(void);
 	const char *(*power_reset)(void);

@@ -187,7 +187,8 @@ bool pmu_region_open(void);
  * fn(open) runs on a CPU whose emulated SPFLT (pmu/emul.c: QEMU, where
  * SPFLT traps) just opened or closed a region, interrupts off. A KNC core
  * runs SPFLT itself and tells nobody: pmu_region_open is all there is.
+ * At boot; at most two functions (false: no room, fn is not told).
  */
-void pmu_set_region_hook(void (*fn)(bool open));
+bool pmu_on_region(void (*fn)(bool open));
 
 #endif

@@ -9,7 +9,9 @@
 #include "pmu/regs.h"
 #include "kernel/percpu.h"
 
-static void (*region_hook)(bool open);
+/* Who is told: the mailbox service and, on a PC in QEMU, kernel/hosttlb.c. */
+#define REGION_HOOKS 2
+static void (*region_hooks[REGION_HOOKS])(bool open);
 
 /* PERF_SPFLT_CONTROL: a counter gated (SPFLT_EN) while USER_PREF is 1 (327357-001 §1.4.3.4, Table 1-7). */
 bool pmu_spflt_open(uint64_t spflt)
@@ -24,13 +26,18 @@ bool pmu_region_open(void)
 	return pmu_ops && this_cpu()->pmu && pmu_ops->rdmsr(MSR_KNC_SPFLT_CTRL, &v) == 0 && pmu_spflt_open(v);
 }
 
-void pmu_set_region_hook(void (*fn)(bool open))
+bool pmu_on_region(void (*fn)(bool open))
 {
-	region_hook = fn;
+	for (int i = 0; i < REGION_HOOKS; i++)
+		if (!region_hooks[i]) {
+			region_hooks[i] = fn;
+			return true;
+		}
+	return false;
 }
 
 void pmu_region_note(bool was_open, bool open)
 {
-	if (was_open != open && region_hook)
-		region_hook(open);
+	for (int i = 0; was_open != open && i < REGION_HOOKS && region_hooks[i]; i++)
+		region_hooks[i](open);
 }

@@ -10,7 +10,6 @@
 #include "platform/sfi.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
-#include "kernel/hosttlb.h"
 #include "platform/pc/pci.h"
 #include "arch/sync.h"
 #include "lib/fmt.h"
@@ -85,7 +84,6 @@ static void pc_irq_init(void)
 		ioapic_init(acpi.have_ioapic ? acpi.ioapic_addr : 0, acpi.ioapic_gsi_base);
 	pc_route_isa_irq(UART_IRQ, uart_rx_irq);
 	uart_enable_rx_irq();
-	host_tlb_register(pc_host_tlb_flush);
 }
 
 static uint32_t pc_cpus(uint32_t *apic_ids, uint32_t max)
@@ -134,6 +132,7 @@ const struct platform platform_pc = {
 	.doorbell = pc_doorbell,
 	.ipi_sent = pit_ipi_sent,
 	.tasks_running = pit_tasks_running,
+	.host_tlb_flush = pc_host_tlb_flush,
 	.power_off = pc_power_off,
 	.power_reset = pc_power_reset,
 };
