@@ -124,9 +124,13 @@ static void evtsel_changed(struct pmu_model *m)
 	enables_changed(m);
 }
 
-int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
+/*
+ * The register access itself, after the accounting: apart, so that an
+ * access with no counter active (the PMI handler's, the counters stopped)
+ * is model_advance's few instructions and a tail call, without a frame.
+ */
+static int __attribute__((noinline)) write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
 {
-	model_advance(m, now);
 	switch (msr) {
 	case MSR_KNC_PERFCTR0:
 	case MSR_KNC_PERFCTR1:
@@ -166,9 +170,25 @@ int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 	return 0;
 }
 
-int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
+static int __attribute__((noinline)) counted_write(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 {
-	model_advance(m, now);
+	model_advance_counting(m, now);
+	return write_reg(m, msr, v);
+}
+
+/* model_advance, open-coded so that every path ends in a tail call. */
+int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
+{
+	if (now > m->last) {
+		if (m->active)
+			return counted_write(m, now, msr, v);
+		m->last = now;
+	}
+	return write_reg(m, msr, v);
+}
+
+static int __attribute__((noinline)) read_reg(const struct pmu_model *m, uint32_t msr, uint64_t *v)
+{
 	switch (msr) {
 	case MSR_KNC_PERFCTR0:
 	case MSR_KNC_PERFCTR1:
@@ -190,6 +210,22 @@ int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
 	default: /* GLOBAL_OVF_CTRL is write-only */
 		return -1;
 	}
+}
+
+static int __attribute__((noinline)) counted_read(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
+{
+	model_advance_counting(m, now);
+	return read_reg(m, msr, v);
+}
+
+int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
+{
+	if (now > m->last) {
+		if (m->active)
+			return counted_read(m, now, msr, v);
+		m->last = now;
+	}
+	return read_reg(m, msr, v);
 }
 
 int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v)
