@@ -249,6 +249,13 @@ static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
 	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
 	model_user_stretch(&pc->model, first_user, first_kernel);
 	sync_at(pc, task_user_frame(), true);
+	/*
+	 * An overflow timer due by the entry (its interrupt brought the thread
+	 * here, as it does for every Ring-3 sample) has nothing left to do: the
+	 * model is synced to the entry, and sync_at, lazy, left it armed only
+	 * because nothing needs it sooner. to_user (or idle_enter) arms the next.
+	 */
+	timer_drop_due(&pc->ovf_timer, first_kernel);
 }
 
 void model_emulate_steps(struct pmu_cpu *pc, struct trap_frame *user, uint64_t first_kernel, uint64_t first_user,

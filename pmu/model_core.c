@@ -124,12 +124,7 @@ static void evtsel_changed(struct pmu_model *m)
 	enables_changed(m);
 }
 
-/*
- * The register access itself, after the accounting: apart, so that an
- * access with no counter active (the PMI handler's, the counters stopped)
- * is model_advance's few instructions and a tail call, without a frame.
- */
-static int __attribute__((noinline)) write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
+int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
 {
 	switch (msr) {
 	case MSR_KNC_PERFCTR0:
@@ -170,24 +165,13 @@ static int __attribute__((noinline)) write_reg(struct pmu_model *m, uint32_t msr
 	return 0;
 }
 
-static int __attribute__((noinline)) counted_write(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
+int model_counted_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 {
 	model_advance_counting(m, now);
-	return write_reg(m, msr, v);
+	return model_write_reg(m, msr, v);
 }
 
-/* model_advance, open-coded so that every path ends in a tail call. */
-int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
-{
-	if (now > m->last) {
-		if (m->active)
-			return counted_write(m, now, msr, v);
-		m->last = now;
-	}
-	return write_reg(m, msr, v);
-}
-
-static int __attribute__((noinline)) read_reg(const struct pmu_model *m, uint32_t msr, uint64_t *v)
+int model_read_reg(const struct pmu_model *m, uint32_t msr, uint64_t *v)
 {
 	switch (msr) {
 	case MSR_KNC_PERFCTR0:
@@ -212,20 +196,10 @@ static int __attribute__((noinline)) read_reg(const struct pmu_model *m, uint32_
 	}
 }
 
-static int __attribute__((noinline)) counted_read(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
+int model_counted_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
 {
 	model_advance_counting(m, now);
-	return read_reg(m, msr, v);
-}
-
-int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
-{
-	if (now > m->last) {
-		if (m->active)
-			return counted_read(m, now, msr, v);
-		m->last = now;
-	}
-	return read_reg(m, msr, v);
+	return model_read_reg(m, msr, v);
 }
 
 int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v)
