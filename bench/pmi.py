@@ -8,8 +8,8 @@ A second boot runs the same `pmu bench` with QEMU logging every kernel
 instruction it executes (one instruction per translation block, the
 measured loop left out) and splits each PMI, vector entry to IRET, into
 the driver's instructions and the model's: those inside a pmu_ops
-rdmsr/wrmsr/pmi_begin/pmi_end call (the emulated MSR accesses, whose
-count it also gives). On a card each of those calls is the knc backend's
+wrmsr/pmi_stop/pmi_counters/pmi_ack/pmi_restart call (the emulated MSR
+accesses, whose count it also gives). On a card each of those calls is the knc backend's
 op instead (pmu/knc.c: its RDMSR or WRMSR and the few instructions around
 it, counted here from the kernel's own code), so the driver's share plus
 those is what a card runs. Exits non-zero only when a boot fails."""
@@ -32,10 +32,10 @@ LOOP = re.compile(rb"loop without overflow: (\d+) ticks")
 TARGETS = {"counting": 400, "sampling": 500}  # issue 12
 CARD_TARGET = 300                             # issue 27: a sample's PMI as a card runs it
 VEC_PMI = 0xF8                                # arch/irq.h
-OPS = {"model_op_rdmsr", "model_op_wrmsr", "model_op_pmi_begin", "model_op_pmi_end"}
-ACCESSES = {"model_op_rdmsr", "model_op_wrmsr"}
-KNC_OPS = {"model_op_rdmsr": "knc_rdmsr", "model_op_wrmsr": "knc_wrmsr",
-           "model_op_pmi_begin": "knc_nothing", "model_op_pmi_end": "knc_nothing"}
+# The ops the PMI handler calls (pmu/backend.h), the MSR accesses each makes, the knc backend's twin.
+OPS = {"model_op_wrmsr": (1, "knc_wrmsr"), "model_op_pmi_stop": (3, "knc_pmi_stop"),
+       "model_op_pmi_counters": (2, "knc_pmi_counters"), "model_op_pmi_ack": (2, "knc_pmi_ack"),
+       "model_op_pmi_restart": (1, "knc_pmi_restart")}
 KERNEL = os.path.join(BUILD, "kernel.elf")
 
 
@@ -70,7 +70,7 @@ def split_pmis(log, addrs, names, at):
     """Per PMI on CPU 0 (vector entry to the IRET): (all, model's, accesses,
     what the knc backend's ops run in place of the model's)."""
     stub = at["isr_stub_base"] + 16 * VEC_PMI
-    knc_ops = {op: straight_path(knc) for op, knc in KNC_OPS.items()}
+    knc_ops = {op: straight_path(knc) for op, (_, knc) in OPS.items()}
     pcs = [int(m[1], 16) for m in re.finditer(r"^Trace 0: \S+ \[[0-9a-f]+/([0-9a-f]+)/", log, re.M)]
     name = lambda pc: names[bisect.bisect_right(addrs, pc) - 1]
     pmis, i = [], 0
@@ -85,9 +85,9 @@ def split_pmis(log, addrs, names, at):
             if seen_exit and n != "trap_exit":
                 break
             seen_exit |= n == "trap_exit"
-            if n in OPS and pcs[i] == at[n]:
+            if not inside and n in OPS and pcs[i] == at[n]:
                 inside = True
-                accesses += n in ACCESSES
+                accesses += OPS[n][0]
                 knc += knc_ops[n]
             elif n == "pmi_handler":
                 inside = False  # back in the caller
@@ -157,7 +157,7 @@ def main():
             f"{base} ticks). The model's overflow timer, measured with LVT 0x340 masked, is not PMI path;",
             "the self-IPI by which the model delivers the PMI (what the APIC does in hardware) is in it.",
             "Traced (a second boot, QEMU's instruction log): the PMI from vector entry to IRET, split into",
-            "the driver's instructions and the model's emulation of its MSR accesses (and of pmi_begin/end).",
+            "the driver's instructions and the model's emulation of its MSR accesses (pmu_ops calls).",
             "On a card each of those calls runs the knc backend's op instead (pmu/knc.c, its RDMSR/WRMSR",
             "and the instructions around it, counted from this kernel's code): card = driver + those."],
            [("overflow", 9), ("PMI path", 8), ("target", 30), ("timer", 5), ("total", 5),

@@ -79,7 +79,7 @@ struct pmu_cpu {
 	struct pmu_model model;
 	struct timer ovf_timer;
 	bool user_entry;        /* between to_user and from_user: Ring 3 is provisional */
-	bool in_pmi;            /* between pmi_begin and pmi_end: sync once, at the end */
+	bool in_pmi;            /* from pmi_stop to pmi_restart: sync once, at the end */
 	uint8_t slack_shift;    /* a Ring-3 deadline's slack is USER_ENTRY_SLACK << this (model.c) */
 	volatile uint64_t init_sent_tsc; /* written by the CPU that sends INIT */
 	struct pmushare_thread *share; /* this thread's slot of the plugin's page, or NULL (pmu/share.h) */

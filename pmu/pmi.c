@@ -57,10 +57,7 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
 	s->cpu = this_cpu()->cpu;
 	s->cpl = f->cs & 3;
 	s->ovf_mask = mask;
-	const struct pmu_ops *ops = pmu_ops;
-
-	ops->rdmsr(MSR_KNC_PERFCTR0, &s->ctr[0]);
-	ops->rdmsr(MSR_KNC_PERFCTR1, &s->ctr[1]);
+	pmu_ops->pmi_counters(s->ctr);
 	s->nframes = pmu_callchain(f, chain);
 	sample_sink(s, chain); /* for the host, drained without a request */
 	pc->ring_written++; /* a full ring loses its oldest */
@@ -187,11 +184,8 @@ static void pmi_handler(struct trap_frame *f)
 	uint32_t handled = 0; /* counters are stopped: a bit that comes back is stuck, not new */
 	const struct pmu_ops *ops = pmu_ops; /* once: the calls cannot change it */
 
-	ops->pmi_begin();
-	ops->rdmsr(MSR_KNC_GLOBAL_CTRL, &ctrl);
-	ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);                          /* 1 */
+	ctrl = ops->pmi_stop(&status);                                   /* 1, 2 */
 	pc->pmis++;
-	ops->rdmsr(MSR_KNC_GLOBAL_STATUS, &status);                  /* 2 */
 	for (int round = 0; (status &= GLOBAL_VALID); round++) {
 		if (round == PMI_MAX_ROUNDS) {
 			/* Overflow bits that will not clear: leave the counters stopped. */
@@ -204,14 +198,12 @@ static void pmi_handler(struct trap_frame *f)
 		}
 		account(pc, f, status, status & ~handled);
 		handled |= status;
-		ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, status);             /* 3 */
-		ops->rdmsr(MSR_KNC_GLOBAL_STATUS, &status);              /* 2 again */
+		status = ops->pmi_ack(status);                           /* 3, then 2 again */
 	}
 	if (ctrl)
 		pc->throttled |= throttle(pc, rdtsc());
 	apic_lvt_pc_unmask();                                            /* 4 */
-	ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl & ~(uint64_t)pc->throttled);
-	ops->pmi_end();
+	ops->pmi_restart(ctrl & ~(uint64_t)pc->throttled);
 }
 
 void pmi_init(void)

@@ -131,17 +131,41 @@ static int test_wrmsr(uint32_t msr, uint64_t v)
 	return r;
 }
 
-/* pmi_begin / pmi_end: where in the log of accesses each came (-1: not yet), and how often. */
+/*
+ * The PMI's grouped accesses, each access logged as the ones above:
+ * pmi_stop and pmi_restart also note where in the log the handler's
+ * accesses began and ended (-1: not yet), and how often.
+ */
 static int begin_at, end_at, brackets;
 
-static void test_pmi_begin(void)
+static uint64_t test_pmi_stop(uint64_t *status)
 {
+	uint64_t ctrl;
+
 	begin_at = nev;
 	brackets++;
+	test_rdmsr(GLOBAL, &ctrl);
+	test_wrmsr(GLOBAL, 0);
+	test_rdmsr(STATUS, status);
+	return ctrl;
 }
 
-static void test_pmi_end(void)
+static void test_pmi_counters(uint64_t ctr[2])
 {
+	test_rdmsr(PERFCTR0, &ctr[0]);
+	test_rdmsr(PERFCTR1, &ctr[1]);
+}
+
+static uint64_t test_pmi_ack(uint64_t status)
+{
+	test_wrmsr(OVF_CTRL, status);
+	test_rdmsr(STATUS, &status);
+	return status;
+}
+
+static void test_pmi_restart(uint64_t ctrl)
+{
+	test_wrmsr(GLOBAL, ctrl);
 	end_at = nev;
 	brackets++;
 }
@@ -150,8 +174,10 @@ static const struct pmu_ops test_ops = {
 	.name = "test",
 	.rdmsr = test_rdmsr,
 	.wrmsr = test_wrmsr,
-	.pmi_begin = test_pmi_begin,
-	.pmi_end = test_pmi_end,
+	.pmi_stop = test_pmi_stop,
+	.pmi_counters = test_pmi_counters,
+	.pmi_ack = test_pmi_ack,
+	.pmi_restart = test_pmi_restart,
 };
 const struct pmu_ops *pmu_ops = &test_ops;
 
@@ -314,7 +340,7 @@ static void pmi_(uint64_t rip, uint64_t cs, const char *file, int line)
 	entry_tsc = now;
 	pmi_handler_fn(&f);
 	exit_tsc = now;
-	/* Every access between pmi_begin and pmi_end (the model syncs once, at the end). */
+	/* Every access from pmi_stop to pmi_restart (the model syncs once, at the end). */
 	_assert_int_equal(brackets, 2, file, line);
 	_assert_int_equal(begin_at, 0, file, line);
 	_assert_int_equal(end_at, nev, file, line);
