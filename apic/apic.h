@@ -58,7 +58,11 @@ void apic_eoi(void);
 
 /* LVT 0x340: fixed delivery to `vector`, masked or not. */
 void apic_lvt_pc_set(uint8_t vector, bool masked);
-/* Clears the mask bit the APIC set when it delivered the PMI (327357-001 §1.4.3.9). */
+/*
+ * Clears the mask bit the APIC set when it delivered the PMI (327357-001
+ * §1.4.3.9): writes the entry apic_lvt_pc_set last gave, unmasked, without
+ * reading it first (one register access per PMI, not two).
+ */
 void apic_lvt_pc_unmask(void);
 uint32_t apic_lvt_pc_read(void);
 /*

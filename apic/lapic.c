@@ -41,15 +41,18 @@ void apic_enable_local(void)
 	apic_write(APIC_ESR, 0);
 }
 
+/* LVT 0x340 unmasked, as apic_lvt_pc_set last gave it: one vector on every CPU. */
+static uint32_t lvt_pc = APIC_LVT_DM_FIXED | APIC_LVT_VECTOR(VEC_PMI);
+
 void apic_lvt_pc_set(uint8_t vector, bool masked)
 {
-	apic_write(APIC_LVT_PC, APIC_LVT_DM_FIXED | APIC_LVT_VECTOR(vector) |
-				(masked ? APIC_LVT_MASKED : 0));
+	lvt_pc = APIC_LVT_DM_FIXED | APIC_LVT_VECTOR(vector);
+	apic_write(APIC_LVT_PC, lvt_pc | (masked ? APIC_LVT_MASKED : 0));
 }
 
 void apic_lvt_pc_unmask(void)
 {
-	apic_write(APIC_LVT_PC, apic_read(APIC_LVT_PC) & ~APIC_LVT_MASKED);
+	apic_write(APIC_LVT_PC, lvt_pc);
 }
 
 uint32_t apic_lvt_pc_read(void)

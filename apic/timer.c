@@ -12,7 +12,12 @@
 #define CALIB_TRIES 8    /* reads per end: the narrowest bracket is kept */
 
 static bool use_deadline;
-static uint64_t timer_hz;
+/*
+ * APIC timer ticks per TSC tick, 32.32 fixed point, rounded up: a deadline
+ * becomes a count with one multiplication, no division (the overflow timer
+ * of the PMU model is set on every sample), and never fires before it.
+ */
+static uint64_t ticks_per_tsc;
 
 /*
  * The current count (SDM Vol. 3A 10.5.4, offset 0x390) and the TSC when it
@@ -53,7 +58,8 @@ void apic_timer_calibrate(void)
 	delay_us(CALIB_US);
 	uint32_t c1 = timer_sample(&t1);
 	apic_write(APIC_TIMER_INIT, 0);
-	timer_hz = (uint64_t)(c0 - c1) * tsc_hz / (t1 - t0);
+	uint64_t timer_hz = (uint64_t)(c0 - c1) * tsc_hz / (t1 - t0);
+	ticks_per_tsc = (timer_hz << 32) / tsc_hz + 1; /* timer_hz < 2^32: an APIC bus under 4.3 GHz */
 }
 
 void apic_timer_set(uint64_t deadline)
@@ -68,7 +74,7 @@ void apic_timer_set(uint64_t deadline)
 	}
 	uint64_t now = rdtsc(), d = deadline;
 	uint64_t delta = d > now ? d - now : 0;
-	uint64_t ticks = delta / tsc_hz * timer_hz + delta % tsc_hz * timer_hz / tsc_hz;
+	unsigned __int128 ticks = ((unsigned __int128)delta * ticks_per_tsc) >> 32;
 
 	apic_write(APIC_TIMER_INIT, ticks == 0 ? 1 : ticks > 0xffffffffu ? 0xffffffffu : (uint32_t)ticks);
 }

@@ -26,6 +26,7 @@ bench: deps
 	$(PYTHON) bench/startup.py
 	$(PYTHON) bench/drain.py
 	$(PYTHON) bench/callchain.py
+	$(PYTHON) bench/record.py
 	$(PYTHON) bench/plugin.py
 	$(PYTHON) bench/cache.py
 	$(PYTHON) bench/softfloat.py

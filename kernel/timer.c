@@ -59,3 +59,9 @@ void timer_cancel(struct timer *t)
 		hw_program(q);
 	irq_restore(f);
 }
+
+void timer_drop_due(struct timer *t, uint64_t now)
+{
+	if (t->armed && t->deadline <= now)
+		timerq_remove(&this_cpu()->timers, t);
+}

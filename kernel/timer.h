@@ -38,6 +38,15 @@ struct timer *timerq_pop_expired(struct timer_queue *q, uint64_t now);
 void timer_arm(struct timer *t, uint64_t deadline, timer_fn fn, void *arg);
 /* Disarms t if armed on the calling CPU. */
 void timer_cancel(struct timer *t);
+/*
+ * Disarms t if it is armed and due at TSC tick `now`, without reprogramming
+ * the hardware: the interrupt for the queue's head (t or an earlier timer)
+ * has come or is on its way, and the timer interrupt, finding nothing due,
+ * programs the next deadline. For a timer whose work its owner has just
+ * done itself (the PMU model's overflow timer, at the entry from Ring 3 its
+ * interrupt caused): one APIC write and a run of fn fewer.
+ */
+void timer_drop_due(struct timer *t, uint64_t now);
 /* The calling CPU's start-up: the timer interrupt and the APIC timer behind the queue. */
 void timer_cpu_init(void);
 

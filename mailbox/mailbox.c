@@ -33,9 +33,32 @@ static uint32_t req_tail, resp_head;
 static uint32_t sample_head[MAX_CPUS];
 static uint64_t output_head[MBOX_OUTPUT_RINGS], console_head;
 
+/* The head moves past a sample and its chain at once: the host never sees half a chain. */
+static void publish_sample(struct mbox_sample_ring *r, uint32_t cpu, uint32_t head)
+{
+	smp_mb();
+	sample_head[cpu] = head;
+	WRITE_ONCE(r->head, head);
+}
+
+/* A chain's frames in the `slots` - 1 slots after its sample at h, zero-padded. */
+static void __attribute__((noinline)) put_chain(struct mbox_sample_ring *r, uint32_t cpu, uint32_t h, uint32_t slots,
+						uint32_t nframes, const uint64_t *chain)
+{
+	for (uint32_t k = 1; k < slots; k++) {
+		uint64_t *w = (uint64_t *)&r->slot[(h + k) % MBOX_SAMPLE_SLOTS];
+		for (uint32_t i = 0; i < PMU_FRAMES_PER_SLOT; i++) {
+			uint32_t j = (k - 1) * PMU_FRAMES_PER_SLOT + i;
+			w[i] = j < nframes ? chain[j] : 0;
+		}
+	}
+	publish_sample(r, cpu, h + slots);
+}
+
 /*
- * The sample, then its chain in the slots after it (include/pmuos/sample.h);
- * the head moves past both at once, so the host never sees half a chain.
+ * The sample, then its chain in the slots after it (include/pmuos/sample.h).
+ * One producer per ring (the CPU's own PMI, interrupts off): no lock. A
+ * sample without a chain is a copy and a publish, without a frame.
  */
 void mailbox_sample(const struct pmu_sample *s, const uint64_t *chain)
 {
@@ -49,16 +72,10 @@ void mailbox_sample(const struct pmu_sample *s, const uint64_t *chain)
 		return;
 	}
 	r->slot[h % MBOX_SAMPLE_SLOTS] = *s;
-	for (uint32_t k = 1; k < slots; k++) {
-		uint64_t *w = (uint64_t *)&r->slot[(h + k) % MBOX_SAMPLE_SLOTS];
-		for (uint32_t i = 0; i < PMU_FRAMES_PER_SLOT; i++) {
-			uint32_t j = (k - 1) * PMU_FRAMES_PER_SLOT + i;
-			w[i] = j < s->nframes ? chain[j] : 0;
-		}
-	}
-	smp_mb();
-	sample_head[s->cpu] = h + slots;
-	WRITE_ONCE(r->head, h + slots);
+	if (slots > 1)
+		put_chain(r, s->cpu, h, slots, s->nframes, chain);
+	else
+		publish_sample(r, s->cpu, h + 1);
 }
 
 uint32_t mailbox_output_open(uint32_t task, uint32_t launch, uint32_t rank, uint32_t nranks)

@@ -25,12 +25,23 @@ struct pmu_ops {
 	void (*to_user)(void);
 	void (*from_user)(uint64_t first_kernel, uint64_t first_user);
 	/*
-	 * Around the PMI handler's register accesses (pmu/pmi.c): between them
-	 * a backend may defer what it does after each access (the model: the
-	 * PMI line and its overflow timer, once at pmi_end).
+	 * The PMI handler's register accesses (pmu/pmi.c, 327357-001 §1.4.3.9),
+	 * each a fixed sequence in one call, not a call per access (9 accesses
+	 * in 4 or 5 calls per sampling PMI). From pmi_stop to pmi_restart a
+	 * backend may defer what it does after each access (the model: the PMI
+	 * line and its overflow timer, once at pmi_restart).
+	 *   pmi_stop: reads GLOBAL_CTRL (returned), writes 0 to it and reads
+	 *     GLOBAL_STATUS into *status;
+	 *   pmi_counters: reads both counters into ctr[0] and ctr[1];
+	 *   pmi_ack: writes `status` to GLOBAL_OVF_CTRL, returns GLOBAL_STATUS
+	 *     read again;
+	 *   pmi_restart: writes `ctrl` to GLOBAL_CTRL.
+	 * The registers are the PMU's own: none of these accesses can #GP.
 	 */
-	void (*pmi_begin)(void);
-	void (*pmi_end)(void);
+	uint64_t (*pmi_stop)(uint64_t *status);
+	void (*pmi_counters)(uint64_t ctr[2]);
+	uint64_t (*pmi_ack)(uint64_t status);
+	void (*pmi_restart)(uint64_t ctrl);
 	/* The calling CPU halts / wakes (halted cycles are not counted). */
 	void (*idle_enter)(void);
 	void (*idle_exit)(void);

@@ -1,6 +1,6 @@
 /*
- * The counters through the backend (docs/design.md §5): the backend in use,
- * the calling CPU's state, and what the driver (pmu.c) and multiplexing
+ * The counters through the backend (docs/design.md §5): the backend in use
+ * and what the driver (pmu.c) and multiplexing
  * (mux.c) both do to a counter. Below both, so neither calls back into the
  * other; per-CPU, on the CPU itself, interrupts off.
  */
@@ -9,8 +9,6 @@
 #include "arch/tsc.h"
 
 const struct pmu_ops *pmu_ops = &pmu_model_ops;
-
-struct pmu_cpu *pmu_this(void) { return this_cpu()->pmu; }
 
 uint64_t pmu_counter_events(struct pmu_cpu *pc, int i)
 {

@@ -16,6 +16,7 @@
 #include "pmu/regs.h"
 #include "pmu/pmu.h"
 #include "kernel/timer.h"
+#include "kernel/percpu.h"
 
 /*
  * Multiplexing state (mux.c). Counts and times of ended slices; the current
@@ -55,10 +56,14 @@ struct pmu_cpu {
 	uint64_t last_report;   /* TSC of the last throttle message */
 	struct timer unthrottle;
 
-	/* sample ring: PMU_SAMPLE_RING entries, newest at head - 1 */
+	/*
+	 * sample ring: PMU_SAMPLE_RING entries, the newest at (ring_written - 1)
+	 * % PMU_SAMPLE_RING; it holds MIN(ring_written, PMU_SAMPLE_RING), the rest
+	 * were written over (not the host's losses: the mailbox ring counts those).
+	 * One count for the PMI to keep: the rest is worked out when read.
+	 */
 	struct pmu_sample *ring;
-	uint32_t ring_head, ring_count;
-	uint64_t overwritten;   /* samples written over, the ring being full (not the host's: the mailbox ring counts those) */
+	uint64_t ring_written;  /* samples since the last clear */
 
 	/*
 	 * Arguments and results of driver operations posted to this CPU: they
@@ -74,7 +79,7 @@ struct pmu_cpu {
 	struct pmu_model model;
 	struct timer ovf_timer;
 	bool user_entry;        /* between to_user and from_user: Ring 3 is provisional */
-	bool in_pmi;            /* between pmi_begin and pmi_end: sync once, at the end */
+	bool in_pmi;            /* from pmi_stop to pmi_restart: sync once, at the end */
 	uint8_t slack_shift;    /* a Ring-3 deadline's slack is USER_ENTRY_SLACK << this (model.c) */
 	volatile uint64_t init_sent_tsc; /* written by the CPU that sends INIT */
 	struct pmushare_thread *share; /* this thread's slot of the plugin's page, or NULL (pmu/share.h) */
@@ -84,8 +89,11 @@ struct pmu_cpu {
 /* counters.c: the backend in use (pmu.c chooses it at pmu_init). */
 extern const struct pmu_ops *pmu_ops;
 
-/* counters.c: the calling CPU's PMU state. */
-struct pmu_cpu *pmu_this(void);
+/* The calling CPU's PMU state. Inline: the PMI handler and the model's ops start with it. */
+static inline struct pmu_cpu *pmu_this(void)
+{
+	return this_cpu()->pmu;
+}
 
 /* region.c: whether PERF_SPFLT_CONTROL value `spflt` makes a region; emul.c tells the hook of a change. */
 bool pmu_spflt_open(uint64_t spflt);

@@ -23,6 +23,32 @@ static int knc_wrmsr(uint32_t msr, uint64_t v)
 	return 0;
 }
 
+static uint64_t knc_pmi_stop(uint64_t *status)
+{
+	uint64_t ctrl = rdmsr(MSR_KNC_GLOBAL_CTRL);
+
+	wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
+	*status = rdmsr(MSR_KNC_GLOBAL_STATUS);
+	return ctrl;
+}
+
+static void knc_pmi_counters(uint64_t ctr[2])
+{
+	ctr[0] = rdmsr(MSR_KNC_PERFCTR0);
+	ctr[1] = rdmsr(MSR_KNC_PERFCTR1);
+}
+
+static uint64_t knc_pmi_ack(uint64_t status)
+{
+	wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, status);
+	return rdmsr(MSR_KNC_GLOBAL_STATUS);
+}
+
+static void knc_pmi_restart(uint64_t ctrl)
+{
+	wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl);
+}
+
 static bool knc_counts_event(uint32_t evtsel) { return true; }
 static void knc_nothing(void) {}
 static void knc_cpu_online(bool rejoin) {}
@@ -36,8 +62,10 @@ const struct pmu_ops pmu_knc_ops = {
 	.cpu_online = knc_cpu_online,
 	.to_user = knc_nothing,
 	.from_user = knc_from_user,
-	.pmi_begin = knc_nothing,
-	.pmi_end = knc_nothing,
+	.pmi_stop = knc_pmi_stop,
+	.pmi_counters = knc_pmi_counters,
+	.pmi_ack = knc_pmi_ack,
+	.pmi_restart = knc_pmi_restart,
 	.idle_enter = knc_nothing,
 	.idle_exit = knc_nothing,
 };

@@ -168,17 +168,31 @@ static int __attribute__((noinline)) wrmsr_synced(struct pmu_cpu *pc, uint32_t m
 }
 
 /*
- * Inside the PMI handler (interrupts off, synced at pmi_end) an access
+ * Inside the PMI handler (interrupts off, synced at pmi_restart) an access
  * with nothing of the plugin's to take or publish is the model's access
- * alone, a tail call without a frame: the handler makes 6-9 of them
- * (bench/pmi.py).
+ * alone, at its own tick: the handler makes 9 per sampling PMI
+ * (bench/pmi.py), all but the reload through the pmi_* ops below.
  */
+static inline int pmi_read(struct pmu_cpu *pc, uint32_t msr, uint64_t *v)
+{
+	if (!pc->plugin_sel)
+		return model_rdmsr(&pc->model, rdtsc(), msr, v);
+	return rdmsr_synced(pc, msr, v);
+}
+
+static inline int pmi_write(struct pmu_cpu *pc, uint32_t msr, uint64_t v)
+{
+	if (!pc->plugin_sel)
+		return model_wrmsr(&pc->model, rdtsc(), msr, v);
+	return wrmsr_synced(pc, msr, v);
+}
+
 static int model_op_rdmsr(uint32_t msr, uint64_t *v)
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
 
-	if (pc->in_pmi && !pc->plugin_sel)
-		return model_rdmsr(&pc->model, rdtsc(), msr, v);
+	if (pc->in_pmi)
+		return pmi_read(pc, msr, v);
 	return rdmsr_synced(pc, msr, v);
 }
 
@@ -186,25 +200,50 @@ static int model_op_wrmsr(uint32_t msr, uint64_t v)
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
 
-	if (pc->in_pmi && !pc->plugin_sel && !(pc->share && (msr == MSR_KNC_EVNTSEL0 || msr == MSR_KNC_EVNTSEL1)))
-		return model_wrmsr(&pc->model, rdtsc(), msr, v);
+	if (pc->in_pmi && !(pc->share && (msr == MSR_KNC_EVNTSEL0 || msr == MSR_KNC_EVNTSEL1)))
+		return pmi_write(pc, msr, v);
 	return wrmsr_synced(pc, msr, v);
 }
 
-static void model_op_pmi_begin(void)
+static uint64_t model_op_pmi_stop(uint64_t *status)
 {
-	pmu_this()->in_pmi = true;
+	struct pmu_cpu *pc = this_cpu()->pmu;
+	uint64_t ctrl;
+
+	pc->in_pmi = true;
+	pmi_read(pc, MSR_KNC_GLOBAL_CTRL, &ctrl);
+	pmi_write(pc, MSR_KNC_GLOBAL_CTRL, 0);
+	pmi_read(pc, MSR_KNC_GLOBAL_STATUS, status);
+	return ctrl;
+}
+
+static void model_op_pmi_counters(uint64_t ctr[2])
+{
+	struct pmu_cpu *pc = this_cpu()->pmu;
+
+	pmi_read(pc, MSR_KNC_PERFCTR0, &ctr[0]);
+	pmi_read(pc, MSR_KNC_PERFCTR1, &ctr[1]);
+}
+
+static uint64_t model_op_pmi_ack(uint64_t status)
+{
+	struct pmu_cpu *pc = this_cpu()->pmu;
+
+	pmi_write(pc, MSR_KNC_GLOBAL_OVF_CTRL, status);
+	pmi_read(pc, MSR_KNC_GLOBAL_STATUS, &status);
+	return status;
 }
 
 /*
- * After the handler: lazy, for the timer a counting counter keeps (the
- * handler's accesses are not in a measured region, whose costs must not
- * vary: see sync_at).
+ * The handler's last access, then the sync it deferred: lazy, for the
+ * timer a counting counter keeps (the handler's accesses are not in a
+ * measured region, whose costs must not vary: see sync_at).
  */
-static void model_op_pmi_end(void)
+static void model_op_pmi_restart(uint64_t ctrl)
 {
-	struct pmu_cpu *pc = pmu_this();
+	struct pmu_cpu *pc = this_cpu()->pmu;
 
+	pmi_write(pc, MSR_KNC_GLOBAL_CTRL, ctrl);
 	pc->in_pmi = false;
 	sync_at(pc, NULL, true);
 }
@@ -249,6 +288,13 @@ static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
 	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
 	model_user_stretch(&pc->model, first_user, first_kernel);
 	sync_at(pc, task_user_frame(), true);
+	/*
+	 * An overflow timer due by the entry (its interrupt brought the thread
+	 * here, as it does for every Ring-3 sample) has nothing left to do: the
+	 * model is synced to the entry, and sync_at, lazy, left it armed only
+	 * because nothing needs it sooner. to_user (or idle_enter) arms the next.
+	 */
+	timer_drop_due(&pc->ovf_timer, first_kernel);
 }
 
 void model_emulate_steps(struct pmu_cpu *pc, struct trap_frame *user, uint64_t first_kernel, uint64_t first_user,
@@ -304,8 +350,10 @@ const struct pmu_ops pmu_model_ops = {
 	.cpu_online = model_op_cpu_online,
 	.to_user = model_op_to_user,
 	.from_user = model_op_from_user,
-	.pmi_begin = model_op_pmi_begin,
-	.pmi_end = model_op_pmi_end,
+	.pmi_stop = model_op_pmi_stop,
+	.pmi_counters = model_op_pmi_counters,
+	.pmi_ack = model_op_pmi_ack,
+	.pmi_restart = model_op_pmi_restart,
 	.idle_enter = model_op_idle_enter,
 	.idle_exit = model_op_idle_exit,
 };

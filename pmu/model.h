@@ -81,9 +81,36 @@ void model_add(struct pmu_model *m, int i, uint64_t n);
  * raises #GP: an MSR that is not the PMU's, a reserved bit set, a write to
  * the read-only GLOBAL_STATUS or a read of the write-only GLOBAL_OVF_CTRL.
  * The TSC (0x10) is not modelled: the real one serves.
+ * Inline, in parts: the register access alone (no time passes), or
+ * model_advance_counting then the access; model_advance is open-coded so
+ * that every path ends in a tail call: an access with no counter active
+ * (the PMI handler's, the counters stopped) is a few instructions and a
+ * jump, without a frame.
  */
-int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v);
-int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v);
+int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v);
+int model_read_reg(const struct pmu_model *m, uint32_t msr, uint64_t *v);
+int model_counted_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v);
+int model_counted_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v);
+
+static inline int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
+{
+	if (now > m->last) {
+		if (m->active)
+			return model_counted_wrmsr(m, now, msr, v);
+		m->last = now;
+	}
+	return model_write_reg(m, msr, v);
+}
+
+static inline int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
+{
+	if (now > m->last) {
+		if (m->active)
+			return model_counted_rdmsr(m, now, msr, v);
+		m->last = now;
+	}
+	return model_read_reg(m, msr, v);
+}
 /* RDPMC: counter 0 or 1, zero-extended 40 bits; -1 for another ECX. */
 int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v);
 /* SPFLT: USER_PREF = bit 0 of the operand (327357-001 §1.4.2). */

@@ -124,9 +124,8 @@ static void evtsel_changed(struct pmu_model *m)
 	enables_changed(m);
 }
 
-int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
+int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
 {
-	model_advance(m, now);
 	switch (msr) {
 	case MSR_KNC_PERFCTR0:
 	case MSR_KNC_PERFCTR1:
@@ -166,9 +165,14 @@ int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 	return 0;
 }
 
-int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
+int model_counted_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 {
-	model_advance(m, now);
+	model_advance_counting(m, now);
+	return model_write_reg(m, msr, v);
+}
+
+int model_read_reg(const struct pmu_model *m, uint32_t msr, uint64_t *v)
+{
 	switch (msr) {
 	case MSR_KNC_PERFCTR0:
 	case MSR_KNC_PERFCTR1:
@@ -190,6 +194,12 @@ int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
 	default: /* GLOBAL_OVF_CTRL is write-only */
 		return -1;
 	}
+}
+
+int model_counted_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
+{
+	model_advance_counting(m, now);
+	return model_read_reg(m, msr, v);
 }
 
 int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v)

@@ -49,7 +49,7 @@ uint32_t pmu_pmi_limit(void) { return pmi_limit; }
  */
 static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f, uint32_t mask)
 {
-	struct pmu_sample *s = &pc->ring[pc->ring_head];
+	struct pmu_sample *s = &pc->ring[pc->ring_written % PMU_SAMPLE_RING];
 	uint64_t chain[PMU_CALLCHAIN_MAX]; /* for the host's ring only: the card's own keeps none */
 
 	s->tsc = rdtsc();
@@ -57,15 +57,10 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
 	s->cpu = this_cpu()->cpu;
 	s->cpl = f->cs & 3;
 	s->ovf_mask = mask;
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
-		pmu_ops->rdmsr(MSR_KNC_PERFCTR(i), &s->ctr[i]);
+	pmu_ops->pmi_counters(s->ctr);
 	s->nframes = pmu_callchain(f, chain);
 	sample_sink(s, chain); /* for the host, drained without a request */
-	/* Branch-free, as on every sample: a full ring loses its oldest. */
-	bool full = pc->ring_count == PMU_SAMPLE_RING;
-	pc->ring_head = (pc->ring_head + 1) % PMU_SAMPLE_RING;
-	pc->ring_count += !full;
-	pc->overwritten += full;
+	pc->ring_written++; /* a full ring loses its oldest */
 	return s;
 }
 
@@ -111,35 +106,43 @@ static void unthrottle_due(struct timer *t)
 }
 
 /*
- * Returns the GLOBAL_CTRL bits to hold back for the rest of the window. A
- * window lets `per_window` PMIs through and lasts per_window / limit
- * seconds, rounded up to a whole TSC tick: a limit of 1,000/s or more
- * gives windows of about 1 ms (limit / 1000 PMIs each), a smaller one
- * windows of 1 / limit s with one PMI each. So no limit allows more than
- * `limit` PMIs a second, and none is rounded to another (3/s allows 3,
- * 1,500/s allows 1,500: a window of 1 ms held to whole PMIs would allow 0
- * and 1,000).
+ * The rate limit's window for `limit` PMIs/s: per_window PMIs in `ticks`
+ * TSC ticks. A window lets `per_window` PMIs through and lasts
+ * per_window / limit seconds, rounded up to a whole TSC tick: a limit of
+ * 1,000/s or more gives windows of about 1 ms (limit / 1000 PMIs each), a
+ * smaller one windows of 1 / limit s with one PMI each. So no limit allows
+ * more than `limit` PMIs a second, and none is rounded to another (3/s
+ * allows 3, 1,500/s allows 1,500: a window of 1 ms held to whole PMIs would
+ * allow 0 and 1,000). Worked out when the limit changes, not per PMI: the
+ * handler does no division.
  */
+static struct { uint32_t limit; uint64_t per_window, ticks; } window;
+
+static void window_for(uint32_t limit)
+{
+	uint64_t l = limit ? limit : 1; /* pmu_set_pmi_limit: 1..PMU_PMI_LIMIT_MAX */
+
+	window.per_window = l >= THROTTLE_WINDOWS_PER_S ? l / THROTTLE_WINDOWS_PER_S : 1;
+	window.ticks = (window.per_window * tsc_hz + l - 1) / l;
+	window.limit = limit;
+}
+
+/* Returns the GLOBAL_CTRL bits to hold back for the rest of the window (see window_for). */
 static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
 {
-	uint64_t limit = pmi_limit ? pmi_limit : 1; /* pmu_set_pmi_limit: 1..PMU_PMI_LIMIT_MAX */
-	uint64_t per_window = limit >= THROTTLE_WINDOWS_PER_S ? limit / THROTTLE_WINDOWS_PER_S : 1;
-	uint64_t window = (per_window * tsc_hz + limit - 1) / limit;
-
-	if (now - pc->window_start >= window) {
+	if (window.limit != pmi_limit || !window.ticks)
+		window_for(pmi_limit);
+	if (now - pc->window_start >= window.ticks) {
 		pc->window_start = now;
 		pc->window_pmis = 0;
 	}
-	if (++pc->window_pmis <= per_window)
+	if (++pc->window_pmis <= window.per_window)
 		return 0;
-	uint32_t sampling = 0;
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
-		if (pc->period[i])
-			sampling |= GLOBAL_CTR(i);
+	uint32_t sampling = (pc->period[0] ? GLOBAL_CTR(0) : 0) | (pc->period[1] ? GLOBAL_CTR(1) : 0);
 	if (!sampling)
 		return 0;
 	pc->throttles++;
-	timer_arm(&pc->unthrottle, pc->window_start + window, unthrottle_due, pc);
+	timer_arm(&pc->unthrottle, pc->window_start + window.ticks, unthrottle_due, pc);
 	if (!pc->last_report || now - pc->last_report >= tsc_hz) { /* a line a second per CPU at most */
 		pc->last_report = now;
 		kprintf("pmu: CPU %u: more than %u PMIs/s, sampling throttled (%lu times so far)\n",
@@ -148,21 +151,42 @@ static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
 	return sampling;
 }
 
+/*
+ * One round's new overflow bits (`fresh`, none handled in an earlier
+ * round): a sample for the sampling counters among them, with their
+ * reloads, and a wrap for the counting ones. Counter by counter without a
+ * loop: KNC_NUM_COUNTERS is 2 (327357-001 §1.4.3).
+ */
+static void account(struct pmu_cpu *pc, struct trap_frame *f, uint32_t status, uint32_t fresh)
+{
+	uint32_t sampled = fresh & ((pc->period[0] ? GLOBAL_CTR(0) : 0) | (pc->period[1] ? GLOBAL_CTR(1) : 0));
+	uint32_t wrapped = fresh & ~sampled;
+
+	pc->wraps[0] += wrapped & 1;
+	pc->wraps[1] += wrapped >> 1 & 1;
+	if (!sampled)
+		return;
+	pc->samples[0] += sampled & 1;
+	pc->samples[1] += sampled >> 1 & 1;
+	const struct pmu_sample *s = record(pc, f, status);
+	const struct pmu_ops *ops = pmu_ops;
+
+	if (sampled & GLOBAL_CTR(0))
+		ops->wrmsr(MSR_KNC_PERFCTR0, reload(pc, 0, s->ctr[0]));
+	if (sampled & GLOBAL_CTR(1))
+		ops->wrmsr(MSR_KNC_PERFCTR1, reload(pc, 1, s->ctr[1]));
+}
+
 static void pmi_handler(struct trap_frame *f)
 {
 	struct pmu_cpu *pc = pmu_this();
-	uint64_t ctrl, status = 0;
+	uint64_t ctrl, status;
 	uint32_t handled = 0; /* counters are stopped: a bit that comes back is stuck, not new */
+	const struct pmu_ops *ops = pmu_ops; /* once: the calls cannot change it */
 
-	pmu_ops->pmi_begin();
-	pmu_ops->rdmsr(MSR_KNC_GLOBAL_CTRL, &ctrl);
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);                          /* 1 */
+	ctrl = ops->pmi_stop(&status);                                   /* 1, 2 */
 	pc->pmis++;
-	for (int round = 0;; round++) {
-		pmu_ops->rdmsr(MSR_KNC_GLOBAL_STATUS, &status);              /* 2 */
-		status &= GLOBAL_VALID;
-		if (!status)
-			break;
+	for (int round = 0; (status &= GLOBAL_VALID); round++) {
 		if (round == PMI_MAX_ROUNDS) {
 			/* Overflow bits that will not clear: leave the counters stopped. */
 			pc->stuck++;
@@ -172,31 +196,14 @@ static void pmi_handler(struct trap_frame *f)
 			ctrl = 0;
 			break;
 		}
-		uint32_t sampled = 0;
-		for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
-			if (!(status & GLOBAL_CTR(i) & ~handled))
-				continue;
-			handled |= GLOBAL_CTR(i);
-			if (pc->period[i]) {
-				pc->samples[i]++;
-				sampled |= GLOBAL_CTR(i);
-			} else {
-				pc->wraps[i]++;
-			}
-		}
-		if (sampled) {
-			const struct pmu_sample *s = record(pc, f, status);
-			for (int i = 0; i < KNC_NUM_COUNTERS; i++)
-				if (sampled & GLOBAL_CTR(i))
-					pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), reload(pc, i, s->ctr[i]));
-		}
-		pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, status);             /* 3 */
+		account(pc, f, status, status & ~handled);
+		handled |= status;
+		status = ops->pmi_ack(status);                           /* 3, then 2 again */
 	}
 	if (ctrl)
 		pc->throttled |= throttle(pc, rdtsc());
 	apic_lvt_pc_unmask();                                            /* 4 */
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl & ~(uint64_t)pc->throttled);
-	pmu_ops->pmi_end();
+	ops->pmi_restart(ctrl & ~(uint64_t)pc->throttled);
 }
 
 void pmi_init(void)

@@ -225,8 +225,8 @@ static void cpu_clear(struct pmu_cpu *pc)
 		pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), pmu_preload(pc, i));
 	}
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_VALID);
-	pc->ring_head = pc->ring_count = 0;
-	pc->overwritten = pc->pmis = pc->throttles = pc->stuck = 0;
+	pc->ring_written = 0;
+	pc->pmis = pc->throttles = pc->stuck = 0;
 	pc->enabled_ticks = 0;
 	mux_clear(pc);
 	pc->start_tsc = rdtsc();
@@ -250,7 +250,7 @@ static void read_into(struct pmu_cpu *pc, struct pmu_reading *r)
 	r->pmis = pc->pmis;
 	r->throttles = pc->throttles;
 	r->stuck = pc->stuck;
-	r->overwritten = pc->overwritten;
+	r->overwritten = pc->ring_written > PMU_SAMPLE_RING ? pc->ring_written - PMU_SAMPLE_RING : 0;
 	if (pc->mux.nev) {
 		mux_read(pc, r, live);
 		return;
@@ -531,13 +531,13 @@ size_t pmu_samples(uint32_t cpu, struct pmu_sample *out, size_t max, uint64_t *o
 	*overwritten = 0;
 	if (!pc || !pc->ring)
 		return 0;
-	/* A copy taken while the CPU may add samples: read count, then entries. */
-	uint32_t count = READ_ONCE(pc->ring_count), head = READ_ONCE(pc->ring_head);
-	size_t n = MIN((size_t)count, max);
+	/* A copy taken while the CPU may add samples: read the count, then entries. */
+	uint64_t written = READ_ONCE(pc->ring_written);
+	size_t n = MIN(MIN(written, (uint64_t)PMU_SAMPLE_RING), (uint64_t)max);
 
 	for (size_t i = 0; i < n; i++)
-		out[i] = pc->ring[(head + PMU_SAMPLE_RING - n + i) % PMU_SAMPLE_RING];
-	*overwritten = pc->overwritten;
+		out[i] = pc->ring[(written - n + i) % PMU_SAMPLE_RING];
+	*overwritten = written > PMU_SAMPLE_RING ? written - PMU_SAMPLE_RING : 0;
 	return n;
 }
 

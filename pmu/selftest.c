@@ -116,7 +116,7 @@ static void overflows(void)
 	pc->running = true;
 	for (unsigned r = 0; r < OVERFLOW_ROUNDS; r++) {
 		uint64_t s0 = pc->samples[0], s1 = pc->samples[1], pmis = pc->pmis, status;
-		uint32_t head = pc->ring_head;
+		uint64_t head = pc->ring_written;
 		/* Even rounds: both wrap in the same instruction; odd: counter 1 one later. */
 		uint64_t f = irq_save();
 		pmu_ops->wrmsr(MSR_KNC_PERFCTR0, KNC_CTR_MASK + 1 - OVERFLOW_AT);
@@ -129,7 +129,7 @@ static void overflows(void)
 		irq_restore(f);
 		pmu_ops->rdmsr(MSR_KNC_GLOBAL_STATUS, &status);
 
-		unsigned bits = 0, records = (pc->ring_head + PMU_SAMPLE_RING - head) % PMU_SAMPLE_RING;
+		unsigned bits = 0, records = pc->ring_written - head;
 		for (unsigned i = 0; i < records; i++)
 			bits += popcount64(pc->ring[(head + i) % PMU_SAMPLE_RING].ovf_mask);
 		bool ok = pc->samples[0] == s0 + 1 && pc->samples[1] == s1 + 1 && bits == 2 &&

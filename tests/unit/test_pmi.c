@@ -131,17 +131,41 @@ static int test_wrmsr(uint32_t msr, uint64_t v)
 	return r;
 }
 
-/* pmi_begin / pmi_end: where in the log of accesses each came (-1: not yet), and how often. */
+/*
+ * The PMI's grouped accesses, each access logged as the ones above:
+ * pmi_stop and pmi_restart also note where in the log the handler's
+ * accesses began and ended (-1: not yet), and how often.
+ */
 static int begin_at, end_at, brackets;
 
-static void test_pmi_begin(void)
+static uint64_t test_pmi_stop(uint64_t *status)
 {
+	uint64_t ctrl;
+
 	begin_at = nev;
 	brackets++;
+	test_rdmsr(GLOBAL, &ctrl);
+	test_wrmsr(GLOBAL, 0);
+	test_rdmsr(STATUS, status);
+	return ctrl;
 }
 
-static void test_pmi_end(void)
+static void test_pmi_counters(uint64_t ctr[2])
 {
+	test_rdmsr(PERFCTR0, &ctr[0]);
+	test_rdmsr(PERFCTR1, &ctr[1]);
+}
+
+static uint64_t test_pmi_ack(uint64_t status)
+{
+	test_wrmsr(OVF_CTRL, status);
+	test_rdmsr(STATUS, &status);
+	return status;
+}
+
+static void test_pmi_restart(uint64_t ctrl)
+{
+	test_wrmsr(GLOBAL, ctrl);
 	end_at = nev;
 	brackets++;
 }
@@ -150,12 +174,13 @@ static const struct pmu_ops test_ops = {
 	.name = "test",
 	.rdmsr = test_rdmsr,
 	.wrmsr = test_wrmsr,
-	.pmi_begin = test_pmi_begin,
-	.pmi_end = test_pmi_end,
+	.pmi_stop = test_pmi_stop,
+	.pmi_counters = test_pmi_counters,
+	.pmi_ack = test_pmi_ack,
+	.pmi_restart = test_pmi_restart,
 };
 const struct pmu_ops *pmu_ops = &test_ops;
 
-struct pmu_cpu *pmu_this(void) { return &pc; }
 struct percpu *this_cpu(void) { return &percpu; }
 uint64_t rdtsc(void) { return now; }
 uint64_t tsc_hz = HZ;
@@ -315,7 +340,7 @@ static void pmi_(uint64_t rip, uint64_t cs, const char *file, int line)
 	entry_tsc = now;
 	pmi_handler_fn(&f);
 	exit_tsc = now;
-	/* Every access between pmi_begin and pmi_end (the model syncs once, at the end). */
+	/* Every access from pmi_stop to pmi_restart (the model syncs once, at the end). */
 	_assert_int_equal(brackets, 2, file, line);
 	_assert_int_equal(begin_at, 0, file, line);
 	_assert_int_equal(end_at, nev, file, line);
@@ -333,6 +358,7 @@ static int setup(void **state)
 	memset(&percpu, 0, sizeof(percpu));
 	percpu.self = &percpu;
 	percpu.cpu = CPU;
+	percpu.pmu = &pc; /* pmu_this() */
 	now = T0;
 	pmu_set_sample_sink(mailbox_sample);
 	model_reset(&pc.model, now);
@@ -398,8 +424,7 @@ static void test_counting_overflow(void **state)
 	assert_int_equal(pc.wraps[1], 0);
 	assert_int_equal(pc.samples[0], 0);
 	assert_int_equal(pc.samples[1], 0);
-	assert_int_equal(pc.ring_count, 0);
-	assert_int_equal(pc.ring_head, 0);
+	assert_int_equal(pc.ring_written, 0);
 	/* no sample read, no reload */
 	assert_int_equal(count(RD, PERFCTR0) + count(RD, PERFCTR1), 0);
 	assert_int_equal(count(WR, PERFCTR0) + count(WR, PERFCTR1), 0);
@@ -431,10 +456,8 @@ static void test_sampling_overflow(void **state)
 	assert_int_equal(pc.samples[1], 0);
 	assert_int_equal(pc.wraps[0], 0);
 	assert_int_equal(pc.wraps[1], 0);
-	assert_int_equal(pc.ring_count, 1);
+	assert_int_equal(pc.ring_written, 1);
 	assert_int_equal(mailbox_samples - mailbox_before, 1); /* the host's copy too */
-	assert_int_equal(pc.ring_head, 1);
-	assert_int_equal(pc.overwritten, 0);
 
 	const struct pmu_sample *s = &ring[0];
 	assert_int_equal(s->rip, 0x7fff12345678ULL);
@@ -554,7 +577,7 @@ static void test_both_overflow(void **state)
 	assert_int_equal(EV(nth(WR, OVF_CTRL, 0)).v, 3);
 	assert_int_equal(pc.samples[0], 1);
 	assert_int_equal(pc.samples[1], 1);
-	assert_int_equal(pc.ring_count, 1);
+	assert_int_equal(pc.ring_written, 1);
 	assert_int_equal(ring[0].ovf_mask, 3);
 	assert_int_equal(ring[0].cpl, 0);
 	assert_int_equal(ring[0].rip, 0xffffffff80123456ULL);
@@ -582,7 +605,7 @@ static void test_mixed_overflow(void **state)
 	assert_int_equal(pc.wraps[1], 1);
 	assert_int_equal(pc.samples[1], 0);
 	assert_int_equal(pc.wraps[0], 0);
-	assert_int_equal(pc.ring_count, 1);
+	assert_int_equal(pc.ring_written, 1);
 	assert_int_equal(ring[0].ovf_mask, 3);
 	assert_int_equal(count(WR, PERFCTR0), 1);
 	assert_int_equal(count(WR, PERFCTR1), 0);
@@ -617,7 +640,7 @@ static void test_rapid_second_overflow(void **state)
 	/* each round sampled and reloaded its own counter */
 	assert_int_equal(pc.samples[0], 1);
 	assert_int_equal(pc.samples[1], 1);
-	assert_int_equal(pc.ring_count, 2);
+	assert_int_equal(pc.ring_written, 2);
 	assert_int_equal(ring[0].ovf_mask, 1);
 	assert_int_equal(ring[1].ovf_mask, 2);
 	assert_int_equal(count(WR, PERFCTR0), 1);
@@ -708,7 +731,7 @@ static void test_order_restore_unmask(void **state)
 	assert_false(pc.model.line);
 }
 
-/* The ring keeps the newest PMU_SAMPLE_RING samples and counts what it overwrote. */
+/* The ring keeps the newest PMU_SAMPLE_RING samples; the count of all written tells what it overwrote. */
 static void test_ring_wraps(void **state)
 {
 	(void)state;
@@ -722,14 +745,11 @@ static void test_ring_wraps(void **state)
 		advance(period);
 		PMI(0x400000 + k, SEL_UCODE64);
 		assert_int_equal(pc.samples[0], k + 1);
-		assert_int_equal(pc.ring_count, k + 1 < PMU_SAMPLE_RING ? k + 1 : PMU_SAMPLE_RING);
-		assert_int_equal(pc.overwritten, k + 1 > PMU_SAMPLE_RING ? k + 1 - PMU_SAMPLE_RING : 0);
+		assert_int_equal(pc.ring_written, k + 1);
 	}
 	assert_int_equal(pc.throttles, 0);
-	assert_int_equal(pc.ring_count, PMU_SAMPLE_RING);
-	assert_int_equal(pc.overwritten, 3);
-	assert_int_equal(pc.ring_head, 3);
-	/* newest at head - 1, oldest surviving (the 4th) at head */
+	assert_int_equal(pc.ring_written, n);
+	/* newest at (n - 1) % PMU_SAMPLE_RING = 2, the oldest surviving (the 4th) after it */
 	assert_int_equal(ring[2].rip, 0x400000 + n - 1);
 	assert_int_equal(ring[3].rip, 0x400000 + 3);
 	assert_int_equal(ring[PMU_SAMPLE_RING - 1].rip, 0x400000 + PMU_SAMPLE_RING - 1);
