@@ -225,10 +225,14 @@ static void model_op_pmi_counters(uint64_t ctr[2])
 	pmi_read(pc, MSR_KNC_PERFCTR1, &ctr[1]);
 }
 
-static uint64_t model_op_pmi_ack(uint64_t status)
+static uint64_t model_op_pmi_ack(uint64_t status, uint32_t reload, const uint64_t ctr[2])
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
 
+	if (reload & 1)
+		pmi_write(pc, MSR_KNC_PERFCTR0, ctr[0]);
+	if (reload & 2)
+		pmi_write(pc, MSR_KNC_PERFCTR1, ctr[1]);
 	pmi_write(pc, MSR_KNC_GLOBAL_OVF_CTRL, status);
 	pmi_read(pc, MSR_KNC_GLOBAL_STATUS, &status);
 	return status;

@@ -36,7 +36,6 @@ static void no_sink(const struct pmu_sample *s, const uint64_t *chain) { (void)s
 static void (*sample_sink)(const struct pmu_sample *s, const uint64_t *chain) = no_sink;
 
 void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s, const uint64_t *chain)) { sample_sink = fn; }
-void pmu_set_pmi_limit(uint32_t per_second) { pmi_limit = per_second; }
 uint32_t pmu_pmi_limit(void) { return pmi_limit; }
 
 /*
@@ -58,7 +57,7 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
 	s->cpl = f->cs & 3;
 	s->ovf_mask = mask;
 	pmu_ops->pmi_counters(s->ctr);
-	s->nframes = pmu_callchain(f, chain);
+	s->nframes = pmu_chain_frames[s->cpu] ? pmu_callchain(f, chain) : 0; /* no call when off */
 	sample_sink(s, chain); /* for the host, drained without a request */
 	pc->ring_written++; /* a full ring loses its oldest */
 	return s;
@@ -113,10 +112,11 @@ static void unthrottle_due(struct timer *t)
  * smaller one windows of 1 / limit s with one PMI each. So no limit allows
  * more than `limit` PMIs a second, and none is rounded to another (3/s
  * allows 3, 1,500/s allows 1,500: a window of 1 ms held to whole PMIs would
- * allow 0 and 1,000). Worked out when the limit changes, not per PMI: the
+ * allow 0 and 1,000). Worked out when the limit changes (or at the first
+ * PMI, if that came before the TSC's rate was known), not per PMI: the
  * handler does no division.
  */
-static struct { uint32_t limit; uint64_t per_window, ticks; } window;
+static struct { uint64_t per_window, ticks; } window;
 
 static void window_for(uint32_t limit)
 {
@@ -124,13 +124,18 @@ static void window_for(uint32_t limit)
 
 	window.per_window = l >= THROTTLE_WINDOWS_PER_S ? l / THROTTLE_WINDOWS_PER_S : 1;
 	window.ticks = (window.per_window * tsc_hz + l - 1) / l;
-	window.limit = limit;
+}
+
+void pmu_set_pmi_limit(uint32_t per_second)
+{
+	pmi_limit = per_second;
+	window_for(per_second);
 }
 
 /* Returns the GLOBAL_CTRL bits to hold back for the rest of the window (see window_for). */
 static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
 {
-	if (window.limit != pmi_limit || !window.ticks)
+	if (!window.ticks)
 		window_for(pmi_limit);
 	if (now - pc->window_start >= window.ticks) {
 		pc->window_start = now;
@@ -138,7 +143,7 @@ static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
 	}
 	if (++pc->window_pmis <= window.per_window)
 		return 0;
-	uint32_t sampling = (pc->period[0] ? GLOBAL_CTR(0) : 0) | (pc->period[1] ? GLOBAL_CTR(1) : 0);
+	uint32_t sampling = pc->sampling;
 	if (!sampling)
 		return 0;
 	pc->throttles++;
@@ -153,34 +158,38 @@ static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
 
 /*
  * One round's new overflow bits (`fresh`, none handled in an earlier
- * round): a sample for the sampling counters among them, with their
- * reloads, and a wrap for the counting ones. Counter by counter without a
- * loop: KNC_NUM_COUNTERS is 2 (327357-001 §1.4.3).
+ * round): a sample for the sampling counters among them, and a wrap for
+ * the counting ones. Returns the counters to reload (bit i: counter i,
+ * with next[i]), which pmi_ack writes. Counter by counter without a loop:
+ * KNC_NUM_COUNTERS is 2 (327357-001 §1.4.3).
  */
-static void account(struct pmu_cpu *pc, struct trap_frame *f, uint32_t status, uint32_t fresh)
+static uint32_t account(struct pmu_cpu *pc, struct trap_frame *f, uint32_t status, uint32_t fresh,
+			uint64_t next[2])
 {
-	uint32_t sampled = fresh & ((pc->period[0] ? GLOBAL_CTR(0) : 0) | (pc->period[1] ? GLOBAL_CTR(1) : 0));
+	uint32_t sampled = fresh & pc->sampling;
 	uint32_t wrapped = fresh & ~sampled;
 
-	pc->wraps[0] += wrapped & 1;
-	pc->wraps[1] += wrapped >> 1 & 1;
+	if (wrapped) {
+		pc->wraps[0] += wrapped & 1;
+		pc->wraps[1] += wrapped >> 1 & 1;
+	}
 	if (!sampled)
-		return;
+		return 0;
 	pc->samples[0] += sampled & 1;
 	pc->samples[1] += sampled >> 1 & 1;
 	const struct pmu_sample *s = record(pc, f, status);
-	const struct pmu_ops *ops = pmu_ops;
 
 	if (sampled & GLOBAL_CTR(0))
-		ops->wrmsr(MSR_KNC_PERFCTR0, reload(pc, 0, s->ctr[0]));
+		next[0] = reload(pc, 0, s->ctr[0]);
 	if (sampled & GLOBAL_CTR(1))
-		ops->wrmsr(MSR_KNC_PERFCTR1, reload(pc, 1, s->ctr[1]));
+		next[1] = reload(pc, 1, s->ctr[1]);
+	return sampled;
 }
 
 static void pmi_handler(struct trap_frame *f)
 {
 	struct pmu_cpu *pc = pmu_this();
-	uint64_t ctrl, status;
+	uint64_t ctrl, status, next[2];
 	uint32_t handled = 0; /* counters are stopped: a bit that comes back is stuck, not new */
 	const struct pmu_ops *ops = pmu_ops; /* once: the calls cannot change it */
 
@@ -196,9 +205,10 @@ static void pmi_handler(struct trap_frame *f)
 			ctrl = 0;
 			break;
 		}
-		account(pc, f, status, status & ~handled);
+		uint32_t reload = account(pc, f, status, status & ~handled, next);
+
 		handled |= status;
-		status = ops->pmi_ack(status);                           /* 3, then 2 again */
+		status = ops->pmi_ack(status, reload, next);             /* 3, then 2 again */
 	}
 	if (ctrl)
 		pc->throttled |= throttle(pc, rdtsc());
