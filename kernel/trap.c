@@ -26,7 +26,9 @@ extern const char user_iretq[];
 extern char __kernel_start[], __kernel_end[];
 
 static struct idt_gate idt[256];
-static irq_handler irq_handlers[256];
+static void unhandled_pmi(struct trap_frame *f);
+/* VEC_PMI's never NULL: trap_pmi calls it without a test. */
+static irq_handler irq_handlers[256] = { [VEC_PMI] = unhandled_pmi };
 static exc_handler exc_handlers[32];
 static bool no_fast_path(struct trap_frame *f, uint64_t first_kernel, uint64_t first_user)
 {
@@ -81,6 +83,11 @@ void idt_load(void)
 void irq_register(uint8_t vector, irq_handler h)
 {
 	irq_handlers[vector] = h;
+}
+
+static void unhandled_pmi(struct trap_frame *f)
+{
+	unhandled_irqs++;
 }
 
 void irq_invoke(uint8_t vector, struct trap_frame *f)
@@ -256,7 +263,7 @@ void trap_pmi(struct trap_frame *f)
 	if (user)
 		user_entered(VEC_PMI);
 	idle_woken();
-	irq_invoke(VEC_PMI, f);
+	irq_handlers[VEC_PMI](f);
 	apic_eoi();
 	if (user)
 		user_ops.return_to_user(f);

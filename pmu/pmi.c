@@ -46,12 +46,12 @@ uint32_t pmu_pmi_limit(void) { return pmi_limit; }
  * so, as perf's mmap ring does, it drops the newest and counts them (the
  * card never writes a slot the host may be reading).
  */
-static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f, uint32_t mask)
+static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f, uint32_t mask, uint64_t now)
 {
 	struct pmu_sample *s = &pc->ring[pc->ring_written % PMU_SAMPLE_RING];
 	uint64_t chain[PMU_CALLCHAIN_MAX]; /* for the host's ring only: the card's own keeps none */
 
-	s->tsc = rdtsc();
+	s->tsc = now;
 	s->rip = f->rip;
 	s->cpu = this_cpu()->cpu;
 	s->cpl = f->cs & 3;
@@ -112,9 +112,9 @@ static void unthrottle_due(struct timer *t)
  * smaller one windows of 1 / limit s with one PMI each. So no limit allows
  * more than `limit` PMIs a second, and none is rounded to another (3/s
  * allows 3, 1,500/s allows 1,500: a window of 1 ms held to whole PMIs would
- * allow 0 and 1,000). Worked out when the limit changes (or at the first
- * PMI, if that came before the TSC's rate was known), not per PMI: the
- * handler does no division.
+ * allow 0 and 1,000). Worked out when the limit changes and at pmi_init
+ * (the TSC's rate is known by then), not per PMI: the handler does no
+ * division.
  */
 static struct { uint64_t per_window, ticks; } window;
 
@@ -135,8 +135,6 @@ void pmu_set_pmi_limit(uint32_t per_second)
 /* Returns the GLOBAL_CTRL bits to hold back for the rest of the window (see window_for). */
 static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
 {
-	if (!window.ticks)
-		window_for(pmi_limit);
 	if (now - pc->window_start >= window.ticks) {
 		pc->window_start = now;
 		pc->window_pmis = 0;
@@ -164,7 +162,7 @@ static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
  * KNC_NUM_COUNTERS is 2 (327357-001 §1.4.3).
  */
 static uint32_t account(struct pmu_cpu *pc, struct trap_frame *f, uint32_t status, uint32_t fresh,
-			uint64_t next[2])
+			uint64_t now, uint64_t next[2])
 {
 	uint32_t sampled = fresh & pc->sampling;
 	uint32_t wrapped = fresh & ~sampled;
@@ -177,7 +175,7 @@ static uint32_t account(struct pmu_cpu *pc, struct trap_frame *f, uint32_t statu
 		return 0;
 	pc->samples[0] += sampled & 1;
 	pc->samples[1] += sampled >> 1 & 1;
-	const struct pmu_sample *s = record(pc, f, status);
+	const struct pmu_sample *s = record(pc, f, status, now);
 
 	if (sampled & GLOBAL_CTR(0))
 		next[0] = reload(pc, 0, s->ctr[0]);
@@ -194,6 +192,8 @@ static void pmi_handler(struct trap_frame *f)
 	const struct pmu_ops *ops = pmu_ops; /* once: the calls cannot change it */
 
 	ctrl = ops->pmi_stop(&status);                                   /* 1, 2 */
+	uint64_t now = rdtsc(); /* the samples' time and the throttle's */
+
 	pc->pmis++;
 	for (int round = 0; (status &= GLOBAL_VALID); round++) {
 		if (round == PMI_MAX_ROUNDS) {
@@ -205,18 +205,19 @@ static void pmi_handler(struct trap_frame *f)
 			ctrl = 0;
 			break;
 		}
-		uint32_t reload = account(pc, f, status, status & ~handled, next);
+		uint32_t reload = account(pc, f, status, status & ~handled, now, next);
 
 		handled |= status;
 		status = ops->pmi_ack(status, reload, next);             /* 3, then 2 again */
 	}
 	if (ctrl)
-		pc->throttled |= throttle(pc, rdtsc());
+		pc->throttled |= throttle(pc, now);
 	apic_lvt_pc_unmask();                                            /* 4 */
 	ops->pmi_restart(ctrl & ~(uint64_t)pc->throttled);
 }
 
 void pmi_init(void)
 {
+	window_for(pmi_limit);
 	irq_register(VEC_PMI, pmi_handler);
 }
