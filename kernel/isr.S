@@ -52,20 +52,25 @@ isr_stub_base:                          /* stub v at isr_stub_base + 16 * v */
 
 /*
  * Ring 3 -> 0: 8 instructions of the entry run before the RDTSC below (the
- * stub's two pushes and jmp, testb, jnz, swapgs, two movs); 7 where the CPU
+ * stub's two pushes and jmp, testb, jnz or jz, swapgs, two movs); 7 where the CPU
  * pushed the error code itself. trap.c subtracts that many.
  */
-.macro ENTER
+.macro ENTER faults
 	testb $3, 24(%rsp)              /* CS of the interrupted context */
+	.if \faults
 	jnz 3f
 	/*
 	 * From Ring 0 with the user's GS only if the IRETQ back to Ring 3
 	 * faulted after its SWAPGS: back to the kernel's (trap.c ends the task).
+	 * Only a fault can come there: that IRETQ runs with interrupts off.
 	 */
 	cmpq $user_iretq, 16(%rsp)
 	jne 1f
 	swapgs
 	jmp 1f
+	.else
+	jz 1f
+	.endif
 3:	swapgs
 	STAMP_ENTRY
 1:	PUSH_GPRS
@@ -74,7 +79,7 @@ isr_stub_base:                          /* stub v at isr_stub_base + 16 * v */
 .endm
 
 trap_common:
-	ENTER
+	ENTER 1
 call_dispatch:
 	call trap_dispatch
 trap_exit:                              /* RSP = a struct trap_frame to return to */
@@ -107,7 +112,7 @@ user_iretq:
  * without the generic dispatch: a sample's cost (docs/design.md §5.4).
  */
 pmi_common:
-	ENTER
+	ENTER 0
 	call trap_pmi
 	jmp trap_exit
 
