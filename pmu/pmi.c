@@ -8,7 +8,7 @@
  *      it counted since the wrap: see reload());
  *   3. clear exactly those bits through GLOBAL_OVF_CTRL, re-read and repeat
  *      while any is set (bounded: a stuck PMU is reported and left stopped);
- *   4. unmask LVT 0x340, then restore GLOBAL_CTRL; trap_dispatch sends EOI.
+ *   4. unmask LVT 0x340, then restore GLOBAL_CTRL; trap_pmi (kernel/trap.c) sends EOI.
  * Status must be clear before the unmask: the 1-bit line has to fall to 0
  * before it can rise again, or the next PMI is lost. The unmask comes before
  * the restore (docs/design.md §5.4 lists them the other way round): a counter that
