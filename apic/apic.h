@@ -54,7 +54,12 @@ static inline uint32_t apic_id(void)
 {
 	return apic_layout_id(apic_layout(), apic_read(APIC_ID));
 }
-void apic_eoi(void);
+
+/* End of interrupt for the vector in service; inline, as the two above. */
+static inline void apic_eoi(void)
+{
+	apic_write(APIC_EOI, 0);
+}
 
 /* LVT 0x340: fixed delivery to `vector`, masked or not. */
 void apic_lvt_pc_set(uint8_t vector, bool masked);

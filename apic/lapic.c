@@ -22,11 +22,6 @@ const struct apic_layout *apic_fitting_layout(void)
 	return apic_layout_matching(reg, initial);
 }
 
-void apic_eoi(void)
-{
-	apic_write(APIC_EOI, 0);
-}
-
 void apic_enable_local(void)
 {
 	wrmsr(MSR_APIC_BASE, rdmsr(MSR_APIC_BASE) | APIC_BASE_ENABLE);

@@ -6,7 +6,9 @@
 #ifndef ARCH_IRQ_H
 #define ARCH_IRQ_H
 
+#ifndef __ASSEMBLER__
 #include <stdint.h>
+#endif
 
 /* Vector map. Higher vectors are higher APIC priority classes. */
 #define VEC_PIC_BASE   0x20 /* legacy 8259s, remapped here and masked */
@@ -29,6 +31,7 @@
 #define EXC_PF 14
 #define EXC_MC 18
 
+#ifndef __ASSEMBLER__ /* kernel/isr.S takes the vectors */
 /* Pushed by kernel/isr.S; order matches the push sequence, lowest address first. */
 struct trap_frame {
 	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
@@ -36,5 +39,6 @@ struct trap_frame {
 	uint64_t vector, error;
 	uint64_t rip, cs, rflags, rsp, ss; /* pushed by the CPU */
 };
+#endif
 
 #endif

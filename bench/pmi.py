@@ -8,11 +8,12 @@ A second boot runs the same `pmu bench` with QEMU logging every kernel
 instruction it executes (one instruction per translation block, the
 measured loop left out) and splits each PMI, vector entry to IRET, into
 the driver's instructions and the model's: those inside a pmu_ops
-wrmsr/pmi_stop/pmi_counters/pmi_ack/pmi_restart call (the emulated MSR
+pmi_stop/pmi_counters/pmi_ack/pmi_restart call (the emulated MSR
 accesses, whose count it also gives). On a card each of those calls is the knc backend's
 op instead (pmu/knc.c: its RDMSR or WRMSR and the few instructions around
-it, counted here from the kernel's own code), so the driver's share plus
-those is what a card runs. Exits non-zero only when a boot fails."""
+it, counted here from the kernel's own code along the path the PMI takes:
+pmi_ack reloads counter 0 in a sampling PMI, pmu/bench.c's, none in a
+counting one), so the driver's share plus those is what a card runs. Exits non-zero only when a boot fails."""
 
 import bisect
 import os
@@ -32,10 +33,12 @@ LOOP = re.compile(rb"loop without overflow: (\d+) ticks")
 TARGETS = {"counting": 400, "sampling": 500}  # issue 12
 CARD_TARGET = 300                             # issue 27: a sample's PMI as a card runs it
 VEC_PMI = 0xF8                                # arch/irq.h
-# The ops the PMI handler calls (pmu/backend.h), the MSR accesses each makes, the knc backend's twin.
-OPS = {"model_op_wrmsr": (1, "knc_wrmsr"), "model_op_pmi_stop": (3, "knc_pmi_stop"),
-       "model_op_pmi_counters": (2, "knc_pmi_counters"), "model_op_pmi_ack": (2, "knc_pmi_ack"),
-       "model_op_pmi_restart": (1, "knc_pmi_restart")}
+# The ops the PMI handler calls (pmu/backend.h), the MSR accesses each makes
+# beside the reloads, the knc backend's twin.
+OPS = {"model_op_pmi_stop": (3, "knc_pmi_stop"), "model_op_pmi_counters": (2, "knc_pmi_counters"),
+       "model_op_pmi_ack": (2, "knc_pmi_ack"), "model_op_pmi_restart": (1, "knc_pmi_restart")}
+# knc_pmi_ack's conditional branches, in code order: "skip counter 0's reload", "skip counter 1's".
+RELOADS = {"counting": 0, "sampling": 1}  # counters reloaded: pmu/bench.c samples on counter 0
 KERNEL = os.path.join(BUILD, "kernel.elf")
 
 
@@ -52,25 +55,37 @@ def symbols():
     return [a for a, _ in text], [n for _, n in text], {n: a for a, _, n in every}
 
 
-def straight_path(name):
-    """Instructions a function of the kernel runs from its entry to its first
-    RET, no branch taken: a knc op's path for an MSR it accepts."""
+def knc_path(name, reloads):
+    """Instructions a knc op runs from its entry to its RET, its conditional
+    branches (knc_pmi_ack's only) decided by the counters it reloads: the
+    first `reloads` of them fall through to a write, the rest are taken."""
     out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", KERNEL], capture_output=True, text=True,
                          check=True).stdout
     body = out.split(f"<{name}>:\n", 1)[1].split("\n\n", 1)[0]
-    n = 0
+    code = {}
     for line in body.splitlines():
+        addr, _, insn = line.partition(":\t")
+        code[int(addr, 16)] = insn.split()
+    pc, n, branches = min(code), 0, 0
+    while True:
+        insn = code[pc]
         n += 1
-        if line.split("\t")[-1].strip().startswith("ret"):
+        if insn[0].startswith("ret"):
             return n
-    raise RuntimeError(f"{name}: no RET")
+        if insn[0].startswith("j"):
+            taken = insn[0] == "jmp" or branches >= reloads
+            branches += insn[0] != "jmp"
+            if taken:
+                pc = int(insn[1], 16)
+                continue
+        pc = min(a for a in code if a > pc)
 
 
-def split_pmis(log, addrs, names, at):
-    """Per PMI on CPU 0 (vector entry to the IRET): (all, model's, accesses,
-    what the knc backend's ops run in place of the model's)."""
+def split_pmis(log, addrs, names, at, kinds):
+    """Per PMI on CPU 0 (vector entry to the IRET), of the kinds given in
+    order: (all, model's, accesses, what the knc backend's ops run in place
+    of the model's)."""
     stub = at["isr_stub_base"] + 16 * VEC_PMI
-    knc_ops = {op: straight_path(knc) for op, (_, knc) in OPS.items()}
     pcs = [int(m[1], 16) for m in re.finditer(r"^Trace 0: \S+ \[[0-9a-f]+/([0-9a-f]+)/", log, re.M)]
     name = lambda pc: names[bisect.bisect_right(addrs, pc) - 1]
     pmis, i = [], 0
@@ -78,6 +93,7 @@ def split_pmis(log, addrs, names, at):
         if pcs[i] != stub:
             i += 1
             continue
+        reloads = RELOADS[kinds[len(pmis)]] if len(pmis) < len(kinds) else 0
         total = model = accesses = knc = 0
         inside, seen_exit = False, False
         while i < len(pcs):
@@ -87,8 +103,8 @@ def split_pmis(log, addrs, names, at):
             seen_exit |= n == "trap_exit"
             if not inside and n in OPS and pcs[i] == at[n]:
                 inside = True
-                accesses += OPS[n][0]
-                knc += knc_ops[n]
+                accesses += OPS[n][0] + (reloads if n == "model_op_pmi_ack" else 0)
+                knc += knc_path(OPS[n][1], reloads)
             elif n == "pmi_handler":
                 inside = False  # back in the caller
             total += 1
@@ -128,7 +144,7 @@ def breakdown():
         text = on_card(4, lambda g: traced(g, mon, log), args=args)
     if text is None:
         return None
-    pmis = split_pmis(text, addrs, names, at)
+    pmis = split_pmis(text, addrs, names, at, ["counting"] * 3 + ["sampling"] * 3)
     if len(pmis) != 6:  # pmu bench: 3 counting, then 3 sampling overflows take a PMI
         print(f"bench: expected 6 PMIs in the trace, found {len(pmis)}", file=sys.stderr)
         return None

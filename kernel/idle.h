@@ -14,7 +14,7 @@
  */
 void idle_wait(void);
 /*
- * trap_dispatch: the CPU was woken from idle_wait() by this interrupt.
+ * trap_dispatch and trap_pmi: the CPU was woken from idle_wait() by this interrupt.
  * Inline: trap.c is below this file (it would otherwise call up into it).
  */
 static inline void idle_woken(void)

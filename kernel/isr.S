@@ -10,6 +10,7 @@
  */
 #include "kernel/percpu.h"
 #include "arch/trapframe.h"
+#include "arch/irq.h"
 
 	.text
 	.globl isr_stub_table, trap_exit, user_iretq
@@ -29,6 +30,8 @@ isr_stub_base:                          /* stub v at isr_stub_base + 16 * v */
 	pushq $v
 	.if v == 6 || v == 13
 	jmp fast_common                 /* #UD, #GP */
+	.elseif v == VEC_PMI
+	jmp pmi_common
 	.else
 	jmp trap_common
 	.endif
@@ -49,25 +52,34 @@ isr_stub_base:                          /* stub v at isr_stub_base + 16 * v */
 
 /*
  * Ring 3 -> 0: 8 instructions of the entry run before the RDTSC below (the
- * stub's two pushes and jmp, testb, jnz, swapgs, two movs); 7 where the CPU
+ * stub's two pushes and jmp, testb, jnz or jz, swapgs, two movs); 7 where the CPU
  * pushed the error code itself. trap.c subtracts that many.
  */
-trap_common:
+.macro ENTER faults
 	testb $3, 24(%rsp)              /* CS of the interrupted context */
+	.if \faults
 	jnz 3f
 	/*
 	 * From Ring 0 with the user's GS only if the IRETQ back to Ring 3
 	 * faulted after its SWAPGS: back to the kernel's (trap.c ends the task).
+	 * Only a fault can come there: that IRETQ runs with interrupts off.
 	 */
 	cmpq $user_iretq, 16(%rsp)
 	jne 1f
 	swapgs
 	jmp 1f
+	.else
+	jz 1f
+	.endif
 3:	swapgs
 	STAMP_ENTRY
 1:	PUSH_GPRS
 	movq %rsp, %rdi
 	cld
+.endm
+
+trap_common:
+	ENTER 1
 call_dispatch:
 	call trap_dispatch
 trap_exit:                              /* RSP = a struct trap_frame to return to */
@@ -94,6 +106,15 @@ user_iretq:
 	iretq
 2:	addq $16, %rsp
 	iretq
+
+/*
+ * VEC_PMI: the same entry and exit, straight to trap_pmi (kernel/trap.c)
+ * without the generic dispatch: a sample's cost (docs/design.md §5.4).
+ */
+pmi_common:
+	ENTER 0
+	call trap_pmi
+	jmp trap_exit
 
 /*
  * #UD and #GP: from Ring 3, trap_fast (kernel/trap.c) first, which completes

@@ -26,7 +26,9 @@ extern const char user_iretq[];
 extern char __kernel_start[], __kernel_end[];
 
 static struct idt_gate idt[256];
-static irq_handler irq_handlers[256];
+static void unhandled_pmi(struct trap_frame *f);
+/* VEC_PMI's never NULL: trap_pmi calls it without a test. */
+static irq_handler irq_handlers[256] = { [VEC_PMI] = unhandled_pmi };
 static exc_handler exc_handlers[32];
 static bool no_fast_path(struct trap_frame *f, uint64_t first_kernel, uint64_t first_user)
 {
@@ -81,6 +83,11 @@ void idt_load(void)
 void irq_register(uint8_t vector, irq_handler h)
 {
 	irq_handlers[vector] = h;
+}
+
+static void unhandled_pmi(struct trap_frame *f)
+{
+	unhandled_irqs++;
 }
 
 void irq_invoke(uint8_t vector, struct trap_frame *f)
@@ -208,6 +215,14 @@ bool trap_fast(struct trap_frame *f)
 	       exc_fast(f, p->entry_tsc - entry_insns(f->vector), p->exit_tsc);
 }
 
+/* An entry from Ring 3: the hooks learn where Ring 3 ran (entry_insns). */
+static inline void user_entered(uint64_t v)
+{
+	struct percpu *p = this_cpu();
+
+	cpu_hooks.user_exit(p->entry_tsc - entry_insns(v), p->exit_tsc);
+}
+
 void trap_dispatch(struct trap_frame *f)
 {
 	uint64_t v = f->vector;
@@ -216,10 +231,8 @@ void trap_dispatch(struct trap_frame *f)
 	if (!user && f->rip == (uint64_t)user_iretq && this_cpu()->task)
 		user_return_faulted(f);
 
-	if (user) {
-		struct percpu *p = this_cpu();
-		cpu_hooks.user_exit(p->entry_tsc - entry_insns(v), p->exit_tsc);
-	}
+	if (user)
+		user_entered(v);
 	if (v < 32) {
 		if (exc_handlers[v] && exc_handlers[v](f)) {
 			if (user)
@@ -234,6 +247,24 @@ void trap_dispatch(struct trap_frame *f)
 	irq_invoke(v, f);
 	if (v != VEC_SPURIOUS)
 		apic_eoi();
+	if (user)
+		user_ops.return_to_user(f);
+}
+
+/*
+ * kernel/isr.S, for VEC_PMI: trap_dispatch's path for an interrupt without
+ * its look-ups and fault paths, a sample's cost (docs/design.md §5.4). No
+ * user_iretq check: that IRETQ runs with interrupts off.
+ */
+void trap_pmi(struct trap_frame *f)
+{
+	bool user = f->cs & 3;
+
+	if (user)
+		user_entered(VEC_PMI);
+	idle_woken();
+	irq_handlers[VEC_PMI](f);
+	apic_eoi();
 	if (user)
 		user_ops.return_to_user(f);
 }

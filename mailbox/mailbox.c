@@ -65,7 +65,7 @@ void mailbox_sample(const struct pmu_sample *s, const uint64_t *chain)
 	if (!sample_rings)
 		return;
 	struct mbox_sample_ring *r = &sample_rings[s->cpu];
-	uint32_t h = sample_head[s->cpu], slots = 1 + PMU_CHAIN_SLOTS(s->nframes);
+	uint32_t h = sample_head[s->cpu], slots = s->nframes ? 1 + PMU_CHAIN_SLOTS(s->nframes) : 1;
 
 	if (h - READ_ONCE(r->tail) > MBOX_SAMPLE_SLOTS - slots) {
 		r->lost++;

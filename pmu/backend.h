@@ -27,20 +27,21 @@ struct pmu_ops {
 	/*
 	 * The PMI handler's register accesses (pmu/pmi.c, 327357-001 §1.4.3.9),
 	 * each a fixed sequence in one call, not a call per access (9 accesses
-	 * in 4 or 5 calls per sampling PMI). From pmi_stop to pmi_restart a
+	 * in 4 calls per sampling PMI). From pmi_stop to pmi_restart a
 	 * backend may defer what it does after each access (the model: the PMI
 	 * line and its overflow timer, once at pmi_restart).
 	 *   pmi_stop: reads GLOBAL_CTRL (returned), writes 0 to it and reads
 	 *     GLOBAL_STATUS into *status;
 	 *   pmi_counters: reads both counters into ctr[0] and ctr[1];
-	 *   pmi_ack: writes `status` to GLOBAL_OVF_CTRL, returns GLOBAL_STATUS
-	 *     read again;
+	 *   pmi_ack: writes ctr[i] to PERFCTRi for each bit i of `reload`
+	 *     (a sampling counter's next period), then `status` to
+	 *     GLOBAL_OVF_CTRL; returns GLOBAL_STATUS read again;
 	 *   pmi_restart: writes `ctrl` to GLOBAL_CTRL.
 	 * The registers are the PMU's own: none of these accesses can #GP.
 	 */
 	uint64_t (*pmi_stop)(uint64_t *status);
 	void (*pmi_counters)(uint64_t ctr[2]);
-	uint64_t (*pmi_ack)(uint64_t status);
+	uint64_t (*pmi_ack)(uint64_t status, uint32_t reload, const uint64_t ctr[2]);
 	void (*pmi_restart)(uint64_t ctrl);
 	/* The calling CPU halts / wakes (halted cycles are not counted). */
 	void (*idle_enter)(void);

@@ -25,7 +25,7 @@
 #include <pmuos/syscall.h>
 
 /* Frames each CPU's samples carry (0: none), set by pmu_set_callchain; each CPU's newest chain. */
-static volatile uint8_t chain_frames[MAX_CPUS];
+volatile uint8_t pmu_chain_frames[MAX_CPUS];
 static struct {
 	uint64_t ip[PMU_CALLCHAIN_MAX];
 	size_t n;
@@ -54,7 +54,7 @@ struct pmu_result pmu_set_callchain(const struct cpuset *set, uint32_t frames)
 		}
 	for (uint32_t c = 0; c < cpu_count; c++)
 		if (cpuset_has(set, c)) {
-			chain_frames[c] = frames;
+			pmu_chain_frames[c] = frames;
 			r.wanted++;
 		}
 	r.err = r.wanted ? PMU_OK : PMU_ERR_CPUSET;
@@ -195,7 +195,7 @@ static size_t __attribute__((noinline)) chain(const struct trap_frame *f, uint64
 size_t pmu_callchain(const struct trap_frame *f, uint64_t *ips)
 {
 	uint32_t cpu = this_cpu()->cpu;
-	size_t max = cpu < MAX_CPUS ? chain_frames[cpu] : 0;
+	size_t max = cpu < MAX_CPUS ? pmu_chain_frames[cpu] : 0;
 
 	return max ? chain(f, ips, cpu, max) : 0;
 }

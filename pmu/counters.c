@@ -27,6 +27,7 @@ void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t pe
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_CTR(i));
 	pc->evtsel[i] = evtsel;
 	pc->period[i] = period;
+	pc->sampling = (pc->sampling & ~GLOBAL_CTR(i)) | (period ? GLOBAL_CTR(i) : 0);
 	pc->wraps[i] = pc->samples[i] = pc->late[i] = 0;
 	pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), pmu_preload(pc, i));
 	if (evtsel) {

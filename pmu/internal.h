@@ -16,6 +16,7 @@
 #include "pmu/regs.h"
 #include "pmu/pmu.h"
 #include "kernel/timer.h"
+#include "kernel/percpu.h" /* MAX_CPUS */
 #include "kernel/percpu.h"
 
 /*
@@ -40,6 +41,7 @@ struct pmu_cpu {
 	/* driver configuration */
 	uint32_t evtsel[2];     /* configured EvtSel without EN/INT; 0 = unused */
 	uint64_t period[2];     /* events per sample; 0 = counting only */
+	uint32_t sampling;      /* GLOBAL_CTRL bits of the counters whose period is not 0 */
 	uint64_t wraps[2];      /* overflows of a counting counter (2^40 each) */
 	uint64_t samples[2];    /* overflows of a sampling counter */
 	uint64_t late[2];       /* a sampling counter's events past a whole period at its PMI (pmi.c reload) */
@@ -85,6 +87,9 @@ struct pmu_cpu {
 	struct pmushare_thread *share; /* this thread's slot of the plugin's page, or NULL (pmu/share.h) */
 	uint8_t plugin_sel;     /* with `share`, bit i: EvtSel i enables an event of the plugin's */
 };
+
+/* callchain.c: frames each CPU's samples carry (0: none), which pmi.c looks at before it calls pmu_callchain. */
+extern volatile uint8_t pmu_chain_frames[MAX_CPUS];
 
 /* counters.c: the backend in use (pmu.c chooses it at pmu_init). */
 extern const struct pmu_ops *pmu_ops;

@@ -38,8 +38,12 @@ static void knc_pmi_counters(uint64_t ctr[2])
 	ctr[1] = rdmsr(MSR_KNC_PERFCTR1);
 }
 
-static uint64_t knc_pmi_ack(uint64_t status)
+static uint64_t knc_pmi_ack(uint64_t status, uint32_t reload, const uint64_t ctr[2])
 {
+	if (reload & 1)
+		wrmsr(MSR_KNC_PERFCTR0, ctr[0]);
+	if (reload & 2)
+		wrmsr(MSR_KNC_PERFCTR1, ctr[1]);
 	wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, status);
 	return rdmsr(MSR_KNC_GLOBAL_STATUS);
 }

@@ -187,6 +187,28 @@ static inline int pmi_write(struct pmu_cpu *pc, uint32_t msr, uint64_t v)
 	return wrmsr_synced(pc, msr, v);
 }
 
+/*
+ * Once pmi_stop has written 0 to GLOBAL_CTRL nothing counts: the model has
+ * nothing to advance, so an access's tick does not matter and reads no TSC
+ * (the next access that counts, pmi_restart's, advances over the gap).
+ * `quiet` (pmi_quiet, looked at once per op: the accesses it allows change
+ * neither) says so; otherwise the access in full.
+ */
+static inline bool pmi_quiet(const struct pmu_cpu *pc)
+{
+	return !pc->plugin_sel && !pc->model.active;
+}
+
+static inline int pmi_read_stopped(struct pmu_cpu *pc, bool quiet, uint32_t msr, uint64_t *v)
+{
+	return quiet ? model_read_reg(&pc->model, msr, v) : pmi_read(pc, msr, v);
+}
+
+static inline int pmi_write_stopped(struct pmu_cpu *pc, bool quiet, uint32_t msr, uint64_t v)
+{
+	return quiet ? model_write_reg(&pc->model, msr, v) : pmi_write(pc, msr, v);
+}
+
 static int model_op_rdmsr(uint32_t msr, uint64_t *v)
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
@@ -211,26 +233,33 @@ static uint64_t model_op_pmi_stop(uint64_t *status)
 	uint64_t ctrl;
 
 	pc->in_pmi = true;
-	pmi_read(pc, MSR_KNC_GLOBAL_CTRL, &ctrl);
+	/* Its value does not move with time: the write's advance covers the ticks up to it. */
+	model_read_reg(&pc->model, MSR_KNC_GLOBAL_CTRL, &ctrl);
 	pmi_write(pc, MSR_KNC_GLOBAL_CTRL, 0);
-	pmi_read(pc, MSR_KNC_GLOBAL_STATUS, status);
+	pmi_read_stopped(pc, pmi_quiet(pc), MSR_KNC_GLOBAL_STATUS, status);
 	return ctrl;
 }
 
 static void model_op_pmi_counters(uint64_t ctr[2])
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
+	bool quiet = pmi_quiet(pc);
 
-	pmi_read(pc, MSR_KNC_PERFCTR0, &ctr[0]);
-	pmi_read(pc, MSR_KNC_PERFCTR1, &ctr[1]);
+	pmi_read_stopped(pc, quiet, MSR_KNC_PERFCTR0, &ctr[0]);
+	pmi_read_stopped(pc, quiet, MSR_KNC_PERFCTR1, &ctr[1]);
 }
 
-static uint64_t model_op_pmi_ack(uint64_t status)
+static uint64_t model_op_pmi_ack(uint64_t status, uint32_t reload, const uint64_t ctr[2])
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
+	bool quiet = pmi_quiet(pc);
 
-	pmi_write(pc, MSR_KNC_GLOBAL_OVF_CTRL, status);
-	pmi_read(pc, MSR_KNC_GLOBAL_STATUS, &status);
+	if (reload & 1)
+		pmi_write_stopped(pc, quiet, MSR_KNC_PERFCTR0, ctr[0]);
+	if (reload & 2)
+		pmi_write_stopped(pc, quiet, MSR_KNC_PERFCTR1, ctr[1]);
+	pmi_write_stopped(pc, quiet, MSR_KNC_GLOBAL_OVF_CTRL, status);
+	pmi_read_stopped(pc, quiet, MSR_KNC_GLOBAL_STATUS, &status);
 	return status;
 }
 

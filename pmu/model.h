@@ -77,6 +77,89 @@ static inline void model_advance(struct pmu_model *m, uint64_t now)
  */
 void model_add(struct pmu_model *m, int i, uint64_t n);
 /*
+ * Which counters count from now on (advance and ticks_to_overflow look only
+ * at those); edge detection starts afresh for the others.
+ */
+static inline void model_select_active(struct pmu_model *m)
+{
+	m->active = m->active_at[m->cpl != 0];
+	m->cond &= m->active;
+}
+
+/* After a change of SPFLT or the halt state: the counters that count at each privilege level. */
+static inline void model_state_changed(struct pmu_model *m)
+{
+	uint8_t gate = m->halted ? 0 : 0xff;
+
+	if (!(m->spflt & SPFLT_USER_PREF))
+		gate &= ~(uint8_t)(m->spflt & (SPFLT_EN(0) | SPFLT_EN(1))); /* held by SPFLT (327357-001 §1.4.3.4) */
+	m->active_at[0] = m->at_os & gate;
+	m->active_at[1] = m->at_usr & gate;
+	model_select_active(m);
+}
+
+/* After a write of GLOBAL_CTRL (or an EvtSel): the counters that count at CPL 0 and at CPL 1-3. */
+static inline void model_enables_changed(struct pmu_model *m)
+{
+	m->at_os = m->sel_os & m->global_ctrl;
+	m->at_usr = m->sel_usr & m->global_ctrl;
+	model_state_changed(m);
+}
+
+/*
+ * The register access alone, no time passing (see model_wrmsr): 0, or -1
+ * for #GP. Inline, the cases the PMI handler's accesses take (a constant
+ * MSR folds each to a few instructions); model_write_reg_rest
+ * (model_core.c) the others.
+ */
+int model_write_reg_rest(struct pmu_model *m, uint32_t msr, uint64_t v);
+
+static inline int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
+{
+	switch (msr) {
+	case MSR_KNC_PERFCTR0:
+	case MSR_KNC_PERFCTR1:
+		if (v & ~KNC_CTR_MASK)
+			return -1;
+		m->ctr[msr - MSR_KNC_PERFCTR0] = v;
+		return 0; /* a count: what counts and the line stay as they are */
+	case MSR_KNC_GLOBAL_CTRL:
+		if (v & ~(uint64_t)GLOBAL_VALID)
+			return -1;
+		m->global_ctrl = v;
+		model_enables_changed(m);
+		return 0;
+	default:
+		return model_write_reg_rest(m, msr, v);
+	}
+}
+
+static inline int model_read_reg(const struct pmu_model *m, uint32_t msr, uint64_t *v)
+{
+	switch (msr) {
+	case MSR_KNC_PERFCTR0:
+	case MSR_KNC_PERFCTR1:
+		*v = m->ctr[msr - MSR_KNC_PERFCTR0];
+		return 0;
+	case MSR_KNC_EVNTSEL0:
+	case MSR_KNC_EVNTSEL1:
+		*v = m->evtsel[msr - MSR_KNC_EVNTSEL0];
+		return 0;
+	case MSR_KNC_SPFLT_CTRL:
+		*v = m->spflt;
+		return 0;
+	case MSR_KNC_GLOBAL_STATUS:
+		*v = m->status;
+		return 0;
+	case MSR_KNC_GLOBAL_CTRL:
+		*v = m->global_ctrl;
+		return 0;
+	default: /* GLOBAL_OVF_CTRL is write-only */
+		return -1;
+	}
+}
+
+/*
  * WRMSR/RDMSR of a PMU MSR at tick `now`. Return 0, or -1 where the CPU
  * raises #GP: an MSR that is not the PMU's, a reserved bit set, a write to
  * the read-only GLOBAL_STATUS or a read of the write-only GLOBAL_OVF_CTRL.
@@ -87,8 +170,6 @@ void model_add(struct pmu_model *m, int i, uint64_t n);
  * (the PMI handler's, the counters stopped) is a few instructions and a
  * jump, without a frame.
  */
-int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v);
-int model_read_reg(const struct pmu_model *m, uint32_t msr, uint64_t *v);
 int model_counted_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v);
 int model_counted_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v);
 
@@ -125,28 +206,6 @@ void model_set_cpl(struct pmu_model *m, uint64_t now, uint8_t cpl);
  * `first_user` (3) and `first_kernel` (0), in one call: the Ring-3 exit path.
  */
 void model_user_stretch(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel);
-/*
- * Which counters count from now on (advance and ticks_to_overflow look only
- * at those); edge detection starts afresh for the others.
- */
-static inline void model_select_active(struct pmu_model *m)
-{
-	m->active = m->active_at[m->cpl != 0];
-	m->cond &= m->active;
-}
-
-/* After a change of SPFLT or the halt state: the counters that count at each privilege level. */
-static inline void model_state_changed(struct pmu_model *m)
-{
-	uint8_t gate = m->halted ? 0 : 0xff;
-
-	if (!(m->spflt & SPFLT_USER_PREF))
-		gate &= ~(uint8_t)(m->spflt & (SPFLT_EN(0) | SPFLT_EN(1))); /* held by SPFLT (327357-001 §1.4.3.4) */
-	m->active_at[0] = m->at_os & gate;
-	m->active_at[1] = m->at_usr & gate;
-	model_select_active(m);
-}
-
 /*
  * An emulated RDPMC (ecx 0 or 1: the counter into *v) or SPFLT (ecx -1:
  * USER_PREF = bit 0 of operand) at tick `now` that ended a Ring-3 stretch,

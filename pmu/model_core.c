@@ -96,13 +96,6 @@ void model_add(struct pmu_model *m, int i, uint64_t n)
 }
 
 
-/* After a write of GLOBAL_CTRL (or an EvtSel): the counters that count at CPL 0 and at CPL 1-3. */
-static void enables_changed(struct pmu_model *m)
-{
-	m->at_os = m->sel_os & m->global_ctrl;
-	m->at_usr = m->sel_usr & m->global_ctrl;
-	model_state_changed(m);
-}
 
 /* After a write of an EvtSel: what each counter's EvtSel implies. */
 static void evtsel_changed(struct pmu_model *m)
@@ -121,18 +114,12 @@ static void evtsel_changed(struct pmu_model *m)
 		if (e & EVTSEL_USR)
 			m->sel_usr |= GLOBAL_CTR(i);
 	}
-	enables_changed(m);
+	model_enables_changed(m);
 }
 
-int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
+int model_write_reg_rest(struct pmu_model *m, uint32_t msr, uint64_t v)
 {
 	switch (msr) {
-	case MSR_KNC_PERFCTR0:
-	case MSR_KNC_PERFCTR1:
-		if (v & ~KNC_CTR_MASK)
-			return -1;
-		m->ctr[msr - MSR_KNC_PERFCTR0] = v;
-		return 0; /* a count: what counts and the line stay as they are */
 	case MSR_KNC_EVNTSEL0:
 	case MSR_KNC_EVNTSEL1:
 		if (v > 0xffffffffULL || (v & EVTSEL_RESERVED))
@@ -152,12 +139,6 @@ int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
 		m->status &= ~(uint32_t)v;
 		update_line(m);
 		return 0;
-	case MSR_KNC_GLOBAL_CTRL:
-		if (v & ~(uint64_t)GLOBAL_VALID)
-			return -1;
-		m->global_ctrl = v;
-		enables_changed(m);
-		return 0;
 	default: /* GLOBAL_STATUS is read-only; anything else is not the PMU's */
 		return -1;
 	}
@@ -169,31 +150,6 @@ int model_counted_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_
 {
 	model_advance_counting(m, now);
 	return model_write_reg(m, msr, v);
-}
-
-int model_read_reg(const struct pmu_model *m, uint32_t msr, uint64_t *v)
-{
-	switch (msr) {
-	case MSR_KNC_PERFCTR0:
-	case MSR_KNC_PERFCTR1:
-		*v = m->ctr[msr - MSR_KNC_PERFCTR0];
-		return 0;
-	case MSR_KNC_EVNTSEL0:
-	case MSR_KNC_EVNTSEL1:
-		*v = m->evtsel[msr - MSR_KNC_EVNTSEL0];
-		return 0;
-	case MSR_KNC_SPFLT_CTRL:
-		*v = m->spflt;
-		return 0;
-	case MSR_KNC_GLOBAL_STATUS:
-		*v = m->status;
-		return 0;
-	case MSR_KNC_GLOBAL_CTRL:
-		*v = m->global_ctrl;
-		return 0;
-	default: /* GLOBAL_OVF_CTRL is write-only */
-		return -1;
-	}
 }
 
 int model_counted_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)

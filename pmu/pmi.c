@@ -8,7 +8,7 @@
  *      it counted since the wrap: see reload());
  *   3. clear exactly those bits through GLOBAL_OVF_CTRL, re-read and repeat
  *      while any is set (bounded: a stuck PMU is reported and left stopped);
- *   4. unmask LVT 0x340, then restore GLOBAL_CTRL; trap_dispatch sends EOI.
+ *   4. unmask LVT 0x340, then restore GLOBAL_CTRL; trap_pmi (kernel/trap.c) sends EOI.
  * Status must be clear before the unmask: the 1-bit line has to fall to 0
  * before it can rise again, or the next PMI is lost. The unmask comes before
  * the restore (docs/design.md §5.4 lists them the other way round): a counter that
@@ -36,7 +36,6 @@ static void no_sink(const struct pmu_sample *s, const uint64_t *chain) { (void)s
 static void (*sample_sink)(const struct pmu_sample *s, const uint64_t *chain) = no_sink;
 
 void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s, const uint64_t *chain)) { sample_sink = fn; }
-void pmu_set_pmi_limit(uint32_t per_second) { pmi_limit = per_second; }
 uint32_t pmu_pmi_limit(void) { return pmi_limit; }
 
 /*
@@ -47,18 +46,18 @@ uint32_t pmu_pmi_limit(void) { return pmi_limit; }
  * so, as perf's mmap ring does, it drops the newest and counts them (the
  * card never writes a slot the host may be reading).
  */
-static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f, uint32_t mask)
+static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f, uint32_t mask, uint64_t now)
 {
 	struct pmu_sample *s = &pc->ring[pc->ring_written % PMU_SAMPLE_RING];
 	uint64_t chain[PMU_CALLCHAIN_MAX]; /* for the host's ring only: the card's own keeps none */
 
-	s->tsc = rdtsc();
+	s->tsc = now;
 	s->rip = f->rip;
 	s->cpu = this_cpu()->cpu;
 	s->cpl = f->cs & 3;
 	s->ovf_mask = mask;
 	pmu_ops->pmi_counters(s->ctr);
-	s->nframes = pmu_callchain(f, chain);
+	s->nframes = pmu_chain_frames[s->cpu] ? pmu_callchain(f, chain) : 0; /* no call when off */
 	sample_sink(s, chain); /* for the host, drained without a request */
 	pc->ring_written++; /* a full ring loses its oldest */
 	return s;
@@ -113,10 +112,11 @@ static void unthrottle_due(struct timer *t)
  * smaller one windows of 1 / limit s with one PMI each. So no limit allows
  * more than `limit` PMIs a second, and none is rounded to another (3/s
  * allows 3, 1,500/s allows 1,500: a window of 1 ms held to whole PMIs would
- * allow 0 and 1,000). Worked out when the limit changes, not per PMI: the
- * handler does no division.
+ * allow 0 and 1,000). Worked out when the limit changes and at pmi_init
+ * (the TSC's rate is known by then), not per PMI: the handler does no
+ * division.
  */
-static struct { uint32_t limit; uint64_t per_window, ticks; } window;
+static struct { uint64_t per_window, ticks; } window;
 
 static void window_for(uint32_t limit)
 {
@@ -124,21 +124,24 @@ static void window_for(uint32_t limit)
 
 	window.per_window = l >= THROTTLE_WINDOWS_PER_S ? l / THROTTLE_WINDOWS_PER_S : 1;
 	window.ticks = (window.per_window * tsc_hz + l - 1) / l;
-	window.limit = limit;
+}
+
+void pmu_set_pmi_limit(uint32_t per_second)
+{
+	pmi_limit = per_second;
+	window_for(per_second);
 }
 
 /* Returns the GLOBAL_CTRL bits to hold back for the rest of the window (see window_for). */
 static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
 {
-	if (window.limit != pmi_limit || !window.ticks)
-		window_for(pmi_limit);
 	if (now - pc->window_start >= window.ticks) {
 		pc->window_start = now;
 		pc->window_pmis = 0;
 	}
 	if (++pc->window_pmis <= window.per_window)
 		return 0;
-	uint32_t sampling = (pc->period[0] ? GLOBAL_CTR(0) : 0) | (pc->period[1] ? GLOBAL_CTR(1) : 0);
+	uint32_t sampling = pc->sampling;
 	if (!sampling)
 		return 0;
 	pc->throttles++;
@@ -153,38 +156,44 @@ static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
 
 /*
  * One round's new overflow bits (`fresh`, none handled in an earlier
- * round): a sample for the sampling counters among them, with their
- * reloads, and a wrap for the counting ones. Counter by counter without a
- * loop: KNC_NUM_COUNTERS is 2 (327357-001 §1.4.3).
+ * round): a sample for the sampling counters among them, and a wrap for
+ * the counting ones. Returns the counters to reload (bit i: counter i,
+ * with next[i]), which pmi_ack writes. Counter by counter without a loop:
+ * KNC_NUM_COUNTERS is 2 (327357-001 §1.4.3).
  */
-static void account(struct pmu_cpu *pc, struct trap_frame *f, uint32_t status, uint32_t fresh)
+static uint32_t account(struct pmu_cpu *pc, struct trap_frame *f, uint32_t status, uint32_t fresh,
+			uint64_t now, uint64_t next[2])
 {
-	uint32_t sampled = fresh & ((pc->period[0] ? GLOBAL_CTR(0) : 0) | (pc->period[1] ? GLOBAL_CTR(1) : 0));
+	uint32_t sampled = fresh & pc->sampling;
 	uint32_t wrapped = fresh & ~sampled;
 
-	pc->wraps[0] += wrapped & 1;
-	pc->wraps[1] += wrapped >> 1 & 1;
+	if (wrapped) {
+		pc->wraps[0] += wrapped & 1;
+		pc->wraps[1] += wrapped >> 1 & 1;
+	}
 	if (!sampled)
-		return;
+		return 0;
 	pc->samples[0] += sampled & 1;
 	pc->samples[1] += sampled >> 1 & 1;
-	const struct pmu_sample *s = record(pc, f, status);
-	const struct pmu_ops *ops = pmu_ops;
+	const struct pmu_sample *s = record(pc, f, status, now);
 
 	if (sampled & GLOBAL_CTR(0))
-		ops->wrmsr(MSR_KNC_PERFCTR0, reload(pc, 0, s->ctr[0]));
+		next[0] = reload(pc, 0, s->ctr[0]);
 	if (sampled & GLOBAL_CTR(1))
-		ops->wrmsr(MSR_KNC_PERFCTR1, reload(pc, 1, s->ctr[1]));
+		next[1] = reload(pc, 1, s->ctr[1]);
+	return sampled;
 }
 
 static void pmi_handler(struct trap_frame *f)
 {
 	struct pmu_cpu *pc = pmu_this();
-	uint64_t ctrl, status;
+	uint64_t ctrl, status, next[2];
 	uint32_t handled = 0; /* counters are stopped: a bit that comes back is stuck, not new */
 	const struct pmu_ops *ops = pmu_ops; /* once: the calls cannot change it */
 
 	ctrl = ops->pmi_stop(&status);                                   /* 1, 2 */
+	uint64_t now = rdtsc(); /* the samples' time and the throttle's */
+
 	pc->pmis++;
 	for (int round = 0; (status &= GLOBAL_VALID); round++) {
 		if (round == PMI_MAX_ROUNDS) {
@@ -196,17 +205,19 @@ static void pmi_handler(struct trap_frame *f)
 			ctrl = 0;
 			break;
 		}
-		account(pc, f, status, status & ~handled);
+		uint32_t reload = account(pc, f, status, status & ~handled, now, next);
+
 		handled |= status;
-		status = ops->pmi_ack(status);                           /* 3, then 2 again */
+		status = ops->pmi_ack(status, reload, next);             /* 3, then 2 again */
 	}
 	if (ctrl)
-		pc->throttled |= throttle(pc, rdtsc());
+		pc->throttled |= throttle(pc, now);
 	apic_lvt_pc_unmask();                                            /* 4 */
 	ops->pmi_restart(ctrl & ~(uint64_t)pc->throttled);
 }
 
 void pmi_init(void)
 {
+	window_for(pmi_limit);
 	irq_register(VEC_PMI, pmi_handler);
 }

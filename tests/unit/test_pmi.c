@@ -156,8 +156,12 @@ static void test_pmi_counters(uint64_t ctr[2])
 	test_rdmsr(PERFCTR1, &ctr[1]);
 }
 
-static uint64_t test_pmi_ack(uint64_t status)
+static uint64_t test_pmi_ack(uint64_t status, uint32_t reload, const uint64_t ctr[2])
 {
+	if (reload & 1)
+		test_wrmsr(PERFCTR0, ctr[0]);
+	if (reload & 2)
+		test_wrmsr(PERFCTR1, ctr[1]);
 	test_wrmsr(OVF_CTRL, status);
 	test_rdmsr(STATUS, &status);
 	return status;
@@ -208,6 +212,7 @@ void mailbox_sample(const struct pmu_sample *s, const uint64_t *chain)
 }
 
 /* No task runs here: samples carry no call chain (pmu/callchain.c is the card's). */
+volatile uint8_t pmu_chain_frames[MAX_CPUS];
 size_t pmu_callchain(const struct trap_frame *f, uint64_t *ips)
 {
 	(void)f, (void)ips;
@@ -304,6 +309,7 @@ static void configure(int i, uint64_t period)
 {
 	pc.evtsel[i] = CLK | USR | OS;
 	pc.period[i] = period;
+	pc.sampling = (pc.sampling & ~(1u << i)) | (period ? 1u << i : 0);
 	MWR(EVNTSEL0 + i, CLK | USR | OS | EN | INT);
 	MWR(PERFCTR0 + i, period ? TWO40 - period : 0);
 }
