@@ -23,8 +23,9 @@
 #   KNC_IGNORE with CPU=knc: address ranges LO-HI (space-separated) whose
 #           code the plugin does not report: not pmuos's (the simulated
 #           card's bootstrap stand-in)
-#   ICOUNT  1 (default): -icount shift=0, one TSC tick per guest instruction,
-#           so counts are exact (docs/design.md §5.2); 0: free-running TCG
+#   ICOUNT  1 (default): -icount shift=$ICOUNT_SHIFT (default 0: one TSC tick
+#           per guest instruction, so counts are exact, docs/design.md §5.2;
+#           N: 2^N ns of virtual time per instruction); 0: free-running TCG
 #   MEM     guest RAM (default 512M)
 #   BUILD   build directory (default build)
 #   KERNEL  image to boot (default $BUILD/kernel.mb; $BUILD/pmuos.bzImage for linux)
@@ -72,6 +73,11 @@ BOOT=${BOOT:-multiboot}
 ACCEL=${ACCEL:-tcg}
 CPU=${CPU:-max}
 ICOUNT=${ICOUNT:-1}
+ICOUNT_SHIFT=${ICOUNT_SHIFT:-0}
+case "$ICOUNT_SHIFT" in
+[0-9] | 10) ;;
+*) die "ICOUNT_SHIFT must be 0 to 10 (2^N ns per instruction), got '$ICOUNT_SHIFT'" ;;
+esac
 MEM=${MEM:-512M}
 case "$BOOT" in
 linux) KERNEL=${KERNEL:-$B/pmuos.bzImage} ;;
@@ -135,7 +141,7 @@ tcg)
 	ACC="-accel tcg -cpu $CPU_ARG"
 	[ "$PLUGIN" = 1 ] && ACC="-accel tcg,thread=single -cpu $CPU_ARG"
 	# -icount forbids multi-threaded TCG; shift=0 makes the TSC count instructions.
-	[ "$ICOUNT" = 1 ] && ACC="$ACC -icount shift=0"
+	[ "$ICOUNT" = 1 ] && ACC="$ACC -icount shift=$ICOUNT_SHIFT"
 	;;
 kvm) ACC="-accel kvm -cpu host" ;;
 *) die "ACCEL must be tcg or kvm, got '$ACCEL'" ;;

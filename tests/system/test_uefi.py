@@ -24,10 +24,14 @@ def test_uefi_boot_8_cpus(card_factory):
 
 
 def test_uefi_boot_2_cpus_with_icount(card_factory):
-    # The default configuration of `make run BOOT=uefi`: OVMF's own start-up
-    # spins through timeouts on the ACPI PM timer, and under -icount every
-    # read of it ends a translation block, so one CPU takes over a minute.
-    # Each more CPU spinning in OVMF takes its turn of the one TCG thread
-    # (8 CPUs: over 3 minutes); two show the SMP start under icount, and 8
-    # CPUs boot through UEFI in the test above.
-    check_uefi_card(card_factory(cpus=2, boot="uefi", timeout=600), 2)
+    # `make run BOOT=uefi` runs under -icount: OVMF's own start-up spins
+    # through timeouts on the ACPI PM timer, each a wait in virtual time,
+    # which under shift=0 (1 ns per instruction) is a second per 10^9
+    # instructions: over a minute of TCG for one CPU, 95 s for two. With
+    # shift=7 (128 ns per instruction) OVMF's waits take 128 times fewer
+    # instructions, 12 s in all, and the kernel's paths that -icount changes
+    # are the same: the TSC calibrated against the PIT in virtual time, IPIs
+    # to halted CPUs (SMP start) seen at virtual-clock timer events. Exact
+    # counts (shift=0) do not depend on how the kernel was loaded; 8 CPUs
+    # boot through UEFI in the test above.
+    check_uefi_card(card_factory(cpus=2, boot="uefi", timeout=600, env={"ICOUNT_SHIFT": "7"}), 2)
