@@ -68,10 +68,7 @@ void host_tlb_region(bool open)
 {
 	uint32_t cpu = this_cpu()->cpu;
 
-	if (!host_flush || !left[cpu])
-		return;
-	if (open)
-		timer_cancel(&timers[cpu]);
-	else
+	(void)open;
+	if (host_flush && left[cpu])
 		timer_arm(&timers[cpu], tsc_deadline_us(HOST_TLB_GAP_US), due, NULL);
 }

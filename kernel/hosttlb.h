@@ -7,11 +7,13 @@
  * with a TLB too small for it, most of its loads on QEMU's slow path. The
  * platform (a PC in QEMU) has a flush of QEMU's TLB that the guest does
  * not see; the kernel calls it a few times early in every task that runs
- * long, on the task's CPU, and each call lets QEMU double a full TLB. Never
- * while the CPU counts a region (SPFLT): the flush's interrupt would add
- * kernel accesses at a point the host's timing chooses, and a region's
- * counts are the same in every run (docs/design.md §11). A card registers
- * nothing: then this does nothing.
+ * long, on the task's CPU, and each call lets QEMU double a full TLB. A
+ * SPFLT region's open and close set the next flush HOST_TLB_GAP_US after
+ * them: inside a region, where the card serves no host request (docs/design.md
+ * §7), the flushes' interrupts then fall at the same instructions in every
+ * run, and so do the kernel accesses they add, and a region's counts are
+ * the same in every run (§11). A card registers nothing: then this does
+ * nothing.
  */
 #ifndef KERNEL_HOSTTLB_H
 #define KERNEL_HOSTTLB_H
@@ -26,8 +28,8 @@ void host_tlb_task_start(void);
 void host_tlb_task_end(void);
 /*
  * The calling CPU opened (true) or closed (false) a SPFLT region
- * (pmu_on_region, interrupts off): its flushes wait from the open, and the
- * ones left resume HOST_TLB_GAP_US after the close.
+ * (pmu_on_region, interrupts off): the next of its flushes left comes
+ * HOST_TLB_GAP_US after this point of its instruction stream.
  */
 void host_tlb_region(bool open);
 
