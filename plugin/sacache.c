@@ -3,11 +3,8 @@
 
 #include <stdlib.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
 #define NIBBLES 0x11111111u
+#define BYTES   0x0101010101010101ull
 
 bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways)
 {
@@ -18,6 +15,8 @@ bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways)
 	c->sets = entries / ways;
 	if (c->sets & (c->sets - 1))
 		return false; /* the set index is a mask of the key's low bits */
+	c->set_bits = (uint32_t)__builtin_ctz(c->sets);
+	c->tag_ways = (ways == 8 ? BYTES : BYTES & ((1ull << 8 * ways) - 1)) * 0x80;
 	/* A set's keys in as few host cache lines as may be (8 ways: one line). */
 	c->key = aligned_alloc(64, (sizeof(*c->key) * entries + 63) & ~(size_t)63);
 	c->state = calloc(entries, 1);
@@ -40,6 +39,20 @@ void sa_free(struct sacache *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* A way's tag: the byte of its key just above the set index (neighbouring lines of one set differ there). */
+static inline uint64_t tag_of(const struct sacache *c, uint64_t key)
+{
+	return (uint8_t)(key >> c->set_bits);
+}
+
+/* Gives way w of `set` the tag of key. */
+static inline void set_tag(struct sacache *c, uint32_t set, uint32_t w, uint64_t key)
+{
+	uint64_t *tags = &c->set[set].tags;
+
+	*tags = (*tags & ~(0xffull << 8 * w)) | tag_of(c, key) << 8 * w;
+}
+
 void sa_clear(struct sacache *c)
 {
 	uint32_t identity = 0;
@@ -49,7 +62,7 @@ void sa_clear(struct sacache *c)
 	for (uint32_t i = 0; i < c->sets * c->ways; i++)
 		c->key[i] = SA_EMPTY;
 	for (uint32_t s = 0; s < c->sets; s++)
-		c->set[s] = (struct sa_set){ SA_EMPTY, identity };
+		c->set[s] = (struct sa_set){ SA_EMPTY, (c->tag_ways >> 7) * tag_of(c, SA_EMPTY), identity };
 }
 
 static uint32_t set_of(const struct sacache *c, uint64_t key)
@@ -57,53 +70,24 @@ static uint32_t set_of(const struct sacache *c, uint64_t key)
 	return (uint32_t)(key & (c->sets - 1));
 }
 
-/* Bit w set if keys[w] is key, for w < ways. */
-static inline uint32_t matches(const uint64_t *keys, uint32_t ways, uint64_t key)
-{
-	uint32_t hits = 0;
-
-#pragma GCC unroll 8
-	for (uint32_t w = 0; w < ways; w++)
-		hits |= (uint32_t)(keys[w] == key) << w;
-	return hits;
-}
-
-#ifdef __SSE2__
 /*
- * For the 8 keys of a set (16-byte aligned): bits 2w and 2w + 1 set if
- * keys[w] is key. SSE2 compares 32-bit halves: the two halves' results are
- * narrowed to a byte each, and both must match.
+ * The way of `set` that holds key, or -1. The tags first: a byte of
+ * tags ^ (tag * BYTES) is zero where the way's tag is key's (exact per
+ * byte: no borrow crosses bytes); only those ways' keys are compared, most
+ * often none on a miss and one on a hit.
  */
-static inline uint32_t matches8(const uint64_t *keys, uint64_t key)
+static inline __attribute__((always_inline)) int find(const struct sacache *c, uint32_t set, uint64_t key)
 {
-	const __m128i *v = (const __m128i *)keys;
-	__m128i k = _mm_set1_epi64x((long long)key);
-	__m128i h01 = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_load_si128(v), k), _mm_cmpeq_epi32(_mm_load_si128(v + 1), k));
-	__m128i h23 = _mm_packs_epi32(_mm_cmpeq_epi32(_mm_load_si128(v + 2), k), _mm_cmpeq_epi32(_mm_load_si128(v + 3), k));
-	uint32_t halves = (uint32_t)_mm_movemask_epi8(_mm_packs_epi16(h01, h23));
+	const uint64_t *keys = &c->key[set * c->ways];
+	uint64_t x = c->set[set].tags ^ tag_of(c, key) * BYTES;
+	uint64_t zero = ~(((x & (0x7f * BYTES)) + 0x7f * BYTES) | x) & c->tag_ways;
 
-	return halves & (halves >> 1) & 0x5555;
-}
-#endif
-
-/*
- * The way of the set at base b that holds key, or -1. Every way is compared
- * (no early exit): where a key sits is data the host cannot predict. The
- * plugin's arrays have 8 or 4 ways: those compare without a loop.
- */
-static inline __attribute__((always_inline)) int find(const struct sacache *c, uint32_t b, uint64_t key)
-{
-	const uint64_t *keys = &c->key[b];
-#ifdef __SSE2__
-	if (c->ways == 8) {
-		uint32_t hits = matches8(keys, key);
-		return hits ? __builtin_ctz(hits) / 2 : -1;
+	for (; zero; zero &= zero - 1) {
+		unsigned w = (unsigned)__builtin_ctzll(zero) / 8;
+		if (keys[w] == key)
+			return (int)w;
 	}
-#endif
-	uint32_t hits = c->ways == 8 ? matches(keys, 8, key) : c->ways == 4 ? matches(keys, 4, key)
-									   : matches(keys, c->ways, key);
-
-	return hits ? __builtin_ctz(hits) : -1;
+	return -1;
 }
 
 /*
@@ -125,7 +109,8 @@ static inline __attribute__((always_inline)) void to_front(struct sacache *c, ui
 	unsigned p = place((uint32_t)o, w) * 4;
 	uint64_t before = o & ((1ull << p) - 1), after = o & ~((1ull << (p + 4)) - 1);
 
-	c->set[set] = (struct sa_set){ key, (uint32_t)(after | before << 4 | w) };
+	c->set[set].mru = key;
+	c->set[set].order = (uint32_t)(after | before << 4 | w);
 }
 
 /* Makes way w of `set` the least recent: the ways after it move one place forward. */
@@ -136,13 +121,14 @@ static void to_back(struct sacache *c, uint32_t set, uint32_t w)
 	uint64_t before = o & ((1ull << p) - 1), after = (o >> (p + 4)) << p;
 
 	uint32_t order = (uint32_t)(before | after | (uint64_t)w << last);
-	c->set[set] = (struct sa_set){ c->key[set * c->ways + (order & 15)], order };
+	c->set[set].mru = c->key[set * c->ways + (order & 15)];
+	c->set[set].order = order;
 }
 
 uint8_t *sa_lookup_slow(struct sacache *c, uint64_t key, uint64_t *data)
 {
 	uint32_t set = set_of(c, key), b = set * c->ways;
-	int w = find(c, b, key);
+	int w = find(c, set, key);
 
 	if (w < 0)
 		return NULL;
@@ -154,8 +140,8 @@ uint8_t *sa_lookup_slow(struct sacache *c, uint64_t key, uint64_t *data)
 
 uint8_t *sa_peek(struct sacache *c, uint64_t key)
 {
-	uint32_t b = set_of(c, key) * c->ways;
-	int w = find(c, b, key);
+	uint32_t set = set_of(c, key), b = set * c->ways;
+	int w = find(c, set, key);
 
 	return w < 0 ? NULL : &c->state[b + (uint32_t)w];
 }
@@ -169,6 +155,7 @@ struct sa_way sa_insert(struct sacache *c, uint64_t key, uint8_t state, uint64_t
 	c->key[i] = key;
 	c->state[i] = state;
 	c->data[i] = data;
+	set_tag(c, set, w, key);
 	to_front(c, set, w, key);
 	return out;
 }
@@ -176,7 +163,7 @@ struct sa_way sa_insert(struct sacache *c, uint64_t key, uint8_t state, uint64_t
 bool sa_remove(struct sacache *c, uint64_t key, uint8_t *state)
 {
 	uint32_t set = set_of(c, key), b = set * c->ways;
-	int w = find(c, b, key);
+	int w = find(c, set, key);
 
 	if (w < 0)
 		return false;
@@ -184,6 +171,7 @@ bool sa_remove(struct sacache *c, uint64_t key, uint8_t *state)
 		*state = c->state[b + (uint32_t)w];
 	c->key[b + (uint32_t)w] = SA_EMPTY;
 	c->state[b + (uint32_t)w] = 0;
+	set_tag(c, set, (uint32_t)w, SA_EMPTY);
 	to_back(c, set, (uint32_t)w); /* the next fill of the set takes it */
 	return true;
 }

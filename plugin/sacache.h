@@ -5,7 +5,9 @@
  * that keeps its place; each set's recency order is a list of its way
  * numbers packed 4 bits each into one word, most recently used first, so a
  * hit reorders the set by arithmetic on that word and a hit on the most
- * recent way changes nothing (the fast path). Each way holds a key, an
+ * recent way changes nothing (the fast path). A look-up compares a byte
+ * per way first (the key's bits just above the set index, packed into one
+ * word per set), so a miss mostly reads no key at all. Each way holds a key, an
  * 8-bit state (MESI state, dirty bit, 2-bit counter ...) and a 64-bit datum
  * (branch target). Pure code, unit-tested on the host (tests/unit/test_sacache.c).
  */
@@ -20,14 +22,17 @@
 
 #define SA_MAX_WAYS 8 /* way numbers are 4 bits; 8 of them fill a 32-bit order */
 
-/* A set's recency: its order word, and the key of its most recent way (found with one load). */
+/* A set's recency: its order word, and the key of its most recent way (found with one load); its ways' tags. */
 struct sa_set {
 	uint64_t mru;    /* key[front way] */
+	uint64_t tags;   /* byte w: sa_tag of way w's key (of SA_EMPTY when empty); bytes from `ways` up 0 */
 	uint32_t order;  /* way numbers, the most recent in bits 0-3, the least in 4 * (ways - 1) up */
 };
 
 struct sacache {
 	uint32_t sets, ways;
+	uint32_t set_bits;  /* log2(sets) */
+	uint64_t tag_ways;  /* 0x80 in the bytes of the ways that exist */
 	struct sa_set *set;
 	uint64_t *key;    /* [sets][ways] */
 	uint8_t *state;

@@ -100,12 +100,16 @@ static void test_remove_and_clear(void **state)
 /*
  * Against a plain model: one set kept as a list, most recent first (the
  * textbook LRU), under a fixed pseudo-random mix of lookups, peeks,
- * inserts and removals, for every way count from 1 to SA_MAX_WAYS.
+ * inserts and removals, for every way count from 1 to SA_MAX_WAYS; keys
+ * 1 apart (a tag byte each) and 128 apart (two tags for all: the keys are
+ * compared behind every matching tag).
  */
 static void test_matches_list_model(void **state)
 {
 	(void)state;
-	for (uint32_t ways = 1; ways <= SA_MAX_WAYS; ways++) {
+	for (uint32_t run = 0; run < 2 * SA_MAX_WAYS; run++) {
+		uint32_t ways = run % SA_MAX_WAYS + 1;
+		uint64_t spread = run < SA_MAX_WAYS ? 1 : 128;
 		struct sacache c;
 		uint64_t list[SA_MAX_WAYS], rng = 0x9e3779b97f4a7c15ULL;
 		uint32_t n = 0;
@@ -113,7 +117,7 @@ static void test_matches_list_model(void **state)
 		assert_true(sa_init(&c, ways, ways)); /* one set */
 		for (int step = 0; step < 20000; step++) {
 			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-			uint64_t key = (rng >> 33) % (ways + 3);
+			uint64_t key = (rng >> 33) % (ways + 3) * spread;
 			int op = (int)(rng >> 60) & 3, at = -1;
 			for (uint32_t i = 0; i < n; i++)
 				if (list[i] == key)
