@@ -67,6 +67,14 @@ static struct task tasks[MAX_TASKS];
 static struct spinlock tasks_lock;
 static uint32_t next_id = 1;
 static volatile uint32_t active_tasks; /* READY or RUNNING */
+/*
+ * Launched and not yet let go of by their CPUs (task.held): what the
+ * platform is told (running_fn). Not active_tasks: after its task ends a CPU
+ * still frees the task's memory, and 243 CPUs doing that at once under QEMU's
+ * -icount, with no timer to bound each vCPU's turn, let one CPU miss a
+ * cross-CPU call's 100 ms (pmuctl stat's STOP right after a full card's launch).
+ */
+static volatile uint32_t held_tasks;
 static void (*running_fn)(bool running);
 
 void task_on_running(void (*fn)(bool running))
@@ -74,7 +82,7 @@ void task_on_running(void (*fn)(bool running))
 	running_fn = fn;
 }
 
-/* After each change of active_tasks between 0 and not 0: tells running_fn the state now. */
+/* After each change of held_tasks between 0 and not 0: tells running_fn the state now. */
 static void running_changed(void)
 {
 	static struct spinlock lock;
@@ -83,7 +91,7 @@ static void running_changed(void)
 	if (!running_fn)
 		return;
 	uint64_t f = spin_lock_irq(&lock);
-	bool now = READ_ONCE(active_tasks) != 0;
+	bool now = READ_ONCE(held_tasks) != 0;
 	if (now != told)
 		running_fn(now);
 	told = now;
@@ -225,7 +233,8 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 	if (ok) {
 		for (uint32_t i = 0; i < n; i++)
 			made[i]->active = true;
-		if (__atomic_add_fetch(&active_tasks, n, __ATOMIC_ACQ_REL) == n)
+		__atomic_add_fetch(&active_tasks, n, __ATOMIC_ACQ_REL);
+		if (__atomic_add_fetch(&held_tasks, n, __ATOMIC_ACQ_REL) == n)
 			running_changed();
 		host->hand_over(made[0]->cpu);
 	}
@@ -282,15 +291,16 @@ void task_leave(uint32_t state, int status)
  */
 static void task_finish(struct percpu *p, struct task *t)
 {
-	if (__atomic_exchange_n(&t->active, false, __ATOMIC_ACQ_REL) &&
-	    __atomic_sub_fetch(&active_tasks, 1, __ATOMIC_ACQ_REL) == 0)
-		running_changed();
+	if (__atomic_exchange_n(&t->active, false, __ATOMIC_ACQ_REL))
+		__atomic_sub_fetch(&active_tasks, 1, __ATOMIC_ACQ_REL);
 	if (p == this_cpu() && !READ_ONCE(p->runq))
 		host->return_service(); /* after the count: CPU 0 takes it once no task is active */
 	task_release(t);
 	WRITE_ONCE(p->task, NULL);
 	smp_mb();
-	WRITE_ONCE(t->held, false);
+	if (__atomic_exchange_n(&t->held, false, __ATOMIC_ACQ_REL) &&
+	    __atomic_sub_fetch(&held_tasks, 1, __ATOMIC_ACQ_REL) == 0)
+		running_changed();
 	smp_wake_apic(t->waiter_apic);
 }
 
