@@ -82,20 +82,23 @@ void task_on_running(void (*fn)(bool running))
 	running_fn = fn;
 }
 
-/* After each change of held_tasks between 0 and not 0: tells running_fn the state now. */
+/*
+ * After each change of held_tasks between 0 and not 0: tells running_fn
+ * the state now, and again if it changed meanwhile, so the last word is
+ * always the state now. No lock: the platform's call may end this vCPU's
+ * turn under QEMU (platform/pc/pit.c), and a CPU spinning for a lock held
+ * then could wait for as long as minutes of host time (issue 23's soak).
+ */
 static void running_changed(void)
 {
-	static struct spinlock lock;
-	static bool told;
-
 	if (!running_fn)
 		return;
-	uint64_t f = spin_lock_irq(&lock);
-	bool now = READ_ONCE(held_tasks) != 0;
-	if (now != told)
+	bool now;
+	do {
+		now = READ_ONCE(held_tasks) != 0;
 		running_fn(now);
-	told = now;
-	spin_unlock_irq(&lock, f);
+		smp_mb();
+	} while (now != (READ_ONCE(held_tasks) != 0));
 }
 
 const char *task_state_name(uint32_t state)

@@ -154,8 +154,9 @@ void task_set_host(const struct task_host *h);
  * Registers fn(running): called when tasks start to run on a card that ran
  * none (true) and when the last one's CPU has let go of it (false: its
  * memory freed, task.held clear), on the CPU that made the
- * change, with the state as it stands under a lock (a launch and an end on
- * two CPUs at once leave the last call right). One; init/main.c gives it
+ * change, without a lock, called again until the state it gave is the
+ * state now (a launch and an end on two CPUs at once leave the last call
+ * right; a call may repeat the state). One; init/main.c gives it
  * the platform's (platform/platform.h tasks_running).
  */
 void task_on_running(void (*fn)(bool running));

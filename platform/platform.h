@@ -85,7 +85,9 @@ struct platform {
 	/*
 	 * Tasks run (true) or the last one ended (false) (kernel/task.h
 	 * task_on_running): what the machine needs while CPUs are busy (a PC
-	 * under QEMU: turns of bounded length for each busy vCPU). NULL: nothing.
+	 * under QEMU: turns of bounded length for each busy vCPU). Any CPU, at
+	 * once, the same state again included: the last call gives the state
+	 * now. NULL: nothing.
 	 */
 	void (*tasks_running)(bool running);
 	/*

@@ -110,13 +110,24 @@ void tsc_calibrate(void)
  *    100 us, so the CPU that serves the host, or one that an IPI woke,
  *    waits for no more; a one-shot would end it, so none is armed then.
  * Modes: 8254 data sheet, "Mode 0: Interrupt on Terminal Count", "Mode 2:
- * Rate Generator". The lock keeps a one-shot from ending the periodic
- * timer; an IPI sent while it is held (an interrupt handler's, on the CPU
- * reprogramming the PIT, or another CPU's) arms nothing: the PIT is being
- * programmed, which ends that CPU's turn just the same.
+ * Rate Generator".
+ *
+ * No CPU ever waits for pit_lock, which keeps a CPU's three writes whole
+ * (so a one-shot cannot end the periodic timer): its holder's own PIT write
+ * ends its turn with the lock held, and under QEMU 7.2 a lower-numbered
+ * vCPU spinning for it took every turn's whole budget while the holder got
+ * none, until some host event cut a turn short (QEMU commit 83ecdb18eb65,
+ * "accel/tcg/tcg-accel-ops-rr: ensure fairness with icount", QEMU 8.1, which
+ * shares each budget between the vCPUs). In the soak (issue 23) CPU 0 spun
+ * in tasks_running for up to 157 s of host time while CPU 1 stood at the
+ * instruction after its one-shot's last write. So a CPU that finds the lock
+ * taken goes on: after an IPI the holder's write ends the turn just the
+ * same; a change of mode is left in pit_want, which whoever holds the lock
+ * looks at again after letting go, and applies.
  */
 static struct spinlock pit_lock;
-static bool pit_periodic;
+static volatile bool pit_want;  /* periodic, as tasks_running last asked */
+static volatile bool pit_periodic; /* what channel 0 runs; written under pit_lock */
 
 static void pit_ch0(uint8_t mode_cmd, uint16_t count)
 {
@@ -125,27 +136,43 @@ static void pit_ch0(uint8_t mode_cmd, uint16_t count)
 	outb(PIT_CH0, count >> 8);
 }
 
-void pit_ipi_sent(void)
+/*
+ * Channel 0 as pit_want asks, and a one-shot if `oneshot` and it is not
+ * periodic, unless another CPU holds pit_lock: that CPU then does it.
+ */
+static void pit_settle(bool oneshot)
 {
 	uint64_t f = irq_save();
 
-	if (spin_trylock(&pit_lock)) {
-		if (!pit_periodic)
+	do {
+		if (!spin_trylock(&pit_lock))
+			break;
+		bool want = pit_want;
+		if (want != pit_periodic) {
+			pit_periodic = want;
+			/* A mode-0 count ends the periodic timer: one event more, then none. */
+			if (want)
+				pit_ch0(PIT_CH0_PERIODIC, PIT_HZ / PIT_BUSY_HZ);
+			else
+				pit_ch0(PIT_CH0_ONESHOT, PIT_ONESHOT_COUNT);
+		} else if (oneshot && !want) {
 			pit_ch0(PIT_CH0_ONESHOT, PIT_ONESHOT_COUNT);
+		}
+		oneshot = false;
 		spin_unlock(&pit_lock);
-	}
+		smp_mb(); /* let go before looking at pit_want: a CPU that found the lock taken left its change there */
+	} while (pit_want != pit_periodic);
 	irq_restore(f);
+}
+
+void pit_ipi_sent(void)
+{
+	pit_settle(true);
 }
 
 void pit_tasks_running(bool running)
 {
-	uint64_t f = spin_lock_irq(&pit_lock);
-
-	pit_periodic = running;
-	/* A mode-0 count ends the periodic timer: one event more, then none. */
-	if (running)
-		pit_ch0(PIT_CH0_PERIODIC, PIT_HZ / PIT_BUSY_HZ);
-	else
-		pit_ch0(PIT_CH0_ONESHOT, PIT_ONESHOT_COUNT);
-	spin_unlock_irq(&pit_lock, f);
+	pit_want = running;
+	smp_mb(); /* pit_want before the lock: if it is taken, its holder sees the change */
+	pit_settle(false);
 }
