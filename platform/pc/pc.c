@@ -62,18 +62,25 @@ static void pc_time_init(void)
  * at 90h-96h), flipped and put back. pmuos never touches that option-ROM
  * area after boot (nor caches it in the plugin: below 1 MiB). The lock
  * keeps two CPUs' CONFIG_ADDRESS/CONFIG_DATA pairs apart; every other
- * configuration access is at boot, before any task.
+ * configuration access is at boot, before any task. It is only tried: the
+ * change ends its holder's vCPU turn, and a CPU spinning for it could keep
+ * the holder from running (docs/design.md §10); a flush under way is the
+ * one asked for.
  */
 static void pc_host_tlb_flush(void)
 {
 	static struct spinlock lock;
 	static const struct pci_dev mch = { 0, 0, 0, 0, 0 };
-	uint64_t f = spin_lock_irq(&lock);
-	uint32_t pam = pci_cfg_read(&mch, 0x90);
+	uint64_t f = irq_save();
 
-	pci_cfg_write(&mch, 0x90, pam ^ 1u << 8);
-	pci_cfg_write(&mch, 0x90, pam);
-	spin_unlock_irq(&lock, f);
+	if (spin_trylock(&lock)) {
+		uint32_t pam = pci_cfg_read(&mch, 0x90);
+
+		pci_cfg_write(&mch, 0x90, pam ^ 1u << 8);
+		pci_cfg_write(&mch, 0x90, pam);
+		spin_unlock(&lock);
+	}
+	irq_restore(f);
 }
 
 static void pc_irq_init(void)
