@@ -2,7 +2,10 @@
 tasks, INIT of busy CPUs, several pmuctl processes at once, processes killed
 mid-way, and a host that writes nonsense into the mailbox. Each case ends
 with every process answered (a result or a named error) and the card
-healthy (`pmuctl info` answers at once)."""
+healthy (`pmuctl info` answers at once). The tests that INIT or reset CPUs,
+or write nonsense into the mailbox, take a card of their own (fresh_card);
+the others share the file's card (conftest.py `card`: each starts with no
+task running or waiting, so CPU 0 serves the mailbox as on a fresh card)."""
 import fcntl
 import os
 import re
@@ -19,14 +22,6 @@ from mbox import Mailbox
 PMUCTL = os.path.join(BUILD, "pmuctl")
 USER = os.path.join(BUILD, "user")
 
-
-
-@pytest.fixture
-def card(fresh_card):
-    """A card of each test's own (not the file's shared one, conftest.py):
-    these tests race requests, tasks and resets on purpose, and one that fails
-    leaves tasks and requests behind that would fail the next ones too."""
-    return fresh_card
 
 def pmuctl(card, *args, timeout=120):
     return subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True,
@@ -86,7 +81,8 @@ def test_run_on_a_cpu_that_runs_a_task_waits_its_turn(card, target):
     answers(card, online=4)
 
 
-def test_init_of_a_cpu_that_runs_a_task_from_the_host(card):
+def test_init_of_a_cpu_that_runs_a_task_from_the_host(fresh_card):
+    card = fresh_card
     # CPU 1 runs the task and serves the mailbox: the INIT request is served
     # there, and used to INIT the serving CPU itself, holding the service.
     spin = pmuctl_bg(card, "run", "-C", "1", elf("fault"), "spin")
@@ -102,7 +98,8 @@ def test_init_of_a_cpu_that_runs_a_task_from_the_host(card):
     assert p.returncode == 0 and "on CPU 1" in p.stdout, p.stderr
 
 
-def test_init_of_a_cpu_that_runs_a_task_from_the_shell(card):
+def test_init_of_a_cpu_that_runs_a_task_from_the_shell(fresh_card):
+    card = fresh_card
     spin = pmuctl_bg(card, "run", "-C", "2", elf("fault"), "spin")
     running(card, 2)
     out = card.cmd("cpu init 2", timeout=60)
@@ -113,7 +110,8 @@ def test_init_of_a_cpu_that_runs_a_task_from_the_shell(card):
     assert cpu_rows(card.cmd("cpus"))[2][3] == "online"
 
 
-def test_hostile_layout_fields_are_not_followed(card):
+def test_hostile_layout_fields_are_not_followed(fresh_card):
+    card = fresh_card
     # The card keeps its own copy of the layout: an upload offset the host
     # writes afterwards must not make it read outside the mailbox.
     mb = Mailbox(card.name)
@@ -207,7 +205,8 @@ def test_a_program_spinning_on_the_serving_cpu_does_not_stop_the_mailbox(card):
     answers(card, online=4)
 
 
-def test_a_card_reset_under_a_running_pmuctl_is_named(card):
+def test_a_card_reset_under_a_running_pmuctl_is_named(fresh_card):
+    card = fresh_card
     steady = pmuctl_bg(card, "run", "-C", "1", elf("steady"), "1000000")
     running(card, 1)
     p = pmuctl(card, "reset", "--warm", timeout=180)
