@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import BUILD, cpu_rows
+from conftest import BUILD, cpu_rows, running
 from mbox import Mailbox
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
@@ -47,16 +47,6 @@ def answers(card, online=None):
     if online is not None:
         assert int(m[2]) == online, p.stdout
     return p
-
-
-def running(card, cpu, timeout=30):
-    """Waits until `cpu` runs a task (the shell's task table says so)."""
-    end = time.time() + timeout
-    while time.time() < end:
-        if re.search(rf"^\s*\d+\s+\S+\s+{cpu}\s+\d+\s+running", card.cmd("tasks"), re.M):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"no task running on CPU {cpu}")
 
 
 @pytest.mark.parametrize("target", [1, 2])
@@ -281,7 +271,7 @@ def test_a_run_whose_status_polls_fail_ends_its_program(card):
     lock past pmuctl's patience of 5 s) asks the card to end the program and says so: the program
     must not outlive pmuctl. The soak (soak.py) found such programs running on after pmuctl left."""
     p = pmuctl_bg(card, "run", "-C", "1", elf("steady"), "100000000")
-    time.sleep(2)
+    running(card, 1)  # launched: pmuctl now polls its status
     assert p.poll() is None, p.communicate()
     for _ in range(200):  # pmuctl takes the lock for each poll, 20 ms apart: between two
         try:
