@@ -46,7 +46,7 @@ FUZZ_RUNS = 1000000
 # FUZZ_RUNS, which fails), and the process gets a minute more before it is killed.
 FUZZ_INPUT_S = 10
 FUZZ_TOTAL_S = 600
-# Their niceness (nice(2)): below every test's process, so that fuzzing on a
+# Their niceness (nice(1)): below every test's process, so that fuzzing on a
 # core never delays a card or pmuctl (both wait on host time).
 FUZZ_NICE = 19
 
@@ -84,8 +84,9 @@ def fuzz_one(job):
            f"-max_total_time={FUZZ_TOTAL_S}", f"-artifact_prefix={work}/", os.path.join(work, "new")] + corpora
     t0 = time.monotonic()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=FUZZ_TOTAL_S + 60,
-                           preexec_fn=lambda: os.nice(FUZZ_NICE))
+        # nice(1) rather than a preexec_fn: the workers start processes from several threads.
+        p = subprocess.run(["nice", "-n", str(FUZZ_NICE)] + cmd, capture_output=True, text=True, errors="replace",
+                           timeout=FUZZ_TOTAL_S + 60)
         done = re.search(r"^Done (\d+) runs", p.stderr, re.M)
         ok = p.returncode == 0 and done is not None and int(done[1]) >= runs
         log = p.stderr
