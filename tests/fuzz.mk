@@ -4,8 +4,9 @@
 # hostile card (fuzz_pmuctl). `make test` (tests/run.py) runs each for 10^6
 # inputs from fixed seeds: the slow targets as two processes of 5x10^5 inputs
 # (-runs=500000, -seed=1 and -seed=2; run.py FUZZ_SPLIT), the others as one
-# (-runs=1000000 -seed=1), beside the system tests on the cores those leave
-# free, each process starting from its target's seed
+# (-runs=1000000 -seed=1), one process per core at the lowest priority
+# (nice 19) beside the unit and system tests, which take a core whenever they
+# want one; each process starts from its target's seed
 # corpus: tests/fuzz/corpus/<target>/ (committed: hand-made seeds and every
 # input that once found a bug) and $(BUILD)/fuzz-seeds/<target>/ (generated
 # below), when they exist. libFuzzer counts the seeds among the runs.

@@ -46,6 +46,9 @@ FUZZ_RUNS = 1000000
 # FUZZ_RUNS, which fails), and the process gets a minute more before it is killed.
 FUZZ_INPUT_S = 10
 FUZZ_TOTAL_S = 600
+# Their niceness (nice(1)): below every test's process, so that fuzzing on a
+# core never delays a card or pmuctl (both wait on host time).
+FUZZ_NICE = 19
 
 
 # Processes per target, each of FUZZ_RUNS / n inputs from a seed of its own
@@ -81,7 +84,9 @@ def fuzz_one(job):
            f"-max_total_time={FUZZ_TOTAL_S}", f"-artifact_prefix={work}/", os.path.join(work, "new")] + corpora
     t0 = time.monotonic()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=FUZZ_TOTAL_S + 60)
+        # nice(1) rather than a preexec_fn: the workers start processes from several threads.
+        p = subprocess.run(["nice", "-n", str(FUZZ_NICE)] + cmd, capture_output=True, text=True, errors="replace",
+                           timeout=FUZZ_TOTAL_S + 60)
         done = re.search(r"^Done (\d+) runs", p.stderr, re.M)
         ok = p.returncode == 0 and done is not None and int(done[1]) >= runs
         log = p.stderr
@@ -95,20 +100,20 @@ def fuzz_one(job):
     return ok, out
 
 
-def run_fuzz_beside(system):
-    """The fuzz processes (fuzz_jobs), beside system(), which runs the
-    system tests: those keep one core (one QEMU at a time, -icount runs every
-    vCPU on one thread), the fuzz processes take the others, and all of them
-    once system() has returned. Each process is one test; the results print
-    in order once all have ended. Returns (passed, failed, system()'s value)."""
+def run_fuzz_beside(tests):
+    """The fuzz processes (fuzz_jobs), one per core at a time, beside
+    tests(), which runs the unit and system tests: the fuzz processes run at
+    the lowest priority (FUZZ_NICE), so the tests get a core whenever they
+    want one and the fuzzing takes what they leave: one QEMU at a time
+    (-icount runs every vCPU on one thread), and waits on cards and programs,
+    leave the system tests under a core on average (about 480 CPU-s over a
+    run of 600-800 s on a 2-core host). Each process is one test; the
+    results print in order once all have ended. Returns (passed, failed, tests()'s value)."""
     pending = list(fuzz_jobs())
     results = {}
     lock = threading.Lock()
-    system_done = threading.Event()
 
-    def worker(after_system):
-        if after_system:
-            system_done.wait()
+    def worker():
         while True:
             with lock:
                 if not pending:
@@ -116,13 +121,12 @@ def run_fuzz_beside(system):
                 job = pending.pop(0)
             results[job] = fuzz_one(job)
 
-    workers = [threading.Thread(target=worker, args=(i == 0,)) for i in range(os.cpu_count() or 1)]
+    workers = [threading.Thread(target=worker) for _ in range(os.cpu_count() or 1)]
     for w in workers:
         w.start()
     try:
-        value = system()
+        value = tests()
     finally:
-        system_done.set()
         for w in workers:
             w.join()
     passed = failed = 0
@@ -150,19 +154,18 @@ def run_system(args):
 
 def main():
     t0 = time.monotonic()
-    up, uf = run_unit()
-    t1 = time.monotonic()
-    system_s = 0
+    times = {}
 
-    def system():
-        nonlocal system_s
-        result = run_system(sys.argv[1:])
-        system_s = time.monotonic() - t1
-        return result
+    def tests():
+        unit = run_unit()
+        times["unit"] = time.monotonic() - t0
+        system = run_system(sys.argv[1:])
+        times["system"] = time.monotonic() - t0 - times["unit"]
+        return unit, system
 
-    fp, ff, (sp, sf) = run_fuzz_beside(system)
-    print(f"time: unit tests {t1 - t0:.0f} s, system tests {system_s:.0f} s, fuzzing beside them and after: "
-          f"{time.monotonic() - t1:.0f} s in all")
+    fp, ff, ((up, uf), (sp, sf)) = run_fuzz_beside(tests)
+    print(f"time: unit tests {times['unit']:.0f} s, system tests {times['system']:.0f} s, fuzzing beside them "
+          f"and after: {time.monotonic() - t0:.0f} s in all")
     passed, failed = up + fp + sp, uf + ff + sf
     print(f"{passed} passed, {failed} failed")
     return 0 if failed == 0 and passed > 0 else 1

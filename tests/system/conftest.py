@@ -228,6 +228,16 @@ def card(_shared_cards):
         "the strict CPU ran instructions a KNC core lacks:\n" + "\n".join(report)
 
 
+def running(card, cpu, timeout=30):
+    """Waits until `cpu` runs a task (the shell's task table says so)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if re.search(rf"^\s*\d+\s+\S+\s+{cpu}\s+\d+\s+running", card.cmd("tasks"), re.M):
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"no task running on CPU {cpu}")
+
+
 def check_calib_spflt(p):
     """pmuctl stat --spflt -e INSTRUCTIONS_EXECUTED:u... of calib (its result p): every
     SPFLT region counted exactly, and the table's count is the kernel's reading of the

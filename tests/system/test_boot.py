@@ -5,25 +5,34 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, cpu_rows, check_card_gone
+from conftest import ROOT, Card, cpu_rows, check_card_gone
 
 
-@pytest.mark.parametrize("cpus", [1, 4, 64, 244])
-def test_all_cpus_online(card_factory, cpus):
-    card = card_factory(cpus=cpus, timeout=120)
+@pytest.fixture(scope="module")
+def card_244():
+    """One 244-thread card for the file's tests of a full card's CPUs (its boot is most of what
+    each costs): the topology's first, then test_all_cpus_online[244], which powers it off."""
+    c = Card(cpus=244, timeout=120)
+    yield c
+    c.close()
+
+
+def test_knc_topology_numbering(card_244):
+    # CPUS=244 boots as 61 cores x 4 threads (scripts/qemu.sh).
+    rows = cpu_rows(card_244.cmd("cpus"))
+    assert {r[1] for r in rows.values()} == set(range(61))
+    assert {r[2] for r in rows.values()} == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize("cpus", [244, 1, 4, 64])  # 244 first: the idle full card ends before the others boot
+def test_all_cpus_online(card_factory, request, cpus):
+    card = request.getfixturevalue("card_244") if cpus == 244 else card_factory(cpus=cpus, timeout=120)
     rows = cpu_rows(card.cmd("cpus"))
     assert sorted(rows) == list(range(cpus))
     assert all(r[3] == "online" for r in rows.values())
     # APIC IDs are unique: each row is a different hardware thread.
     assert len({r[0] for r in rows.values()}) == cpus
     assert card.poweroff() == 0
-
-
-def test_knc_topology_numbering(card_factory):
-    # CPUS=244 boots as 61 cores x 4 threads (scripts/qemu.sh).
-    rows = cpu_rows(card_factory(cpus=244, timeout=120).cmd("cpus"))
-    assert {r[1] for r in rows.values()} == set(range(61))
-    assert {r[2] for r in rows.values()} == {0, 1, 2, 3}
 
 
 def test_apic_layout_and_its_switch(card_factory):

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pexpect
 import pytest
 
-from conftest import BUILD, check_calib_spflt, check_card_gone
+from conftest import BUILD, check_calib_spflt, check_card_gone, running
 from mbox import layout
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
@@ -221,7 +221,7 @@ def test_run_shows_each_task_output_and_the_fault_report(card):
 def test_a_signal_ends_the_program_on_the_card(card):
     child = subprocess.Popen([PMUCTL, "--card", card.name, "run", "-C", "3", STEADY, "100000000"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1)
+    running(card, 3)
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=30)
     assert child.returncode == 128 + signal.SIGINT and "ending the program on the card" in err, err

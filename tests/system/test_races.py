@@ -2,7 +2,10 @@
 tasks, INIT of busy CPUs, several pmuctl processes at once, processes killed
 mid-way, and a host that writes nonsense into the mailbox. Each case ends
 with every process answered (a result or a named error) and the card
-healthy (`pmuctl info` answers at once)."""
+healthy (`pmuctl info` answers at once). The tests that INIT or reset CPUs,
+or write nonsense into the mailbox, take a card of their own (fresh_card);
+the others share the file's card (conftest.py `card`: each starts with no
+task running or waiting, so CPU 0 serves the mailbox as on a fresh card)."""
 import fcntl
 import os
 import re
@@ -13,20 +16,12 @@ import time
 
 import pytest
 
-from conftest import BUILD, cpu_rows
+from conftest import BUILD, cpu_rows, running
 from mbox import Mailbox
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 USER = os.path.join(BUILD, "user")
 
-
-
-@pytest.fixture
-def card(fresh_card):
-    """A card of each test's own (not the file's shared one, conftest.py):
-    these tests race requests, tasks and resets on purpose, and one that fails
-    leaves tasks and requests behind that would fail the next ones too."""
-    return fresh_card
 
 def pmuctl(card, *args, timeout=120):
     return subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True,
@@ -54,16 +49,6 @@ def answers(card, online=None):
     return p
 
 
-def running(card, cpu, timeout=30):
-    """Waits until `cpu` runs a task (the shell's task table says so)."""
-    end = time.time() + timeout
-    while time.time() < end:
-        if re.search(rf"^\s*\d+\s+\S+\s+{cpu}\s+\d+\s+running", card.cmd("tasks"), re.M):
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"no task running on CPU {cpu}")
-
-
 @pytest.mark.parametrize("target", [1, 2])
 def test_run_on_a_cpu_that_runs_a_task_waits_its_turn(card, target):
     # Tasks run on CPUs 1 and 2; the CPU that started last (2) serves the
@@ -86,7 +71,8 @@ def test_run_on_a_cpu_that_runs_a_task_waits_its_turn(card, target):
     answers(card, online=4)
 
 
-def test_init_of_a_cpu_that_runs_a_task_from_the_host(card):
+def test_init_of_a_cpu_that_runs_a_task_from_the_host(fresh_card):
+    card = fresh_card
     # CPU 1 runs the task and serves the mailbox: the INIT request is served
     # there, and used to INIT the serving CPU itself, holding the service.
     spin = pmuctl_bg(card, "run", "-C", "1", elf("fault"), "spin")
@@ -102,7 +88,8 @@ def test_init_of_a_cpu_that_runs_a_task_from_the_host(card):
     assert p.returncode == 0 and "on CPU 1" in p.stdout, p.stderr
 
 
-def test_init_of_a_cpu_that_runs_a_task_from_the_shell(card):
+def test_init_of_a_cpu_that_runs_a_task_from_the_shell(fresh_card):
+    card = fresh_card
     spin = pmuctl_bg(card, "run", "-C", "2", elf("fault"), "spin")
     running(card, 2)
     out = card.cmd("cpu init 2", timeout=60)
@@ -113,7 +100,8 @@ def test_init_of_a_cpu_that_runs_a_task_from_the_shell(card):
     assert cpu_rows(card.cmd("cpus"))[2][3] == "online"
 
 
-def test_hostile_layout_fields_are_not_followed(card):
+def test_hostile_layout_fields_are_not_followed(fresh_card):
+    card = fresh_card
     # The card keeps its own copy of the layout: an upload offset the host
     # writes afterwards must not make it read outside the mailbox.
     mb = Mailbox(card.name)
@@ -207,7 +195,8 @@ def test_a_program_spinning_on_the_serving_cpu_does_not_stop_the_mailbox(card):
     answers(card, online=4)
 
 
-def test_a_card_reset_under_a_running_pmuctl_is_named(card):
+def test_a_card_reset_under_a_running_pmuctl_is_named(fresh_card):
+    card = fresh_card
     steady = pmuctl_bg(card, "run", "-C", "1", elf("steady"), "1000000")
     running(card, 1)
     p = pmuctl(card, "reset", "--warm", timeout=180)
@@ -238,14 +227,16 @@ def test_a_holder_whose_request_the_card_is_serving_is_waited_for(card):
     try:
         m.put("host_lock", os.getpid())
         m.set_index("resp", "tail", m.index("resp", "head"))
-        for _ in range(m.C["MBOX_RESP_SLOTS"] + 1):  # the last one stays unanswered: no room
+        for i in range(m.C["MBOX_RESP_SLOTS"] + 1):  # the last one stays unanswered: no room
             m.post(m.C["MBOX_OP_INFO"])
             end = time.monotonic() + 10
-            while m.index("req", "tail") != m.index("req", "head") and time.monotonic() < end:
+            # Each taken in turn but the last, which the card leaves in the ring (mailbox_request_peek).
+            while i < m.C["MBOX_RESP_SLOTS"] and m.index("req", "tail") != m.index("req", "head") \
+                    and time.monotonic() < end:
                 time.sleep(0.01)
-        assert m.index("req", "head") - m.index("resp", "head") == 1
         waiter = pmuctl_bg(card, "info")
         time.sleep(8)
+        assert m.index("req", "head") - m.index("resp", "head") == 1  # after 8 s, still: no room
         assert waiter.poll() is None, waiter.communicate()[1]  # still waiting: the card is at work
         m.set_index("resp", "tail", m.index("resp", "head"))  # room: the card answers, the holder is done
         end = time.monotonic() + 10
@@ -282,7 +273,7 @@ def test_a_run_whose_status_polls_fail_ends_its_program(card):
     lock past pmuctl's patience of 5 s) asks the card to end the program and says so: the program
     must not outlive pmuctl. The soak (soak.py) found such programs running on after pmuctl left."""
     p = pmuctl_bg(card, "run", "-C", "1", elf("steady"), "100000000")
-    time.sleep(2)
+    running(card, 1)  # launched: pmuctl now polls its status
     assert p.poll() is None, p.communicate()
     for _ in range(200):  # pmuctl takes the lock for each poll, 20 ms apart: between two
         try:
