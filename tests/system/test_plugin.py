@@ -399,8 +399,12 @@ def test_record_a_plugin_event_from_the_host(card, tmp_path):
     p = subprocess.run([os.path.join(BUILD, "pmuctl"), "--card", card.name, "record", "-e", "DATA_READ_MISS",
                         "-c", "1000", "-o", str(data), "--", os.path.join(BUILD, "user", "chase.elf")],
                        capture_output=True, text=True, timeout=300)
+    # A plugin event's wraps are taken at the overflow timer's polls (SHARE_POLL_TICKS apart,
+    # pmu/model.c) or at a kernel entry, whichever comes first; several wraps between two
+    # make one sample. chase runs about 100 polls long; host-timed entries (pmuctl's status
+    # polls, doorbells) add a few more, fewer on a loaded host (exactly 100 seen under load).
     m = re.search(r"\[ pmuctl record: (\d+) samples, 0 lost", p.stderr)
-    assert p.returncode == 0 and m and int(m[1]) > 100, p.stderr
+    assert p.returncode == 0 and m and int(m[1]) >= 90, p.stderr
     rep = subprocess.run([os.path.join(BUILD, "pmuctl"), "report", "-i", str(data)], capture_output=True, text=True)
     rows = re.findall(r"^\s+([\d.]+)%\s+(\S+)$", rep.stdout, re.M)
     assert rows and rows[0][1] == "main" and float(rows[0][0]) > 50, rep.stdout

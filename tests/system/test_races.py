@@ -259,8 +259,10 @@ def test_an_idle_holder_is_named_after_5_s(card):
         t0 = time.monotonic()
         p = pmuctl(card, "info", timeout=30)
         assert p.returncode != 0 and 5 <= time.monotonic() - t0 < 10
-        assert f"pmuctl: info: the card's mailbox is in use: process {os.getpid()} (as it noted in the mailbox) " \
-               "has held its lock for more than 5." in p.stderr, p.stderr
+        # pmuctl names the time it waited: 5 s of patience, more on a loaded host.
+        held = re.search(rf"pmuctl: info: the card's mailbox is in use: process {os.getpid()} \(as it noted in the "
+                         r"mailbox\) has held its lock for more than (\d+\.\d) s", p.stderr)
+        assert held and float(held[1]) >= 5, p.stderr
         m.put("host_lock", 0)
     finally:
         os.close(fd)
@@ -290,7 +292,8 @@ def test_a_run_whose_status_polls_fail_ends_its_program(card):
         os.close(fd)
         m.close()
     _, err = p.communicate(timeout=60)
-    assert p.returncode == 1 and "has held its lock for more than 5." in err \
+    held = re.search(r"has held its lock for more than (\d+\.\d) s", err)
+    assert p.returncode == 1 and held and float(held[1]) >= 5 \
         and err.rstrip().endswith("the program was ended on the card"), err
     assert not re.search(r"^\s*\d+\s+steady\.elf\s+1\s+\d+\s+(running|ready|waiting)", card.cmd("tasks"), re.M)
     answers(card)
