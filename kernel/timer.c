@@ -39,7 +39,8 @@ static void timer_irq(struct trap_frame *f)
 	if (q->hw_deadline <= now)
 		q->hw_deadline = 0;
 	/* A one-shot tick may land before the deadline: anything not due is re-armed. */
-	while ((t = timerq_pop_expired(q, now))) {
+	while ((t = q->head) && t->deadline <= now) { /* the look without a call: at a sample, nothing is due */
+		timerq_pop_expired(q, now);
 		t->fn(t);
 		now = rdtsc();
 	}
