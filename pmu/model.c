@@ -72,8 +72,9 @@ static inline uint64_t user_slack(const struct pmu_cpu *pc)
 }
 
 /*
- * Delivers a PMI if the line rose (`user`: on the task's frame, see above)
- * and keeps the overflow timer no later than the next wrap. An overflow
+ * sync_at: deliver() a PMI if the line rose (`user`: on the task's frame,
+ * see above), then sync_timer(): the overflow timer no later than the next
+ * wrap. An overflow
  * beyond the horizon (a counting counter, 2^40 events away) is checked at
  * the horizon instead.
  * `lazy` (privilege changes and halts, the hot paths): a timer due no later
@@ -111,6 +112,7 @@ static void sync_timer(struct pmu_cpu *pc, bool lazy)
 {
 	struct pmu_model *m = &pc->model;
 	uint64_t left = ticks_left(pc, m->active);
+
 	if (left == UINT64_MAX) {
 		if (pc->ovf_timer.armed && (!lazy || m->halted))
 			timer_cancel(&pc->ovf_timer);
