@@ -392,13 +392,23 @@ static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
 	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
 	model_user_stretch(&pc->model, first_user, first_kernel);
 	deliver(pc, task_user_frame());
-	if (!pc->model.active && !pc->plugin_sel && pc->ovf_timer.armed && pc->ovf_timer.deadline <= first_kernel) {
+	bool due = pc->ovf_timer.armed && pc->ovf_timer.deadline <= first_kernel;
+
+	if (!pc->model.active && !pc->plugin_sel && due) {
 		arm_for_user(pc); /* a Ring-3 sample's entry: nothing counts in the kernel, so no other deadline */
 		return;
 	}
 	sync_timer(pc, true);
 	if (pc->ovf_timer.armed && pc->ovf_timer.deadline <= first_kernel)
 		arm_for_user(pc);
+	else if (due && pc->model.active_at[0] == pc->model.active_at[1] && !pc->plugin_sel)
+		/*
+		 * The same counters count in both rings (cycles, as pmuctl record
+		 * samples by default): the deadline just set is the wrap's tick
+		 * in either ring, no slack needed, as the wrap is real wherever it
+		 * falls; to_user keeps it.
+		 */
+		pc->user_armed_by = UINT64_MAX;
 }
 
 void model_emulate_steps(struct pmu_cpu *pc, struct trap_frame *user, uint64_t first_kernel, uint64_t first_user,
