@@ -22,6 +22,12 @@ struct timer {
 
 struct timer_queue {
 	struct timer *head; /* sorted by deadline, earliest first */
+	/*
+	 * The deadline the hardware timer was last set to while it has not
+	 * fired, else 0 (kernel/timer.c): a head it already holds costs no
+	 * second write.
+	 */
+	uint64_t hw_deadline;
 };
 
 /* Queue operations (pure; kernel/timerq.c). */

@@ -140,7 +140,7 @@ void trap_set_user(const struct trap_user *u)
 	user_ops = *u;
 }
 
-static void __attribute__((noreturn)) fault_report(struct trap_frame *f)
+static void __attribute__((noreturn, noinline, cold)) fault_report(struct trap_frame *f)
 {
 	struct percpu *p = this_cpu();
 	uint64_t cr2 = read_cr2();
@@ -188,7 +188,7 @@ static uint64_t entry_insns(uint64_t v)
  * the user frame IRETQ was given (on the stack right above this fault's);
  * nothing of it ran in Ring 3.
  */
-static void __attribute__((noreturn)) user_return_faulted(struct trap_frame *f)
+static void __attribute__((noreturn, noinline, cold)) user_return_faulted(struct trap_frame *f)
 {
 	const uint64_t *iret = (const uint64_t *)f->rsp; /* RIP, CS, RFLAGS, RSP, SS */
 	struct trap_frame uf = *f;

@@ -82,6 +82,8 @@ struct pmu_cpu {
 	struct timer ovf_timer;
 	bool user_entry;        /* between to_user and from_user: Ring 3 is provisional */
 	bool in_pmi;            /* from pmi_stop to pmi_restart: sync once, at the end */
+	bool delivering;        /* sync_at runs the PMI handler on the task's frame, and syncs after it */
+	uint64_t user_armed_by; /* from_user armed the overflow timer for a to_user up to this tick (model.c) */
 	uint8_t slack_shift;    /* a Ring-3 deadline's slack is USER_ENTRY_SLACK << this (model.c) */
 	volatile uint64_t init_sent_tsc; /* written by the CPU that sends INIT */
 	struct pmushare_thread *share; /* this thread's slot of the plugin's page, or NULL (pmu/share.h) */

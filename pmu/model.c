@@ -52,8 +52,29 @@ static void overflow_due(struct timer *t);
 #define SHARE_POLL_TICKS 8192     /* TSC ticks between looks at a sampling plugin event */
 
 /*
- * Delivers a PMI if the line rose (`user`: on the task's frame, see above)
- * and keeps the overflow timer no later than the next wrap. An overflow
+ * Ticks from `last` to the next wrap of the counters of `active` (what
+ * counts now, or in Ring 3), a sampling plugin event's poll included, or
+ * UINT64_MAX.
+ */
+static inline uint64_t ticks_left(const struct pmu_cpu *pc, uint8_t active)
+{
+	const struct pmu_model *m = &pc->model;
+	uint64_t left = model_ticks_to_overflow(m, active);
+
+	if (pc->plugin_sel && !m->halted && share_sampling(pc->share, m))
+		left = MIN(left, SHARE_POLL_TICKS);
+	return left;
+}
+
+static inline uint64_t user_slack(const struct pmu_cpu *pc)
+{
+	return (uint64_t)USER_ENTRY_SLACK << pc->slack_shift;
+}
+
+/*
+ * sync_at: deliver() a PMI if the line rose (`user`: on the task's frame,
+ * see above), then sync_timer(): the overflow timer no later than the next
+ * wrap. An overflow
  * beyond the horizon (a counting counter, 2^40 events away) is checked at
  * the horizon instead.
  * `lazy` (privilege changes and halts, the hot paths): a timer due no later
@@ -67,30 +88,38 @@ static void overflow_due(struct timer *t);
  * tick or cancelled, so the same access always costs the same instructions
  * (pmu_count_region, the exactness calibration).
  */
-static void sync_at(struct pmu_cpu *pc, struct trap_frame *user, bool lazy)
+static inline void deliver(struct pmu_cpu *pc, struct trap_frame *user)
 {
 	struct pmu_model *m = &pc->model;
 
-	if (m->rose) {
+	pc->user_armed_by = 0; /* the model may change: to_user syncs (arm_for_user) */
+	while (m->rose) { /* again if the handler left it risen: the CPU would take it at once too */
 		m->rose = false; /* first: the PMI handler's own ops sync too */
 		if (user) {
 			int v = apic_lvt_pc_take();
-			if (v >= 0)
-				irq_invoke(v, user);
+			if (v < 0)
+				break;
+			pc->delivering = true; /* pmi_restart leaves the sync to the caller */
+			irq_invoke(v, user);
+			pc->delivering = false;
 		} else {
 			apic_lvt_pc_raise();
 		}
 	}
-	uint64_t left = m->active ? model_ticks_to_overflow(m) : UINT64_MAX;
-	if (pc->plugin_sel && !m->halted && share_sampling(pc->share, m))
-		left = MIN(left, SHARE_POLL_TICKS);
+}
+
+static void sync_timer(struct pmu_cpu *pc, bool lazy)
+{
+	struct pmu_model *m = &pc->model;
+	uint64_t left = ticks_left(pc, m->active);
+
 	if (left == UINT64_MAX) {
 		if (pc->ovf_timer.armed && (!lazy || m->halted))
 			timer_cancel(&pc->ovf_timer);
 		return;
 	}
 	if (pc->user_entry)
-		left += (uint64_t)USER_ENTRY_SLACK << pc->slack_shift;
+		left += user_slack(pc);
 	if (left >= OVF_HORIZON) {
 		if (lazy && pc->ovf_timer.armed && pc->ovf_timer.deadline <= m->last + OVF_HORIZON)
 			return;
@@ -98,6 +127,12 @@ static void sync_at(struct pmu_cpu *pc, struct trap_frame *user, bool lazy)
 	}
 	if (!pc->ovf_timer.armed || pc->ovf_timer.deadline != m->last + left)
 		timer_arm(&pc->ovf_timer, m->last + left, overflow_due, pc);
+}
+
+static void sync_at(struct pmu_cpu *pc, struct trap_frame *user, bool lazy)
+{
+	deliver(pc, user);
+	sync_timer(pc, lazy);
 }
 
 /* After an MSR access or the timer: exact (see sync_at). */
@@ -232,11 +267,18 @@ static uint64_t model_op_pmi_stop(uint64_t *status)
 	struct pmu_cpu *pc = this_cpu()->pmu;
 	uint64_t ctrl;
 
+	bool quiet = pmi_quiet(pc);
+
 	pc->in_pmi = true;
 	/* Its value does not move with time: the write's advance covers the ticks up to it. */
 	model_read_reg(&pc->model, MSR_KNC_GLOBAL_CTRL, &ctrl);
-	pmi_write(pc, MSR_KNC_GLOBAL_CTRL, 0);
-	pmi_read_stopped(pc, pmi_quiet(pc), MSR_KNC_GLOBAL_STATUS, status);
+	/*
+	 * Quiet already (nothing counts at this privilege level, as at a
+	 * Ring-3 sample's entry for USR counters): nothing to advance either;
+	 * pmi_restart's write advances over the handler.
+	 */
+	pmi_write_stopped(pc, quiet, MSR_KNC_GLOBAL_CTRL, 0);
+	pmi_read_stopped(pc, quiet || pmi_quiet(pc), MSR_KNC_GLOBAL_STATUS, status);
 	return ctrl;
 }
 
@@ -274,7 +316,8 @@ static void model_op_pmi_restart(uint64_t ctrl)
 
 	pmi_write(pc, MSR_KNC_GLOBAL_CTRL, ctrl);
 	pc->in_pmi = false;
-	sync_at(pc, NULL, true);
+	if (!pc->delivering) /* sync_at delivered this PMI, and goes on syncing after it */
+		sync_at(pc, NULL, true);
 }
 
 static bool model_op_counts_event(uint32_t evtsel)
@@ -305,7 +348,39 @@ static void model_op_to_user(void)
 	/* Provisional: from_user moves the change to the exact tick. */
 	model_set_cpl(&pc->model, rdtsc(), 3);
 	pc->user_entry = true;
+	if (pc->model.last <= pc->user_armed_by && !pc->model.rose) {
+		pc->user_armed_by = 0; /* armed for this return (arm_for_user) */
+		return;
+	}
 	model_sync_lazy(pc);
+}
+
+/*
+ * An overflow timer due by the entry from Ring 3 (its interrupt brought the
+ * thread here, as it does for every Ring-3 sample) has nothing left to do:
+ * the model is synced to the entry (and the PMI taken), and sync_at, lazy,
+ * left it armed only because nothing needs it sooner in the kernel. It is
+ * moved at once to the next wrap in Ring 3, where to_user would set it,
+ * so that the timer interrupt, which programs the queue's head, finds the
+ * hardware set for it already (kernel/timer.c hw_program): one timer write
+ * and one look for the next wrap per sample. Set now, not at the IRETQ, it
+ * carries half a slack more for the kernel's way there; to_user takes it
+ * as it is while nothing synced the model since (user_armed_by) and it is
+ * still at least half a slack after the wrap, else it syncs. Without a
+ * wrap ahead in Ring 3 the timer is only dropped, with no write; to_user
+ * (or idle_enter) arms what is needed.
+ */
+static void arm_for_user(struct pmu_cpu *pc)
+{
+	uint64_t left = ticks_left(pc, pc->model.active_at[1]);
+	uint64_t slack = user_slack(pc);
+
+	if (left >= OVF_HORIZON) {
+		timer_drop_due(&pc->ovf_timer, pc->ovf_timer.deadline);
+		return;
+	}
+	timer_arm(&pc->ovf_timer, pc->model.last + left + slack + slack / 2, overflow_due, pc);
+	pc->user_armed_by = pc->model.last + slack;
 }
 
 static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
@@ -316,14 +391,24 @@ static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
 	model_share_take(pc);
 	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
 	model_user_stretch(&pc->model, first_user, first_kernel);
-	sync_at(pc, task_user_frame(), true);
-	/*
-	 * An overflow timer due by the entry (its interrupt brought the thread
-	 * here, as it does for every Ring-3 sample) has nothing left to do: the
-	 * model is synced to the entry, and sync_at, lazy, left it armed only
-	 * because nothing needs it sooner. to_user (or idle_enter) arms the next.
-	 */
-	timer_drop_due(&pc->ovf_timer, first_kernel);
+	deliver(pc, task_user_frame());
+	bool due = pc->ovf_timer.armed && pc->ovf_timer.deadline <= first_kernel;
+
+	if (!pc->model.active && !pc->plugin_sel && due) {
+		arm_for_user(pc); /* a Ring-3 sample's entry: nothing counts in the kernel, so no other deadline */
+		return;
+	}
+	sync_timer(pc, true);
+	if (pc->ovf_timer.armed && pc->ovf_timer.deadline <= first_kernel)
+		arm_for_user(pc);
+	else if (due && pc->model.active_at[0] == pc->model.active_at[1] && !pc->plugin_sel)
+		/*
+		 * The same counters count in both rings (cycles, as pmuctl record
+		 * samples by default): the deadline just set is the wrap's tick
+		 * in either ring, no slack needed, as the wrap is real wherever it
+		 * falls; to_user keeps it.
+		 */
+		pc->user_armed_by = UINT64_MAX;
 }
 
 void model_emulate_steps(struct pmu_cpu *pc, struct trap_frame *user, uint64_t first_kernel, uint64_t first_user,

@@ -129,6 +129,12 @@ static inline int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
 		m->global_ctrl = v;
 		model_enables_changed(m);
 		return 0;
+	case MSR_KNC_GLOBAL_OVF_CTRL:
+		if (v & ~(uint64_t)GLOBAL_VALID)
+			return -1;
+		m->status &= ~(uint32_t)v;
+		m->line = (m->status & m->intr) != 0; /* it can only fall: no rise to note */
+		return 0;
 	default:
 		return model_write_reg_rest(m, msr, v);
 	}
@@ -254,9 +260,18 @@ static inline bool model_user_insn(struct pmu_model *m, uint64_t first_user, uin
 }
 void model_set_halted(struct pmu_model *m, uint64_t now, bool halted);
 /*
- * Ticks from `last` until the next overflow if the thread keeps running at
- * its current privilege level, or UINT64_MAX if no counter will overflow.
+ * Ticks from `last` until the next overflow while the counters of `active`
+ * count (m->active: the thread keeps running at its current privilege
+ * level; m->active_at[1]: it runs in Ring 3), or UINT64_MAX if none of them
+ * will overflow. Inline: the overflow timer is set from it on every sample.
  */
-uint64_t model_ticks_to_overflow(const struct pmu_model *m);
+static inline uint64_t model_ticks_to_overflow(const struct pmu_model *m, uint8_t active)
+{
+	uint8_t a = active & m->plain; /* an edge counter counts stretches, and is never near */
+	uint64_t l0 = a & 1 ? KNC_CTR_MASK + 1 - m->ctr[0] : UINT64_MAX; /* KNC_NUM_COUNTERS is 2 */
+	uint64_t l1 = a & 2 ? KNC_CTR_MASK + 1 - m->ctr[1] : UINT64_MAX;
+
+	return l0 < l1 ? l0 : l1;
+}
 
 #endif

@@ -133,12 +133,6 @@ int model_write_reg_rest(struct pmu_model *m, uint32_t msr, uint64_t v)
 			return -1;
 		m->spflt = v;
 		break;
-	case MSR_KNC_GLOBAL_OVF_CTRL:
-		if (v & ~(uint64_t)GLOBAL_VALID)
-			return -1;
-		m->status &= ~(uint32_t)v;
-		update_line(m);
-		return 0;
 	default: /* GLOBAL_STATUS is read-only; anything else is not the PMU's */
 		return -1;
 	}
@@ -199,19 +193,4 @@ void model_set_halted(struct pmu_model *m, uint64_t now, bool halted)
 	model_advance(m, now);
 	m->halted = halted;
 	model_state_changed(m);
-}
-
-uint64_t model_ticks_to_overflow(const struct pmu_model *m)
-{
-	uint64_t best = UINT64_MAX;
-	uint8_t a = m->active & m->plain; /* an edge counter counts stretches, and is never near */
-
-	for (int i = 0; a && i < KNC_NUM_COUNTERS; i++) {
-		if (!(a & GLOBAL_CTR(i)))
-			continue;
-		uint64_t left = KNC_CTR_MASK + 1 - m->ctr[i];
-		if (left < best)
-			best = left;
-	}
-	return best;
 }

@@ -597,24 +597,24 @@ static void test_ticks_to_overflow(void **state)
 	struct pmu_model m;
 
 	model_reset(&m, 0);
-	assert_int_equal(model_ticks_to_overflow(&m), UINT64_MAX);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), UINT64_MAX);
 
 	start(&m, 0, CLK | USR | OS);
-	assert_int_equal(model_ticks_to_overflow(&m), TWO40);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), TWO40);
 	WR(&m, 0, PERFCTR0, TWO40 - 500);
-	assert_int_equal(model_ticks_to_overflow(&m), 500);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), 500);
 
 	/* Counter 1 sooner, then later. */
 	WR(&m, 0, EVNTSEL1, INST_EXEC | USR | OS | EN);
 	WR(&m, 0, PERFCTR1, TWO40 - 200);
 	WR(&m, 0, GLOBAL, 3);
-	assert_int_equal(model_ticks_to_overflow(&m), 200);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), 200);
 	WR(&m, 0, PERFCTR1, TWO40 - 800);
-	assert_int_equal(model_ticks_to_overflow(&m), 500);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), 500);
 
 	/* Measured from `last`. */
 	READS(&m, 100, PERFCTR0, TWO40 - 400);
-	assert_int_equal(model_ticks_to_overflow(&m), 400);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), 400);
 	/* And it is exact: one tick short, no overflow; at it, overflow. */
 	READS(&m, 499, STATUS, 0);
 	READS(&m, 500, STATUS, 1);
@@ -622,22 +622,22 @@ static void test_ticks_to_overflow(void **state)
 	/* Counters that do not count now are left out. */
 	start(&m, 0, L2_RD_MISS | USR | OS);
 	WR(&m, 0, PERFCTR0, TWO40 - 5);
-	assert_int_equal(model_ticks_to_overflow(&m), UINT64_MAX);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), UINT64_MAX);
 	start(&m, 0, CLK | OS);
 	WR(&m, 0, PERFCTR0, TWO40 - 5);
-	assert_int_equal(model_ticks_to_overflow(&m), 5);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), 5);
 	model_set_cpl(&m, 0, 3);
-	assert_int_equal(model_ticks_to_overflow(&m), UINT64_MAX);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), UINT64_MAX);
 	model_set_cpl(&m, 0, 0);
 	model_set_halted(&m, 0, true);
-	assert_int_equal(model_ticks_to_overflow(&m), UINT64_MAX);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), UINT64_MAX);
 	model_set_halted(&m, 0, false);
 	WR(&m, 0, SPFLT, 1); /* gated, USER_PREF 0 */
-	assert_int_equal(model_ticks_to_overflow(&m), UINT64_MAX);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), UINT64_MAX);
 	model_spflt(&m, 0, 1);
-	assert_int_equal(model_ticks_to_overflow(&m), 5);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), 5);
 	WR(&m, 0, GLOBAL, 0);
-	assert_int_equal(model_ticks_to_overflow(&m), UINT64_MAX);
+	assert_int_equal(model_ticks_to_overflow(&m, m.active), UINT64_MAX);
 }
 
 /*
@@ -664,7 +664,7 @@ static void test_cmask_inv(void **state)
 		for (int i = 0; i < 2; i++) {
 			start(&m, i, CLK | USR | OS | rows[r].bits);
 			WR(&m, 0, PERFCTR0 + i, TWO40 - 1000);
-			assert_int_equal(model_ticks_to_overflow(&m), rows[r].want ? 1000 : UINT64_MAX);
+			assert_int_equal(model_ticks_to_overflow(&m, m.active), rows[r].want ? 1000 : UINT64_MAX);
 			READS(&m, 100, PERFCTR0 + i, TWO40 - 1000 + rows[r].want);
 		}
 }
