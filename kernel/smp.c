@@ -80,17 +80,17 @@ static void wake_irq(struct trap_frame *f) {}
 
 static void wake_timeout(struct timer *t) {}
 
-void smp_yield_to_woken(void)
+/* A bare halt, not idle_sleep_us: no idle work (a nested mailbox poll) under a task's trap frame. */
+void smp_halt_us(uint64_t us)
 {
-	struct percpu *p = this_cpu();
 	struct timer t = { 0 };
-	uint64_t end;
+	uint64_t end = tsc_deadline_us(us);
 
-	if (!p->woke_others || !irqs_enabled())
+	if (!irqs_enabled()) {
+		while (rdtsc() < end)
+			cpu_relax();
 		return;
-	p->woke_others = false;
-	/* A bare halt, not idle_sleep_us: no idle work (a nested mailbox poll) under a task's trap frame. */
-	end = tsc_deadline_us(YIELD_US);
+	}
 	timer_arm(&t, end, wake_timeout, NULL);
 	while (rdtsc() < end) {
 		cli();
@@ -99,6 +99,16 @@ void smp_yield_to_woken(void)
 		sti();
 	}
 	timer_cancel(&t);
+}
+
+void smp_yield_to_woken(void)
+{
+	struct percpu *p = this_cpu();
+
+	if (!p->woke_others || !irqs_enabled())
+		return;
+	p->woke_others = false;
+	smp_halt_us(YIELD_US);
 }
 
 /* Posts fn(arg) to p's call slot and sends the IPI (wake: the caller will wait); false if the slot is taken. */

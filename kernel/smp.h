@@ -77,6 +77,12 @@ int smp_reinit_cpu(uint32_t cpu);
  * does nothing otherwise.
  */
 void smp_yield_to_woken(void);
+/*
+ * Waits `us` microseconds (1..10^6) halted, woken by a timer of its own, with
+ * no idle work (so no nested mailbox service): a CPU that waits for another
+ * this way leaves QEMU's turns to it (above). With interrupts off it spins.
+ */
+void smp_halt_us(uint64_t us);
 
 
 /*

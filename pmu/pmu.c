@@ -374,6 +374,8 @@ static struct pmu_result set_verdict(const struct cpuset *set,
  * or stop reaches all CPUs within the time it takes to send them; the
  * caller's own CPU acts last.
  */
+#define OP_WAIT_US 20 /* between two tries of op_lock */
+
 static struct pmu_result run_on_set(const struct cpuset *set, void (*op)(struct pmu_cpu *),
 				    void (*target)(void *), void (*prepare)(struct pmu_cpu *, const void *),
 				    enum pmu_err (*ready)(struct pmu_cpu *, const void *), const void *arg)
@@ -382,7 +384,14 @@ static struct pmu_result run_on_set(const struct cpuset *set, void (*op)(struct 
 	bool self = false;
 	static uint32_t sent[MAX_CPUS];
 
-	spin_lock(&op_lock);
+	/*
+	 * Waited for halted: the holder's IPIs end its vCPU's turn under QEMU,
+	 * and a lower-numbered CPU spinning here could keep it from running
+	 * (docs/design.md §10). The shell's CPU 0 waits so; the mailbox's CPU,
+	 * maybe with interrupts off, spins, but only behind lower CPUs.
+	 */
+	while (!spin_trylock(&op_lock))
+		smp_halt_us(OP_WAIT_US);
 	struct pmu_result r = set_verdict(set, ready, arg);
 	if (r.err) {
 		spin_unlock(&op_lock);
