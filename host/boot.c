@@ -183,8 +183,9 @@ static int wait_bootstrap(struct knc_card *k, struct knc_download *dl, unsigned 
 	uint64_t end = card_time->now_ms() + timeout_ms;
 
 	for (;;) {
-		uint32_t spad2 = sbox(k, KNC_SPAD(KNC_SPAD_DOWNLOAD));
+		/* The POST code first: SPAD2 read after a "12" was written after it (the bootstrap's order). */
 		uint32_t code = knc_reg_read(k->bar4 + KNC_BAR4_DBOX, KNC_DBOX_POSTCODE);
+		uint32_t spad2 = sbox(k, KNC_SPAD(KNC_SPAD_DOWNLOAD));
 		enum knc_bootstrap state = knc_bootstrap_state(code, spad2);
 
 		post(k, now);

@@ -53,6 +53,9 @@ enum knc_bootstrap knc_bootstrap_state(uint32_t postcode, uint32_t spad2)
 
 	if (postcode == KNC_POST_FAILED_F2 || postcode == KNC_POST_FAILED_F4)
 		return KNC_BOOTSTRAP_FAILED;
+	/* All ones: SPAD2 was read while the card was off the bus, whatever POST said a moment later. */
+	if (spad2 == UINT32_MAX)
+		return KNC_BOOTSTRAP_BUSY;
 	return postcode == KNC_POST_READY && dl.ready && dl.addr ? KNC_BOOTSTRAP_READY : KNC_BOOTSTRAP_BUSY;
 }
 

@@ -285,7 +285,9 @@ uint32_t knc_download_encode(bool ready, uint32_t bsp_apic_id, uint32_t addr);
  * results/2026-09-14-first-boot.md) and SPAD2's ready bit with a non-zero
  * download address (LNX-C mic_x100_is_fw_ready, mic_x100_get_boot_addr):
  * off the bus both read all ones, and a SPAD2 the host did not clear before
- * the reset says ready all through training.
+ * the reset says ready all through training. An all-ones SPAD2 is BUSY
+ * whatever the POST code: the two are read one after the other, and the
+ * card can come back on the bus between them.
  */
 enum knc_bootstrap knc_bootstrap_state(uint32_t postcode, uint32_t spad2);
 /* SPAD4 -> the platform word. */

@@ -121,6 +121,9 @@ static void test_bootstrap_state(void **state)
 	assert_int_equal(knc_bootstrap_state(0x3231, 0x040001c0), KNC_BOOTSTRAP_BUSY); /* not ready */
 	assert_int_equal(knc_bootstrap_state(0x3231, 0x000001c1), KNC_BOOTSTRAP_BUSY); /* no download address */
 	assert_int_equal(knc_bootstrap_state(0xffffffff, 0xffffffff), KNC_BOOTSTRAP_BUSY); /* off the bus */
+	/* SPAD2 read off the bus, POST "12" read once the card was back (the soak saw the
+	 * simulated card so, and pmuctl took 0xfffff000 for the download address). */
+	assert_int_equal(knc_bootstrap_state(0x3231, 0xffffffff), KNC_BOOTSTRAP_BUSY);
 	assert_int_equal(knc_bootstrap_state(12870, 0), KNC_BOOTSTRAP_FAILED);  /* MPSS RESET_FAILED_F2 */
 	assert_int_equal(knc_bootstrap_state(13382, 0x040001c1), KNC_BOOTSTRAP_FAILED); /* RESET_FAILED_F4 */
 	char two[3];
