@@ -366,6 +366,8 @@ static struct pmu_result set_verdict(const struct cpuset *set,
 	return r;
 }
 
+#define OP_WAIT_US 20 /* between two tries of op_lock */
+
 /*
  * Runs op on every CPU of `set` once the set passed set_verdict(ready); a CPU
  * whose previous operation has not finished (a hung CPU) is skipped at once
@@ -374,8 +376,6 @@ static struct pmu_result set_verdict(const struct cpuset *set,
  * or stop reaches all CPUs within the time it takes to send them; the
  * caller's own CPU acts last.
  */
-#define OP_WAIT_US 20 /* between two tries of op_lock */
-
 static struct pmu_result run_on_set(const struct cpuset *set, void (*op)(struct pmu_cpu *),
 				    void (*target)(void *), void (*prepare)(struct pmu_cpu *, const void *),
 				    enum pmu_err (*ready)(struct pmu_cpu *, const void *), const void *arg)
