@@ -156,7 +156,15 @@ static int post_to(uint32_t cpu, void (*fn)(void *), void *arg, bool wake)
 	return post(cpu_table[cpu], fn, arg, wake) ? 0 : -2;
 }
 
-int smp_call_try(uint32_t cpu, void (*fn)(void *), void *arg) { return post_to(cpu, fn, arg, true); }
+int smp_call_try(uint32_t cpu, void (*fn)(void *), void *arg)
+{
+	int r;
+
+	while ((r = post_to(cpu, fn, arg, true)) == -2 && smp_cpu_answering(cpu))
+		smp_halt_us(YIELD_US);
+	return r;
+}
+
 int smp_call_async(uint32_t cpu, void (*fn)(void *), void *arg) { return post_to(cpu, fn, arg, false); }
 
 int smp_call_wait(uint32_t cpu)

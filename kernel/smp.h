@@ -37,14 +37,19 @@ uint32_t smp_threads_per_core(void);
  */
 int smp_call(uint32_t cpu, void (*fn)(void *), void *arg, bool wait);
 /*
- * Posts fn(arg) to another CPU without waiting for anything: -1 if it is not
- * online (or is the caller), -2 if a call to it is still pending. `arg` must
- * stay valid until the call ran, even past a timeout. The caller may then
- * wait with smp_call_wait (it is woken when fn returned).
+ * Posts fn(arg) to another CPU without waiting for fn: -1 if it is not
+ * online (or is the caller), -2 if a call to it has been pending longer
+ * than SMP_CALL_TIMEOUT_US (it may be hung). A younger call in its slot
+ * (another CPU's, e.g. the mailbox's hand-over) is waited for, halted
+ * where the caller can: failing at once made pmuctl stat's STOP name a
+ * CPU that was only 84-95 us behind (issue 23, 1 run in 6 on a full card).
+ * `arg` must stay valid until the call ran, even past a timeout. The caller
+ * may then wait with smp_call_wait (it is woken when fn returned).
  */
 int smp_call_try(uint32_t cpu, void (*fn)(void *), void *arg);
 /*
- * As smp_call_try, for a caller that never waits: it is not woken when fn
+ * Posts without waiting for anything: -1 as smp_call_try, -2 if a call to
+ * it is still pending. The caller never waits: it is not woken when fn
  * returns (a CPU woken for nothing would run its idle loop while another
  * thread is measured: under -icount that counts in the measured thread).
  */

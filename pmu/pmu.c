@@ -370,11 +370,13 @@ static struct pmu_result set_verdict(const struct cpuset *set,
 
 /*
  * Runs op on every CPU of `set` once the set passed set_verdict(ready); a CPU
- * whose previous operation has not finished (a hung CPU) is skipped at once
- * and named as PMU_ERR_BUSY. `prepare` fills a CPU's argument fields before
- * the IPI. Every IPI goes out before the caller waits, halted, so a start
- * or stop reaches all CPUs within the time it takes to send them; the
- * caller's own CPU acts last.
+ * whose call slot has been busy past SMP_CALL_TIMEOUT_US (a hung CPU) is
+ * skipped at once and named as PMU_ERR_BUSY; one busy with a younger call is
+ * waited for (smp_call_try). `prepare` fills a CPU's argument fields before
+ * the IPI: a call still in the slot then is never an operation's (each
+ * waited for its own past that time, under op_lock). Every IPI goes out
+ * before the caller waits, halted, so a start or stop reaches all CPUs
+ * within the time it takes to send them; the caller's own CPU acts last.
  */
 static struct pmu_result run_on_set(const struct cpuset *set, void (*op)(struct pmu_cpu *),
 				    void (*target)(void *), void (*prepare)(struct pmu_cpu *, const void *),
@@ -401,7 +403,7 @@ static struct pmu_result run_on_set(const struct cpuset *set, void (*op)(struct 
 		struct percpu *p = cpu_table[c];
 		if (!cpuset_has(set, c))
 			continue;
-		if (p->state != CPU_ONLINE || READ_ONCE(p->call.pending)) {
+		if (p->state != CPU_ONLINE) {
 			if (!r.err)
 				r = (struct pmu_result){ .err = PMU_ERR_BUSY, .cpu = c, .wanted = r.wanted };
 			continue;
