@@ -577,16 +577,25 @@ def test_a_connect_costs_no_more_when_qemu_holds_many_descriptors(tmp_path):
 def test_new_peers_come_at_most_10_a_second(tmp_path):
     """Each new peer costs QEMU work in its main loop and descriptors it keeps: a connect storm once
     told QEMU 2,850 a second (soak.py), and the card stopped answering while QEMU took them. The
-    server serves 64 at once, then 10 a second, and names the client it refuses."""
+    server serves 64 at once, then 10 a second, and names the client it refuses. Checked as a rate,
+    whatever pace a loaded host lets this loop keep: never more than the bucket holds, and a client
+    refused only once the bucket was empty (at least 3 s, until 3 have been refused)."""
     with lone_server(tmp_path) as lone:
-        t0, served = time.monotonic(), 0
-        while time.monotonic() - t0 < 3:
+        t0, served, refused = time.monotonic(), 0, 0
+        while time.monotonic() - t0 < 3 or refused < 3:
+            assert time.monotonic() - t0 < 60, (served, refused)
             with socket.socket(socket.AF_UNIX) as c:
+                asked = time.monotonic() - t0
                 c.connect(lone.sock)
-                served += read_setup(c) is not None
+                if read_setup(c) is not None:
+                    served += 1
+                else:
+                    # Its bucket, full at t0 (64), gains 10 a second: empty only past 63 + 10 s served.
+                    assert served > 63 + 10 * asked - 0.5, (served, asked)
+                    refused += 1
             drain(lone.qemu)
         took = time.monotonic() - t0
-        assert 64 + 10 * 3 - 2 <= served <= 64 + 10 * took + 1, (served, took)
+        assert served <= 64 + 10 * took + 1, (served, took)
         assert "client refused: more than 10 new clients a second, the most" in lone.log.read_text()
         time.sleep(0.2)
         served_again(lone, fd_count(lone.pid))

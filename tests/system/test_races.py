@@ -258,11 +258,12 @@ def test_an_idle_holder_is_named_after_5_s(card):
         m.put("host_lock", os.getpid())
         t0 = time.monotonic()
         p = pmuctl(card, "info", timeout=30)
-        assert p.returncode != 0 and 5 <= time.monotonic() - t0 < 10
-        # pmuctl names the time it waited: 5 s of patience, more on a loaded host.
+        took = time.monotonic() - t0
+        # pmuctl names the time it waited: 5 s of patience by its clock, more on a loaded host, and
+        # within the time it ran (a bound of 10 s of host time failed once at load 8-12).
         held = re.search(rf"pmuctl: info: the card's mailbox is in use: process {os.getpid()} \(as it noted in the "
                          r"mailbox\) has held its lock for more than (\d+\.\d) s", p.stderr)
-        assert held and float(held[1]) >= 5, p.stderr
+        assert p.returncode != 0 and held and 5 <= float(held[1]) <= took + 0.1 and took < 20, (took, p.stderr)
         m.put("host_lock", 0)
     finally:
         os.close(fd)
