@@ -253,14 +253,16 @@ class Soak:
             t.start()
         for t in threads:
             t.join()
+        if card.child.proc.poll() is not None:  # before waiting for the flood, which runs its whole time
+            hostile.kill()
+            stop.set()
+            card.child.expect(pexpect.EOF, timeout=10)
+            raise RuntimeError(f"QEMU ended during the load (status {card.child.proc.returncode}); its last "
+                               f"output: {card.child.before[-2000:]!r}")
         self.flood = [int(n) for n in hostile.communicate(timeout=60)[0].split()]
         if "old code ran" in self.tally.output["smc"]:
             self.problems.append("smc saw its old code run: " + self.tally.output["smc"][-300:])
         stop.set()
-        if card.child.proc.poll() is not None:
-            card.child.expect(pexpect.EOF, timeout=10)
-            raise RuntimeError(f"QEMU ended during the load (status {card.child.proc.returncode}); its last "
-                               f"output: {card.child.before[-2000:]!r}")
         self.cpu = (cpu_seconds(server) - cpu[0], cpu_seconds(qemu) - cpu[1], time.monotonic() - self.tally.t0)
         self.rss_end = rss_mib(qemu)
         self.server_end = wait_fd_count(server, self.start[1])
