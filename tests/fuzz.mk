@@ -13,7 +13,7 @@
 # Time bounds, so that no process can hang a run: one input may take 10 s
 # (-timeout: a longer one is reported as a hang), a process 600 s in all
 # (-max_total_time: stopping short of its inputs fails the test), and it
-# is killed at 660 s. The slowest process (a half of fuzz_shell) takes about
+# is killed at 660 s. The slowest process (a half of fuzz_pmuctl) takes about
 # a minute of a core: the bound is a guard against hangs, not a benchmark.
 # New inputs and crash files go to $(BUILD)/fuzz-run/<target>-<seed>/, never
 # into the tree. By hand (libFuzzer adds
