@@ -58,14 +58,13 @@ FUZZ_SPLIT = {"fuzz_shell": 2, "fuzz_elf": 2, "fuzz_pmuctl": 2}
 
 
 def fuzz_jobs():
-    """(target, seed, inputs) for each fuzz process, the longest first:
-    fuzz_shell's (about half of all the fuzzing), the other split targets',
-    then the rest."""
+    """(target, seed, inputs) for each fuzz process, the longest first: the
+    split targets' (each process most of a minute of a core), then the rest."""
     fuzz_dir = os.path.join(BUILD, "fuzz")
     bins = sorted(f for f in os.listdir(fuzz_dir) if os.path.isfile(os.path.join(fuzz_dir, f))
                   and os.access(os.path.join(fuzz_dir, f), os.X_OK)) if os.path.isdir(fuzz_dir) else []
     jobs = [(b, seed, FUZZ_RUNS // FUZZ_SPLIT.get(b, 1)) for b in bins for seed in range(1, FUZZ_SPLIT.get(b, 1) + 1)]
-    return sorted(jobs, key=lambda j: (j[0] != "fuzz_shell", j[0] not in FUZZ_SPLIT, j[0], j[1]))
+    return sorted(jobs, key=lambda j: (j[0] not in FUZZ_SPLIT, j[0], j[1]))
 
 
 def fuzz_one(job):
