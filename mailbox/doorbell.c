@@ -36,7 +36,8 @@
 
 static const struct host_doorbell *bell;
 static bool poll_off;          /* pmuos.mbox_poll=off: the doorbell alone */
-static uint32_t routed = ~0u;  /* the CPU the rings go to */
+static uint32_t routed = ~0u;  /* the CPU the rings go to; written under route_lock */
+static volatile uint32_t route_want = ~0u; /* the CPU they should go to */
 static struct spinlock route_lock;
 static uint64_t rung_tsc;      /* the last ring's interrupt, until an answer: its TSC */
 static void (*on_ring)(void);  /* the service's (service.c): a hook, so this file does not call up into it */
@@ -84,14 +85,31 @@ uint64_t mailbox_linger_us(void)
 	return bell ? LINGER_US : 0;
 }
 
+/*
+ * No CPU waits for route_lock: its holder's MSI-X writes are device writes
+ * that can end its vCPU's turn under QEMU, and CPU 1 spinning here with
+ * interrupts off kept CPU 2 from its next instruction in msix_route for
+ * over 30 s (a stale heartbeat in test_pmuctl, 1 run in 8; docs/design.md
+ * §10). A CPU that finds the lock taken leaves its CPU in route_want, and
+ * the holder looks again after letting go.
+ */
 void mailbox_doorbell_route(uint32_t cpu)
 {
-	if (!bell || READ_ONCE(routed) == cpu)
+	if (!bell)
 		return;
-	uint64_t f = spin_lock_irq(&route_lock);
-	routed = cpu;
-	bell->route(cpu_table[cpu]->apic_id);
-	spin_unlock_irq(&route_lock, f);
+	WRITE_ONCE(route_want, cpu);
+	smp_mb(); /* route_want before the lock: if it is taken, its holder sees the change */
+	uint64_t f = irq_save();
+	while (READ_ONCE(route_want) != READ_ONCE(routed) && spin_trylock(&route_lock)) {
+		uint32_t want = READ_ONCE(route_want);
+		if (want != routed) {
+			routed = want;
+			bell->route(cpu_table[want]->apic_id);
+		}
+		spin_unlock(&route_lock);
+		smp_mb(); /* let go before looking at route_want again */
+	}
+	irq_restore(f);
 }
 
 void mailbox_doorbell_hold(bool hold)

@@ -27,7 +27,11 @@
  */
 struct host_doorbell {
 	uint32_t peer; /* this machine's peer ID among the host's (0..65535) */
-	/* The host's rings interrupt the CPU with this APIC ID from now on. Any CPU. */
+	/*
+	 * The host's rings interrupt the CPU with this APIC ID from now on. Any
+	 * CPU, one at a time (mailbox/doorbell.c): no lock here, as none may be
+	 * spun for across the device writes (docs/design.md §10).
+	 */
 	void (*route)(uint32_t apic_id);
 	/* Interrupts host peer `peer` (0..65535; one not connected is not rung). Any CPU. */
 	void (*ring)(uint32_t peer);

@@ -8,7 +8,6 @@
 #include "platform/pc/pci.h"
 #include "platform/pc/msix.h"
 #include "kernel/paging.h"
-#include "arch/sync.h"
 
 /* spec, "The ivshmem PCI device's guest interface": vendor 1af4, device 1110. */
 #define IVSHMEM_VENDOR 0x1af4
@@ -40,13 +39,10 @@ bool pc_shared_memory(unsigned n, uint64_t *base, uint64_t *size)
 static volatile uint32_t *regs;
 static struct msix msix;
 static uint8_t bell_vector;
-static struct spinlock route_lock;
 
 static void route(uint32_t apic_id)
 {
-	uint64_t f = spin_lock_irq(&route_lock);
 	msix_route(&msix, DOORBELL_VECTOR, apic_id, bell_vector);
-	spin_unlock_irq(&route_lock, f);
 }
 
 static void ring(uint32_t peer)
