@@ -60,4 +60,26 @@ static inline void spin_unlock_irq(struct spinlock *l, uint64_t f)
 	irq_restore(f);
 }
 
+/*
+ * For a lock held across a write that can end the holder's vCPU turn under
+ * QEMU (a PIT or device write), which no CPU may wait for (docs/design.md
+ * §10). The caller first leaves the change it wants where apply() finds it;
+ * then, while pending() says a change is wanted, this CPU takes the lock
+ * and applies it. A CPU that finds the lock taken goes on: the holder looks
+ * at pending() again after letting go, so no change is lost. Interrupts
+ * are off meanwhile.
+ */
+static inline void spin_settle(struct spinlock *l, bool (*pending)(void *), void (*apply)(void *), void *arg)
+{
+	uint64_t f = irq_save();
+
+	smp_mb(); /* the change before the lock: if it is taken, its holder sees the change */
+	while (pending(arg) && spin_trylock(l)) {
+		apply(arg);
+		spin_unlock(l);
+		smp_mb(); /* let go before looking again */
+	}
+	irq_restore(f);
+}
+
 #endif

@@ -85,31 +85,35 @@ uint64_t mailbox_linger_us(void)
 	return bell ? LINGER_US : 0;
 }
 
+static bool route_pending(void *unused)
+{
+	return READ_ONCE(route_want) != routed;
+}
+
+static void route_apply(void *unused)
+{
+	uint32_t want = READ_ONCE(route_want);
+
+	if (want != routed) {
+		routed = want;
+		bell->route(cpu_table[want]->apic_id);
+	}
+}
+
 /*
- * No CPU waits for route_lock: its holder's MSI-X writes are device writes
- * that can end its vCPU's turn under QEMU, and CPU 1 spinning here with
- * interrupts off kept CPU 2 from its next instruction in msix_route for
- * over 30 s (a stale heartbeat in test_pmuctl, 1 run in 8; docs/design.md
- * §10). A CPU that finds the lock taken leaves its CPU in route_want, and
- * the holder looks again after letting go.
+ * No CPU waits for route_lock (spin_settle): its holder's MSI-X writes are
+ * device writes that can end its vCPU's turn under QEMU, and CPU 1 spinning
+ * here with interrupts off kept CPU 2 from its next instruction in
+ * msix_route for over 30 s (a stale heartbeat in test_pmuctl, 1 run in 8;
+ * docs/design.md §10). A CPU that finds the lock taken leaves its CPU in
+ * route_want, and the holder looks again after letting go.
  */
 void mailbox_doorbell_route(uint32_t cpu)
 {
 	if (!bell)
 		return;
 	WRITE_ONCE(route_want, cpu);
-	smp_mb(); /* route_want before the lock: if it is taken, its holder sees the change */
-	uint64_t f = irq_save();
-	while (READ_ONCE(route_want) != READ_ONCE(routed) && spin_trylock(&route_lock)) {
-		uint32_t want = READ_ONCE(route_want);
-		if (want != routed) {
-			routed = want;
-			bell->route(cpu_table[want]->apic_id);
-		}
-		spin_unlock(&route_lock);
-		smp_mb(); /* let go before looking at route_want again */
-	}
-	irq_restore(f);
+	spin_settle(&route_lock, route_pending, route_apply, NULL);
 }
 
 void mailbox_doorbell_hold(bool hold)

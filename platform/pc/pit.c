@@ -121,9 +121,9 @@ void tsc_calibrate(void)
  * shares each budget between the vCPUs). In the soak (issue 23) CPU 0 spun
  * in tasks_running for up to 157 s of host time while CPU 1 stood at the
  * instruction after its one-shot's last write. So a CPU that finds the lock
- * taken goes on: after an IPI the holder's write ends the turn just the
- * same; a change of mode is left in pit_want, which whoever holds the lock
- * looks at again after letting go, and applies.
+ * taken goes on (spin_settle): after an IPI the holder's write ends the
+ * turn just the same; a change of mode is left in pit_want, which whoever
+ * holds the lock looks at again after letting go, and applies.
  */
 static struct spinlock pit_lock;
 static volatile bool pit_want;  /* periodic, as tasks_running last asked */
@@ -136,43 +136,45 @@ static void pit_ch0(uint8_t mode_cmd, uint16_t count)
 	outb(PIT_CH0, count >> 8);
 }
 
-/*
- * Channel 0 as pit_want asks, and a one-shot if `oneshot` and it is not
- * periodic, unless another CPU holds pit_lock: that CPU then does it.
- */
-static void pit_settle(bool oneshot)
-{
-	uint64_t f = irq_save();
+/* What a CPU asks of channel 0 beside pit_want: a one-shot, if it is not periodic. */
+struct pit_ask {
+	bool oneshot;
+};
 
-	do {
-		if (!spin_trylock(&pit_lock))
-			break;
-		bool want = pit_want;
-		if (want != pit_periodic) {
-			pit_periodic = want;
-			/* A mode-0 count ends the periodic timer: one event more, then none. */
-			if (want)
-				pit_ch0(PIT_CH0_PERIODIC, PIT_HZ / PIT_BUSY_HZ);
-			else
-				pit_ch0(PIT_CH0_ONESHOT, PIT_ONESHOT_COUNT);
-		} else if (oneshot && !want) {
+static bool pit_pending(void *arg)
+{
+	return ((struct pit_ask *)arg)->oneshot || pit_want != pit_periodic;
+}
+
+static void pit_apply(void *arg)
+{
+	struct pit_ask *ask = arg;
+	bool want = pit_want;
+
+	if (want != pit_periodic) {
+		pit_periodic = want;
+		/* A mode-0 count ends the periodic timer: one event more, then none. */
+		if (want)
+			pit_ch0(PIT_CH0_PERIODIC, PIT_HZ / PIT_BUSY_HZ);
+		else
 			pit_ch0(PIT_CH0_ONESHOT, PIT_ONESHOT_COUNT);
-		}
-		oneshot = false;
-		spin_unlock(&pit_lock);
-		smp_mb(); /* let go before looking at pit_want: a CPU that found the lock taken left its change there */
-	} while (pit_want != pit_periodic);
-	irq_restore(f);
+	} else if (ask->oneshot && !want) {
+		pit_ch0(PIT_CH0_ONESHOT, PIT_ONESHOT_COUNT);
+	}
+	ask->oneshot = false;
 }
 
 void pit_ipi_sent(void)
 {
-	pit_settle(true);
+	struct pit_ask ask = { true };
+
+	spin_settle(&pit_lock, pit_pending, pit_apply, &ask);
 }
 
 void pit_tasks_running(bool running)
 {
+	struct pit_ask ask = { false };
+
 	pit_want = running;
-	smp_mb(); /* pit_want before the lock: if it is taken, its holder sees the change */
-	pit_settle(false);
+	spin_settle(&pit_lock, pit_pending, pit_apply, &ask);
 }
