@@ -10,10 +10,11 @@
 # corpus: tests/fuzz/corpus/<target>/ (committed: hand-made seeds and every
 # input that once found a bug) and $(BUILD)/fuzz-seeds/<target>/ (generated
 # below), when they exist. libFuzzer counts the seeds among the runs.
-# Time bounds, so that no process can hang a run: one input may take 10 s
-# (-timeout: a longer one is reported as a hang), a process 600 s in all
+# Time bounds, so that no process can hang a run: one input may take 60 s
+# (-timeout: a longer one is reported as a hang), a process 1,200 s in all
 # (-max_total_time: stopping short of its inputs fails the test), and it
-# is killed at 660 s. The slowest process (a half of fuzz_pmuctl) takes about
+# is killed a minute later; both are wall time, and a process at nice 19
+# waits while the system tests take both cores (run.py). The slowest process (a half of fuzz_pmuctl) takes about
 # a minute of a core: the bound is a guard against hangs, not a benchmark.
 # New inputs and crash files go to $(BUILD)/fuzz-run/<target>-<seed>/, never
 # into the tree. By hand (libFuzzer adds

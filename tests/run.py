@@ -44,8 +44,11 @@ FUZZ_RUNS = 1000000
 # Time bounds (tests/fuzz.mk): one input may take FUZZ_INPUT_S seconds (else
 # libFuzzer reports a hang), a whole run FUZZ_TOTAL_S (else it stops short of
 # FUZZ_RUNS, which fails), and the process gets a minute more before it is killed.
-FUZZ_INPUT_S = 10
-FUZZ_TOTAL_S = 600
+# Both are wall time, and a fuzz process waits at FUZZ_NICE while both system-test
+# streams run: an input of 0.1 CPU-s can then take seconds, and a process minutes
+# more than its CPU time. They are guards against hangs, far above what a run needs.
+FUZZ_INPUT_S = 60
+FUZZ_TOTAL_S = 1200
 # Their niceness (nice(1)): below every test's process, so that fuzzing on a
 # core never delays a card or pmuctl (both wait on host time).
 FUZZ_NICE = 19
@@ -103,10 +106,9 @@ def run_fuzz_beside(tests):
     """The fuzz processes (fuzz_jobs), one per core at a time, beside
     tests(), which runs the unit and system tests: the fuzz processes run at
     the lowest priority (FUZZ_NICE), so the tests get a core whenever they
-    want one and the fuzzing takes what they leave: one QEMU at a time
-    (-icount runs every vCPU on one thread), and waits on cards and programs,
-    leave the system tests under a core on average (about 480 CPU-s over a
-    run of 600-800 s on a 2-core host). Each process is one test; the
+    want one and the fuzzing takes what they leave (waits on cards and
+    programs in the system tests' streams, then the cores once the system
+    tests have ended). Each process is one test; the
     results print in order once all have ended. Returns (passed, failed, tests()'s value)."""
     pending = list(fuzz_jobs())
     results = {}
@@ -137,18 +139,79 @@ def run_fuzz_beside(tests):
     return passed, failed, value
 
 
-def run_system(args):
-    xml = os.path.join(BUILD, "pytest.xml")
-    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v",
-           "-W", "ignore::DeprecationWarning",
-           f"--junitxml={xml}", os.path.join(ROOT, "tests", "system")] + args
-    subprocess.run(cmd, cwd=ROOT)
+# The system-test files run in SYSTEM_STREAMS pytest processes at once,
+# one file per process, the next file to whichever stream ends first: a
+# card's QEMU runs its vCPUs on one host thread (-icount), and many tests
+# wait on a card, so one stream left a core to the fuzzing alone. Files keep
+# their module-scoped cards (conftest.py), and every card has names of its
+# own (conftest.py Card: the pytest process's PID), so two streams share
+# nothing. The files SLOW_FIRST names start first (the longest in wall time
+# on a quiet host, measured), so that the short ones fill the end.
+SYSTEM_STREAMS = 2
+SLOW_FIRST = ["test_races.py", "test_pmuctl.py", "test_card_boot.py", "test_soak.py", "test_linux_boot.py",
+              "test_plugin.py", "test_full_card.py", "test_uefi.py", "test_boot.py", "test_doorbell.py",
+              "test_knc_cpu.py", "test_card_files.py", "test_tasks.py", "test_pmu.py"]
+
+
+def system_streams(args):
+    """The pytest argument lists to run, each a stream's share: one list per
+    system-test file (SLOW_FIRST's first), or `args` alone when they name
+    files or tests themselves (make test TESTS=tests/system/test_x.py::y)."""
+    if any(a.endswith(".py") or "::" in a or a.startswith("tests/") for a in args):
+        return [("selected", list(args))]
+    sysdir = os.path.join(ROOT, "tests", "system")
+    files = sorted(f for f in os.listdir(sysdir) if f.startswith("test_") and f.endswith(".py"))
+    files.sort(key=lambda f: SLOW_FIRST.index(f) if f in SLOW_FIRST else len(SLOW_FIRST))
+    return [(f[:-3], [os.path.join(sysdir, f)] + list(args)) for f in files]
+
+
+def run_pytest(name, args):
+    """One pytest process (output kept, printed whole): (passed, failed, output)."""
+    os.makedirs(os.path.join(BUILD, "pytest"), exist_ok=True)
+    xml = os.path.join(BUILD, "pytest", f"{name}.xml")
+    if os.path.exists(xml):
+        os.remove(xml)
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v", "--no-header",
+           "-W", "ignore::DeprecationWarning", f"--junitxml={xml}"] + args
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                       errors="replace")
+    took = f"{time.monotonic() - t0:.0f} s"
+    if p.returncode == 5:  # pytest: no test selected here (TESTS="-k ...")
+        return 0, 0, ""
     if not os.path.exists(xml):
-        return 0, 1
+        return 0, 1, p.stdout + f"system {name}: pytest ended ({p.returncode}) without a report ({took})\n"
     suite = ET.parse(xml).getroot()
     suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
     total, fails, errors, skipped = (int(suite.get(k, 0)) for k in ("tests", "failures", "errors", "skipped"))
-    return total - fails - errors - skipped, fails + errors
+    return total - fails - errors - skipped, fails + errors, p.stdout + f"system {name}: {took}\n"
+
+
+def run_system(args):
+    """The system tests (system_streams), SYSTEM_STREAMS at a time; each
+    file's output prints whole when it ends. Returns (passed, failed)."""
+    pending = system_streams(args)
+    totals = [0, 0]
+    lock = threading.Lock()
+
+    def stream():
+        while True:
+            with lock:
+                if not pending:
+                    return
+                name, a = pending.pop(0)
+            passed, failed, out = run_pytest(name, a)
+            with lock:
+                print(out, end="", flush=True)
+                totals[0] += passed
+                totals[1] += failed
+
+    streams = [threading.Thread(target=stream) for _ in range(min(SYSTEM_STREAMS, len(pending)))]
+    for t in streams:
+        t.start()
+    for t in streams:
+        t.join()
+    return totals[0], totals[1]
 
 
 def main():

@@ -83,6 +83,14 @@ class SimCard:
         return subprocess.run([PMUCTL, "--card", f"sim:{self.name}", *args], capture_output=True, text=True,
                               timeout=timeout, input=input, env=dict(os.environ, LD_PRELOAD=MMAP_ONLY))
 
+    def log_tail(self, n=4000):
+        """The end of the card's console (QEMU's output), for a failure's message."""
+        try:
+            with open(self.log, errors="replace") as f:
+                return "\n--- the card's console, its end:\n" + f.read()[-n:]
+        except FileNotFoundError:
+            return "\n(no card console)"
+
     def close(self):
         report = knc_report_lines(self.name)  # before QEMU ends: its keeper then removes the file
         self.proc.terminate()
@@ -111,7 +119,7 @@ def sim_card():
 def test_boot_stat_reset_and_boot_again(sim_card):
     card = sim_card("--cpus", "4")
     p = card.pmuctl("boot", BZIMAGE, "--cmdline", "pmuos.test=sim")
-    assert p.returncode == 0, p.stderr + open(card.log, errors="replace").read()
+    assert p.returncode == 0, p.stderr + card.log_tail()
     assert re.search(r"pmuos \S+ READY, 4 CPUs", p.stdout)
     assert "card POST code '12'" in p.stderr and "boot interrupt sent to APIC ID 0" in p.stderr
     # SPAD2 cleared, then RGCR; the simulated bootstrap's run after it, training included, seen by pmuctl.
@@ -138,7 +146,7 @@ def test_boot_stat_reset_and_boot_again(sim_card):
     assert sealed(card, os.path.getsize(BZIMAGE))  # the image's CRC as its boot left it, once READY
     # reset --warm is the card's RGCR, then the same image and command line again: READY once more.
     p = card.pmuctl("reset", "--warm")
-    assert p.returncode == 0 and "reset through RGCR and booted again" in p.stdout, p.stderr
+    assert p.returncode == 0 and "reset through RGCR and booted again" in p.stdout, p.stderr + card.log_tail()
     assert "resetting the card (SPAD2 = 0, then RGCR)" in p.stderr and "the image in card memory" in p.stderr
     assert f"command line '{LINE} {image}'" in p.stderr  # not added twice
     assert card.reg(RGCR) & 1 == 0
@@ -157,7 +165,7 @@ def test_warm_reset_after_programs_filled_card_memory(sim_card):
     # its bootstrap. Once the image is gone, reset fails with status 1 and the reason.
     card = sim_card("--cpus", "4")
     p = card.pmuctl("boot", BZIMAGE)
-    assert p.returncode == 0, p.stderr + open(card.log, errors="replace").read()
+    assert p.returncode == 0, p.stderr + card.log_tail()
     size = int(re.search(r"pmuos.image=0x04000000,0x([0-9a-f]{8})", p.stderr)[1], 16)
     p = card.pmuctl("console", timeout=60, input="mem\n")
     assert re.search(rf"^\s+0000000004000000-{0x4000000 + (size + 0xfff) // 0x1000 * 0x1000 - 1:016x}\s+\d+ KiB\s+boot image$",
@@ -165,7 +173,7 @@ def test_warm_reset_after_programs_filled_card_memory(sim_card):
     p = card.pmuctl("run", "-C", "1-3", FILL, "100")
     assert p.returncode == 0 and p.stdout.count("fill: 100 MiB written and read back") == 3, p.stdout + p.stderr
     p = card.pmuctl("reset", "--warm")
-    assert p.returncode == 0 and "reset through RGCR and booted again" in p.stdout, p.stderr
+    assert p.returncode == 0 and "reset through RGCR and booted again" in p.stdout, p.stderr + card.log_tail()
     p = card.pmuctl("run", "-C", "1", HELLO)
     assert p.returncode == 0 and "hello from pmuos: rank 0 of 1 on CPU 1" in p.stdout, p.stderr
     # A byte of the kernel in the image changed (as a kernel that did not keep it let a program do; its
@@ -287,7 +295,7 @@ def test_a_3120a_bsp_and_an_image_above_the_mailbox(sim_card):
     card = sim_card("--bsp-apic-id", "224", "--download", "0x12000000")
     assert card.reg(SPAD2) == 0x120001C1
     p = card.pmuctl("boot", BZIMAGE, "--timeout", "120")
-    assert p.returncode == 0, p.stderr + open(card.log, errors="replace").read()
+    assert p.returncode == 0, p.stderr + card.log_tail()
     assert re.search(r"at 0x12000000, command line .*; boot interrupt sent to APIC ID 224", p.stderr), p.stderr
     p = card.pmuctl("info")
     assert re.search(r"^cpus\s+4 \(4 online\)$", p.stdout, re.M), p.stdout
