@@ -353,11 +353,23 @@ def fd_count(pid):
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
-def wait_fd_count(pid, want, timeout=10):
+def fd_names(pid):
+    """What each of a process's descriptors is (/proc/PID/fd), for a failure's message."""
+    names = []
+    for fd in sorted(os.listdir(f"/proc/{pid}/fd"), key=int):
+        try:
+            names.append(f"{fd} {os.readlink(f'/proc/{pid}/fd/{fd}')}")
+        except OSError:
+            pass
+    return ", ".join(names)
+
+
+def assert_fd_count(pid, want, timeout=10):
+    """Waits up to timeout s for process pid to hold `want` descriptors; fails naming what it holds."""
     end = time.monotonic() + timeout
     while fd_count(pid) != want and time.monotonic() < end:
         time.sleep(0.05)
-    return fd_count(pid)
+    assert fd_count(pid) == want, f"{fd_count(pid)} descriptors, {want} wanted: {fd_names(pid)}"
 
 
 def cpu_seconds(pid):
@@ -405,7 +417,7 @@ def test_ids_are_never_given_twice_and_a_departed_peers_descriptors_are_closed(t
             for c in conns:
                 c.close()
             drain(lone.qemu)
-            assert wait_fd_count(lone.pid, base, 5) == base
+            assert_fd_count(lone.pid, base, 5)
         assert sorted(ids) == list(range(1, 31)), ids
 
 
@@ -424,7 +436,7 @@ def hoarders(sock, procs, n, wait=3):
 def served_again(lone, base):
     """The hoarders gone: the server's descriptors back to `base`, and a new client served; its ID."""
     drain(lone.qemu)
-    assert wait_fd_count(lone.pid, base) == base
+    assert_fd_count(lone.pid, base)
     with socket.socket(socket.AF_UNIX) as c:
         c.connect(lone.sock)
         setup = read_setup(c)
@@ -475,7 +487,7 @@ def test_a_hoarding_local_process_does_not_stall_pmuctl(card_factory):
     finally:
         hoarder.kill()
         hoarder.wait()
-    assert wait_fd_count(server, base) == base
+    assert_fd_count(server, base)
 
 
 def test_a_stopped_qemu_keeps_id_0(fresh_card):
@@ -516,7 +528,7 @@ def test_a_stopped_qemu_keeps_id_0(fresh_card):
         assert len(set(ids)) == len(ids)
     finally:
         os.kill(qemu, signal.SIGCONT)
-    assert wait_fd_count(server, base) == base  # QEMU took what waited: the departed peers' eventfds are closed
+    assert_fd_count(server, base)  # QEMU took what waited: the departed peers' eventfds are closed
     time.sleep(0.2)  # a new peer's turn: the clients above took every one (ivshmem-server.py NEW_PER_S)
     p = pmuctl(card, "info")
     assert p.returncode == 0 and p.stderr == "", p.stderr
