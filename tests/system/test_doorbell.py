@@ -364,12 +364,17 @@ def fd_names(pid):
     return ", ".join(names)
 
 
-def assert_fd_count(pid, want, timeout=10):
-    """Waits up to timeout s for process pid to hold `want` descriptors; fails naming what it holds."""
+def wait_fd_count(pid, want, timeout=10):
+    """How many descriptors process pid holds once it holds `want`, or after timeout s."""
     end = time.monotonic() + timeout
     while fd_count(pid) != want and time.monotonic() < end:
         time.sleep(0.05)
-    assert fd_count(pid) == want, f"{fd_count(pid)} descriptors, {want} wanted: {fd_names(pid)}"
+    return fd_count(pid)
+
+
+def assert_fd_count(pid, want, timeout=10):
+    """wait_fd_count, failing with what each descriptor is."""
+    assert wait_fd_count(pid, want, timeout) == want, f"{fd_count(pid)} descriptors, {want} wanted: {fd_names(pid)}"
 
 
 def cpu_seconds(pid):
