@@ -18,8 +18,8 @@ scripts/qemu.sh execs this with QEMU's command line, and this execs QEMU
   this user's and not a symbolic link; any other is refused, named.
   --keep-ram: the RAM file is the simulated card's (tests/cardsim/card.py):
   used if it is this user's regular file, made 0600, never removed.
-- A watcher, in a session of its own (a kill of the terminal's process
-  group leaves it), serves the doorbell (scripts/ivshmem-server.py,
+- A watcher, in a process group of its own (a kill of the terminal's
+  process group leaves it), serves the doorbell (scripts/ivshmem-server.py,
   --doorbell) or only waits, and when QEMU ends, however it ends, removes
   every file made here, the lock last.
 """
@@ -30,6 +30,7 @@ import fcntl
 import importlib.util
 import os
 import select
+import signal
 import socket
 import stat
 import sys
@@ -70,6 +71,24 @@ def check_ours(path, st, kind):
         die(f"{path} is not a card's file (mode {st.st_mode:o}): refused (remove it)")
 
 
+def holders_of(path):
+    """The processes that hold an open descriptor of `path` (from /proc/*/fd): 'PID (NAME)', or 'none found'."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+            if any(os.readlink(f"/proc/{pid}/fd/{fd}") == path for fd in fds):
+                with open(f"/proc/{pid}/stat") as f:
+                    st = f.read()
+                with open(f"/proc/{pid}/wchan") as f:
+                    wchan = f.read().strip()
+                found.append(f"{pid} ({st[st.index('(') + 1:st.rindex(')')]}, state {st[st.rindex(')') + 2]}, "
+                             f"parent {st[st.rindex(')') + 2:].split()[1]}, waiting in {wchan or '-'})")
+        except OSError:
+            continue
+    return ", ".join(found) or "none found"
+
+
 def take_lock(name):
     """The card's lock, held (its descriptor, inheritable), with this PID in it."""
     path = f"{SHM}/pmuos-{name}.lock"
@@ -85,9 +104,12 @@ def take_lock(name):
         except BlockingIOError:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
             os.close(fd)
-            if holder.isdigit() and os.path.exists(f"/proc/{holder}") or time.monotonic() > end:
-                die(f"card {name} is in use by PID {holder or '?'} (it holds {path}): "
+            if holder.isdigit() and os.path.exists(f"/proc/{holder}"):
+                die(f"card {name} is in use by PID {holder} (it holds {path}): "
                     f"end that card first, or choose another CARD=")
+            if time.monotonic() > end:
+                die(f"card {name}: its last QEMU (PID {holder or '?'}) has ended, but {path} is still locked "
+                    f"after {HANDOVER_S:g} s, held by: {holders_of(path)}")
             time.sleep(0.05)  # that card has ended: its watcher is removing its files
             continue
         try:
@@ -212,7 +234,16 @@ def keep(a):
     pidfd = os.pidfd_open(os.getpid())  # this process, QEMU after the exec below
     child = os.fork()
     if child == 0:
-        os.setsid()
+        # A process group of its own, not a session: a session is also a scheduler autogroup
+        # (CONFIG_SCHED_AUTOGROUP), and a watcher alone in a new one was seen runnable for 12 s
+        # before its first time slice on a loaded 2-core host (/proc/PID/schedstat), its doorbell
+        # unserved and its lock held that long after QEMU had ended.
+        os.setpgid(0, 0)
+        # Still in the terminal's session: what the terminal sends a group it is not in
+        # (SIGHUP, SIGINT) and SIGTTOU (a background write to the terminal under `stty tostop`)
+        # must not stop or end it.
+        for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTTOU, signal.SIGTTIN, signal.SIGTSTP):
+            signal.signal(sig, signal.SIG_IGN)
         if os.fork():
             os._exit(0)  # the watcher's parent is init, not QEMU
         try:
