@@ -102,16 +102,11 @@ def fuzz_one(job):
     return ok, out
 
 
-def run_fuzz_beside(tests):
-    """The fuzz processes (fuzz_jobs), one per core at a time, beside
-    tests(), which runs the unit and system tests: the fuzz processes run at
-    the lowest priority (FUZZ_NICE), so the tests get a core whenever they
-    want one and the fuzzing takes what they leave (waits on cards and
-    programs in the system tests' streams, then the cores once the system
-    tests have ended). Each process is one test; the
-    results print in order once all have ended. Returns (passed, failed, tests()'s value)."""
-    pending = list(fuzz_jobs())
-    results = {}
+def start_pool(jobs, workers, run, done):
+    """Starts `workers` threads that take jobs in order, each the next one
+    when it is free, and call done(job, run(job)) (under one lock, so done
+    may print and count). Returns the threads, for the caller to join."""
+    pending = list(jobs)
     lock = threading.Lock()
 
     def worker():
@@ -120,11 +115,26 @@ def run_fuzz_beside(tests):
                 if not pending:
                     return
                 job = pending.pop(0)
-            results[job] = fuzz_one(job)
+            result = run(job)
+            with lock:
+                done(job, result)
 
-    workers = [threading.Thread(target=worker) for _ in range(os.cpu_count() or 1)]
-    for w in workers:
-        w.start()
+    threads = [threading.Thread(target=worker) for _ in range(min(workers, len(pending)))]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def run_fuzz_beside(tests):
+    """The fuzz processes (fuzz_jobs), one per core at a time, beside
+    tests(), which runs the unit and system tests: the fuzz processes run at
+    the lowest priority (FUZZ_NICE), so the tests get a core whenever they
+    want one and the fuzzing takes what they leave (waits on cards and
+    programs in the system tests' streams, then the cores once the system
+    tests have ended). Each process is one test; the
+    results print in order once all have ended. Returns (passed, failed, tests()'s value)."""
+    results = {}
+    workers = start_pool(fuzz_jobs(), os.cpu_count() or 1, fuzz_one, results.__setitem__)
     try:
         value = tests()
     finally:
@@ -190,26 +200,15 @@ def run_pytest(name, args):
 def run_system(args):
     """The system tests (system_streams), SYSTEM_STREAMS at a time; each
     file's output prints whole when it ends. Returns (passed, failed)."""
-    pending = system_streams(args)
     totals = [0, 0]
-    lock = threading.Lock()
 
-    def stream():
-        while True:
-            with lock:
-                if not pending:
-                    return
-                name, a = pending.pop(0)
-            passed, failed, out = run_pytest(name, a)
-            with lock:
-                print(out, end="", flush=True)
-                totals[0] += passed
-                totals[1] += failed
+    def done(_, result):
+        passed, failed, out = result
+        print(out, end="", flush=True)
+        totals[0] += passed
+        totals[1] += failed
 
-    streams = [threading.Thread(target=stream) for _ in range(min(SYSTEM_STREAMS, len(pending)))]
-    for t in streams:
-        t.start()
-    for t in streams:
+    for t in start_pool(system_streams(args), SYSTEM_STREAMS, lambda job: run_pytest(*job), done):
         t.join()
     return totals[0], totals[1]
 

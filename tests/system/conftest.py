@@ -90,15 +90,13 @@ class Card:
                                 env=e, encoding="latin-1", timeout=timeout)
         try:
             self.boot_log = self.wait_prompt(timeout)
-        except pexpect.TIMEOUT:
+        except BaseException as e:
             # Nobody holds a card that never came up: end its QEMU here, or it runs on after the test.
             self.child.kill(9)
             self.child.proc.wait()
-            raise AssertionError(f"card {self.name}: no prompt within {timeout} s; what it printed, its end:\n"
-                                 + (self.child.before or "")[-3000:]) from None
-        except BaseException:
-            self.child.kill(9)
-            self.child.proc.wait()
+            if isinstance(e, pexpect.TIMEOUT):
+                raise AssertionError(f"card {self.name}: no prompt within {timeout} s; what it printed, its end:\n"
+                                     + (self.child.before or "")[-3000:]) from None
             raise
 
     def wait_prompt(self, timeout=30):
