@@ -8,6 +8,11 @@ $(BUILD)/bench/null.mb: bench/null_kernel.S bench/null.ld
 	@mkdir -p $(dir $@)
 	$(CC) -m32 -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-T,bench/null.ld $< -o $@
 
+# QEMU's own cost of a timer interrupt, beside record's per-sample cost (bench/record.py).
+$(BUILD)/bench/timer_floor.mb: bench/timer_floor.S bench/null.ld
+	@mkdir -p $(dir $@)
+	$(CC) -m32 -nostdlib -static -no-pie -Wl,--build-id=none -Wl,--no-warn-rwx-segments -Wl,-T,bench/null.ld $< -o $@
+
 # The SSE twins of triad and matmul (pmuos-cc --qemu-sse) that
 # bench/softfloat.py runs beside the card-correct built-ins.
 BENCH_SSE := $(BUILD)/bench/triad_sse.elf $(BUILD)/bench/matmul_sse.elf
@@ -16,7 +21,7 @@ $(BUILD)/bench/%_sse.elf: user/programs/%.c $(USER_RUNTIME) $(NEWLIB_SSE_LIBC)
 	$(PMUOS_CC) --qemu-sse -O2 -g -Wall -o $@ $<
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/pmuctl $(PLUGIN_SO) $(BENCH_SSE) \
+	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/bench/timer_floor.mb $(BUILD)/pmuctl $(PLUGIN_SO) $(BENCH_SSE) \
 		$(BUILD)/user/memtest.elf $(BUILD)/test/memtest-linux $(BUILD)/gen/mbox_layout.json
 	$(PYTHON) bench/boot.py
 	$(PYTHON) bench/pmi.py

@@ -10,16 +10,24 @@ plugin (PLUGIN=0), which tells the plugin's share of a sample's host cost
 (its simulation of the kernel's sample path) from QEMU's own (the timer
 interrupt, APIC accesses and vCPU exits each sample takes). Medians, their
 ratio against the target, and the host's load average (the machine may be
-shared). Exits non-zero only when a boot or a run fails."""
+shared).
+Then what a sample may cost the host for that target, beside what one costs
+and the least any sample can cost under QEMU: QEMU's own cost of a timer
+interrupt at an exact instruction, with nothing else (bench/timer_floor.S,
+booted the same way: a loop interrupted every PERIOD instructions against
+the same loop uninterrupted, the handler's EOI the only APIC access,
+median of 5 rounds).
+Exits non-zero only when a boot or a run fails."""
 
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 
-from boot import BUILD, on_card, report, target
+from boot import BUILD, BootFailed, Guest, on_card, report, target
 
 PERIOD = 10000
 RUNS = 5
@@ -27,6 +35,10 @@ TARGET = 1.2  # record's wall time / stat's (issue 27)
 # steady: 151 M cycles at CPU 1, about 15,000 samples at PERIOD
 PROGRAM = [os.path.join(BUILD, "user", "steady.elf"), "2000", "20000"]
 TICK = os.sysconf("SC_CLK_TCK")
+FLOOR = os.path.join(BUILD, "bench", "timer_floor.mb")
+FLOOR_ROUNDS = 5  # bench/timer_floor.S ROUNDS
+FLOOR_LINE = re.compile(rb"floor: loop (without|with) timer( done)?(, interrupts ([0-9a-f]{8}))?\n")
+SAMPLES = re.compile(r"pmuctl record: (\d+) samples")
 
 
 def qemu_cpu_s(pid):
@@ -43,7 +55,8 @@ def timed(g, *args):
     wall, cpu = time.monotonic() - t0, qemu_cpu_s(g.proc.pid) - cpu0
     if p.returncode != 0:
         raise RuntimeError(f"pmuctl {' '.join(args)}: {p.returncode}: {p.stderr}")
-    return wall, cpu
+    m = SAMPLES.search(p.stderr)
+    return wall, cpu, int(m[1]) if m else 0
 
 
 def dialogue(g):
@@ -56,19 +69,46 @@ def dialogue(g):
     return runs
 
 
+def floor(plugin):
+    """Host seconds per timer interrupt: the median over the floor kernel's
+    rounds of (interrupted loop - quiet loop) / interrupts."""
+    g = Guest(FLOOR, 4, env={"PLUGIN": plugin})
+    try:
+        costs = []
+        for _ in range(FLOOR_ROUNDS):
+            seen = {}
+            while "with done" not in seen:
+                m, t = g.expect(FLOOR_LINE)
+                seen[m[1].decode() + (" done" if m[2] else "")] = t
+                n = int(m[4], 16) if m[4] else None
+            quiet = seen["without done"] - seen["without"]
+            costs.append((seen["with done"] - seen["with"] - quiet) / n)
+        return statistics.median(costs)
+    except BootFailed as e:
+        print(g.failure(e), file=sys.stderr)
+        return None
+    finally:
+        g.kill()
+
+
 def main():
     load0 = os.getloadavg()[0]
-    rows, ratio = [], None
+    rows, ratio, per_sample = [], None, []
     for plugin in ("1", "0"):
         runs = on_card(4, dialogue, env={"PLUGIN": plugin})
-        if runs is None:
+        qemu = floor(plugin)
+        if runs is None or qemu is None:
             return 1
-        med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in runs.items()}
-        rows += [(f"{k}, plugin {'on' if plugin == '1' else 'off'}", " ".join(f"{w:.2f}" for w, _ in v),
+        med = {k: (statistics.median(w for w, _, _ in v), statistics.median(c for _, c, _ in v)) for k, v in runs.items()}
+        rows += [(f"{k}, plugin {'on' if plugin == '1' else 'off'}", " ".join(f"{w:.2f}" for w, _, _ in v),
                   f"{med[k][0]:.2f}", f"{med[k][1]:.2f}") for k, v in runs.items()]
         r = med["record"][0] / med["stat"][0]
         rows.append(("record / stat", "", f"{r:.2f}x", f"{med['record'][1] / med['stat'][1]:.2f}x"))
         ratio = r if ratio is None else ratio
+        n = statistics.median(k for _, _, k in runs["record"])
+        per_sample.append((f"plugin {'on' if plugin == '1' else 'off'}", f"{n:.0f}",
+                           f"{(med['record'][0] - med['stat'][0]) / n * 1e6:.1f}",
+                           f"{(TARGET - 1) * med['stat'][0] / n * 1e6:.1f}", f"{qemu * 1e6:.1f}"))
     report([f"Sampling against counting: `pmuctl record -e cycles -c {PERIOD:,}` and `pmuctl stat -e cycles`",
             f"of {os.path.basename(PROGRAM[0])} {' '.join(PROGRAM[1:])} on one card (CPUS=4, -icount shift=0), "
             f"taking turns {RUNS} times;",
@@ -77,6 +117,12 @@ def main():
             f"Host load average {load0:.2f} before, {os.getloadavg()[0]:.2f} after (a shared host stretches wall "
             "times)."],
            [("run", 22), ("wall s, each run", 34), ("median wall s", 13), ("QEMU CPU s", 10)], rows)
+    report(["Per sample, host microseconds: what record adds to stat per sample (medians above), what it may",
+            f"add for record / stat <= {TARGET}, and QEMU's own cost of a timer interrupt at an exact instruction",
+            f"(bench/timer_floor.S booted the same way: a loop interrupted every {PERIOD:,} instructions against the",
+            f"same loop without, {FLOOR_ROUNDS} rounds, median), which every sample takes before the kernel runs."],
+           [("card", 10), ("samples", 7), ("record adds", 11), (f"budget at {TARGET}x", 15),
+            ("QEMU's interrupt", 16)], per_sample)
     print(f"record / stat wall time (plugin on, as a card boots by default): {ratio:.2f}x, target "
           f"{target(round(ratio * 100), round(TARGET * 100))} (in hundredths)")
     return 0
