@@ -6,7 +6,7 @@
 
 bool bpred_init(struct bpred *b)
 {
-	return sa_init(&b->btb, BTB_ENTRIES, BTB_WAYS);
+	return sa_init(&b->btb, BTB_ENTRIES, BTB_WAYS, true);
 }
 
 void bpred_free(struct bpred *b)

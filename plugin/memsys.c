@@ -22,8 +22,8 @@ bool memsys_init(struct memsys *m, uint32_t ncores, ms_event_fn event)
 	for (uint32_t c = 0; c < ncores; c++) {
 		struct ms_core *k = &m->core[c];
 		k->l1i_last = SA_EMPTY;
-		if (!sa_init(&k->l1d, L1_BYTES / LINE, 8) || !sa_init(&k->l1i, L1_BYTES / LINE, 8) ||
-		    !sa_init(&k->l2, L2_BYTES / LINE, 8)) {
+		if (!sa_init(&k->l1d, L1_BYTES / LINE, 8, false) || !sa_init(&k->l1i, L1_BYTES / LINE, 8, false) ||
+		    !sa_init(&k->l2, L2_BYTES / LINE, 8, false)) {
 			memsys_free(m);
 			return false;
 		}

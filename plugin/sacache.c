@@ -6,7 +6,7 @@
 #define NIBBLES 0x11111111u
 #define BYTES   0x0101010101010101ull
 
-bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways)
+bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways, bool with_data)
 {
 	memset(c, 0, sizeof(*c));
 	if (ways == 0 || ways > SA_MAX_WAYS || entries < ways || entries % ways)
@@ -20,9 +20,9 @@ bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways)
 	/* A set's keys in as few host cache lines as may be (8 ways: one line). */
 	c->key = aligned_alloc(64, (sizeof(*c->key) * entries + 63) & ~(size_t)63);
 	c->state = calloc(entries, 1);
-	c->data = calloc(entries, sizeof(*c->data));
+	c->data = with_data ? calloc(entries, sizeof(*c->data)) : NULL;
 	c->set = malloc(sizeof(*c->set) * c->sets);
-	if (!c->key || !c->state || !c->data || !c->set) {
+	if (!c->key || !c->state || (with_data && !c->data) || !c->set) {
 		sa_free(c);
 		return false;
 	}
@@ -133,7 +133,7 @@ uint8_t *sa_lookup_slow(struct sacache *c, uint64_t key, uint64_t *data)
 	if (w < 0)
 		return NULL;
 	to_front(c, set, (uint32_t)w, key);
-	if (data)
+	if (data && c->data)
 		*data = c->data[b + (uint32_t)w];
 	return &c->state[b + (uint32_t)w];
 }
@@ -149,12 +149,15 @@ uint8_t *sa_peek(struct sacache *c, uint64_t key)
 struct sa_way sa_insert(struct sacache *c, uint64_t key, uint8_t state, uint64_t data)
 {
 	uint32_t set = set_of(c, key), w = (c->set[set].order >> (4 * (c->ways - 1))) & 15, i = set * c->ways + w;
-	struct sa_way out = { c->key[i], c->state[i], c->data[i] };
+	struct sa_way out = { c->key[i], c->state[i], 0 };
 
 	/* An empty way, if any, is least recent (removals put theirs there): the victim either way. */
 	c->key[i] = key;
 	c->state[i] = state;
-	c->data[i] = data;
+	if (c->data) {
+		out.data = c->data[i];
+		c->data[i] = data;
+	}
 	set_tag(c, set, w, key);
 	to_front(c, set, w, key);
 	return out;

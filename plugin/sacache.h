@@ -36,39 +36,45 @@ struct sacache {
 	struct sa_set *set;
 	uint64_t *key;    /* [sets][ways] */
 	uint8_t *state;
-	uint64_t *data;
+	uint64_t *data;   /* NULL without data (sa_init) */
 };
 
-/* A hit, or the way a fill evicted (valid only when `key` != SA_EMPTY). */
+/* A hit, or the way a fill evicted (valid only when `key` != SA_EMPTY; `data` 0 without data). */
 struct sa_way {
 	uint64_t key;
 	uint8_t state;
 	uint64_t data;
 };
 
-/* entries = sets * ways; sets a power of two, 1 <= ways <= SA_MAX_WAYS. Returns false if not, or out of memory. */
-bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways);
+/*
+ * entries = sets * ways; sets a power of two, 1 <= ways <= SA_MAX_WAYS; a
+ * datum per way only `with_data` (a cache has none: a fill then touches no
+ * datum, whose array would be one more host cache line per fill). Returns
+ * false if not, or out of memory.
+ */
+bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways, bool with_data);
 void sa_free(struct sacache *c);
 /* Empties every way (a TLB flush). */
 void sa_clear(struct sacache *c);
 /*
  * Looks key up; on a hit makes it the most recently used way of its set and
  * returns a pointer to its state (valid until the next call on this set),
- * else NULL. *data (if data is not NULL) gets the way's datum.
+ * else NULL. *data (if data is not NULL, and the array has data) gets the
+ * way's datum.
  */
 static inline uint8_t *sa_lookup(struct sacache *c, uint64_t key, uint64_t *data);
 /* Like sa_lookup, without touching the recency order (a snoop's look). */
 uint8_t *sa_peek(struct sacache *c, uint64_t key);
 /*
  * Inserts key (not present) as the most recently used way with state and
- * datum; returns the least recently used way it evicted (key SA_EMPTY if the
+ * datum (ignored without data); returns the least recently used way it evicted (key SA_EMPTY if the
  * set had room).
  */
 struct sa_way sa_insert(struct sacache *c, uint64_t key, uint8_t state, uint64_t data);
 /* Removes key if present (an invalidation); returns whether it was, with its state in *state. */
 bool sa_remove(struct sacache *c, uint64_t key, uint8_t *state);
 
-/* The datum of the way whose state sa_lookup, sa_peek returned (valid as long as that pointer). */
+/* The datum of the way whose state sa_lookup, sa_peek returned (valid as long as that pointer; with data only). */
 static inline uint64_t *sa_data(const struct sacache *c, const uint8_t *state)
 {
 	return &c->data[state - c->state];
@@ -95,7 +101,7 @@ static inline uint8_t *sa_lookup(struct sacache *c, uint64_t key, uint64_t *data
 
 	if (!st)
 		return sa_lookup_slow(c, key, data);
-	if (data)
+	if (data && c->data)
 		*data = *sa_data(c, st);
 	return st;
 }

@@ -6,8 +6,8 @@
 
 bool tlb_init(struct tlbs *t)
 {
-	bool ok = sa_init(&t->data4k, 64, 4) & sa_init(&t->data2m, 8, 4) & sa_init(&t->code4k, 32, 4) &
-		  sa_init(&t->code2m, 8, 4) & sa_init(&t->l2, 64, 4);
+	bool ok = sa_init(&t->data4k, 64, 4, false) & sa_init(&t->data2m, 8, 4, false) & sa_init(&t->code4k, 32, 4, false) &
+		  sa_init(&t->code2m, 8, 4, false) & sa_init(&t->l2, 64, 4, false);
 
 	t->epoch = 0;
 

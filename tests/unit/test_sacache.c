@@ -15,11 +15,11 @@ static void test_geometry(void **state)
 	(void)state;
 	struct sacache c;
 
-	assert_false(sa_init(&c, 10, 4));  /* not a whole number of sets */
-	assert_false(sa_init(&c, 12, 4));  /* 3 sets: not a power of two */
-	assert_false(sa_init(&c, 4, 0));
-	assert_false(sa_init(&c, 16, 16)); /* more ways than an order word holds */
-	assert_true(sa_init(&c, 16, 4));
+	assert_false(sa_init(&c, 10, 4, true));  /* not a whole number of sets */
+	assert_false(sa_init(&c, 12, 4, true));  /* 3 sets: not a power of two */
+	assert_false(sa_init(&c, 4, 0, true));
+	assert_false(sa_init(&c, 16, 16, true)); /* more ways than an order word holds */
+	assert_true(sa_init(&c, 16, 4, true));
 	assert_int_equal(c.sets, 4);
 	assert_int_equal(c.ways, 4);
 	sa_free(&c);
@@ -32,7 +32,7 @@ static void test_lru_replacement(void **state)
 	struct sacache c;
 	uint64_t d = 0;
 
-	assert_true(sa_init(&c, 8, 2)); /* 4 sets of 2 ways */
+	assert_true(sa_init(&c, 8, 2, true)); /* 4 sets of 2 ways */
 	assert_null(sa_lookup(&c, 0, NULL));
 	assert_int_equal(sa_insert(&c, 0, 1, 100).key, SA_EMPTY);
 	assert_int_equal(sa_insert(&c, 4, 2, 104).key, SA_EMPTY); /* set 0 is full: 4 recent, 0 least recent */
@@ -52,13 +52,37 @@ static void test_lru_replacement(void **state)
 	sa_free(&c);
 }
 
+/* Without data (a cache's array) a fill keeps no datum and a look-up reports none. */
+static void test_without_data(void **state)
+{
+	(void)state;
+	struct sacache c;
+	uint64_t d = 77;
+
+	assert_true(sa_init(&c, 2, 2, false)); /* one set of 2 ways */
+	assert_null(c.data);
+	sa_insert(&c, 0, 1, 100);
+	sa_insert(&c, 1, 2, 101);
+	uint8_t *st = sa_lookup(&c, 0, &d); /* the slow path: 1 was the most recent */
+	assert_non_null(st);
+	assert_int_equal(*st, 1);
+	assert_int_equal(d, 77);
+	assert_non_null(sa_lookup(&c, 0, &d)); /* the fast path */
+	assert_int_equal(d, 77);
+	struct sa_way v = sa_insert(&c, 2, 3, 102); /* evicts 1 */
+	assert_int_equal(v.key, 1);
+	assert_int_equal(v.state, 2);
+	assert_int_equal(v.data, 0);
+	sa_free(&c);
+}
+
 /* A peek (a snoop's look) leaves the recency order alone; the state it returns can be changed. */
 static void test_peek_keeps_order(void **state)
 {
 	(void)state;
 	struct sacache c;
 
-	assert_true(sa_init(&c, 2, 2)); /* one set of 2 ways */
+	assert_true(sa_init(&c, 2, 2, true)); /* one set of 2 ways */
 	sa_insert(&c, 10, 0, 0);
 	sa_insert(&c, 11, 0, 0); /* 10 is least recent */
 	uint8_t *st = sa_peek(&c, 10);
@@ -77,7 +101,7 @@ static void test_remove_and_clear(void **state)
 	struct sacache c;
 	uint8_t st = 0;
 
-	assert_true(sa_init(&c, 3, 3)); /* one set of 3 ways */
+	assert_true(sa_init(&c, 3, 3, true)); /* one set of 3 ways */
 	sa_insert(&c, 1, 11, 0);
 	sa_insert(&c, 2, 12, 0);
 	sa_insert(&c, 3, 13, 0);
@@ -114,7 +138,7 @@ static void test_matches_list_model(void **state)
 		uint64_t list[SA_MAX_WAYS], rng = 0x9e3779b97f4a7c15ULL;
 		uint32_t n = 0;
 
-		assert_true(sa_init(&c, ways, ways)); /* one set */
+		assert_true(sa_init(&c, ways, ways, true)); /* one set */
 		for (int step = 0; step < 20000; step++) {
 			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
 			uint64_t key = (rng >> 33) % (ways + 3) * spread;
@@ -161,7 +185,7 @@ static void test_upper_half_keys(void **state)
 	(void)state;
 	struct sacache c;
 
-	assert_true(sa_init(&c, 64, 8)); /* 8 sets of 8 ways */
+	assert_true(sa_init(&c, 64, 8, true)); /* 8 sets of 8 ways */
 	for (uint64_t w = 0; w < 8; w++)
 		sa_insert(&c, (w + 1) << 40 | 8, (uint8_t)w, 0);
 	for (uint64_t w = 0; w < 8; w++) {
@@ -179,6 +203,7 @@ int main(void)
 		cmocka_unit_test(test_geometry),
 		cmocka_unit_test(test_upper_half_keys),
 		cmocka_unit_test(test_lru_replacement),
+		cmocka_unit_test(test_without_data),
 		cmocka_unit_test(test_peek_keeps_order),
 		cmocka_unit_test(test_remove_and_clear),
 		cmocka_unit_test(test_matches_list_model),
