@@ -19,10 +19,9 @@ bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways, bool with_data)
 	c->tag_ways = (ways == 8 ? BYTES : BYTES & ((1ull << 8 * ways) - 1)) * 0x80;
 	/* A set's keys in as few host cache lines as may be (8 ways: one line). */
 	c->key = aligned_alloc(64, (sizeof(*c->key) * entries + 63) & ~(size_t)63);
-	c->state = calloc(entries, 1);
 	c->data = with_data ? calloc(entries, sizeof(*c->data)) : NULL;
-	c->set = malloc(sizeof(*c->set) * c->sets);
-	if (!c->key || !c->state || (with_data && !c->data) || !c->set) {
+	c->set = aligned_alloc(64, (sizeof(*c->set) * c->sets + 63) & ~(size_t)63);
+	if (!c->key || (with_data && !c->data) || !c->set) {
 		sa_free(c);
 		return false;
 	}
@@ -33,7 +32,6 @@ bool sa_init(struct sacache *c, uint32_t entries, uint32_t ways, bool with_data)
 void sa_free(struct sacache *c)
 {
 	free(c->key);
-	free(c->state);
 	free(c->data);
 	free(c->set);
 	memset(c, 0, sizeof(*c));
@@ -62,7 +60,7 @@ void sa_clear(struct sacache *c)
 	for (uint32_t i = 0; i < c->sets * c->ways; i++)
 		c->key[i] = SA_EMPTY;
 	for (uint32_t s = 0; s < c->sets; s++)
-		c->set[s] = (struct sa_set){ SA_EMPTY, (c->tag_ways >> 7) * tag_of(c, SA_EMPTY), identity };
+		c->set[s] = (struct sa_set){ .mru = SA_EMPTY, .tags = (c->tag_ways >> 7) * tag_of(c, SA_EMPTY), .order = identity };
 }
 
 static uint32_t set_of(const struct sacache *c, uint64_t key)
@@ -135,25 +133,25 @@ uint8_t *sa_lookup_slow(struct sacache *c, uint64_t key, uint64_t *data)
 	to_front(c, set, (uint32_t)w, key);
 	if (data && c->data)
 		*data = c->data[b + (uint32_t)w];
-	return &c->state[b + (uint32_t)w];
+	return &c->set[set].state[w];
 }
 
 uint8_t *sa_peek(struct sacache *c, uint64_t key)
 {
-	uint32_t set = set_of(c, key), b = set * c->ways;
+	uint32_t set = set_of(c, key);
 	int w = find(c, set, key);
 
-	return w < 0 ? NULL : &c->state[b + (uint32_t)w];
+	return w < 0 ? NULL : &c->set[set].state[w];
 }
 
 struct sa_way sa_insert(struct sacache *c, uint64_t key, uint8_t state, uint64_t data)
 {
 	uint32_t set = set_of(c, key), w = (c->set[set].order >> (4 * (c->ways - 1))) & 15, i = set * c->ways + w;
-	struct sa_way out = { c->key[i], c->state[i], 0 };
+	struct sa_way out = { c->key[i], c->set[set].state[w], 0 };
 
 	/* An empty way, if any, is least recent (removals put theirs there): the victim either way. */
 	c->key[i] = key;
-	c->state[i] = state;
+	c->set[set].state[w] = state;
 	if (c->data) {
 		out.data = c->data[i];
 		c->data[i] = data;
@@ -171,9 +169,9 @@ bool sa_remove(struct sacache *c, uint64_t key, uint8_t *state)
 	if (w < 0)
 		return false;
 	if (state)
-		*state = c->state[b + (uint32_t)w];
+		*state = c->set[set].state[w];
 	c->key[b + (uint32_t)w] = SA_EMPTY;
-	c->state[b + (uint32_t)w] = 0;
+	c->set[set].state[w] = 0;
 	set_tag(c, set, (uint32_t)w, SA_EMPTY);
 	to_back(c, set, (uint32_t)w); /* the next fill of the set takes it */
 	return true;

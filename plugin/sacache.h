@@ -8,8 +8,8 @@
  * recent way changes nothing (the fast path). A look-up compares a byte
  * per way first (the key's bits just above the set index, packed into one
  * word per set), so a miss mostly reads no key at all. Each way holds a key, an
- * 8-bit state (MESI state, dirty bit, 2-bit counter ...) and a 64-bit datum
- * (branch target). Pure code, unit-tested on the host (tests/unit/test_sacache.c).
+ * 8-bit state (MESI state, dirty bit, 2-bit counter ...), kept with its set's
+ * order and tags, and, in an array with data, a 64-bit datum (branch target). Pure code, unit-tested on the host (tests/unit/test_sacache.c).
  */
 #ifndef PLUGIN_SACACHE_H
 #define PLUGIN_SACACHE_H
@@ -22,11 +22,16 @@
 
 #define SA_MAX_WAYS 8 /* way numbers are 4 bits; 8 of them fill a 32-bit order */
 
-/* A set's recency: its order word, and the key of its most recent way (found with one load); its ways' tags. */
+/*
+ * A set's recency: its order word, and the key of its most recent way (found
+ * with one load); its ways' tags and states. 32 bytes, two sets to a host
+ * cache line: a hit on the most recent way reads this alone.
+ */
 struct sa_set {
 	uint64_t mru;    /* key[front way] */
 	uint64_t tags;   /* byte w: sa_tag of way w's key (of SA_EMPTY when empty); bytes from `ways` up 0 */
 	uint32_t order;  /* way numbers, the most recent in bits 0-3, the least in 4 * (ways - 1) up */
+	uint8_t state[SA_MAX_WAYS];
 };
 
 struct sacache {
@@ -35,7 +40,6 @@ struct sacache {
 	uint64_t tag_ways;  /* 0x80 in the bytes of the ways that exist */
 	struct sa_set *set;
 	uint64_t *key;    /* [sets][ways] */
-	uint8_t *state;
 	uint64_t *data;   /* NULL without data (sa_init) */
 };
 
@@ -77,7 +81,9 @@ bool sa_remove(struct sacache *c, uint64_t key, uint8_t *state);
 /* The datum of the way whose state sa_lookup, sa_peek returned (valid as long as that pointer; with data only). */
 static inline uint64_t *sa_data(const struct sacache *c, const uint8_t *state)
 {
-	return &c->data[state - c->state];
+	size_t at = (size_t)((const char *)state - (const char *)c->set);
+
+	return &c->data[at / sizeof(struct sa_set) * c->ways + at % sizeof(struct sa_set) - offsetof(struct sa_set, state)];
 }
 
 /*
@@ -89,7 +95,7 @@ static inline uint8_t *sa_mru(const struct sacache *c, uint64_t key)
 	uint32_t i = (uint32_t)(key & (c->sets - 1));
 	const struct sa_set *set = &c->set[i];
 
-	return set->mru == key ? &c->state[i * c->ways + (set->order & 15)] : NULL;
+	return set->mru == key ? (uint8_t *)&set->state[set->order & 15] : NULL;
 }
 
 /* ---- the fast path: a hit on the most recent way changes nothing ---- */
