@@ -372,9 +372,17 @@ def wait_fd_count(pid, want, timeout=10):
     return fd_count(pid)
 
 
-def assert_fd_count(pid, want, timeout=10):
-    """wait_fd_count, failing with what each descriptor is."""
-    assert wait_fd_count(pid, want, timeout) == want, f"{fd_count(pid)} descriptors, {want} wanted: {fd_names(pid)}"
+def assert_fd_count(pid, want, timeout=10, looks=20):
+    """wait_fd_count, failing with what each descriptor was at the last look that found another
+    count. It looks at least `looks` times: a count that came right just after the wait ended was
+    seen once (10 where 9 were wanted), which a waiter starved of the CPU past its deadline would
+    see if its only look fell on a connection the server was serving."""
+    end, done, last = time.monotonic() + timeout, 0, ""
+    while (n := fd_count(pid)) != want and (time.monotonic() < end or done < looks):
+        done += 1
+        last = f"{n} at look {done}: {fd_names(pid)}"
+        time.sleep(0.05)
+    assert n == want, f"{n} descriptors, {want} wanted after {done} looks in {timeout} s; the last found {last}"
 
 
 def cpu_seconds(pid):
