@@ -4,14 +4,16 @@
 
 .PHONY: bench determinism
 
-$(BUILD)/bench/null.mb: bench/null_kernel.S bench/null.ld
+# The bare Multiboot kernels: a do-nothing baseline for boot times (bench/boot.py) and QEMU's own
+# cost of a timer interrupt, beside record's per-sample cost (bench/record.py). 32-bit, no libc, one
+# loadable segment at 1 MiB (bench/null.ld); -I. for bench/multiboot.h; a segment both written and
+# executed is what such a kernel is, so the linker is not to warn of it.
+$(BUILD)/bench/null.mb: bench/null_kernel.S
+$(BUILD)/bench/timer_floor.mb: bench/timer_floor.S
+$(BUILD)/bench/null.mb $(BUILD)/bench/timer_floor.mb: bench/multiboot.h bench/null.ld
 	@mkdir -p $(dir $@)
-	$(CC) -m32 -nostdlib -static -no-pie -Wl,--build-id=none -Wl,-T,bench/null.ld $< -o $@
-
-# QEMU's own cost of a timer interrupt, beside record's per-sample cost (bench/record.py).
-$(BUILD)/bench/timer_floor.mb: bench/timer_floor.S bench/null.ld
-	@mkdir -p $(dir $@)
-	$(CC) -m32 -nostdlib -static -no-pie -Wl,--build-id=none -Wl,--no-warn-rwx-segments -Wl,-T,bench/null.ld $< -o $@
+	$(CC) -m32 -I. -nostdlib -static -no-pie -Wl,--build-id=none -Wl,--no-warn-rwx-segments -Wl,-T,bench/null.ld \
+		$(filter %.S,$^) -o $@
 
 # The SSE twins of triad and matmul (pmuos-cc --qemu-sse) that
 # bench/softfloat.py runs beside the card-correct built-ins.

@@ -13,10 +13,8 @@
  * vector register 0x0F0, bit 8 enables the APIC); the 8259's interrupt
  * mask register at ports 0x21 and 0xA1 (Intel 8259A data sheet, OCW1). */
 
-#define MB_MAGIC	0x1BADB002
-#define MB_FLAGS	0
-#define COM1		0x3F8
-#define LSR_THRE	0x20
+#include "bench/multiboot.h"
+
 #define APIC		0xFEE00000
 #define APIC_EOI	0x0B0
 #define APIC_SVR	0x0F0
@@ -30,9 +28,7 @@
 #define ROUNDS		5		/* pairs of runs, without and with the timer */
 #define LOOP_ITERS	80000000	/* 2 instructions each: 160 M, about steady's 151 M cycles */
 
-	.section .multiboot, "a"
-	.balign 4
-	.long MB_MAGIC, MB_FLAGS, -(MB_MAGIC + MB_FLAGS)
+	multiboot_header
 
 	.text
 	.code32
@@ -111,24 +107,7 @@ timer_irq:
 	movl	$0, APIC + APIC_EOI
 	iret
 
-puts:
-	lodsb
-	test	%al, %al
-	jz	2f
-	call	putc
-	jmp	puts
-2:	ret
-
-putc:
-	mov	%al, %ah
-	mov	$COM1 + 5, %dx
-1:	in	%dx, %al
-	test	$LSR_THRE, %al
-	jz	1b
-	mov	$COM1, %dx
-	mov	%ah, %al
-	out	%al, %dx
-	ret
+	com1_output
 
 	.section .rodata
 start_quiet:	.asciz "floor: loop without timer\n"
