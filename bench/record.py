@@ -56,6 +56,8 @@ def timed(g, *args):
     if p.returncode != 0:
         raise RuntimeError(f"pmuctl {' '.join(args)}: {p.returncode}: {p.stderr}")
     m = SAMPLES.search(p.stderr)
+    if args[0] == "record" and not (m and int(m[1])):
+        raise RuntimeError(f"pmuctl record took no sample: {p.stderr}")
     return wall, cpu, int(m[1]) if m else 0
 
 
@@ -81,6 +83,8 @@ def floor(plugin):
                 m, t = g.expect(FLOOR_LINE)
                 seen[m[1].decode() + (" done" if m[2] else "")] = t
                 n = int(m[4], 16) if m[4] else None
+            if not n:
+                raise BootFailed("the floor kernel's timer never interrupted its loop")
             quiet = seen["without done"] - seen["without"]
             costs.append((seen["with done"] - seen["with"] - quiet) / n)
         return statistics.median(costs)
