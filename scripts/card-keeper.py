@@ -241,8 +241,9 @@ def keep(a):
         os.setpgid(0, 0)
         # Still in the terminal's session: what the terminal sends a group it is not in
         # (SIGHUP, SIGINT) and SIGTTOU (a background write to the terminal under `stty tostop`)
-        # must not stop or end it.
-        for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTTOU, signal.SIGTTIN, signal.SIGTSTP):
+        # must not stop or end it. Nor SIGTERM: its command line holds QEMU's, so `pkill -f
+        # qemu-system` reaches it beside QEMU, and it ends when QEMU does, its files removed.
+        for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGTTOU, signal.SIGTTIN, signal.SIGTSTP):
             signal.signal(sig, signal.SIG_IGN)
         if os.fork():
             os._exit(0)  # the watcher's parent is init, not QEMU

@@ -167,6 +167,27 @@ def test_nothing_stays_after_a_sigkill_of_qemu(card_factory, env):
     assert time.monotonic() - t0 < 5
 
 
+def test_nothing_stays_after_a_pkill_of_qemu(card_factory):
+    """`pkill -f qemu-system`, as a user ends stray QEMUs, also matches the keeper's watcher (its
+    command line holds QEMU's): both get SIGTERM, and the watcher still removes the card's files."""
+    card = card_factory(cpus=1)
+    assert card_files(card.name)
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    hit = []
+    for pid in pids:
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
+        except OSError:
+            continue
+        if b"qemu-system" in cmd and f"--card={card.name}\0".encode() in cmd or pid == card.child.proc.pid:
+            hit.append(pid)
+    assert card.child.proc.pid in hit and len(hit) == 2, hit  # QEMU and the watcher
+    for pid in hit:
+        os.kill(pid, signal.SIGTERM)
+    card.child.proc.wait(30)
+    check_card_gone(card.name, timeout=5)
+
+
 def test_nothing_stays_after_poweroff(fresh_card):
     card = fresh_card
     assert card.poweroff() == 0
