@@ -16,7 +16,7 @@ and the least any sample can cost under QEMU: QEMU's own cost of a timer
 interrupt at an exact instruction, with nothing else (bench/timer_floor.S,
 booted the same way: a loop interrupted every PERIOD instructions against
 the same loop uninterrupted, the handler's EOI the only APIC access,
-median of 5 rounds).
+median of its rounds).
 Exits non-zero only when a boot or a run fails."""
 
 import os
@@ -36,8 +36,7 @@ TARGET = 1.2  # record's wall time / stat's (issue 27)
 PROGRAM = [os.path.join(BUILD, "user", "steady.elf"), "2000", "20000"]
 TICK = os.sysconf("SC_CLK_TCK")
 FLOOR = os.path.join(BUILD, "bench", "timer_floor.mb")
-FLOOR_ROUNDS = 5  # bench/timer_floor.S ROUNDS
-FLOOR_LINE = re.compile(rb"floor: loop (without|with) timer( done)?(, interrupts ([0-9a-f]{8}))?\n")
+FLOOR_LINE = re.compile(rb"floor: (loop (without|with) timer( done)?(, period ([0-9a-f]{8})|, interrupts ([0-9a-f]{8}))?|done)\n")
 SAMPLES = re.compile(r"pmuctl record: (\d+) samples")
 
 
@@ -72,25 +71,29 @@ def dialogue(g):
 
 
 def floor(plugin):
-    """Host seconds per timer interrupt: the median over the floor kernel's
-    rounds of (interrupted loop - quiet loop) / interrupts."""
+    """Host seconds per timer interrupt, and the rounds: the median over the
+    floor kernel's rounds of (interrupted loop - quiet loop) / interrupts."""
     g = Guest(FLOOR, 4, env={"PLUGIN": plugin})
     try:
-        costs = []
-        for _ in range(FLOOR_ROUNDS):
-            seen = {}
-            while "with done" not in seen:
-                m, t = g.expect(FLOOR_LINE)
-                seen[m[1].decode() + (" done" if m[2] else "")] = t
-                n = int(m[4], 16) if m[4] else None
-            if not n:
-                raise BootFailed("the floor kernel's timer never interrupted its loop")
-            quiet = seen["without done"] - seen["without"]
-            costs.append((seen["with done"] - seen["with"] - quiet) / n)
-        return statistics.median(costs)
+        costs, seen = [], {}
+        while True:
+            m, t = g.expect(FLOOR_LINE)
+            if m[1] == b"done":
+                break
+            what = m[2].decode() + (" done" if m[3] else "")
+            seen[what] = t
+            if m[5] and int(m[5], 16) != PERIOD:
+                raise BootFailed(f"the floor kernel's timer period is {int(m[5], 16)}, not record's {PERIOD}")
+            if what == "with done":
+                n = int(m[6], 16)
+                if not n:
+                    raise BootFailed("the floor kernel's timer never interrupted its loop")
+                quiet = seen["without done"] - seen["without"]
+                costs.append((seen["with done"] - seen["with"] - quiet) / n)
+        return statistics.median(costs), len(costs)
     except BootFailed as e:
         print(g.failure(e), file=sys.stderr)
-        return None
+        return None, 0
     finally:
         g.kill()
 
@@ -100,7 +103,7 @@ def main():
     rows, ratio, per_sample = [], None, []
     for plugin in ("1", "0"):
         runs = on_card(4, dialogue, env={"PLUGIN": plugin})
-        qemu = floor(plugin)
+        qemu, rounds = floor(plugin)
         if runs is None or qemu is None:
             return 1
         med = {k: (statistics.median(w for w, _, _ in v), statistics.median(c for _, c, _ in v)) for k, v in runs.items()}
@@ -124,7 +127,7 @@ def main():
     report(["Per sample, host microseconds: what record adds to stat per sample (medians above), what it may",
             f"add for record / stat <= {TARGET}, and QEMU's own cost of a timer interrupt at an exact instruction",
             f"(bench/timer_floor.S booted the same way: a loop interrupted every {PERIOD:,} instructions against the",
-            f"same loop without, {FLOOR_ROUNDS} rounds, median), which every sample takes before the kernel runs."],
+            f"same loop without, {rounds} rounds, median), which every sample takes before the kernel runs."],
            [("card", 10), ("samples", 7), ("record adds", 11), (f"budget at {TARGET}x", 15),
             ("QEMU's interrupt", 16)], per_sample)
     print(f"record / stat wall time (plugin on, as a card boots by default): {ratio:.2f}x, target "

@@ -5,8 +5,9 @@
  * instructions under -icount shift=0), ROUNDS times over. The interrupt
  * does the least a sample needs: periodic mode (QEMU re-arms the timer, the
  * guest writes nothing), the handler a count and the EOI. Every run prints
- * a line on COM1 before and after, so the host can time the loop alone; the
- * count is printed as 8 hex digits.
+ * a line on COM1 before and after, so the host can time the loop alone,
+ * the timer's with its period and the count of interrupts (8 hex digits
+ * each); "floor: done" after the last round.
  * Registers: Intel SDM vol. 3A §11.4.1 (APIC base 0xFEE00000), §11.5.4
  * (timer: divide configuration 0x3E0, LVT timer 0x320 with periodic mode in
  * bit 17, initial count 0x380), §11.8.5 (EOI 0x0B0), §11.9 (spurious
@@ -24,7 +25,7 @@
 #define DIVIDE_BY_1	0xB
 #define LVT_PERIODIC	(1 << 17)
 #define VEC_TIMER	0x40
-#define PERIOD_NS	10000		/* bench/record.py's -c 10000 */
+#define PERIOD_NS	10000		/* bench/record.py's -c 10000: it checks the period printed */
 #define ROUNDS		5		/* pairs of runs, without and with the timer */
 #define LOOP_ITERS	80000000	/* 2 instructions each: 160 M, about steady's 151 M cycles */
 
@@ -68,6 +69,8 @@ round:
 	movl	$0, count
 	mov	$start_timer, %esi
 	call	puts
+	mov	$PERIOD_NS, %ebx
+	call	puthex
 	movl	$PERIOD_NS, APIC + APIC_INIT_COUNT
 	sti
 	call	work
@@ -76,21 +79,11 @@ round:
 	mov	$end_timer, %esi
 	call	puts
 	mov	count, %ebx
-	mov	$8, %edi
-hex:	rol	$4, %ebx
-	mov	%bl, %al
-	and	$0xF, %al
-	add	$'0', %al
-	cmp	$'9', %al
-	jbe	1f
-	add	$'a' - '9' - 1, %al
-1:	call	putc
-	dec	%edi
-	jnz	hex
-	mov	$'\n', %al
-	call	putc
+	call	puthex
 	decl	rounds
 	jnz	round
+	mov	$done, %esi
+	call	puts
 halt:
 	cli
 	hlt
@@ -102,6 +95,22 @@ work:
 	jnz	1b
 	ret
 
+/* %ebx as 8 hex digits and a newline; clobbers %eax, %ebx, %edx, %edi. */
+puthex:
+	mov	$8, %edi
+1:	rol	$4, %ebx
+	mov	%bl, %al
+	and	$0xF, %al
+	add	$'0', %al
+	cmp	$'9', %al
+	jbe	2f
+	add	$'a' - '9' - 1, %al
+2:	call	putc
+	dec	%edi
+	jnz	1b
+	mov	$'\n', %al
+	jmp	putc
+
 timer_irq:
 	incl	count
 	movl	$0, APIC + APIC_EOI
@@ -112,8 +121,9 @@ timer_irq:
 	.section .rodata
 start_quiet:	.asciz "floor: loop without timer\n"
 end_quiet:	.asciz "floor: loop without timer done\n"
-start_timer:	.asciz "floor: loop with timer\n"
+start_timer:	.asciz "floor: loop with timer, period "
 end_timer:	.asciz "floor: loop with timer done, interrupts "
+done:		.asciz "floor: done\n"
 	.balign 8
 gdt:	.quad 0, 0x00CF9A000000FFFF, 0x00CF92000000FFFF
 gdt_desc:

@@ -60,7 +60,8 @@ void sa_clear(struct sacache *c)
 	for (uint32_t i = 0; i < c->sets * c->ways; i++)
 		c->key[i] = SA_EMPTY;
 	for (uint32_t s = 0; s < c->sets; s++)
-		c->set[s] = (struct sa_set){ .mru = SA_EMPTY, .tags = (c->tag_ways >> 7) * tag_of(c, SA_EMPTY), .order = identity };
+		c->set[s] = (struct sa_set){ .mru = SA_EMPTY, .tags = (c->tag_ways >> 7) * tag_of(c, SA_EMPTY),
+					     .order = identity };
 }
 
 static uint32_t set_of(const struct sacache *c, uint64_t key)

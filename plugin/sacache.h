@@ -7,9 +7,11 @@
  * hit reorders the set by arithmetic on that word and a hit on the most
  * recent way changes nothing (the fast path). A look-up compares a byte
  * per way first (the key's bits just above the set index, packed into one
- * word per set), so a miss mostly reads no key at all. Each way holds a key, an
- * 8-bit state (MESI state, dirty bit, 2-bit counter ...), kept with its set's
- * order and tags, and, in an array with data, a 64-bit datum (branch target). Pure code, unit-tested on the host (tests/unit/test_sacache.c).
+ * word per set), so a miss mostly reads no key at all. Each way holds a
+ * key, an 8-bit state (MESI state, dirty bit, 2-bit counter ...), kept with
+ * its set's order and tags, and, in an array with data, a 64-bit datum
+ * (branch target). Pure code, unit-tested on the host
+ * (tests/unit/test_sacache.c).
  */
 #ifndef PLUGIN_SACACHE_H
 #define PLUGIN_SACACHE_H
@@ -33,6 +35,7 @@ struct sa_set {
 	uint32_t order;  /* way numbers, the most recent in bits 0-3, the least in 4 * (ways - 1) up */
 	uint8_t state[SA_MAX_WAYS];
 };
+_Static_assert(sizeof(struct sa_set) == 32, "two sets to a 64-byte host cache line");
 
 struct sacache {
 	uint32_t sets, ways;
@@ -71,19 +74,23 @@ static inline uint8_t *sa_lookup(struct sacache *c, uint64_t key, uint64_t *data
 uint8_t *sa_peek(struct sacache *c, uint64_t key);
 /*
  * Inserts key (not present) as the most recently used way with state and
- * datum (ignored without data); returns the least recently used way it evicted (key SA_EMPTY if the
- * set had room).
+ * datum (ignored without data); returns the least recently used way it
+ * evicted (key SA_EMPTY if the set had room).
  */
 struct sa_way sa_insert(struct sacache *c, uint64_t key, uint8_t state, uint64_t data);
 /* Removes key if present (an invalidation); returns whether it was, with its state in *state. */
 bool sa_remove(struct sacache *c, uint64_t key, uint8_t *state);
 
-/* The datum of the way whose state sa_lookup, sa_peek returned (valid as long as that pointer; with data only). */
+/*
+ * The datum of the way whose state sa_lookup, sa_peek returned (valid as
+ * long as that pointer; with data only): the state's set and way.
+ */
 static inline uint64_t *sa_data(const struct sacache *c, const uint8_t *state)
 {
 	size_t at = (size_t)((const char *)state - (const char *)c->set);
+	size_t set = at / sizeof(struct sa_set), way = at % sizeof(struct sa_set) - offsetof(struct sa_set, state);
 
-	return &c->data[at / sizeof(struct sa_set) * c->ways + at % sizeof(struct sa_set) - offsetof(struct sa_set, state)];
+	return &c->data[set * c->ways + way];
 }
 
 /*

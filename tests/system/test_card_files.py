@@ -13,6 +13,7 @@ import time
 import pytest
 
 from conftest import BUILD, ROOT, card_files, check_card_gone
+from test_doorbell import server_pid
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 NOBODY = 65534  # Debian's nobody/nogroup
@@ -172,17 +173,9 @@ def test_nothing_stays_after_a_pkill_of_qemu(card_factory):
     command line holds QEMU's): both get SIGTERM, and the watcher still removes the card's files."""
     card = card_factory(cpus=1)
     assert card_files(card.name)
-    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    hit = []
-    for pid in pids:
-        try:
-            cmd = open(f"/proc/{pid}/cmdline", "rb").read()
-        except OSError:
-            continue
-        if b"qemu-system" in cmd and f"--card={card.name}\0".encode() in cmd or pid == card.child.proc.pid:
-            hit.append(pid)
-    assert card.child.proc.pid in hit and len(hit) == 2, hit  # QEMU and the watcher
-    for pid in hit:
+    watcher = server_pid(card.name)
+    assert b"qemu-system" in open(f"/proc/{watcher}/cmdline", "rb").read()  # what pkill -f matches
+    for pid in (card.child.proc.pid, watcher):
         os.kill(pid, signal.SIGTERM)
     card.child.proc.wait(30)
     check_card_gone(card.name, timeout=5)

@@ -364,12 +364,20 @@ def fd_names(pid):
     return ", ".join(names)
 
 
+def watch_fd_count(pid, want, timeout=10, looks=1):
+    """Looks at process pid's descriptors until it holds `want`, or timeout s have passed and it has
+    looked `looks` times: (the count, the looks that found another, the last of them named)."""
+    end, done, last = time.monotonic() + timeout, 0, ""
+    while (n := fd_count(pid)) != want and (time.monotonic() < end or done < looks):
+        done += 1
+        last = f"{n} at look {done}: {fd_names(pid)}"
+        time.sleep(0.05)
+    return n, done, last
+
+
 def wait_fd_count(pid, want, timeout=10):
     """How many descriptors process pid holds once it holds `want`, or after timeout s."""
-    end = time.monotonic() + timeout
-    while fd_count(pid) != want and time.monotonic() < end:
-        time.sleep(0.05)
-    return fd_count(pid)
+    return watch_fd_count(pid, want, timeout)[0]
 
 
 def assert_fd_count(pid, want, timeout=10, looks=20):
@@ -377,11 +385,7 @@ def assert_fd_count(pid, want, timeout=10, looks=20):
     count. It looks at least `looks` times: a count that came right just after the wait ended was
     seen once (10 where 9 were wanted), which a waiter starved of the CPU past its deadline would
     see if its only look fell on a connection the server was serving."""
-    end, done, last = time.monotonic() + timeout, 0, ""
-    while (n := fd_count(pid)) != want and (time.monotonic() < end or done < looks):
-        done += 1
-        last = f"{n} at look {done}: {fd_names(pid)}"
-        time.sleep(0.05)
+    n, done, last = watch_fd_count(pid, want, timeout, looks)
     assert n == want, f"{n} descriptors, {want} wanted after {done} looks in {timeout} s; the last found {last}"
 
 
