@@ -31,6 +31,8 @@ int cmd_info(struct card *c, int argc, char **argv)
 	print_card_text(stdout, i->backend, sizeof(i->backend));
 	putchar('\n');
 	printf("exact      %s\n", i->capabilities & MBOX_CAP_EXACT ? "yes" : "no");
+	printf("per-thread %s\n", i->capabilities & MBOX_CAP_OWN_THREAD ? "yes" :
+	       "no: with programs on several CPUs each count includes the others' (no QEMU plugin)");
 	printf("heartbeat  %llu\n", (unsigned long long)c->hdr->heartbeat);
 	/* The service's transport, as the card reports it in the header (include/pmuos/mailbox.h). */
 	if (!(c->hdr->capabilities & MBOX_CAP_DOORBELL))

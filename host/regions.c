@@ -144,7 +144,7 @@ static void view_of(struct region_view *v, const struct region_total *r, const c
 	}
 	if (v->turns) {
 		for (int e = 0; e < nev; e++) {
-			struct stat_count c = { r->value[e], r->enabled, r->running[e] };
+			struct stat_count c = { r->value[e], r->enabled, r->running[e], false };
 			v->mc[v->n] = (struct metric_count){ names[e], stat_total(&c), c.running > 0 };
 			v->none[v->n] = c.running ? NULL : "<not counted>";
 			v->pcnt[v->n++] = stat_pcnt(&c);

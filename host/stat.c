@@ -58,7 +58,8 @@ static void stat_read(struct card *c, const struct cpuset *set)
 		uint32_t ev = r[k].slot; /* the event's place in the list */
 		if (!(r[k].flags & MBOX_COUNT_MUX) || ev >= (uint32_t)st.nev || r[k].cpu >= CPUSET_MAX)
 			continue;
-		st.now[ev][r[k].cpu] = (struct stat_count){ r[k].value, r[k].enabled, r[k].running };
+		st.now[ev][r[k].cpu] = (struct stat_count){ r[k].value, r[k].enabled, r[k].running,
+							     !!(r[k].flags & MBOX_COUNT_SHARED) };
 		st.counted[ev] = !!(r[k].flags & MBOX_COUNT_COUNTED);
 	}
 }
@@ -181,6 +182,7 @@ static void stat_add_run(int k, double seconds)
 				st.runs_sum[e][cpu].value += st.now[e][cpu].value;
 				st.runs_sum[e][cpu].enabled += st.now[e][cpu].enabled;
 				st.runs_sum[e][cpu].running += st.now[e][cpu].running;
+				st.runs_sum[e][cpu].shared |= st.now[e][cpu].shared;
 			}
 		}
 		double d = x - st.mean[e];
@@ -201,7 +203,7 @@ static void stat_mean_of_runs(int n)
 	for (int e = 0; e < st.nev; e++) {
 		for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++)
 			st.now[e][cpu] = (struct stat_count){ st.runs_sum[e][cpu].value / n, st.runs_sum[e][cpu].enabled / n,
-							      st.runs_sum[e][cpu].running / n };
+							      st.runs_sum[e][cpu].running / n, st.runs_sum[e][cpu].shared };
 		st.noise[e] = stat_noise(e, n);
 	}
 }

@@ -37,6 +37,7 @@ struct stat_count stat_sum(const struct cpuset *set, const struct stat_count *no
 		sum.value += d.value;
 		sum.enabled += d.enabled;
 		sum.running += d.running;
+		sum.shared |= d.shared;
 	}
 	return sum;
 }
@@ -116,6 +117,8 @@ static void print_json(const struct stat_format *f, const char *name, int counte
 	json_add_num(o, "pcnt-running", "%.2f", stat_pcnt(d));
 	if (f->runs > 1)
 		json_add_num(o, "variance", "%.2f", f->noise);
+	if (counted && d->running && d->shared)
+		json_add_str(o, "note", STAT_SHARED_NOTE);
 	stat_json_end(f, o);
 }
 
@@ -128,12 +131,14 @@ static void print_line(const struct stat_format *f, const char *name, int counte
 	const char *none = !counted ? "<not supported>" : !sum->running ? "<not counted>" : NULL;
 	char val[40], noise[32] = "";
 
-	if (f->sep) { /* perf's -x layout: [time,][CPU,]value,unit,event,[variance,]run time,running percentage */
+	int note = !none && sum->shared;
+	if (f->sep) { /* perf's -x layout: [time,][CPU,]value,unit,event,[variance,]run time,running percentage[,note] */
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)v);
 		if (f->runs > 1)
 			snprintf(noise, sizeof(noise), "%.2f%%%s", f->noise, f->sep);
-		fprintf(f->out, "%s%s%s%s%s%s%s%s%s%.0f%s%.2f\n", ts, cpu, *cpu ? f->sep : "", none ? none : val, f->sep,
-			f->sep, name, f->sep, noise, sum->running * 1e9 / f->tsc_hz, f->sep, pcnt);
+		fprintf(f->out, "%s%s%s%s%s%s%s%s%s%.0f%s%.2f%s%s\n", ts, cpu, *cpu ? f->sep : "", none ? none : val, f->sep,
+			f->sep, name, f->sep, noise, sum->running * 1e9 / f->tsc_hz, f->sep, pcnt, note ? f->sep : "",
+			note ? STAT_SHARED_NOTE : "");
 		return;
 	}
 	if (none)
@@ -142,10 +147,12 @@ static void print_line(const struct stat_format *f, const char *name, int counte
 		group_digits(v, val);
 	if (f->runs > 1)
 		snprintf(noise, sizeof(noise), "  ( +- %5.2f%% )", f->noise);
-	int shared = !none && pcnt < 99.995; /* multiplexed: its share of the time */
-	fprintf(f->table, "%s%-*s%20s      %-*s%s", ts, *cpu ? 8 : 0, cpu, val, shared || *noise ? 32 : 0, name, noise);
-	if (shared)
+	int part = !none && pcnt < 99.995; /* multiplexed: its share of the time */
+	fprintf(f->table, "%s%-*s%20s      %-*s%s", ts, *cpu ? 8 : 0, cpu, val, part || *noise ? 32 : 0, name, noise);
+	if (part)
 		fprintf(f->table, " (%.2f%%)", pcnt);
+	if (note)
+		fprintf(f->table, " (%s)", STAT_SHARED_NOTE);
 	fprintf(f->table, "\n");
 }
 

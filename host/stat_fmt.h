@@ -6,15 +6,23 @@
 #ifndef HOST_STAT_FMT_H
 #define HOST_STAT_FMT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "lib/cpuset.h"
 
-/* One event on one CPU: its count (events) and two times in TSC ticks. */
+/*
+ * What a count that includes other threads' says beside it (MBOX_COUNT_SHARED:
+ * the card counts by a clock all its CPUs advance, docs/design.md §5.2).
+ */
+#define STAT_SHARED_NOTE "includes other CPUs' instructions: no per-thread clock without the QEMU plugin"
+
+/* One event on one CPU: its count (events) and two times in ticks of the card's PMU clock. */
 struct stat_count {
 	uint64_t value;   /* events counted while on a counter */
 	uint64_t enabled; /* ticks the counters ran */
 	uint64_t running; /* ticks this event was on a counter (< enabled when multiplexed) */
+	bool shared;      /* the count includes other threads' (MBOX_COUNT_SHARED) */
 };
 
 struct stat_format {

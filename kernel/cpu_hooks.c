@@ -14,6 +14,7 @@ struct cpu_hooks cpu_hooks = {
 	.online = nothing_bool,
 	.rejoined = nothing,
 	.init_sent = nothing_cpu,
+	.task_start = nothing,
 	.user_enter = nothing,
 	.user_exit = nothing_exit,
 	.idle_enter = nothing,

@@ -26,12 +26,14 @@ struct cpu_hooks {
 	void (*rejoined)(void);
 	/* The calling CPU is about to send INIT to `cpu`. */
 	void (*init_sent)(uint32_t cpu);
+	/* A task starts on the calling CPU (kernel/task.c), before its first instruction. */
+	void (*task_start)(void);
 	/* Just before the IRETQ to Ring 3 (kernel/task.c). */
 	void (*user_enter)(void);
 	/*
 	 * First thing after an entry from Ring 3 (kernel/trap.c, kernel/task.c):
-	 * the TSC of the first kernel instruction and of the first Ring-3
-	 * instruction after the previous exit.
+	 * the clock (kernel/stamp.h) of the first kernel instruction and of the
+	 * first Ring-3 instruction after the previous exit.
 	 */
 	void (*user_exit)(uint64_t first_kernel, uint64_t first_user);
 	/* The calling CPU halts / woke up (kernel/idle.c). */

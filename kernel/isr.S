@@ -11,6 +11,7 @@
 #include "kernel/percpu.h"
 #include "arch/trapframe.h"
 #include "arch/irq.h"
+#include "kernel/stamp.h"
 
 	.text
 	.globl isr_stub_table, trap_exit, user_iretq
@@ -38,22 +39,21 @@ isr_stub_base:                          /* stub v at isr_stub_base + 16 * v */
 	.set v, v + 1
 	.endr
 
-/* PCPU_ENTRY_TSC = the TSC, every register as it was: 2 instructions before the RDTSC. */
+/* PCPU_ENTRY_TSC = the clock (kernel/stamp.h), every register as it was: 3 instructions before its read. */
 .macro STAMP_ENTRY
 	movq %rax, %gs:PCPU_SCRATCH0
 	movq %rdx, %gs:PCPU_SCRATCH1
-	rdtsc
-	shlq $32, %rdx
-	orq %rdx, %rax
+	CLOCK_READ
 	movq %rax, %gs:PCPU_ENTRY_TSC
 	movq %gs:PCPU_SCRATCH0, %rax
 	movq %gs:PCPU_SCRATCH1, %rdx
 .endm
 
 /*
- * Ring 3 -> 0: 8 instructions of the entry run before the RDTSC below (the
- * stub's two pushes and jmp, testb, jnz or jz, swapgs, two movs); 7 where the CPU
- * pushed the error code itself. trap.c subtracts that many.
+ * Ring 3 -> 0: 9 instructions of the entry run before the clock's read below
+ * (the stub's two pushes and jmp, testb, jnz or jz, swapgs, two movs and
+ * CLOCK_READ's first); 8 where the CPU pushed the error code itself.
+ * trap.c subtracts that many.
  */
 .macro ENTER faults
 	testb $3, 24(%rsp)              /* CS of the interrupted context */
@@ -87,15 +87,13 @@ trap_exit:                              /* RSP = a struct trap_frame to return t
 	testb $3, 24(%rsp)
 	jz 2f
 	/*
-	 * Ring 0 -> 3: this RDTSC and the 9 instructions after it up to and
-	 * including IRETQ are kernel instructions; the first user instruction
-	 * runs at the stamp + 10, which is what PCPU_EXIT_TSC holds.
+	 * Ring 0 -> 3: the clock's read and the 9 instructions after it up to
+	 * and including IRETQ are kernel instructions; the first user
+	 * instruction runs at the stamp + 10, which is what PCPU_EXIT_TSC holds.
 	 */
 	movq %rax, %gs:PCPU_SCRATCH0
 	movq %rdx, %gs:PCPU_SCRATCH1
-	rdtsc
-	shlq $32, %rdx
-	orq %rdx, %rax
+	CLOCK_READ
 	addq $10, %rax
 	movq %rax, %gs:PCPU_EXIT_TSC
 	movq %gs:PCPU_SCRATCH0, %rax

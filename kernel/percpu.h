@@ -47,9 +47,9 @@ struct percpu {
 	struct percpu *self;      /* gs:0 */
 	uint64_t scratch_rsp;     /* gs:8: the user RSP at SYSCALL entry */
 	uint64_t tstack_top;      /* gs:16: kernel stack for entries from Ring 3 */
-	uint64_t entry_tsc;       /* gs:24: TSC at the last entry from Ring 3 */
+	uint64_t entry_tsc;       /* gs:24: clock (kernel/stamp.h) at the last entry from Ring 3 */
 	uint64_t scratch[2];      /* gs:32, gs:40: the entry paths' spill slots */
-	uint64_t exit_tsc;        /* gs:48: TSC of the first Ring-3 instruction after the last exit */
+	uint64_t exit_tsc;        /* gs:48: clock of the first Ring-3 instruction after the last exit */
 	uint64_t kstack_top;      /* the CPU's own kernel stack (idle loop, scheduler) */
 	uint32_t cpu;             /* logical CPU number, 0 = BSP */
 	uint32_t apic_id;

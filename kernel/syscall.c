@@ -13,8 +13,8 @@
 #include "lib/lib.h"
 #include <pmuos/syscall.h>
 
-/* Kernel instructions before the SYSCALL entry's RDTSC (kernel/user.S). */
-#define SYSCALL_ENTRY_INSNS 25
+/* Kernel instructions before the SYSCALL entry's clock read (kernel/user.S, kernel/stamp.h). */
+#define SYSCALL_ENTRY_INSNS 26
 #define WRITE_MAX 65536 /* bytes one write() takes */
 
 /* A system call: its result, or -PMUOS_E*; the arguments are RDI, RSI, RDX of `f`. */

@@ -82,6 +82,11 @@ void task_on_running(void (*fn)(bool running))
 	running_fn = fn;
 }
 
+uint32_t task_held(void)
+{
+	return READ_ONCE(held_tasks);
+}
+
 /*
  * After each change of held_tasks between 0 and not 0: tells running_fn
  * the state now, and again if it changed meanwhile, so the last word is
@@ -336,6 +341,7 @@ bool task_run_next(void)
 			fr->rsp = t->initial_rsp;
 			fr->ss = SEL_UDATA;
 			fpu_reset_user(); /* nothing of the previous task's x87/SSE state */
+			cpu_hooks.task_start();
 			cpu_hooks.user_enter();
 			user_start(fr);
 		}

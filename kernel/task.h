@@ -160,5 +160,7 @@ void task_set_host(const struct task_host *h);
  * the platform's (platform/platform.h tasks_running).
  */
 void task_on_running(void (*fn)(bool running));
+/* Tasks launched and not yet let go of by their CPUs (0..MAX_TASKS): those that may run now. */
+uint32_t task_held(void);
 
 #endif

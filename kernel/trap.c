@@ -167,19 +167,19 @@ static void __attribute__((noreturn, noinline, cold)) fault_report(struct trap_f
 
 /*
  * Ticks before the entry stamp that belong to the kernel: the stub's
- * instructions (kernel/isr.S: 8, or 7 where the CPU pushed an error code:
+ * instructions (kernel/isr.S: 9, or 8 where the CPU pushed an error code:
  * its HAS_ERROR vectors),
  * and for #UD and #GP the trapping instruction itself, which QEMU's icount
- * charges before raising the exception: an RDPMC or SPFLT that the kernel
- * emulates is kernel time (docs/design.md §5.6).
+ * (and the plugin's clock) charges before raising the exception: an RDPMC
+ * or SPFLT that the kernel emulates is kernel time (docs/design.md §5.6).
  */
 static uint64_t entry_insns(uint64_t v)
 {
 	static const uint8_t insns[32] = {
-		8, 8, 8, 8, 8, 8, 9 /* #UD */, 8, 7, 8, 7, 7, 7, 8 /* #GP */, 7, 8,
-		8, 7, 8, 8, 8, 7, 8, 8, 8, 8, 8, 8, 8, 7, 7, 8,
+		9, 9, 9, 9, 9, 9, 10 /* #UD */, 9, 8, 9, 8, 8, 8, 9 /* #GP */, 8, 9,
+		9, 8, 9, 9, 9, 8, 9, 9, 9, 9, 9, 9, 9, 8, 8, 9,
 	};
-	return v < 32 ? insns[v] : 8;
+	return v < 32 ? insns[v] : 9;
 }
 
 /*

@@ -5,6 +5,7 @@
 #include "kernel/percpu.h"
 #include "arch/trapframe.h"
 #include "kernel/gdt.h"
+#include "kernel/stamp.h"
 
 	.text
 	.globl syscall_entry, user_start, ctx_save, ctx_restore
@@ -12,8 +13,8 @@
 /*
  * SYSCALL: RCX = user RIP, R11 = user RFLAGS, interrupts masked by FMASK.
  * Builds a struct trap_frame (vector 0x100) on the task's kernel stack, so
- * the return shares trap_exit's stamped IRETQ path. 25 kernel instructions
- * run before the RDTSC (task.c subtracts them).
+ * the return shares trap_exit's stamped IRETQ path. 26 kernel instructions
+ * run before the clock's read (syscall.c subtracts them).
  */
 syscall_entry:
 	swapgs
@@ -27,9 +28,7 @@ syscall_entry:
 	pushq $0                        /* error code */
 	pushq $0x100                    /* vector: system call */
 	PUSH_GPRS
-	rdtsc
-	shlq $32, %rdx
-	orq %rdx, %rax
+	CLOCK_READ
 	movq %rax, %gs:PCPU_ENTRY_TSC
 	movq %rsp, %rdi
 	cld

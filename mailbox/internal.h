@@ -59,5 +59,7 @@ void mailbox_doorbell_forward(uint32_t cpu);
 void mailbox_doorbell_hold(bool hold);
 /* After publishing answers: rings the host peer the lock holder named (no-op without a doorbell or a peer). */
 void mailbox_doorbell_answered(void);
+/* mailbox.c: the PMU's MBOX_CAP_* (the header's and INFO's; the doorbell adds its own bit). */
+uint64_t mbox_capabilities(void);
 
 #endif

@@ -15,6 +15,11 @@
 #include "kernel/idle.h"
 #include "pmu/pmu.h"
 
+uint64_t mbox_capabilities(void)
+{
+	return (pmu_counts_exact() ? MBOX_CAP_EXACT : 0) | (pmu_counts_own_thread() ? MBOX_CAP_OWN_THREAD : 0);
+}
+
 /*
  * The card's own view of the mailbox. The layout is decided here once and
  * never read back from shared memory, and the indices the card produces
@@ -157,7 +162,7 @@ bool mailbox_layout(uint64_t base, uint64_t size)
 	mbox_hdr->tsc_hz = tsc_hz;
 	mbox_hdr->cpu_count = cpu_count;
 	mbox_hdr->cpus_online = smp_online_count();
-	mbox_hdr->capabilities = pmu_counts_exact() ? MBOX_CAP_EXACT : 0;
+	mbox_hdr->capabilities = mbox_capabilities();
 	strlcpy(mbox_hdr->backend, pmu_backend_name(), sizeof(mbox_hdr->backend));
 	strlcpy(mbox_hdr->kernel_version, PMUOS_VERSION, sizeof(mbox_hdr->kernel_version));
 	mbox_hdr->req_ctl_off = req_off - 64;

@@ -145,7 +145,7 @@ static int serve_read(const struct mbox_request *req, const struct cpuset *set, 
 				.cpu = c, .slot = i, .evtsel = r.evtsel[i],
 				.flags = (r.running ? MBOX_COUNT_RUNNING : 0) | (r.mux ? MBOX_COUNT_MUX : 0) |
 					 (ops->counts_event(r.evtsel[i]) ? MBOX_COUNT_COUNTED : 0) |
-					 (r.throttles ? MBOX_COUNT_THROTTLED : 0),
+					 (r.throttles ? MBOX_COUNT_THROTTLED : 0) | (r.shared ? MBOX_COUNT_SHARED : 0),
 				.value = r.value[i], .samples = r.samples[i],
 				.enabled = r.enabled_ticks, .running = r.running_ticks[i],
 			};

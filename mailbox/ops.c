@@ -16,7 +16,7 @@ static void info(struct mbox_info *out)
 	out->cpu_count = cpu_count;
 	out->cpus_online = smp_online_count();
 	out->tsc_hz = tsc_hz;
-	out->capabilities = pmu_counts_exact() ? MBOX_CAP_EXACT : 0;
+	out->capabilities = mbox_capabilities();
 	strlcpy(out->backend, pmu_backend_name(), sizeof(out->backend));
 	strlcpy(out->kernel_version, PMUOS_VERSION, sizeof(out->kernel_version));
 }

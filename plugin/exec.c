@@ -139,6 +139,22 @@ static inline void translate_page(struct thr *t, bool code, uint64_t vaddr, bool
 	}
 }
 
+/* ---- the threads' clocks ---- */
+
+unsigned clock_vcpu;
+
+void clock_switch_slow(unsigned int vcpu)
+{
+	page->thread[clock_vcpu].clock = page->clock;
+	page->clock = page->thread[vcpu].clock;
+	clock_vcpu = vcpu;
+}
+
+void on_block_clock(unsigned int vcpu, void *udata)
+{
+	clock_switch(vcpu);
+}
+
 /* ---- execution ---- */
 
 enum outcome { UNKNOWN = -1, NOT_TAKEN, TAKEN };
@@ -327,6 +343,7 @@ void on_block(unsigned int vcpu, void *udata)
 {
 	struct tb *b = udata;
 
+	clock_switch(vcpu);
 	if (vcpu >= counting_cpus)
 		return;
 	struct thr *t = &thr[vcpu];

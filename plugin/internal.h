@@ -188,6 +188,23 @@ static inline bool is_user(uint64_t vaddr)
 
 /* ---- exec.c ---- */
 
+/*
+ * The threads' clocks (include/pmuos/pmushare.h `clock`): every
+ * instruction adds 1 to page->clock (an inline add, translate.c), and the
+ * first callback of each block makes page->clock the clock of the vCPU
+ * that runs it. QEMU runs one vCPU at a time and switches only between
+ * blocks, so that is before any instruction of the new vCPU's.
+ */
+void clock_switch_slow(unsigned int vcpu);
+extern unsigned clock_vcpu; /* the vCPU whose clock page->clock holds */
+static inline void clock_switch(unsigned int vcpu)
+{
+	if (vcpu != clock_vcpu)
+		clock_switch_slow(vcpu);
+}
+/* A block without a record (counting stopped): the clock goes on. */
+void on_block_clock(unsigned int vcpu, void *udata);
+
 /* Binds the plugin's events to libpfm4's codes by name; false if libpfm4 lacks one. */
 bool map_codes(void);
 /* The plugin event (enum plugin_event) of an EvtSel event code, or -1. */

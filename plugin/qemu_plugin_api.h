@@ -71,6 +71,17 @@ void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_udata_cb_t cb,
 					    enum qemu_plugin_cb_flags flags, void *userdata);
 
+/*
+ * qemu-plugin.h: enum qemu_plugin_op, qemu_plugin_register_vcpu_insn_exec_inline():
+ * QEMU's generated code itself adds imm to the 64-bit word at ptr before
+ * the instruction executes (after its exec callbacks), with no call.
+ */
+enum qemu_plugin_op {
+	QEMU_PLUGIN_INLINE_ADD_U64,
+};
+void qemu_plugin_register_vcpu_insn_exec_inline(struct qemu_plugin_insn *insn, enum qemu_plugin_op op, void *ptr,
+						uint64_t imm);
+
 /* qemu-plugin.h: qemu_plugin_tb_n_insns(), qemu_plugin_tb_get_insn() */
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);

@@ -212,6 +212,10 @@ static struct tb *tb_record(struct qemu_plugin_tb *qtb)
 void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *qtb)
 {
 	check_thread();
+	size_t n = qemu_plugin_tb_n_insns(qtb);
+	for (size_t i = 0; i < n; i++) /* the threads' clocks (internal.h clock_switch), whether counting or not */
+		qemu_plugin_register_vcpu_insn_exec_inline(qemu_plugin_tb_get_insn(qtb, i), QEMU_PLUGIN_INLINE_ADD_U64,
+							   &page->clock, 1);
 	struct tb *b = tb_record(qtb);
 	if (!b) {
 		if (!stopped)
@@ -219,6 +223,9 @@ void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *qtb)
 				COUNT_MAX_BLOCK);
 		stopped = true;
 		counting_cpus = 0;
+		if (n)
+			qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(qtb, 0), on_block_clock,
+							       QEMU_PLUGIN_CB_NO_REGS, NULL);
 		return;
 	}
 	if (arena_bytes >= RECORDS_MAX_BYTES && !flush_asked) {

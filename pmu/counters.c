@@ -39,6 +39,6 @@ void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t pe
 
 void pmu_counters_go(struct pmu_cpu *pc)
 {
-	pc->start_tsc = rdtsc();
+	pc->start_tsc = model_clock();
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, pc->enabled & ~pc->throttled);
 }

@@ -116,12 +116,12 @@ static int emulate(struct trap_frame *f)
 		return 0;
 	if (in.rdpmc) {
 		model_share_take(pc);
-		model_rdpmc(&pc->model, rdtsc(), (uint32_t)f->rcx, &v);
+		model_rdpmc(&pc->model, model_clock(), (uint32_t)f->rcx, &v);
 		f->rax = (uint32_t)v;
 		f->rdx = v >> 32;
 	} else {
 		bool was = pmu_spflt_open(pc->model.spflt);
-		model_spflt(&pc->model, rdtsc(), in.spflt);
+		model_spflt(&pc->model, model_clock(), in.spflt);
 		model_share_publish(pc);
 		pmu_region_note(was, pmu_spflt_open(pc->model.spflt));
 	}
@@ -171,7 +171,7 @@ static bool emulate_fast(struct trap_frame *f, uint64_t first_kernel, uint64_t f
 	if (pc->plugin_sel) /* the plugin's counts to take and its page to tell */
 		return emulate_steps(pc, f, first_kernel, first_user, &in);
 	bool was = pmu_spflt_open(pc->model.spflt);
-	if (!model_user_insn(&pc->model, first_user, first_kernel, rdtsc(), in.rdpmc ? (int)(f->rcx & 1) : -1,
+	if (!model_user_insn(&pc->model, first_user, first_kernel, model_clock(), in.rdpmc ? (int)(f->rcx & 1) : -1,
 			     in.spflt, &v))
 		return emulate_steps(pc, f, first_kernel, first_user, &in);
 	model_slack_update(pc, first_kernel, first_user);

@@ -47,8 +47,16 @@ struct pmu_cpu {
 	uint64_t late[2];       /* a sampling counter's events past a whole period at its PMI (pmi.c reload) */
 	uint32_t enabled;       /* GLOBAL_CTRL bits while running */
 	bool running;
-	uint64_t start_tsc;     /* counters last started (or a slice began), TSC */
+	uint64_t start_tsc;     /* counters last started (or a slice began), in the model's clock (pmu/share.h) */
 	uint64_t enabled_ticks; /* counting time since the last clear, up to start_tsc (multiplexed: unhalted only) */
+	/*
+	 * Whether the counts since the last clear include other threads' (a
+	 * clock all CPUs advance, pmu_counts_own_thread false): tasks of other
+	 * CPUs were held at the clear, or others started since (pmu.c
+	 * task_starts less this CPU's own_starts moved from starts_mark).
+	 */
+	bool others_at_clear;
+	uint64_t own_starts, starts_mark;
 	struct pmu_mux mux;
 
 	/* PMI handler (pmi.c) */
@@ -80,12 +88,13 @@ struct pmu_cpu {
 	/* model backend (model.c) */
 	struct pmu_model model;
 	struct timer ovf_timer;
+	uint64_t ovf_at;        /* the overflow timer's deadline in the model's clock (model.c ovf_arm) */
 	bool user_entry;        /* between to_user and from_user: Ring 3 is provisional */
 	bool in_pmi;            /* from pmi_stop to pmi_restart: sync once, at the end */
 	bool delivering;        /* sync_at runs the PMI handler on the task's frame, and syncs after it */
 	uint64_t user_armed_by; /* from_user armed the overflow timer for a to_user up to this tick (model.c) */
 	uint8_t slack_shift;    /* a Ring-3 deadline's slack is USER_ENTRY_SLACK << this (model.c) */
-	volatile uint64_t init_sent_tsc; /* written by the CPU that sends INIT */
+	volatile uint64_t init_sent_tsc; /* written by the CPU that sends INIT: the model's clock of this CPU */
 	struct pmushare_thread *share; /* this thread's slot of the plugin's page, or NULL (pmu/share.h) */
 	uint8_t plugin_sel;     /* with `share`, bit i: EvtSel i enables an event of the plugin's */
 };
@@ -147,7 +156,8 @@ static inline void model_share_take(struct pmu_cpu *pc)
 }
 /* model.c, for emul.c: publish the registers the plugin reads after a change of them. */
 void model_share_publish(struct pmu_cpu *pc);
-/* model.c: a thread's Ring-3 deadline slack is USER_ENTRY_SLACK << up to this. */
+/* model.c: a thread's Ring-3 deadline slack is USER_ENTRY_SLACK << 0 up to this. */
+#define USER_ENTRY_SLACK 512    /* ticks */
 #define USER_SLACK_SHIFT_MAX 11 /* 2^20 ticks, about 1 ms */
 
 /*
@@ -159,7 +169,16 @@ static inline void model_slack_update(struct pmu_cpu *pc, uint64_t first_kernel,
 {
 	if (first_kernel > first_user)
 		pc->slack_shift = 0;
-	else if (pc->slack_shift < USER_SLACK_SHIFT_MAX)
+	else if (first_kernel + ((uint64_t)USER_ENTRY_SLACK << pc->slack_shift) >= pc->ovf_at &&
+		 pc->slack_shift < USER_SLACK_SHIFT_MAX)
+		/*
+		 * Not if the overflow timer came more than a slack early: with
+		 * the plugin's clock it comes early while other threads run
+		 * (pmu/share.h model_clock_deadline), and one taken before the
+		 * task's first instruction then is no sign of a deadline inside
+		 * the kernel's path. (A tick only a little early, as the APIC's
+		 * one-shot rounding gives, is such a sign.)
+		 */
 		pc->slack_shift++;
 	pc->user_entry = false;
 }

@@ -1,6 +1,8 @@
 /*
  * model backend: the kernel side of the software PMU (pmu/model_core.c).
- * Each op reads the TSC as `now`; afterwards sync() delivers a PMI if the
+ * Each op reads the thread's clock (pmu/share.h model_clock: the TSC, or
+ * with the plugin the thread's own instructions) as `now`; afterwards
+ * sync() delivers a PMI if the
  * line rose and arms the thread's overflow timer for the tick at which the
  * next counter wraps (docs/design.md §5.2).
  * A rise noticed on an entry from Ring 3 (a counter wrapped while the task
@@ -28,6 +30,18 @@
 static void overflow_due(struct timer *t);
 
 /*
+ * The overflow timer for tick `at` of the model's clock. With the plugin's
+ * clock (the thread's own instructions) the TSC deadline is the earliest
+ * the thread can get there (model_clock_deadline): one that comes early
+ * finds no overflow, and sync_timer arms it again for what is left.
+ */
+static void ovf_arm(struct pmu_cpu *pc, uint64_t at)
+{
+	pc->ovf_at = at;
+	timer_arm(&pc->ovf_timer, model_clock_deadline(at), overflow_due, pc);
+}
+
+/*
  * Between to_user and the IRETQ the kernel still runs a few hundred
  * instructions that the model, until from_user, counts as Ring 3. A deadline
  * computed then is pushed back by this much, so a USR counter a few events
@@ -40,14 +54,18 @@ static void overflow_due(struct timer *t);
  * and the task never runs (long recordings hung so, `pmuctl record -c 1000`
  * at once). So the slack doubles after each Ring-3 stretch that ran no
  * instruction, up to USER_SLACK_SHIFT_MAX times, and is back to
- * USER_ENTRY_SLACK after one that did. (Doubling only when the overflow
- * timer was due at the entry let the cycle go on: at 100,000 samples/s with
- * few other interrupts, bench/drain.py's kernel instructions per sample
- * went from 1,500 to 8,400.) A PMI in Ring 3 comes up to the slack in force
+ * USER_ENTRY_SLACK after one that did (internal.h model_slack_update).
+ * (Doubling only when the overflow timer was due at the entry let the
+ * cycle go on: at 100,000 samples/s with few other interrupts,
+ * bench/drain.py's kernel instructions per sample went from 1,500 to
+ * 8,400; so did a single-CPU record, 30x slower, with the test made
+ * exact. A timer more than a slack early does not double it: with the
+ * plugin's clock, the timers of threads that others held back come that
+ * early, and doubling for them made `record -C 1-3`'s PMIs whole periods
+ * late.) A PMI in Ring 3 comes up to the slack in force
  * events late, which can be more than a short period: the driver keeps its
  * totals exact then (pmu/pmi.c reload).
  */
-#define USER_ENTRY_SLACK 512
 #define OVF_HORIZON (1ULL << 32)  /* TSC ticks: 4.3 s at 1 GHz */
 #define SHARE_POLL_TICKS 8192     /* TSC ticks between looks at a sampling plugin event */
 
@@ -121,12 +139,12 @@ static void sync_timer(struct pmu_cpu *pc, bool lazy)
 	if (pc->user_entry)
 		left += user_slack(pc);
 	if (left >= OVF_HORIZON) {
-		if (lazy && pc->ovf_timer.armed && pc->ovf_timer.deadline <= m->last + OVF_HORIZON)
+		if (lazy && pc->ovf_timer.armed && pc->ovf_at <= m->last + OVF_HORIZON)
 			return;
 		left = OVF_HORIZON;
 	}
-	if (!pc->ovf_timer.armed || pc->ovf_timer.deadline != m->last + left)
-		timer_arm(&pc->ovf_timer, m->last + left, overflow_due, pc);
+	if (!pc->ovf_timer.armed || pc->ovf_at != m->last + left)
+		ovf_arm(pc, m->last + left);
 }
 
 static void sync_at(struct pmu_cpu *pc, struct trap_frame *user, bool lazy)
@@ -163,7 +181,7 @@ static void overflow_due(struct timer *t)
 	struct pmu_cpu *pc = t->arg;
 
 	model_share_take(pc);
-	model_advance(&pc->model, rdtsc());
+	model_advance(&pc->model, model_clock());
 	sync(pc);
 }
 
@@ -173,7 +191,7 @@ static int __attribute__((noinline)) rdmsr_synced(struct pmu_cpu *pc, uint32_t m
 	uint64_t f = irq_save();
 
 	model_share_take(pc);
-	int r = model_rdmsr(&pc->model, rdtsc(), msr, v);
+	int r = model_rdmsr(&pc->model, model_clock(), msr, v);
 	if (!pc->in_pmi)
 		sync(pc);
 	irq_restore(f);
@@ -186,7 +204,7 @@ static int __attribute__((noinline)) wrmsr_synced(struct pmu_cpu *pc, uint32_t m
 
 	if (pc->share)
 		share_take(pc->share, &pc->model); /* counts from before the write belong before it */
-	int r = model_wrmsr(&pc->model, rdtsc(), msr, v);
+	int r = model_wrmsr(&pc->model, model_clock(), msr, v);
 	if (pc->share && (msr == MSR_KNC_EVNTSEL0 || msr == MSR_KNC_EVNTSEL1)) {
 		pc->plugin_sel = 0;
 		for (int i = 0; i < KNC_NUM_COUNTERS; i++)
@@ -211,14 +229,14 @@ static int __attribute__((noinline)) wrmsr_synced(struct pmu_cpu *pc, uint32_t m
 static inline int pmi_read(struct pmu_cpu *pc, uint32_t msr, uint64_t *v)
 {
 	if (!pc->plugin_sel)
-		return model_rdmsr(&pc->model, rdtsc(), msr, v);
+		return model_rdmsr(&pc->model, model_clock(), msr, v);
 	return rdmsr_synced(pc, msr, v);
 }
 
 static inline int pmi_write(struct pmu_cpu *pc, uint32_t msr, uint64_t v)
 {
 	if (!pc->plugin_sel)
-		return model_wrmsr(&pc->model, rdtsc(), msr, v);
+		return model_wrmsr(&pc->model, model_clock(), msr, v);
 	return wrmsr_synced(pc, msr, v);
 }
 
@@ -329,7 +347,7 @@ static void model_op_idle_enter(void)
 {
 	struct pmu_cpu *pc = pmu_this();
 
-	model_set_halted(&pc->model, rdtsc(), true);
+	model_set_halted(&pc->model, model_clock(), true);
 	model_sync_lazy(pc);
 }
 
@@ -337,7 +355,7 @@ static void model_op_idle_exit(void)
 {
 	struct pmu_cpu *pc = pmu_this();
 
-	model_set_halted(&pc->model, rdtsc(), false);
+	model_set_halted(&pc->model, model_clock(), false);
 	model_sync_lazy(pc);
 }
 
@@ -346,7 +364,7 @@ static void model_op_to_user(void)
 	struct pmu_cpu *pc = pmu_this();
 
 	/* Provisional: from_user moves the change to the exact tick. */
-	model_set_cpl(&pc->model, rdtsc(), 3);
+	model_set_cpl(&pc->model, model_clock(), 3);
 	pc->user_entry = true;
 	if (pc->model.last <= pc->user_armed_by && !pc->model.rose) {
 		pc->user_armed_by = 0; /* armed for this return (arm_for_user) */
@@ -379,7 +397,7 @@ static void arm_for_user(struct pmu_cpu *pc)
 		timer_drop_due(&pc->ovf_timer, pc->ovf_timer.deadline);
 		return;
 	}
-	timer_arm(&pc->ovf_timer, pc->model.last + left + slack + slack / 2, overflow_due, pc);
+	ovf_arm(pc, pc->model.last + left + slack + slack / 2);
 	pc->user_armed_by = pc->model.last + slack;
 }
 
@@ -392,14 +410,14 @@ static void model_op_from_user(uint64_t first_kernel, uint64_t first_user)
 	/* Nothing advanced the model since to_user: the ticks up to first_user were the kernel's. */
 	model_user_stretch(&pc->model, first_user, first_kernel);
 	deliver(pc, task_user_frame());
-	bool due = pc->ovf_timer.armed && pc->ovf_timer.deadline <= first_kernel;
+	bool due = pc->ovf_timer.armed && pc->ovf_at <= first_kernel;
 
 	if (!pc->model.active && !pc->plugin_sel && due) {
 		arm_for_user(pc); /* a Ring-3 sample's entry: nothing counts in the kernel, so no other deadline */
 		return;
 	}
 	sync_timer(pc, true);
-	if (pc->ovf_timer.armed && pc->ovf_timer.deadline <= first_kernel)
+	if (pc->ovf_timer.armed && pc->ovf_at <= first_kernel)
 		arm_for_user(pc);
 	else if (due && pc->model.active_at[0] == pc->model.active_at[1] && !pc->plugin_sel)
 		/*
@@ -420,7 +438,7 @@ void model_emulate_steps(struct pmu_cpu *pc, struct trap_frame *user, uint64_t f
 	model_share_take(pc);
 	model_user_stretch(m, first_user, first_kernel);
 	sync_at(pc, user, true);
-	uint64_t now = rdtsc();
+	uint64_t now = model_clock();
 	model_share_take(pc);
 	if (ecx >= 0) {
 		model_rdpmc(m, now, ecx, v);
@@ -437,7 +455,7 @@ void model_emulate_steps(struct pmu_cpu *pc, struct trap_frame *user, uint64_t f
 static void model_op_cpu_online(bool rejoin)
 {
 	struct pmu_cpu *pc = pmu_this();
-	uint64_t now = rdtsc();
+	uint64_t now = model_clock();
 
 	pc->share = share_slot(this_cpu()->apic_id);
 	if (!rejoin) {

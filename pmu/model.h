@@ -8,9 +8,10 @@
  *  - sticky GLOBAL_STATUS, cleared only through GLOBAL_OVF_CTRL;
  *  - a 1-bit PMI line (OR of status bits whose EvtSel.INT is set) that
  *    signals the APIC only on a 0 -> 1 transition (327357-001 §1.4.3.9).
- * Time is in ticks of the TSC. The model observes two events: every tick the
- * thread is not halted is one CPU_CLK_UNHALTED cycle and, under QEMU
- * -icount shift=0, one INSTRUCTIONS_EXECUTED. Other events are accepted and
+ * Time is in ticks of the thread's clock (pmu/share.h model_clock: its own
+ * instructions with the QEMU plugin, else the TSC). The model observes two
+ * events: every tick the thread is not halted is one CPU_CLK_UNHALTED cycle
+ * and one INSTRUCTIONS_EXECUTED (for the TSC, under QEMU -icount shift=0). Other events are accepted and
  * never tick (model_counts_event() says which); the QEMU plugin's counts of
  * the events it simulates come in through model_add() (pmu/share.h).
  * CMASK: a tick has one event, so CMASK 1 counts every tick, CMASK >= 2 none;

@@ -1,7 +1,9 @@
 /*
  * Multiplexing: more counting events than the two counters, taking turns in
  * time slices, as perf does. Each CPU cuts its own slices with a timer in
- * TSC ticks of its counting time, so an event's share of the time is
+ * ticks of its counting time (the model's clock, pmu/share.h: the TSC, or
+ * with the QEMU plugin the thread's own instructions, so that threads
+ * running at once share no time), so an event's share of the time is
  * measured where it counted; readings carry each event's count and time on
  * a counter, and the host scales by enabled / running time. Halted time is
  * not counting time (pmu_idle_enter/exit pause the slice and the enabled
@@ -16,7 +18,7 @@
 #include "pmu/internal.h"
 #include "pmu/regs.h"
 #include "lib/lib.h"
-#include "arch/tsc.h"
+#include "pmu/share.h"
 
 /* Puts the next slice's events on the (stopped) counters, at 0. */
 static void slice_load(struct pmu_cpu *pc)
@@ -42,6 +44,14 @@ static void slice_account(struct pmu_cpu *pc)
 	}
 }
 
+/* The tick of the model's clock at which the running slice ends. */
+static uint64_t slice_due(const struct pmu_cpu *pc)
+{
+	const struct pmu_mux *m = &pc->mux;
+
+	return pc->start_tsc + m->slice_ticks - MIN(m->slice_ran, m->slice_ticks);
+}
+
 /* The slice timer: stop, account, next events, go. */
 static void slice_end(struct timer *t)
 {
@@ -49,14 +59,19 @@ static void slice_end(struct timer *t)
 
 	if (!pc->running || !pc->mux.nev)
 		return;
+	uint64_t due = slice_due(pc);
+	if (model_clock() < due) { /* early: the TSC went on while other threads ran (model_clock_deadline) */
+		timer_arm(&pc->mux.timer, model_clock_deadline(due), slice_end, pc);
+		return;
+	}
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
-	uint64_t now = rdtsc();
+	uint64_t now = model_clock();
 	pc->enabled_ticks += now - pc->start_tsc;
 	pc->mux.slice_ran += now - pc->start_tsc;
 	slice_account(pc);
 	slice_load(pc);
 	pmu_counters_go(pc);
-	timer_arm(&pc->mux.timer, pc->start_tsc + pc->mux.slice_ticks, slice_end, pc);
+	timer_arm(&pc->mux.timer, model_clock_deadline(slice_due(pc)), slice_end, pc);
 }
 
 void mux_setup(struct pmu_cpu *pc)
@@ -85,8 +100,7 @@ void mux_started(struct pmu_cpu *pc)
 	struct pmu_mux *m = &pc->mux;
 
 	if (pmu_mux_rotates(m->nev, m->evtsel))
-		timer_arm(&m->timer, pc->start_tsc + m->slice_ticks - MIN(m->slice_ran, m->slice_ticks),
-			  slice_end, pc);
+		timer_arm(&m->timer, model_clock_deadline(slice_due(pc)), slice_end, pc);
 }
 
 void mux_stopped(struct pmu_cpu *pc, uint64_t now)

@@ -52,8 +52,8 @@
 	X(VPU_ELEMENTS_ACTIVE, "elements SSE/AVX instructions operate on: vector bytes / element bytes, 1 for scalar forms (all active: no masks)")
 
 #define MODEL_EVENTS(X) \
-	X(INSTRUCTIONS_EXECUTED, "TSC ticks the thread ran (not halted); one per instruction under QEMU -icount shift=0") \
-	X(CPU_CLK_UNHALTED, "TSC ticks the thread ran (not halted)")
+	X(INSTRUCTIONS_EXECUTED, "ticks of the thread's clock while it ran (not halted): with the plugin its own instructions; else the TSC, one per instruction under QEMU -icount shift=0") \
+	X(CPU_CLK_UNHALTED, "ticks of the thread's clock while it ran (not halted): with the plugin its own instructions; else the TSC")
 
 /* The names, in PEV_ order: `static const char *const names[PEV_COUNT] = PLUGIN_EVENT_NAMES;` */
 #define PEV_NAME(name, def) #name,

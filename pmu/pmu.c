@@ -18,6 +18,7 @@
 #include "kernel/percpu.h"
 #include "kernel/pmm.h"
 #include "kernel/smp.h"
+#include "kernel/task.h"
 #include "arch/sync.h"
 #include "arch/tsc.h"
 
@@ -25,6 +26,30 @@ static bool counts_exact;
 
 const char *pmu_backend_name(void) { return pmu_ops->name; }
 bool pmu_counts_exact(void) { return counts_exact; }
+
+bool pmu_counts_own_thread(void)
+{
+	return pmu_ops == &pmu_knc_ops || stamp_clock;
+}
+
+/* Tasks started on any CPU since boot (pmu_task_start): what pmu_cpu.starts_mark is taken from. */
+static uint64_t task_starts;
+
+static void pmu_task_start(void)
+{
+	struct pmu_cpu *pc = this_cpu()->pmu;
+
+	__atomic_add_fetch(&task_starts, 1, __ATOMIC_RELAXED);
+	if (pc)
+		pc->own_starts++;
+}
+
+/* Whether pc's counts since its clear include another thread's (its CPU's, interrupts off). */
+static bool counts_shared(const struct pmu_cpu *pc)
+{
+	return !pmu_counts_own_thread() &&
+	       (pc->others_at_clear || READ_ONCE(task_starts) - pc->own_starts != pc->starts_mark);
+}
 bool pmu_counts_event(uint32_t evtsel) { return pmu_ops->counts_event(evtsel); }
 bool pmu_plugin_present(void) { return pmu_ops == &pmu_model_ops && share_slot(0); }
 
@@ -104,7 +129,7 @@ void pmu_cpu_online(bool rejoin)
 void pmu_cpu_init_sent(uint32_t cpu)
 {
 	if (cpu < cpu_count && cpu_table[cpu]->pmu)
-		cpu_table[cpu]->pmu->init_sent_tsc = rdtsc();
+		cpu_table[cpu]->pmu->init_sent_tsc = model_clock_of(cpu_table[cpu]->apic_id);
 }
 
 void pmu_user_enter(void)
@@ -126,7 +151,7 @@ void pmu_idle_enter(void)
 	if (!pc)
 		return;
 	if (pc->running && pc->mux.nev) {
-		uint64_t now = rdtsc();
+		uint64_t now = model_clock();
 		pc->enabled_ticks += now - pc->start_tsc;
 		mux_stopped(pc, now);
 	}
@@ -141,7 +166,7 @@ void pmu_idle_exit(void)
 		return;
 	pmu_ops->idle_exit();
 	if (pc->running && pc->mux.nev) {
-		pc->start_tsc = rdtsc();
+		pc->start_tsc = model_clock();
 		mux_started(pc);
 	}
 }
@@ -160,6 +185,7 @@ static const struct cpu_hooks pmu_cpu_hooks = {
 	.online = pmu_cpu_online,
 	.rejoined = pmu_rejoined,
 	.init_sent = pmu_cpu_init_sent,
+	.task_start = pmu_task_start,
 	.user_enter = pmu_user_enter,
 	.user_exit = pmu_user_exit,
 	.idle_enter = pmu_idle_enter,
@@ -176,7 +202,7 @@ static void counters_halt(struct pmu_cpu *pc)
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
 	if (!pc->running)
 		return;
-	uint64_t now = rdtsc();
+	uint64_t now = model_clock();
 	pc->enabled_ticks += now - pc->start_tsc;
 	pc->running = false;
 	mux_stopped(pc, now);
@@ -228,8 +254,10 @@ static void cpu_clear(struct pmu_cpu *pc)
 	pc->ring_written = 0;
 	pc->pmis = pc->throttles = pc->stuck = 0;
 	pc->enabled_ticks = 0;
+	pc->starts_mark = READ_ONCE(task_starts) - pc->own_starts;
+	pc->others_at_clear = task_held() > (this_cpu()->task ? 1u : 0u);
 	mux_clear(pc);
-	pc->start_tsc = rdtsc();
+	pc->start_tsc = model_clock();
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl);
 }
 
@@ -242,11 +270,12 @@ static void cpu_spflt(struct pmu_cpu *pc)
 /* pc's counts into *r, on the CPU itself with interrupts off. */
 static void read_into(struct pmu_cpu *pc, struct pmu_reading *r)
 {
-	uint64_t live = pc->running ? rdtsc() - pc->start_tsc : 0;
+	uint64_t live = pc->running ? model_clock() - pc->start_tsc : 0;
 
 	memset(r, 0, sizeof(*r));
 	r->enabled_ticks = pc->enabled_ticks + live;
 	r->running = pc->running;
+	r->shared = counts_shared(pc);
 	r->pmis = pc->pmis;
 	r->throttles = pc->throttles;
 	r->stuck = pc->stuck;
@@ -586,6 +615,7 @@ void pmu_calibrate(void)
 	counts_exact = e1 == e2 && h - e1 == 100;
 	kprintf("pmu: backend %s, %s\n", pmu_ops->name,
 		pmu_ops == &pmu_knc_ops ? "hardware counters" :
+		counts_exact && stamp_clock ? "counts are exact (each thread's own instructions, from the QEMU plugin)" :
 		counts_exact ? "counts are exact (one TSC tick per instruction)" :
 		"counts are not exact (the TSC does not tick once per instruction: run QEMU with -icount shift=0)");
 }

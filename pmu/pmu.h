@@ -44,6 +44,13 @@ void pmu_calibrate(void);
 const char *pmu_backend_name(void);
 /* The model's counts are exact (one TSC tick per instruction, QEMU -icount shift=0). */
 bool pmu_counts_exact(void);
+/*
+ * Whether each thread's counts are its own whatever other threads run: the
+ * hardware's counters (knc), or the model counting by the QEMU plugin's
+ * per-thread clock (pmu/share.h). False for the model on the TSC, which
+ * every CPU advances under -icount (docs/design.md §5.2).
+ */
+bool pmu_counts_own_thread(void);
 bool pmu_counts_event(uint32_t evtsel);
 /* Whether the QEMU plugin's page was found: its events count (pmu/share.h). */
 bool pmu_plugin_present(void);
@@ -107,6 +114,7 @@ struct pmu_reading {
 	uint64_t running_ticks[MBOX_MUX_MAX];
 	uint64_t enabled_ticks;
 	bool running;
+	bool shared;          /* the counts include other threads' (struct pmu_cpu others_at_clear) */
 	uint64_t pmis, throttles, stuck;
 	uint64_t overwritten; /* samples of the card's own view ring (PMU_SAMPLE_RING) written over: the host's losses are the mailbox ring's */
 };

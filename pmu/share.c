@@ -34,6 +34,7 @@ bool share_init(void)
 		}
 		page = p;
 		page->card_seen = 1;
+		stamp_use_clock(&page->clock); /* before any AP starts: each thread counts its own instructions */
 		kprintf("pmu: QEMU plugin's page at %#lx: %d more events counted from execution\n", base, PEV_COUNT);
 		return true;
 	}
@@ -43,6 +44,11 @@ bool share_init(void)
 struct pmushare_thread *share_slot(uint32_t apic_id)
 {
 	return page && apic_id < PMUSHARE_CPUS ? &page->thread[apic_id] : NULL;
+}
+
+uint64_t model_clock_of(uint32_t apic_id)
+{
+	return page && apic_id < PMUSHARE_CPUS ? READ_ONCE(page->thread[apic_id].clock) : rdtsc();
 }
 
 bool share_counts(uint32_t evtsel)

@@ -14,6 +14,9 @@
 #include <pmuos/pmushare.h>
 #include "pmu/model.h"
 #include "pmu/regs.h"
+#include "kernel/stamp.h"
+#include "arch/x86.h"
+#include "arch/sync.h"
 
 /*
  * Looks for the page among the ivshmem devices (a 64 KiB BAR 2 starting
@@ -21,6 +24,43 @@
  * Returns whether it was found.
  */
 bool share_init(void);
+/*
+ * The model's clock (docs/design.md §5.2), ticks: with the page, the
+ * calling thread's own instructions (pmushare.clock, the plugin's); else
+ * the TSC. The entry and exit stamps read the same (kernel/stamp.h).
+ */
+static inline uint64_t model_clock(void)
+{
+	return stamp_clock ? *stamp_clock : rdtsc();
+}
+/*
+ * The model's clock of another thread (APIC ID), which is not running:
+ * under -icount one vCPU runs at a time (with the page, its saved clock).
+ */
+uint64_t model_clock_of(uint32_t apic_id);
+/*
+ * A timer deadline (TSC) for tick `at` of the calling thread's clock
+ * (without the page: `at`, a TSC tick already). The TSC runs at least as
+ * fast as the thread's own clock, so the deadline is the earliest the
+ * thread can get there: the TSC plus the ticks left. QEMU 7.2's
+ * round-robin under -icount runs the vCPU it picks up to the next timer
+ * deadline of any vCPU (accel/tcg/tcg-accel-ops-icount.c
+ * icount_prepare_for_run: the budget is icount_get_limit()), so a thread
+ * that runs gets there at that deadline unless another's came first; a
+ * deadline that came early finds the clock short, and its timer is armed
+ * again for the rest. A later guess (the ticks left times the threads
+ * that run, as a fair round-robin would need) makes a PMI late by whole
+ * periods under 7.2.
+ */
+static inline uint64_t model_clock_deadline(uint64_t at)
+{
+	if (!stamp_clock)
+		return at;
+	uint64_t now = *stamp_clock, tsc = rdtsc();
+
+	return at <= now ? tsc : tsc + (at - now);
+}
+
 /* The slot of the thread with this APIC ID, or NULL without the page. */
 struct pmushare_thread *share_slot(uint32_t apic_id);
 /* Whether the plugin counts the event an EvtSel value selects (false without the page). */

@@ -48,8 +48,12 @@ static bool set_arg(int argc, char **argv, struct cpuset *set)
 static int pmu_info(int argc, char **argv)
 {
 	kprintf("backend      %s\n", pmu_backend_name());
-	kprintf("exact        %s\n", pmu_counts_exact() ? "yes: one TSC tick per instruction (QEMU -icount shift=0)" :
-		"no");
+	kprintf("exact        %s\n", !pmu_counts_exact() ? "no" : pmu_counts_own_thread() ?
+		"yes: one tick of the thread's own clock per instruction" :
+		"yes: one TSC tick per instruction (QEMU -icount shift=0)");
+	kprintf("per-thread   %s\n", pmu_counts_own_thread() ? "yes: each thread's counts are its own" :
+		"no: the model counts by the TSC, which every CPU advances (no QEMU plugin); with tasks on "
+		"several CPUs each count includes the others'");
 	kprintf("counters     %d per hardware thread, %d bits\n", KNC_NUM_COUNTERS, KNC_CTR_BITS);
 	kprintf("PMI          LVT 0x340 -> vector %#x, limit %u PMIs/s per thread\n", VEC_PMI, pmu_pmi_limit());
 	kprintf("plugin       %s\n", pmu_plugin_present() ?
@@ -200,6 +204,8 @@ static int pmu_read_cmd(int argc, char **argv)
 			/* Multiplexed: the share of the counting time this event had a counter (scale by it). */
 			if (r.mux && r.enabled_ticks)
 				kprintf(" (on a counter %lu%% of the time)", r.running_ticks[i] * 100 / r.enabled_ticks);
+			if (r.shared && pmu_counts_event(r.evtsel[i]))
+				kprintf(" (includes other CPUs' instructions: no per-thread clock without the QEMU plugin)");
 			kprintf("\n");
 		}
 		if (r.throttles || r.stuck || r.overwritten)

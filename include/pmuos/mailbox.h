@@ -78,6 +78,8 @@ enum mbox_state {
  * answering. Without it the card polls the request ring.
  */
 #define MBOX_CAP_DOORBELL (1ULL << 1)
+/* Each thread's counts are its own whatever other threads run (MBOX_COUNT_SHARED never comes). */
+#define MBOX_CAP_OWN_THREAD (1ULL << 2)
 
 struct mbox_ring_ctl {
 	volatile uint32_t head; /* slots produced */
@@ -221,13 +223,19 @@ struct mbox_pmu_count {
 	uint32_t flags;    /* MBOX_COUNT_* */
 	uint64_t value;    /* events, 64-bit total */
 	uint64_t samples;
-	uint64_t enabled;  /* TSC ticks the counters ran since the last clear */
-	uint64_t running;  /* TSC ticks this event was on a counter: scale value by enabled / running */
+	uint64_t enabled;  /* ticks the counters ran since the last clear (the PMU's clock: the TSC, or the thread's instructions) */
+	uint64_t running;  /* ticks this event was on a counter: scale value by enabled / running */
 };
 #define MBOX_COUNT_RUNNING 1u /* the counters are started */
 #define MBOX_COUNT_COUNTED 2u /* the backend counts this event */
 #define MBOX_COUNT_MUX     4u /* a multiplexed event */
 #define MBOX_COUNT_THROTTLED 8u /* the PMI throttle held this CPU's counters back since the last clear */
+/*
+ * The count includes other threads': the card counts by a clock every CPU
+ * advances (the model on the TSC under -icount, without the QEMU plugin),
+ * and tasks ran on other CPUs since the last clear (docs/design.md §5.2).
+ */
+#define MBOX_COUNT_SHARED 16u
 
 /*
  * A CPU's sample ring: the PMI handler appends (head), the host drains

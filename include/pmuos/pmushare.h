@@ -11,6 +11,7 @@
  * included, so the two sides never run at the same time: a plugin callback
  * comes between two guest instructions. The card takes the counts with
  * XCHG (one instruction), so none is lost between its read and its write.
+ * The plugin also keeps each thread's own instruction clock here (`clock`).
  */
 #ifndef PMUOS_PMUSHARE_H
 #define PMUOS_PMUSHARE_H
@@ -18,7 +19,7 @@
 #include <stdint.h>
 
 #define PMUSHARE_MAGIC   0x4548535f554d5050ULL /* "PPMU_SHE" */
-#define PMUSHARE_VERSION 1
+#define PMUSHARE_VERSION 2
 #define PMUSHARE_BYTES   65536 /* the device's BAR 2 and the host file: a power of two */
 #define PMUSHARE_CPUS    256   /* thread slots, indexed by APIC ID (= QEMU's vCPU index here) */
 
@@ -35,7 +36,9 @@ struct pmushare_thread {
 	uint64_t spflt;
 	/* Written by the plugin: events counted into counter i since the card last took them (XCHG with 0). */
 	uint64_t delta[2];
-	uint64_t reserved[3];
+	/* Written by the plugin: the thread's clock (see pmushare.clock) while another thread runs. */
+	uint64_t clock;
+	uint64_t reserved[2];
 };
 
 struct pmushare {
@@ -48,7 +51,20 @@ struct pmushare {
 	uint64_t insns;            /* instructions the plugin saw execute */
 	uint64_t xlate_checks;     /* with verify=on: translations checked against QEMU's */
 	uint64_t xlate_mismatches; /* ... that differed (0: the translation cache is right) */
-	uint64_t reserved[2];
+	/*
+	 * The running thread's clock: the instructions that thread has executed
+	 * since the machine started, this one included (QEMU adds 1 before
+	 * each instruction; one that faults counts, as it does in -icount's
+	 * virtual clock). When QEMU switches to another vCPU, the plugin keeps
+	 * the value in the old thread's slot and loads the new one's, before
+	 * the new thread's first instruction; QEMU switches vCPUs only between
+	 * blocks. So one load by the card reads the reading thread's own
+	 * count, whatever the other threads did: the time base of the card's
+	 * model (pmu/share.h), in place of -icount's one virtual clock, which
+	 * every vCPU advances.
+	 */
+	uint64_t clock;
+	uint64_t reserved;
 	struct pmushare_thread thread[PMUSHARE_CPUS];
 };
 

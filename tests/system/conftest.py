@@ -97,6 +97,9 @@ class Card:
             if isinstance(e, pexpect.TIMEOUT):
                 raise AssertionError(f"card {self.name}: no prompt within {timeout} s; what it printed, its end:\n"
                                      + (self.child.before or "")[-3000:]) from None
+            if isinstance(e, pexpect.EOF):
+                raise AssertionError(f"card {self.name}: ended before its prompt (status {self.child.proc.returncode}); "
+                                     "what it printed, its end:\n" + (self.child.before or "")[-3000:]) from None
             raise
 
     def wait_prompt(self, timeout=30):
@@ -142,6 +145,16 @@ class Card:
         check_card_gone(self.name)
         assert self.knc_expected or not report, \
             "the strict CPU ran instructions a KNC core lacks:\n" + "\n".join(report)
+
+
+PLUGIN = os.environ.get("PLUGIN", "1") != "0"  # `make test PLUGIN=0`: QEMU without the plugin
+
+
+def plugin_card(**kw):
+    """A Card (its arguments) that the plugin counts on; the test is skipped under PLUGIN=0."""
+    if not PLUGIN:
+        pytest.skip("PLUGIN=0: QEMU runs without the plugin")
+    return Card(**kw)
 
 
 def card_files(name):

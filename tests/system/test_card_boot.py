@@ -268,12 +268,16 @@ def test_the_old_reset_order_would_reset_the_host(sim_card):
     card = sim_card("--train-ms", "5000")  # "12" 6.2 s after the reset: the old order writes at about 1 s
     ready = card.reg(SPAD2)
     assert ready == 0x04000001  # ready, BSP 0, 64 MiB
-    spad2, post = old_order_host(card, open(BZIMAGE, "rb").read())
+    image = open(BZIMAGE, "rb").read()
+    spad2, post = old_order_host(card, image)
     assert spad2 == ready and post & 0xFF == ord("3"), hex(post)  # the last run's ready bit, while training ("3x")
     _, err = card.proc.communicate(timeout=10)
     assert card.proc.returncode == 3, err
-    assert re.search(r"host would have reset: the host wrote card memory at 0x4000000 during GDDR training "
-                     r"\(POST code '3[0-9A-Fa-f]', \d+\.\d\d s after the RGCR reset", err), err
+    m = re.search(r"host would have reset: the host wrote card memory at (0x[0-9a-f]+) during GDDR training "
+                  r"\(POST code '3[0-9A-Fa-f]', \d+\.\d\d s after the RGCR reset", err)
+    # Where the card first finds the image: a card that looks while the copy runs finds a page inside it, not
+    # always the first (seen at 0x4470000 on a loaded host: glibc's memcpy may copy a large block from its end).
+    assert m and 0x4000000 <= int(m[1], 16) < 0x4000000 + len(image), err
     # A read through a mapping during training is caught too (a page of the emptied file appears).
     card = sim_card("--train-ms", "5000")
     with open(card.mmio, "r+b") as f, open(card.ram, "rb") as r:

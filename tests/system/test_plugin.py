@@ -25,20 +25,17 @@ import subprocess
 import pexpect
 import pytest
 
-from conftest import BUILD, Card
+from conftest import BUILD, PLUGIN, plugin_card
 
 LINUX_TWIN = os.path.join(BUILD, "test", "memtest-linux")
 MEMTEST_ELF = os.path.join(BUILD, "user", "memtest.elf")
-PLUGIN = os.environ.get("PLUGIN", "1") != "0"
 VALGRIND = ["valgrind", "--tool=callgrind", "--cache-sim=yes", "--I1=32768,8,64", "--D1=32768,8,64",
             "--LL=524288,8,64"]
 
 
 @pytest.fixture(scope="module")
 def card():
-    if not PLUGIN:
-        pytest.skip("PLUGIN=0: QEMU runs without the plugin")
-    c = Card(cpus=8, timeout=120)
+    c = plugin_card(cpus=8, timeout=120)
     yield c
     c.close()
 
@@ -46,9 +43,7 @@ def card():
 @pytest.fixture(scope="module")
 def vpu_card():
     """The VPU tests' card: QEMU's full CPU, whose SSE stands in for the VPU."""
-    if not PLUGIN:
-        pytest.skip("PLUGIN=0: QEMU runs without the plugin")
-    c = Card(cpus=4, timeout=120, cpu="max")
+    c = plugin_card(cpus=4, timeout=120, cpu="max")
     yield c
     c.close()
 

@@ -33,10 +33,14 @@ static struct timer *armed;          /* the slice timer, if armed */
 
 uint64_t rdtsc(void) { return now; }
 
-/* Events counter i has counted: one per tick while started. */
+/* kernel/stamp.h: NULL, the TSC; or the thread's own clock, `own` (pmu/share.h model_clock). */
+const volatile uint64_t *stamp_clock;
+static uint64_t own;
+
+/* Events counter i has counted: one per tick of the model's clock while started. */
 static uint64_t ctr_value(int i, struct pmu_cpu *pc)
 {
-	return ctr_base[i] + (started && on_ctr[i] ? now - pc->start_tsc : 0);
+	return ctr_base[i] + (started && on_ctr[i] ? model_clock() - pc->start_tsc : 0);
 }
 
 static struct pmu_cpu cpu;
@@ -68,7 +72,7 @@ void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t pe
 
 void pmu_counters_go(struct pmu_cpu *pc)
 {
-	pc->start_tsc = now;
+	pc->start_tsc = model_clock();
 	started = true;
 }
 
@@ -98,6 +102,8 @@ static int reset(void **state)
 	started = false;
 	armed = NULL;
 	now = 1000000;
+	stamp_clock = NULL;
+	own = 0;
 	return 0;
 }
 
@@ -125,11 +131,44 @@ static void next_slice(void)
 static struct pmu_reading read_now(void)
 {
 	struct pmu_reading r = { 0 };
-	mux_read(&cpu, &r, cpu.running ? now - cpu.start_tsc : 0);
+	mux_read(&cpu, &r, cpu.running ? model_clock() - cpu.start_tsc : 0);
 	return r;
 }
 
 /* ------------------------------------------------------------ tests */
+
+/*
+ * With the plugin's clock (each thread's own instructions) a slice is SLICE
+ * ticks of the thread's clock: a timer that comes when the TSC got there
+ * but the thread, sharing it with others, did not, ends no slice and is
+ * armed again for the rest; running times are the thread's ticks.
+ */
+static void slices_are_the_threads_own_ticks(void **state)
+{
+	(void)state;
+	const uint32_t ev[] = { INSTR, CLK, INSTR | EVTSEL_USR };
+
+	stamp_clock = &own;
+	own = 5000;
+	start(ev, 3);
+	assert_int_equal(armed->deadline, now + SLICE); /* the earliest the thread can get there */
+	now += SLICE;
+	own += SLICE / 4; /* three other threads ran the rest */
+	armed->fn(armed);
+	assert_int_equal(on_ctr[0], INSTR);
+	assert_int_equal(on_ctr[1], CLK);
+	assert_true(armed && armed->deadline == now + SLICE * 3 / 4);
+	now += SLICE * 3 / 4;
+	own += SLICE * 3 / 4;
+	armed->fn(armed); /* the slice ends: events 0 and 1 counted SLICE each, over SLICE ticks */
+	assert_int_equal(on_ctr[0], INSTR | EVTSEL_USR);
+	struct pmu_reading r = read_now();
+	assert_int_equal(r.value[0], SLICE);
+	assert_int_equal(r.running_ticks[0], SLICE);
+	assert_int_equal(r.value[1], SLICE);
+	assert_int_equal(r.running_ticks[1], SLICE);
+	assert_int_equal(r.value[2], 0);
+}
 
 /* Three events, two counters: each slice moves on by two, so each event is on a counter 2 of 3 slices. */
 static void three_events_take_turns_and_account_exactly(void **state)
@@ -278,6 +317,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(three_events_take_turns_and_account_exactly, reset),
+		cmocka_unit_test_setup(slices_are_the_threads_own_ticks, reset),
 		cmocka_unit_test_setup(a_reading_includes_the_current_slice, reset),
 		cmocka_unit_test_setup(stop_keeps_the_slice_and_restart_finishes_it, reset),
 		cmocka_unit_test_setup(l2_events_only_on_counter_0, reset),

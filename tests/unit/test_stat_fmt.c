@@ -72,7 +72,7 @@ static int setup(void **state)
 	cpuset_add(&cpus12, 1);
 	cpuset_add(&cpus12, 2);
 	/* CPUs outside the set never show, whatever they hold. */
-	now[0] = now[3] = now[255] = (struct stat_count){ 777, 888, 999 };
+	now[0] = now[3] = now[255] = (struct stat_count){ 777, 888, 999, false };
 	return 0;
 }
 
@@ -81,7 +81,7 @@ static int setup(void **state)
 static void test_scale_exact_when_always_on_a_counter(void **state)
 {
 	(void)state;
-	struct stat_count c = { 123456789, 5000, 5000 };
+	struct stat_count c = { 123456789, 5000, 5000, false };
 	assert_true(stat_scale(&c) == 123456789.0);
 	assert_true(stat_pcnt(&c) == 100.0);
 }
@@ -89,7 +89,7 @@ static void test_scale_exact_when_always_on_a_counter(void **state)
 static void test_scale_multiplexed(void **state)
 {
 	(void)state;
-	struct stat_count quarter = { 1000, 4000, 1000 }, third = { 7, 3, 1 };
+	struct stat_count quarter = { 1000, 4000, 1000, false }, third = { 7, 3, 1, false };
 	assert_true(stat_scale(&quarter) == 4000.0);
 	assert_true(stat_pcnt(&quarter) == 25.0);
 	assert_true(stat_scale(&third) == 21.0);
@@ -98,7 +98,7 @@ static void test_scale_multiplexed(void **state)
 static void test_scale_running_zero(void **state)
 {
 	(void)state;
-	struct stat_count never = { 50, 1000, 0 }, nothing = { 0, 0, 0 };
+	struct stat_count never = { 50, 1000, 0, false }, nothing = { 0, 0, 0, false };
 	assert_true(stat_scale(&never) == 0.0);
 	assert_true(stat_pcnt(&never) == 0.0);
 	/* No counting time at all: nothing was missed, as perf shows it. */
@@ -130,9 +130,9 @@ static void test_group_digits(void **state)
 static void test_sum_and_total(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 3000, 6000, 3000 };
-	then[1] = (struct stat_count){ 1000, 2000, 1000 };
-	now[2] = (struct stat_count){ 11, 40, 20 };
+	now[1] = (struct stat_count){ 3000, 6000, 3000, false };
+	then[1] = (struct stat_count){ 1000, 2000, 1000, false };
+	now[2] = (struct stat_count){ 11, 40, 20, false };
 	struct stat_count s = stat_sum(&cpus12, now, NULL);
 	assert_true(s.value == 3011 && s.enabled == 6040 && s.running == 3020);
 	/* CPU 2 since then: then[2] is 0. */
@@ -140,7 +140,7 @@ static void test_sum_and_total(void **state)
 	assert_true(s.value == 2011 && s.enabled == 4040 && s.running == 2020);
 	/* 2011 * 4040 / 2020 */
 	assert_true(stat_total(&s) == 4022);
-	struct stat_count half = { 1, 3, 2 }, never = { 9, 9, 0 };
+	struct stat_count half = { 1, 3, 2, false }, never = { 9, 9, 0, false };
 	assert_true(stat_total(&half) == 2);
 	assert_true(stat_total(&never) == 0);
 }
@@ -150,16 +150,16 @@ static void test_sum_and_total(void **state)
 static void test_table_sums_the_cpus(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 1000000, 2000, 2000 };
-	now[2] = (struct stat_count){ 234567, 1000, 1000 };
+	now[1] = (struct stat_count){ 1000000, 2000, 2000, false };
+	now[2] = (struct stat_count){ 234567, 1000, 1000, false };
 	print_one(NULL, 0, 1, NULL, -1, "", "           1,234,567      " EV "\n");
 }
 
 static void test_table_multiplexed_is_scaled_with_its_share(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 1000, 4000, 1000 };
-	now[2] = (struct stat_count){ 500, 4000, 1000 };
+	now[1] = (struct stat_count){ 1000, 4000, 1000, false };
+	now[2] = (struct stat_count){ 500, 4000, 1000, false };
 	/* 1500 * 8000 / 2000 */
 	print_one(NULL, 0, 1, NULL, -1, "", "               6,000      " EV "          (25.00%)\n");
 }
@@ -167,28 +167,45 @@ static void test_table_multiplexed_is_scaled_with_its_share(void **state)
 static void test_table_rounds_to_nearest(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 1, 3, 2 }; /* 1.5 */
+	now[1] = (struct stat_count){ 1, 3, 2, false }; /* 1.5 */
 	print_one(NULL, 0, 1, NULL, -1, "", "                   2      " EV "          (66.67%)\n");
-	now[1] = (struct stat_count){ 1, 5, 4 }; /* 1.25 */
+	now[1] = (struct stat_count){ 1, 5, 4, false }; /* 1.25 */
 	print_one(NULL, 0, 1, NULL, -1, "", "                   1      " EV "          (80.00%)\n");
 }
 
 static void test_table_not_counted_and_not_supported(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 0, 1000, 0 };
+	now[1] = (struct stat_count){ 0, 1000, 0, false };
 	print_one(NULL, 0, 1, NULL, -1, "", "       <not counted>      " EV "\n");
-	now[1] = (struct stat_count){ 5, 1000, 1000 };
+	now[1] = (struct stat_count){ 5, 1000, 1000, false };
 	print_one(NULL, 0, 0, NULL, -1, "", "     <not supported>      " EV "\n");
+}
+
+/* A count that includes other threads' (MBOX_COUNT_SHARED) says so on its line, in each format; a sum if one CPU's does. */
+static void test_shared_counts_are_marked(void **state)
+{
+	(void)state;
+	now[1] = (struct stat_count){ 1000, 1000, 1000, true };
+	now[2] = (struct stat_count){ 500, 1000, 1000, false };
+	print_one(NULL, 0, 1, NULL, -1, "", "               1,500      " EV " (" STAT_SHARED_NOTE ")\n");
+	print_one(",", 0, 1, NULL, -1, "1500,,INSTRUCTIONS_EXECUTED:u,2000,100.00," STAT_SHARED_NOTE "\n", "");
+	print_one(NULL, 1, 1, NULL, -1,
+		  "{ \"cpu\": \"1\", \"counter-value\": \"1000.000000\", \"unit\": \"\", \"event\": \"" EV "\", "
+		  "\"event-runtime\": 1000, \"pcnt-running\": 100.00, \"note\": \"" STAT_SHARED_NOTE "\" }\n"
+		  "{ \"cpu\": \"2\", \"counter-value\": \"500.000000\", \"unit\": \"\", \"event\": \"" EV "\", "
+		  "\"event-runtime\": 1000, \"pcnt-running\": 100.00 }\n", "");
+	now[1].shared = false;
+	print_one(NULL, 0, 1, NULL, -1, "", "               1,500      " EV "\n");
 }
 
 static void test_table_interval(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 3000, 6000, 3000 };
-	then[1] = (struct stat_count){ 1000, 2000, 1000 };
-	now[2] = (struct stat_count){ 10, 10, 10 };
-	then[2] = (struct stat_count){ 10, 10, 10 };
+	now[1] = (struct stat_count){ 3000, 6000, 3000, false };
+	then[1] = (struct stat_count){ 1000, 2000, 1000, false };
+	now[2] = (struct stat_count){ 10, 10, 10, false };
+	then[2] = (struct stat_count){ 10, 10, 10, false };
 	/* Since `then`: 2000 events in 2000 of 4000 ticks. */
 	print_one(NULL, 0, 1, then, 1.25, "", "     1.250000000                4,000      " EV "          (50.00%)\n");
 }
@@ -214,8 +231,8 @@ static void test_table_head_and_tail(void **state)
 static void test_csv(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 1000, 2000, 2000 };
-	now[2] = (struct stat_count){ 500, 1000, 1000 };
+	now[1] = (struct stat_count){ 1000, 2000, 2000, false };
+	now[2] = (struct stat_count){ 500, 1000, 1000, false };
 	/* value, unit (empty), event, run time in ns (1 GHz TSC), running percentage */
 	print_one(",", 0, 1, NULL, -1, "1500,,INSTRUCTIONS_EXECUTED:u,3000,100.00\n", "");
 	print_one(" | ", 0, 1, NULL, -1, "1500 |  | INSTRUCTIONS_EXECUTED:u | 3000 | 100.00\n", "");
@@ -227,7 +244,7 @@ static void test_csv_multiplexed_and_tsc_rate(void **state)
 	struct printed p;
 	struct stat_format f = fmt(&p, ",", 0, 2000000000);
 
-	now[1] = (struct stat_count){ 1000, 4000, 1000 };
+	now[1] = (struct stat_count){ 1000, 4000, 1000, false };
 	stat_print(&f, EV, 1, &cpus12, now, NULL, -1);
 	done(&f);
 	/* 1000 ticks on a counter at 2 GHz: 500 ns. */
@@ -237,17 +254,17 @@ static void test_csv_multiplexed_and_tsc_rate(void **state)
 static void test_csv_not_counted_and_not_supported(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 0, 1000, 0 };
+	now[1] = (struct stat_count){ 0, 1000, 0, false };
 	print_one(",", 0, 1, NULL, -1, "<not counted>,,INSTRUCTIONS_EXECUTED:u,0,0.00\n", "");
-	now[1] = (struct stat_count){ 5, 1000, 1000 };
+	now[1] = (struct stat_count){ 5, 1000, 1000, false };
 	print_one(",", 0, 0, NULL, -1, "<not supported>,,INSTRUCTIONS_EXECUTED:u,1000,100.00\n", "");
 }
 
 static void test_csv_interval(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 3000, 6000, 3000 };
-	then[1] = (struct stat_count){ 1000, 2000, 1000 };
+	now[1] = (struct stat_count){ 3000, 6000, 3000, false };
+	then[1] = (struct stat_count){ 1000, 2000, 1000, false };
 	print_one(",", 0, 1, then, 1.25, "1.250000000,4000,,INSTRUCTIONS_EXECUTED:u,2000,50.00\n", "");
 }
 
@@ -271,8 +288,8 @@ static void print_opts(const char *sep, int json, int per_cpu, int runs, double 
 static void test_per_cpu_lines(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 1234, 10, 10 };
-	now[2] = (struct stat_count){ 5, 10, 10 };
+	now[1] = (struct stat_count){ 1234, 10, 10, false };
+	now[2] = (struct stat_count){ 5, 10, 10, false };
 	print_opts(NULL, 0, 1, 1, 0, "",
 		   "CPU1                   1,234      " EV "\n"
 		   "CPU2                       5      " EV "\n");
@@ -283,7 +300,7 @@ static void test_per_cpu_lines(void **state)
 static void test_repeat_shows_perfs_spread(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 1000, 10, 10 };
+	now[1] = (struct stat_count){ 1000, 10, 10, false };
 	print_opts(NULL, 0, 0, 5, 1.234, "", "               1,000      " EV "           ( +-  1.23% )\n" /* the name in 32 columns, as a multiplexed one's */);
 	/* -x: perf's variance column after the event */
 	print_opts(",", 0, 0, 5, 1.234, "1000,," EV ",1.23%,10,100.00\n", "");
@@ -302,8 +319,8 @@ static void test_repeat_shows_perfs_spread(void **state)
 static void test_json_one_object_per_cpu(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 1000, 4000, 1000 };
-	now[2] = (struct stat_count){ 0, 4000, 0 };
+	now[1] = (struct stat_count){ 1000, 4000, 1000, false };
+	now[2] = (struct stat_count){ 0, 4000, 0, false };
 	print_one(NULL, 1, 1, NULL, -1,
 		  "{ \"cpu\": \"1\", \"counter-value\": \"4000.000000\", \"unit\": \"\", \"event\": \""
 		  EV "\", \"event-runtime\": 1000, \"pcnt-running\": 25.00 }\n"
@@ -315,14 +332,14 @@ static void test_json_one_object_per_cpu(void **state)
 static void test_json_unrounded_and_not_supported(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 1, 3, 2 };
+	now[1] = (struct stat_count){ 1, 3, 2, false };
 	print_one(NULL, 1, 1, NULL, -1,
 		  "{ \"cpu\": \"1\", \"counter-value\": \"1.500000\", \"unit\": \"\", \"event\": \""
 		  EV "\", \"event-runtime\": 2, \"pcnt-running\": 66.67 }\n"
 		  "{ \"cpu\": \"2\", \"counter-value\": \"<not counted>\", \"unit\": \"\", \"event\": \""
 		  EV "\", \"event-runtime\": 0, \"pcnt-running\": 100.00 }\n",
 		  "");
-	now[1] = (struct stat_count){ 5, 10, 10 };
+	now[1] = (struct stat_count){ 5, 10, 10, false };
 	print_one(NULL, 1, 0, NULL, -1,
 		  "{ \"cpu\": \"1\", \"counter-value\": \"<not supported>\", \"unit\": \"\", \"event\": \""
 		  EV "\", \"event-runtime\": 10, \"pcnt-running\": 100.00 }\n"
@@ -334,10 +351,10 @@ static void test_json_unrounded_and_not_supported(void **state)
 static void test_json_interval(void **state)
 {
 	(void)state;
-	now[1] = (struct stat_count){ 3000, 6000, 3000 };
-	then[1] = (struct stat_count){ 1000, 2000, 1000 };
-	now[2] = (struct stat_count){ 40, 50, 50 };
-	then[2] = (struct stat_count){ 10, 20, 20 };
+	now[1] = (struct stat_count){ 3000, 6000, 3000, false };
+	then[1] = (struct stat_count){ 1000, 2000, 1000, false };
+	now[2] = (struct stat_count){ 40, 50, 50, false };
+	then[2] = (struct stat_count){ 10, 20, 20, false };
 	print_one(NULL, 1, 1, then, 1.25,
 		  "{ \"interval\": 1.250000000, \"cpu\": \"1\", \"counter-value\": \"4000.000000\", \"unit\": \"\", "
 		  "\"event\": \"" EV "\", \"event-runtime\": 2000, \"pcnt-running\": 50.00 }\n"
@@ -365,6 +382,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_scale_exact_when_always_on_a_counter, setup),
+		cmocka_unit_test_setup(test_shared_counts_are_marked, setup),
 		cmocka_unit_test_setup(test_scale_multiplexed, setup),
 		cmocka_unit_test_setup(test_scale_running_zero, setup),
 		cmocka_unit_test_setup(test_group_digits, setup),

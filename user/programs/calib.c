@@ -1,12 +1,16 @@
 /*
  * calib: regions of exactly K user instructions between "spflt 1" and
- * "spflt 0", for K = 1, 10, 1000 and 10^6. With counter 0 counting
+ * "spflt 0", for K = 1, 10, 1000 and 10^6. `calib rank [ROUNDS]` instead
+ * runs one region of a size its rank picks: N = (rank + 1) x ROUNDS
+ * (default 100,000) rounds of a load, a decrement and a branch, so
+ * 3 x N + 1 instructions and N data reads, different on each CPU of a launch. With counter 0 counting
  * INSTRUCTIONS_EXECUTED:u and PERF_SPFLT_CONTROL bit 0 set by the OS, each
  * region reads exactly K. RDPMC around each region shows the count; the
  * registers that switch SPFLT are loaded before the region, so the region
  * holds only its K instructions.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <pmuos/pmu.h>
 
 /* spflt eax = C5 FB AE F0, spflt edx = C5 FB AE F2 */
@@ -35,6 +39,18 @@ static unsigned long long measure(int k)
 
 #define REPS 1000
 
+/* The rank's region: N = (rank + 1) x `rounds` rounds; one more instruction, the MOV that sets ECX. */
+static void ranked(unsigned long rounds)
+{
+	unsigned long n = (unsigned long)(pmuos_rank() + 1) * rounds;
+	volatile unsigned word = 0;
+
+	__asm__ volatile("movl $1, %%eax\n\txorl %%edx, %%edx\n\t" SPFLT_ON_EAX
+			 "movl %k0, %%ecx\n2:\n\tmovl %1, %%eax\n\tdecl %%ecx\n\tjnz 2b\n\t" SPFLT_OFF_EDX
+			 :: "r"(n), "m"(word) : "eax", "ecx", "edx", "memory");
+	printf("calib: rank %d region of %lu instructions and %lu reads\n", pmuos_rank(), 3 * n + 1, n);
+}
+
 static void cost(void)
 {
 	uint64_t a = pmu_rdpmc(1);
@@ -55,6 +71,15 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && argv[1][0] == 'c') {
 		cost();
+		return 0;
+	}
+	if (argc > 1 && argv[1][0] == 'r') {
+		unsigned long rounds = argc > 2 ? strtoul(argv[2], NULL, 10) : 100000;
+		if (rounds < 1 || rounds > 10000000) {
+			fprintf(stderr, "calib: usage: calib rank [ROUNDS], 1 to 10000000 (default 100000)\n");
+			return 2;
+		}
+		ranked(rounds);
 		return 0;
 	}
 	static const int ks[] = { 0, 1, 10, 1000, 1000000 };
