@@ -127,6 +127,7 @@ struct region_view {
 	double pcnt[REGION_EVENTS];
 	int n, turns;
 	const char *why;
+	bool shared; /* the counts include other threads' (regions_print) */
 };
 
 static void view_of(struct region_view *v, const struct region_total *r, const char *const *names, int nev,
@@ -190,6 +191,8 @@ static void print_region_json(const struct stat_format *f, const struct region_t
 			json_add_num(pcnt, v->mc[e].name, "%.2f", v->pcnt[e]);
 	}
 	json_object_object_add(o, "events", events);
+	if (v->shared && !v->why)
+		json_add_str(o, "note", STAT_SHARED_NOTE);
 	if (v->turns)
 		json_object_object_add(o, "pcnt-running", pcnt);
 	else
@@ -231,6 +234,8 @@ static void print_region(const struct stat_format *f, const struct region_total 
 			v->mc[e].name);
 		if (v->turns)
 			fprintf(f->out, "%s%.2f", f->sep, v->pcnt[e]);
+		if (v->shared && !v->none[e])
+			fprintf(f->out, "%s%s", f->sep, STAT_SHARED_NOTE);
 		fputc('\n', f->out);
 	}
 	for (int i = 0; i < ng && !v->why; i++)
@@ -242,7 +247,7 @@ static void print_region(const struct stat_format *f, const struct region_total 
 }
 
 void regions_print(const struct stat_format *f, const char *const *names, int nev, const int on[2],
-		   const char *why, const char *turns, const struct metric_group *const *g, int ng)
+		   const char *why, const char *turns, const struct metric_group *const *g, int ng, bool shared)
 {
 	uint64_t runs = f->runs > 1 ? (uint64_t)f->runs : 1;
 
@@ -255,6 +260,7 @@ void regions_print(const struct stat_format *f, const char *const *names, int ne
 			r->value[e] = (r->value[e] + runs / 2) / runs; /* the time's shares are the runs' together */
 		struct region_view v;
 		view_of(&v, r, names, nev, on, why, turns);
+		v.shared = shared;
 		if (f->json || f->sep) {
 			print_region(f, r, &v, g, ng);
 			continue;
@@ -264,10 +270,12 @@ void regions_print(const struct stat_format *f, const char *const *names, int ne
 			r->open ? " (one still open at exit)" : "");
 		for (int e = 0; e < v.n; e++) {
 			char digits[40];
-			int shared = !v.none[e] && v.pcnt[e] < 99.995; /* scaled: marked as stat marks it */
-			fprintf(f->table, "%20s      %-*s", count_text(&v, e, 1, digits), shared ? 32 : 0, v.mc[e].name);
-			if (shared)
+			int part = !v.none[e] && v.pcnt[e] < 99.995; /* scaled: marked as stat marks it */
+			fprintf(f->table, "%20s      %-*s", count_text(&v, e, 1, digits), part ? 32 : 0, v.mc[e].name);
+			if (part)
 				fprintf(f->table, " (%.2f%%)", v.pcnt[e]);
+			if (v.shared && !v.none[e])
+				fprintf(f->table, " (%s)", STAT_SHARED_NOTE);
 			fputc('\n', f->table);
 		}
 		if (v.why)

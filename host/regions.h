@@ -52,9 +52,10 @@ int regions_take_line(const char *line, size_t len);
  * totals is scaled, a scaled count marked with its share of the time as
  * stat marks it). g[0..ng) the -M groups.
  * With f->runs > 1 (stat -r) the totals of every run are divided by the
- * runs (rounded): a run's mean, as stat's counts.
+ * runs (rounded): a run's mean, as stat's counts. `shared`: the counters'
+ * counts include other threads' (MBOX_COUNT_SHARED), said on each count's line.
  */
 void regions_print(const struct stat_format *f, const char *const *names, int nev, const int on[2],
-		   const char *why, const char *turns, const struct metric_group *const *g, int ng);
+		   const char *why, const char *turns, const struct metric_group *const *g, int ng, bool shared);
 
 #endif

@@ -140,8 +140,11 @@ static void stat_print_regions(void)
 	for (int e = 0; e < st.nev && !why[0]; e++)
 		if (!st.counted[e])
 			snprintf(why, sizeof(why), "%s is not counted by the card", st.names[e]);
+	bool shared = false; /* the counters' counts include other threads': so do the regions' */
+	for (int e = 0; e < st.nev; e++)
+		shared |= stat_sum(st.set, st.now[e], NULL).shared;
 	regions_print(&st.fmt, st.names, st.nev, on, why[0] ? why : NULL, turns[0] ? turns : NULL, st.groups,
-		      st.ngroups);
+		      st.ngroups, shared);
 }
 
 int stat_lists_metrics(int argc, char **argv)

@@ -74,7 +74,7 @@ static void test_table_adds_ranks_and_names_events(void **state)
 	const char *names[] = { "CPU_CLK_UNHALTED", "INSTRUCTIONS_EXECUTED" };
 	const struct metric_group *g[] = { metric_group_find("CPI") };
 	int on[2] = { 1, 0 }; /* counter 0 holds event 1 */
-	regions_print(&f, names, 2, on, NULL, NULL, g, 1);
+	regions_print(&f, names, 2, on, NULL, NULL, g, 1, false);
 	fclose(out);
 	assert_non_null(strstr(buf, " Region 'loop': 4 calls\n"));
 	assert_non_null(strstr(buf, "                 200      INSTRUCTIONS_EXECUTED\n"));
@@ -83,10 +83,21 @@ static void test_table_adds_ranks_and_names_events(void **state)
 	free(buf);
 	out = open_memstream(&buf, &len);
 	f = (struct stat_format){ .out = out, .table = out, .sep = ",", .tsc_hz = 1000 };
-	regions_print(&f, names, 2, on, NULL, "2 events take turns", g, 0);
+	regions_print(&f, names, 2, on, NULL, "2 events take turns", g, 0, false);
 	fclose(out);
 	assert_string_equal(buf, "loop,4,,calls\nloop,<not counted>,,CPU_CLK_UNHALTED\n"
 				 "loop,<not counted>,,INSTRUCTIONS_EXECUTED\n");
+	free(buf);
+	/* Counts that include other threads' (MBOX_COUNT_SHARED) say so on each count's line, in each format. */
+	out = open_memstream(&buf, &len);
+	f = (struct stat_format){ .out = out, .table = out, .tsc_hz = 1000 };
+	regions_print(&f, names, 2, on, NULL, NULL, g, 1, true);
+	f.sep = ",";
+	regions_print(&f, names, 2, on, NULL, NULL, NULL, 0, true);
+	fclose(out);
+	assert_non_null(strstr(buf, "                 200      INSTRUCTIONS_EXECUTED (" STAT_SHARED_NOTE ")\n"));
+	assert_non_null(strstr(buf, "                  80      CPU_CLK_UNHALTED (" STAT_SHARED_NOTE ")\n"));
+	assert_non_null(strstr(buf, "loop,200,,INSTRUCTIONS_EXECUTED," STAT_SHARED_NOTE "\n"));
 	free(buf);
 }
 
@@ -104,7 +115,7 @@ static void test_json_and_mean_of_runs(void **state)
 	const char *names[] = { "CPU_CLK_UNHALTED", "INSTRUCTIONS_EXECUTED" };
 	const struct metric_group *g[] = { metric_group_find("CPI") };
 	int on[2] = { 1, 0 };
-	regions_print(&f, names, 2, on, NULL, NULL, g, 1);
+	regions_print(&f, names, 2, on, NULL, NULL, g, 1, false);
 	fclose(out);
 	const char *say = strstr(buf, "{ \"region\": \"say \\\"hi\\\"\"");
 	assert_non_null(say);
@@ -153,7 +164,7 @@ static void test_turns_are_scaled_and_marked(void **state)
 	struct stat_format f = { .out = out, .table = out, .tsc_hz = 1000 };
 	const char *names[] = { "CPU_CLK_UNHALTED", "INSTRUCTIONS_EXECUTED" };
 	int on[2] = { 0, 1 };
-	regions_print(&f, names, 2, on, NULL, "2 events take turns", NULL, 0);
+	regions_print(&f, names, 2, on, NULL, "2 events take turns", NULL, 0, false);
 	fclose(out);
 	const char *t = strstr(buf, " Region 'turns': 1 call\n");
 	assert_non_null(t);
@@ -163,7 +174,7 @@ static void test_turns_are_scaled_and_marked(void **state)
 	free(buf);
 	out = open_memstream(&buf, &len);
 	f = (struct stat_format){ .out = out, .table = out, .sep = ",", .tsc_hz = 1000 };
-	regions_print(&f, names, 2, on, NULL, "2 events take turns", NULL, 0);
+	regions_print(&f, names, 2, on, NULL, "2 events take turns", NULL, 0, false);
 	fclose(out);
 	assert_non_null(strstr(buf, "turns,1,,calls\nturns,600,,CPU_CLK_UNHALTED,50.00\n"
 				    "turns,<not counted>,,INSTRUCTIONS_EXECUTED,0.00\n"));
