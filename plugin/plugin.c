@@ -28,6 +28,10 @@
  * bpred.h) runs at all times, so caches are warm when counting starts;
  * a thread's TLBs only while one of its EvtSels names a TLB event (nothing
  * else depends on them), starting empty when one does (exec.c tlb_events).
+ * It also keeps each vCPU's own instruction clock in the page (an inline
+ * add before every instruction, switched at each block's first callback:
+ * internal.h clock_switch), which the model counts instructions and cycles
+ * by, so each thread's counts are its own (docs/design.md §5.2).
  * QEMU runs the plugin in its vCPU thread; under -icount (and
  * -accel tcg,thread=single, which scripts/qemu.sh sets) all vCPUs share one
  * thread, so neither the simulation nor the page needs locks. The plugin

@@ -66,8 +66,8 @@ static void ovf_arm(struct pmu_cpu *pc, uint64_t at)
  * events late, which can be more than a short period: the driver keeps its
  * totals exact then (pmu/pmi.c reload).
  */
-#define OVF_HORIZON (1ULL << 32)  /* TSC ticks: 4.3 s at 1 GHz */
-#define SHARE_POLL_TICKS 8192     /* TSC ticks between looks at a sampling plugin event */
+#define OVF_HORIZON (1ULL << 32)  /* ticks of the model's clock: 4.3 s at 1 GHz */
+#define SHARE_POLL_TICKS 8192     /* ticks of the model's clock between looks at a sampling plugin event */
 
 /*
  * Ticks from `last` to the next wrap of the counters of `active` (what
