@@ -343,6 +343,8 @@ void on_block(unsigned int vcpu, void *udata)
 {
 	struct tb *b = udata;
 
+	if (vcpu_translating)
+		vcpu = b->trans_vcpu;
 	clock_switch(vcpu);
 	if (vcpu >= counting_cpus)
 		return;

@@ -92,6 +92,7 @@ struct tb {
 	 */
 	uint32_t hit_core;
 	uint64_t hit_epoch;
+	uint32_t trans_vcpu;   /* the vCPU that ran a block last when QEMU translated this one */
 	uint32_t elements;     /* their elements */
 	struct branch br;      /* br.kind BR_NONE: no branch at the end */
 	struct fetch *fetch;
@@ -170,6 +171,7 @@ extern struct thr *thr;
 extern unsigned ncpus, threads_per_core;
 extern struct memsys mem;
 extern bool verify;
+extern bool vcpu_translating; /* vcpu=translating: a block's callbacks go to tb.trans_vcpu (plugin.c) */
 /* Counting stopped for good (a callback ran in a second thread, or memory ran out). */
 extern bool stopped;
 /* vCPUs whose callbacks count: ncpus, 0 once counting stops (one test in each callback). */

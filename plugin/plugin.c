@@ -13,6 +13,12 @@
  *               (plugin/knc.h; pc: all but port I/O); knc=off (default): none
  *   knc_log=PATH  the report's lines also go to this file (truncated first)
  *   knc_ignore=LO-HI  code at [LO, HI) is not reported (up to 8 ranges)
+ *   vcpu=translating  credit each block's callbacks to the vCPU that
+ *               translated it, not the one running it: what QEMU 10.0's
+ *               round-robin TCG does (accel/tcg/plugin-gen.c gen_cpu_index
+ *               bakes the index into the block), so that a test can show it
+ *               catches that fault (tests/system/test_per_thread.py);
+ *               vcpu=running (default): the index QEMU 7.2 passes
  * Per vCPU it sees each translation block (a straight run of instructions
  * ending at a branch) as it starts (exec callback on its first instruction:
  * the block's instruction fetches, code TLB, vector instructions and
@@ -57,6 +63,7 @@ struct thr *thr;
 unsigned ncpus, threads_per_core = 1;
 struct memsys mem;
 bool verify;
+bool vcpu_translating;
 bool stopped;
 unsigned counting_cpus;
 
@@ -101,6 +108,8 @@ static bool parse_args(int argc, char **argv, const char **path, const char **kn
 			threads_per_core = a[8] - '0';
 		} else if (strcmp(a, "verify=on") == 0 || strcmp(a, "verify=off") == 0) {
 			verify = a[7] == 'o' && a[8] == 'n';
+		} else if (strcmp(a, "vcpu=translating") == 0 || strcmp(a, "vcpu=running") == 0) {
+			vcpu_translating = a[5] == 't';
 		} else if (strcmp(a, "knc=off") == 0 || strcmp(a, "knc=pc") == 0 || strcmp(a, "knc=on") == 0) {
 			knc_mode = a[4] == 'p' ? KNC_PC : a[5] == 'n' ? KNC_ON : KNC_OFF;
 		} else if (strncmp(a, "knc_log=", 8) == 0 && a[8]) {
@@ -113,7 +122,7 @@ static bool parse_args(int argc, char **argv, const char **path, const char **kn
 			}
 		} else {
 			fprintf(stderr, "pmuos-pmu: unknown argument '%s' (page=PATH, threads=1-%d, verify=on|off, "
-				"knc=off|pc|on, knc_log=PATH, knc_ignore=LO-HI)\n", a, MS_THREADS);
+				"vcpu=running|translating, knc=off|pc|on, knc_log=PATH, knc_ignore=LO-HI)\n", a, MS_THREADS);
 			return false;
 		}
 	}

@@ -232,6 +232,7 @@ void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *qtb)
 		flush_asked = true;
 		qemu_plugin_reset(id, on_reset);
 	}
+	b->trans_vcpu = clock_vcpu; /* QEMU 7.2 translates a block on the vCPU about to run it */
 	qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(qtb, 0), on_block, QEMU_PLUGIN_CB_NO_REGS, b);
 	for (size_t k = 0; k < b->nknc; k++)
 		qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(qtb, b->knc[k].idx), on_knc,

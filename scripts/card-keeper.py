@@ -3,7 +3,7 @@
 scripts/qemu.sh execs this with QEMU's command line, and this execs QEMU
 (the same PID: a kill of qemu.sh's PID is a kill of QEMU).
 
-    card-keeper.py --card=NAME [--mbox BYTES] [--doorbell VECTORS] [--pmu] [--knc] [--ram | --keep-ram] -- COMMAND...
+    card-keeper.py --card=NAME [--mbox BYTES] [--doorbell VECTORS [--qemu-closes-peers]] [--pmu] [--knc] [--ram | --keep-ram] -- COMMAND...
 
 - One card per name: /dev/shm/pmuos-NAME.lock, locked with flock and
   holding the card's PID. QEMU inherits the lock, so it is held while QEMU
@@ -165,9 +165,9 @@ def watch(name, pidfd, doorbell):
     os.close(null)
     try:
         if doorbell:
-            server, shm_fd, listener, vectors, qemu_pid = doorbell
+            server, shm_fd, listener, vectors, qemu_pid, closes = doorbell
             try:
-                server.Server(shm_fd, vectors, qemu_pid, name).serve(listener, pidfd)
+                server.Server(shm_fd, vectors, qemu_pid, name, closes).serve(listener, pidfd)
             except Exception as e:  # whatever it was, the card runs on without its doorbell
                 listener.close()
                 remove_made(f"{SHM}/pmuos-{name}.sock")  # no server there: pmuctl polls at once
@@ -187,6 +187,8 @@ def main():
     ap.add_argument("--mbox", type=int, default=0, help="the mailbox file /dev/shm/pmuos-NAME, of BYTES")
     ap.add_argument("--doorbell", type=int, default=0, metavar="VECTORS",
                     help="serve the mailbox's doorbell on /dev/shm/pmuos-NAME.sock")
+    ap.add_argument("--qemu-closes-peers", action="store_true",
+                    help="QEMU closes a departed peer's eventfds when told (scripts/qemu-fixes/0002)")
     ap.add_argument("--pmu", action="store_true", help="the plugin's page /dev/shm/pmuos-NAME-pmu")
     ap.add_argument("--knc", action="store_true", help="the plugin's KNC report /dev/shm/pmuos-NAME-knc")
     ap.add_argument("--ram", action="store_true", help="card memory /dev/shm/pmuos-NAME-ram")
@@ -230,7 +232,7 @@ def keep(a):
             die(f"cannot listen on {sock}: {e.strerror}")
         MADE.append((sock, os.lstat(sock).st_ino))
         # Listening before QEMU starts: its device reads its ID and memory while it is created.
-        doorbell = (load_server(), shm_fd, listener, a.doorbell, os.getpid())
+        doorbell = (load_server(), shm_fd, listener, a.doorbell, os.getpid(), a.qemu_closes_peers)
     pidfd = os.pidfd_open(os.getpid())  # this process, QEMU after the exec below
     child = os.fork()
     if child == 0:

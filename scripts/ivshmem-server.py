@@ -55,6 +55,7 @@ class Peer:
         self.conn, self.id, self.proc = conn, pid, proc  # proc: the client's process (SO_PEERCRED)
         self.out = collections.deque()  # (bytes, descriptor or None, ID whose eventfd it is or None)
         self.deadline = None            # set while out holds messages
+        self.told = False               # QEMU was sent its eventfds
 
 
 class Server:
@@ -63,13 +64,15 @@ class Server:
       departed peer's eventfds may live on in its process (a copy it kept,
       or passed on), so a later peer never gets its ID or its eventfds. The
       server closes its copies when the peer has left and QEMU has them.
-    - No disconnection is ever sent (the spec's message 6): QEMU 7.2's
-      hw/misc/ivshmem.c close_peer_eventfds frees a peer's eventfd array
-      without forgetting it, so QEMU would free it again at exit
-      (ivshmem_exit: "double free or corruption"). QEMU thus keeps one
-      eventfd per vector for every peer it was told of: the server tells it
-      of no more than its descriptor limit allows (QEMU_RESERVE left), then
-      refuses clients (pmuctl polls).
+    - QEMU is told that a peer left (the spec's disconnection: the peer's
+      ID without a descriptor) only with qemu_closes_peers, a QEMU with
+      scripts/qemu-fixes/0002: Debian's 7.2 (hw/misc/ivshmem.c
+      close_peer_eventfds) frees a peer's eventfd array without forgetting
+      it, and frees it again at exit (ivshmem_exit: "double free or
+      corruption"). Not told, QEMU keeps one eventfd per vector for every
+      peer it was told of: the server tells it of no more than its
+      descriptor limit allows (QEMU_RESERVE left), then refuses clients
+      (pmuctl polls).
     - New peers come at most NEW_PER_S a second (MAX_PEERS at once): each
       costs QEMU work in its main loop and descriptors for good; a client
       beyond is refused (pmuctl polls).
@@ -77,8 +80,9 @@ class Server:
       clients': pmuctl rings only the card, and another client's eventfd
       would let it take that client's rings."""
 
-    def __init__(self, shm_fd, vectors, watch_pid, name):
+    def __init__(self, shm_fd, vectors, watch_pid, name, qemu_closes_peers=False):
         self.shm_fd, self.vectors, self.watch_pid, self.name = shm_fd, vectors, watch_pid, name
+        self.qemu_closes_peers = qemu_closes_peers
         self.peers = {}     # ID -> Peer, connected now
         self.fds = {}       # ID -> its eventfds, while a peer or a queued message holds them
         self.refs = {}      # ID -> how many hold them
@@ -193,6 +197,7 @@ class Server:
             for fd in fds:
                 self.queue(qemu, pid, fd, pid)
             self.told += len(fds)
+            new.told = True
         self.flush(new)  # each may drop its peer: what is queued holds the eventfds it carries
         if qemu:
             self.flush(qemu)
@@ -243,6 +248,9 @@ class Server:
         self.unref(peer.id)  # its eventfds go once QEMU has taken them
         if peer is self.qemu:
             self.qemu = None  # gone for good (QEMU ends): its ID is never given again
+        elif peer.told and self.qemu is not None and self.qemu_closes_peers:
+            self.queue(self.qemu, peer.id)  # after its eventfds, if they still wait: QEMU closes them
+            self.flush(self.qemu)
         self.resume()  # a descriptor is free
 
     def out_of_fds(self, e):
@@ -320,6 +328,8 @@ def main():
     ap.add_argument("--size", type=int, required=True, help="its size in bytes (checked)")
     ap.add_argument("--vectors", type=int, default=1, help="eventfds per peer (QEMU's vectors=)")
     ap.add_argument("--watch", type=int, required=True, help="peer 0; end when this process ends")
+    ap.add_argument("--qemu-closes-peers", action="store_true",
+                    help="tell QEMU when a peer leaves (a QEMU with scripts/qemu-fixes/0002)")
     a = ap.parse_args()
     if not 1 <= a.vectors <= 64:
         sys.exit(f"ivshmem-server: --vectors must be 1 to 64, got {a.vectors}")
@@ -342,7 +352,7 @@ def main():
     os.dup2(null, 1)  # not the caller's output: whoever reads it would wait for this process
     os.close(null)
     try:
-        Server(shm, a.vectors, a.watch, os.path.basename(a.shm)).serve(listener, pidfd)
+        Server(shm, a.vectors, a.watch, os.path.basename(a.shm), a.qemu_closes_peers).serve(listener, pidfd)
     finally:
         try:
             if os.stat(a.socket).st_ino == ours:

@@ -61,6 +61,12 @@
 #           model in /dev/shm/pmuos-$CARD-pmu; 0: no plugin (those events
 #           are not counted)
 #   PLUGIN_ARGS more plugin arguments, comma-separated (e.g. verify=on)
+#   QEMU    the QEMU binary (default: /usr/local/lib/pmuos-qemu/qemu-system-x86_64,
+#           Debian's 7.2 rebuilt with the fixes of scripts/qemu-fixes/ by
+#           scripts/build-qemu.sh, which install-deps.sh runs; else Debian's
+#           qemu-system-x86_64, which the plugin can make abort (QEMU issue
+#           1381) and which keeps a descriptor for every pmuctl run;
+#           docs/design.md §11 "The QEMU pmuos runs")
 # Arguments after the environment are passed to QEMU unchanged.
 set -eu
 umask 077 # what is made for the card is this user's only (README "The card's files")
@@ -91,6 +97,13 @@ PLUGIN_ARGS=${PLUGIN_ARGS:-}
 MBOX=${MBOX:-ivshmem}
 MBOX_BASE=${MBOX_BASE:-0x10000000}
 DOORBELL=${DOORBELL:-1}
+QEMU=${QEMU:-/usr/local/lib/pmuos-qemu/qemu-system-x86_64}
+[ -x "$QEMU" ] || [ "$QEMU" != /usr/local/lib/pmuos-qemu/qemu-system-x86_64 ] || QEMU=qemu-system-x86_64
+case "$("$QEMU" --version 2>/dev/null | head -1)" in
+*pmuos-fixes-*) QEMU_FIXED=1 ;;
+'') die "QEMU=$QEMU does not run" ;;
+*) QEMU_FIXED=0 ;;
+esac
 case "$CARD" in ''|*/*|*[!A-Za-z0-9._-]*) die "CARD must be a name of letters, digits, '.', '_' or '-', got '$CARD'";; esac
 
 case "$CPUS" in ''|*[!0-9]*) die "CPUS must be a number from 1 to 255, got '$CPUS'";; esac
@@ -213,6 +226,8 @@ if [ "$MBOX" = ivshmem ] && [ "$DOORBELL" = 1 ]; then
 	# the keeper: it listens before QEMU starts, for the device reads its ID
 	# and memory while it is created).
 	KEEP="$KEEP --doorbell 1"
+	# A fixed QEMU is told when a peer leaves and closes its eventfds (scripts/qemu-fixes/0002).
+	[ "$QEMU_FIXED" = 1 ] && KEEP="$KEEP --qemu-closes-peers"
 	MAILBOX="-chardev socket,path=$MBOX_FILE.sock,id=mboxbell -device ivshmem-doorbell,chardev=mboxbell,vectors=1"
 fi
 RAM="-m $MEM"
@@ -240,6 +255,8 @@ PMU=""
 if [ "$ACCEL" = tcg ] && [ "$PLUGIN" = 1 ]; then
 	SO=$B/pmuos-pmu.so
 	[ -f "$SO" ] || die "no plugin at $SO (run make, or PLUGIN=0)"
+	[ "$QEMU_FIXED" = 1 ] || echo "qemu.sh: $QEMU lacks the fix for QEMU issue 1381: with the plugin it can abort" \
+		"(scripts/build-qemu.sh builds one that has it)" >&2
 	case "$PLUGIN_ARGS" in *[!A-Za-z0-9=,._-]*) die "PLUGIN_ARGS must be key=value[,key=value...], got '$PLUGIN_ARGS'" ;; esac
 	PMU_FILE=/dev/shm/pmuos-$CARD-pmu
 	PMU_BYTES=65536 # PMUSHARE_BYTES
@@ -274,7 +291,7 @@ fi
 # The keeper execs QEMU: this process becomes QEMU (a kill of it is one of QEMU).
 # shellcheck disable=SC2086
 set -- "$(dirname "$0")/card-keeper.py" --card="$CARD" $KEEP -- \
-	qemu-system-x86_64 -machine q35 $RAM -smp "$SMP" $ACC \
+	"$QEMU" -machine q35 $RAM -smp "$SMP" $ACC \
 	-nodefaults -no-user-config -display none $CONSOLE $MAILBOX $PMU \
 	$BOOTARGS "$@"
 if [ "$BOOT" != uefi ]; then

@@ -10,8 +10,8 @@ its own the whole time, one pmuctl run after another.
 
 It passes if nothing is lost (each pmuctl answered, or ended with an error line that
 names the cause), the card's heartbeat never stands still for pmuctl's 30 s, QEMU's
-RSS stays within 50 MiB of where it started, the doorbell server holds no more
-descriptors at the end than at the start, smc never saw its old code run, and the
+RSS stays within 50 MiB of where it started, neither the doorbell server nor QEMU
+holds more descriptors at the end than at the start, smc never saw its old code run, and the
 card answers `pmuctl info` after the load. `make soak` runs it for
 10 minutes and prints the report; test_soak.py runs the same code for a bounded time
 in `make test`.
@@ -225,7 +225,7 @@ class Soak:
         self.duration, self.tally, self.t0 = duration, Tally(), time.monotonic()
         self.samples, self.problems, self.flood = [], [], None
         self.stalls = collections.Counter()
-        self.start = self.rss_end = self.server_end = self.cpu = None
+        self.start = self.rss_end = self.server_end = self.qemu_end = self.cpu = None
 
     def load(self, card, sim, tmp):
         """The load itself on booted cards; fills in what the report shows."""
@@ -266,7 +266,8 @@ class Soak:
         self.cpu = (cpu_seconds(server) - cpu[0], cpu_seconds(qemu) - cpu[1], time.monotonic() - self.tally.t0)
         self.rss_end = rss_mib(qemu)
         self.server_end = wait_fd_count(server, self.start[1])
-        self.samples.append((self.rss_end, self.server_end, fd_count(qemu)))
+        self.qemu_end = wait_fd_count(qemu, self.start[2])  # told of each peer that left, QEMU closes its eventfd
+        self.samples.append((self.rss_end, self.server_end, self.qemu_end))
         for _ in range(10):  # the card answers once the load has gone (a loaded host may starve it a while)
             p = subprocess.run([PMUCTL, *own, "info"], capture_output=True, text=True, timeout=60)
             if p.returncode == 0:
@@ -283,6 +284,9 @@ class Soak:
             if self.server_end is not None and self.server_end > self.start[1]:
                 self.problems.append(f"the doorbell server holds {self.server_end - self.start[1]} "
                                      "descriptors more than at the start")
+            if self.qemu_end is not None and self.qemu_end > self.start[2]:
+                self.problems.append(f"QEMU holds {self.qemu_end - self.start[2]} descriptors more than at the "
+                                     "start (a QEMU without scripts/qemu-fixes/0002 keeps every departed peer's)")
         if self.stalls["longest"] >= STALL_BOUND_S:
             self.problems.append(f"the card's heartbeat stood still for {self.stalls['longest']:.0f} s "
                                  f"(bound {STALL_BOUND_S} s: pmuctl's window for a card that has stopped)")
