@@ -22,7 +22,10 @@ on a loop with no system calls (memtest branches): each sample's counter
 value is what the counter counted after the wrap before the PMI came, in
 instructions. Without a kernel entry, the model notices a plugin counter's
 wrap at its poll (pmu/model.c: every 8,192 TSC ticks plus the Ring-3 slack
-of 512 while a plugin event samples). Figures, not verdicts: exits non-zero
+of 512 while a plugin event samples).
+
+QEMU: the same cost on the QEMU pmuos runs beside Debian's own (issue 36's
+choice of a QEMU base, docs/design.md §11). Figures, not verdicts: exits non-zero
 only when a boot fails."""
 
 import os
@@ -36,6 +39,8 @@ from boot import PMUOS, PROMPT, BootFailed, Guest, on_card, report
 
 ROUNDS = 21
 PROGRAMS = ["triad 200000", "matmul 128", "chase 65536", "steady 2000", "memtest walk 4194304 8 2", "calib"]
+QEMU_PROGRAMS = ["matmul 128", "memtest walk 4194304 8 2"]
+QEMU_ROUNDS = 11
 TARGET = 3.0
 EXIT = re.compile(rb"exit status (\d+)\r?\n")
 COUNT = re.compile(rb"^\s*1\s+0\s+\S+\s+(\d+)\s", re.M)
@@ -52,8 +57,11 @@ class Card:
     """A booted card whose CPU 1 counts INSTRUCTIONS_EXECUTED and a second
     event, and runs programs on request."""
 
-    def __init__(self, plugin):
-        self.g = Guest(PMUOS, 4, {"PLUGIN": "1" if plugin else "0", "CARD": f"bench{os.getpid()}p{int(plugin)}"})
+    def __init__(self, plugin, qemu=None):
+        env = {"PLUGIN": "1" if plugin else "0", "CARD": f"bench{os.getpid()}p{int(plugin)}{'d' if qemu else ''}"}
+        if qemu:
+            env["QEMU"] = qemu
+        self.g = Guest(PMUOS, 4, env)
         self.g.expect(PROMPT)
         cmd(self.g, b"pmu set 1 0 INSTRUCTIONS_EXECUTED")
         cmd(self.g, b"pmu set 1 1 " + (b"DATA_READ_MISS:u" if plugin else b"CPU_CLK_UNHALTED:u"))
@@ -78,17 +86,18 @@ class Card:
         return seen - start, int(m.group(1))
 
 
-def costs():
-    """{program: {plugin: [(seconds, instructions) per round]}}, or None if a boot fails."""
+def costs(make, programs, rounds):
+    """{program: {False: [...], True: [...]}}: (seconds, instructions) per round on the cards
+    make(False) and make(True), run in turn; None if a boot fails."""
     cards = {}
     try:
-        for plugin in (False, True):
-            cards[plugin] = Card(plugin)
-        out = {p: {False: [], True: []} for p in PROGRAMS}
-        for p in PROGRAMS:
-            for r in range(ROUNDS):
-                for plugin in ((False, True) if r % 2 == 0 else (True, False)):
-                    out[p][plugin].append(cards[plugin].run(p))
+        for k in (False, True):
+            cards[k] = make(k)
+        out = {p: {False: [], True: []} for p in programs}
+        for p in programs:
+            for r in range(rounds):
+                for k in ((False, True) if r % 2 == 0 else (True, False)):
+                    out[p][k].append(cards[k].run(p))
         return out
     except BootFailed as e:
         print(f"bench: {e}", file=sys.stderr)
@@ -113,7 +122,7 @@ def skid():
 
 
 def main():
-    runs = costs()
+    runs = costs(Card, PROGRAMS, ROUNDS)
     if runs is None:
         return 1
     rows = []
@@ -132,6 +141,19 @@ def main():
             "wall second; slowdown: the median of the rounds' ratios."],
            [("program", 26), ("guest insns", 11), ("s, PLUGIN=0", 11), ("s, PLUGIN=1", 11),
             ("M/s off", 7), ("M/s on", 6), ("slowdown", 8), (f"<= {TARGET:.0f}x", 6)], rows)
+    # The QEMU pmuos runs (scripts/build-qemu.sh) beside Debian's own, both with the plugin.
+    qemus = costs(lambda debian: Card(True, "qemu-system-x86_64" if debian else None), QEMU_PROGRAMS, QEMU_ROUNDS)
+    if qemus is None:
+        return 1
+    rows = []
+    for p in QEMU_PROGRAMS:
+        ours, debian = ([t for t, _ in qemus[p][k]] for k in (False, True))
+        rows.append((p, f"{statistics.median(debian):.3f}", f"{statistics.median(ours):.3f}",
+                     f"{statistics.median(b / a for a, b in zip(debian, ours)):.2f}x"))
+    report(["The QEMU pmuos runs (Debian's 7.2 source rebuilt with scripts/qemu-fixes/, scripts/build-qemu.sh)",
+            "beside Debian's own qemu-system-x86_64, both with the plugin, as above: host wall seconds, medians",
+            f"of {QEMU_ROUNDS} runs on each of two live cards in turn; ratio: the median of the rounds' ratios."],
+           [("program", 26), ("s, Debian's", 11), ("s, pmuos's", 10), ("ratio", 6)], rows)
     skids = skid()
     if skids is None:
         return 1
