@@ -15,8 +15,9 @@ set -eu
 PREFIX=${PREFIX:-/usr/local/lib/pmuos-qemu}
 HERE=$(cd "$(dirname "$0")" && pwd)
 # The version string says which fixes a binary has; qemu.sh and install-deps.sh
-# read it. Raise the number with every change to scripts/qemu-fixes/.
-FIXES=pmuos-fixes-1
+# read it. Raise the number with every change to scripts/qemu-fixes/ or to
+# configure's options below.
+FIXES=pmuos-fixes-3
 
 die() { echo "build-qemu: $*" >&2; exit 1; }
 
@@ -41,10 +42,12 @@ for p in "$HERE"/qemu-fixes/*.patch; do
 done
 mkdir "$SRC/b"
 cd "$SRC/b"
-# x86_64 system emulation only, TCG with plugins, no optional library; the
-# firmware from Debian's packages (seabios, ovmf, ipxe-qemu), as Debian's own
-# build finds it (debian/rules FIRMWAREPATH).
-../configure --target-list=x86_64-softmmu --without-default-features --enable-tcg --enable-plugins \
+# x86_64 system emulation only, TCG with plugins, no optional library but
+# vvfat and qcow1, which vvfat writes through (the UEFI boot's ESP is a
+# directory, -drive file=fat:rw:DIR); the firmware from Debian's packages
+# (seabios, ovmf, ipxe-qemu), as Debian's own build finds it (debian/rules
+# FIRMWAREPATH).
+../configure --target-list=x86_64-softmmu --without-default-features --enable-tcg --enable-plugins --enable-vvfat --enable-qcow1 \
 	--disable-docs --disable-werror --disable-install-blobs --with-git-submodules=ignore \
 	--prefix="$PREFIX" --firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu \
 	--with-pkgversion="Debian $VERSION, $FIXES" >configure.log 2>&1 ||
