@@ -166,7 +166,7 @@ static void task_release(struct task *t)
 }
 
 int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const struct cpuset *set,
-		char *err, size_t errlen)
+		bool to_console, char *err, size_t errlen)
 {
 	struct elf_image im;
 	struct task *made[MAX_CPUS];
@@ -208,6 +208,7 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 		t->nranks = nranks;
 		t->waiter_apic = this_cpu()->apic_id;
 		t->out_ring = host->output_open(t->id, first, n, nranks);
+		t->to_console = to_console;
 		strlcpy(t->name, argv[0], sizeof(t->name));
 		made[n++] = t;
 	}
@@ -272,9 +273,9 @@ void task_flush_output(struct task *t)
 	if (!t->out_len)
 		return;
 	host->output(t->out_ring, t->out, t->out_len);
-	if (t->nranks > 1)
+	if (t->to_console && t->nranks > 1)
 		kprintf("[rank %u] %.*s", t->rank, (int)t->out_len, t->out);
-	else
+	else if (t->to_console)
 		kprintf("%.*s", (int)t->out_len, t->out);
 	t->out_len = 0;
 }

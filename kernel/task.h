@@ -49,17 +49,23 @@ struct task {
 	char out[TASK_OUT_LINE];     /* output line being assembled */
 	size_t out_len;
 	uint32_t out_ring;           /* its output ring in the mailbox (MBOX_NO_RING: none) */
+	bool to_console;             /* its lines go to the console too (task_launch) */
 	uint32_t waiter_apic;        /* gets a VEC_WAKE when the task ends */
 	struct task *next;           /* run queue link */
 };
 
 /*
  * Launches `n` instances of the program image on the CPUs of `set` (CPU 0,
- * which runs the shell, is refused). argv[0] is the name. Returns the id of
- * the first task (the launch id), or -1 with the reason in err.
+ * which runs the shell, is refused). argv[0] is the name. Each task's output
+ * lines go to its output ring, and with to_console to the console too (a
+ * launch from the shell, read there; a host's launch reads the rings: 243
+ * tasks' lines through one console lock and a UART kept every other CPU
+ * spinning on the lock, the mailbox unserved for minutes, issue 36).
+ * Returns the id of the first task (the launch id), or -1 with the reason
+ * in err.
  */
 int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const struct cpuset *set,
-		char *err, size_t errlen);
+		bool to_console, char *err, size_t errlen);
 /*
  * Halts until every task of launch `id` has ended. If interrupted() says so
  * (Ctrl-C), kills them, waits up to 1 s for them to end and returns false.

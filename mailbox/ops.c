@@ -39,7 +39,7 @@ static int run(const uint8_t *image, uint32_t len, int argc, char **argv, const 
 		return -1;
 	}
 	memcpy(copy, image, len);
-	int id = task_launch(copy, len, argc, argv, set, err, sizeof(err));
+	int id = task_launch(copy, len, argc, argv, set, false, err, sizeof(err));
 	if (id < 0)
 		kprintf("mailbox: run %.32s: %s\n", argv[0], err);
 	page_free(copy, pages);

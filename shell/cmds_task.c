@@ -51,7 +51,7 @@ static int cmd_run(int argc, char **argv)
 		return shell_error("run", "programs run on APs, and this card has only CPU 0");
 	if (!cpuset_parse(cpus, cpu_count, &set, err, sizeof(err)))
 		return shell_error("run", "%s", err);
-	int id = task_launch(p->start, p->end - p->start, argc - 1, argv + 1, &set, err, sizeof(err));
+	int id = task_launch(p->start, p->end - p->start, argc - 1, argv + 1, &set, true, err, sizeof(err));
 	if (id < 0)
 		return shell_error("run", "%s", err);
 	if (!task_wait_launch(id, shell_interrupted))

@@ -3,7 +3,7 @@
 every output and every exit status, and the card answers `pmuctl info` right after. pmuctl judges
 the card by its heartbeat and its own clock, not by host seconds: QEMU runs the
 244 vCPUs in turn on one host thread (host/mbox.c, docs/design.md §8). One boot
-for the three checks, 40-75 s in all on a loaded 2-core host (each 9-23 s: the launch's
+for the checks, 40-75 s in all on a loaded 2-core host (each 9-23 s: the launch's
 tasks share one read-only text, docs/design.md §6)."""
 import json
 import os
@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, Card
+from conftest import BUILD, Card, plugin_card
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 HELLO = os.path.join(BUILD, "user", "hello.elf")
@@ -107,3 +107,35 @@ def test_record_on_every_application_thread(card, tmp_path):
     assert r.returncode == 0 and re.search(r"^\s+[\d.]+%\s+main$", r.stdout, re.M), r.stdout + r.stderr
     check_info(card)
     check_launch(card, before)
+
+
+CALIB = os.path.join(BUILD, "user", "calib.elf")
+
+
+def test_a_launch_whose_every_task_prints_lines():
+    """Issue 36's full card that stopped answering: 243 tasks printing their lines at once (calib: five
+    each) while pmuctl asks for their status, with the plugin (without it the same run took 37 s, not
+    15 s, but ended). A host's launch sends its tasks' lines to their output rings only: when they went
+    to the console too, every CPU but the printing one spun on the console's lock while one UART took
+    1,215 lines, and the card took no request for minutes (`stat --spflt` of calib timed out on STATUS,
+    then KILL, at its 1,000,000-instruction region, and `pmuctl info` after it too). Each CPU's
+    counts are the one-CPU run's (1,001,011 user instructions)."""
+    card = plugin_card(cpus=CPUS, timeout=300)
+    try:
+        p = pmuctl(card, "stat", "-A", "--spflt", "-e", "INSTRUCTIONS_EXECUTED:u", "-C", f"1-{APS}", "--", CALIB)
+        assert p.returncode == 0, p.stderr
+        counts = re.findall(r"^CPU(\d+)\s+([\d,]+)\s+INSTRUCTIONS_EXECUTED:u", p.stderr, re.M)
+        assert sorted(int(c) for c, _ in counts) == list(range(1, CPUS)), p.stderr
+        assert {n for _, n in counts} == {"1,001,011"}, p.stderr
+        check_outputs_and_info(card, p)
+    finally:
+        card.close()
+
+
+def check_outputs_and_info(card, p):
+    """Every rank printed each of calib's five region lines, and the card answers after."""
+    for k in (0, 1, 10, 1000, 1000000):
+        ranks = sorted(int(r) for r in re.findall(rf"^\[rank (\d+)\] calib: region of {k} user instructions counted",
+                                                  p.stdout, re.M))
+        assert ranks == list(range(APS)), (k, p.stdout[-2000:])
+    check_info(card)

@@ -4,6 +4,7 @@ their task (issue: Ring-3 tasks)."""
 import os
 import re
 import subprocess
+import time
 
 import pytest
 
@@ -213,3 +214,30 @@ def test_bad_program_image_is_refused_with_the_reason(card_factory, tmp_path):
     out = card.cmd("run host")
     assert out.startswith("error: run: ") and ("ET_EXEC" in out or "outside the user region" in out), out
     assert "exit status 0" in card.cmd("run hello")
+
+
+def test_a_console_nobody_reads_stops_no_host_launch(tmp_path):
+    """Issue 36's card that stopped answering: a host's launch sends its tasks' lines to their output
+    rings, not to the console too. When they went to both, a console whose reader had stopped (QEMU's
+    standard output a full pipe: 64 KiB unread) held the console lock's owner in the UART for good,
+    every other CPU printing spun on the lock, and the card took no request (STATUS, then KILL, then
+    `info`): 243 calib tasks' 1,215 lines did it twice. Here three softfloat tasks print about 70 KiB
+    while nothing reads the card's console."""
+    name = f"test{os.getpid()}-mute"
+    env = dict(os.environ, CARD=name, CPUS="4", CPU="knc")
+    qemu = subprocess.Popen([os.path.join(ROOT, "scripts", "qemu.sh")], cwd=ROOT, env=env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # stdout never read
+    try:
+        pmuctl = [os.path.join(BUILD, "pmuctl"), "--card", name]
+        for _ in range(600):
+            if subprocess.run(pmuctl + ["info"], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.1)
+        p = subprocess.run(pmuctl + ["run", "-C", "1-3", os.path.join(BUILD, "user", "softfloat.elf")],
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        assert len(p.stdout) > 65536 and all(p.stdout.count(f"[rank {r}] ") > 300 for r in range(3)), p.stdout[-500:]
+        assert subprocess.run(pmuctl + ["info"], capture_output=True, timeout=60).returncode == 0
+    finally:
+        qemu.kill()
+        qemu.wait()
