@@ -16,13 +16,18 @@
 #endif
 
 /* CR0 (SDM Vol. 3A §2.5) */
+#define CR0_PE X86_BIT(0)   /* protected mode */
 #define CR0_MP X86_BIT(1)   /* WAIT/FWAIT honours TS */
 #define CR0_EM X86_BIT(2)   /* x87 emulation: #NM on every x87 instruction */
+#define CR0_ET X86_BIT(4)   /* reads 1 on every processor since the i486 */
 #define CR0_NE X86_BIT(5)   /* x87 errors as #MF, not the PC's IRQ 13 */
+#define CR0_NW X86_BIT(29)  /* not write-through: with CD, caching off */
+#define CR0_CD X86_BIT(30)  /* cache disable */
 #define CR0_PG X86_BIT(31)  /* paging */
 
 /* CR4 (SDM Vol. 3A §2.5) */
 #define CR4_PAE        X86_BIT(5)  /* 64-bit page table entries (long mode needs them) */
+#define CR4_PGE        X86_BIT(7)  /* global pages: a KNC core raises #GP on it (arch/x86.h cr4_refused) */
 #define CR4_PCE        X86_BIT(8)  /* RDPMC allowed at CPL 3 */
 #define CR4_OSFXSR     X86_BIT(9)  /* FXSAVE/FXRSTOR save SSE state; SSE allowed */
 #define CR4_OSXMMEXCPT X86_BIT(10) /* SSE exceptions as #XM */

@@ -7,6 +7,7 @@
 #ifndef ARCH_X86_H
 #define ARCH_X86_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
 #include "arch/regs.h"
@@ -89,16 +90,61 @@ static inline bool cpuid_knc_card(struct cpuid_regs l1)
  */
 uint32_t cpuid_threads_per_core(uint32_t max_leaf, struct cpuid_regs l1, struct cpuid_regs l4, struct cpuid_regs lb);
 
-#define DEFINE_CR(n)                                                              \
+#define DEFINE_CR(n, write)                                                       \
 	static inline uint64_t read_cr##n(void)                                   \
 	{ uint64_t v; __asm__ volatile("mov %%cr" #n ", %0" : "=r"(v)); return v; } \
-	static inline void write_cr##n(uint64_t v)                                \
+	static inline void write(uint64_t v)                                      \
 	{ __asm__ volatile("mov %0, %%cr" #n :: "r"(v) : "memory"); }
-DEFINE_CR(0)
-DEFINE_CR(2)
-DEFINE_CR(3)
-DEFINE_CR(4)
+DEFINE_CR(0, write_cr0)
+DEFINE_CR(2, write_cr2)
+DEFINE_CR(3, write_cr3)
+DEFINE_CR(4, write_cr4_raw)
 #undef DEFINE_CR
+
+/*
+ * Stops the calling CPU for good, printing why (a short sentence naming
+ * the condition) and its registers' owner, as a kernel exception does;
+ * the other CPUs go on (kernel/trap.c). For what must never happen.
+ */
+void kernel_stop(const char *why) __attribute__((noreturn, cold));
+
+/*
+ * Why a CR4 value must not be written, or NULL if it may be. A KNC core
+ * reports PGE in CPUID.1:EDX[13] but raises #GP when CR4.PGE is set
+ * (SSDG 328207-002 §4.2.10, as Lasimeri/Intel-Phi-3120A found: their
+ * x86_64_start_kernel's CR4.PGE toggle faulted, docs/knc.md): the kernel
+ * never sets it, on any platform, so that QEMU, which takes it, cannot
+ * hide a write a card would fault on.
+ */
+static inline const char *cr4_refused(uint64_t v)
+{
+	return v & CR4_PGE ? "CR4.PGE (bit 7) would be set: a KNC core raises #GP on it (SSDG 328207-002 4.2.10)"
+			   : NULL;
+}
+
+/*
+ * Why a CPU must not run with this CR0, or NULL if it may: CD or NW set
+ * means caches off or not kept coherent (SDM Vol. 3A Table 11-5). An INIT
+ * leaves both as they were and sets them only at power-up (SDM Vol. 3A
+ * Table 9-1, note 2), so a start-up code that ORs its bits into the CR0 an
+ * AP had keeps them; QEMU's INIT sets both, and its TCG ignores them.
+ */
+static inline const char *cr0_refused(uint64_t v)
+{
+	return v & (CR0_CD | CR0_NW) ? "CR0.CD (bit 30) or NW (bit 29) set: this CPU would run with its caches off "
+				       "(SDM Vol. 3A Table 11-5)"
+				     : NULL;
+}
+
+/* Writes CR4, or stops the CPU with cr4_refused's reason (a card would #GP there instead). */
+static inline void write_cr4(uint64_t v)
+{
+	const char *why = cr4_refused(v);
+
+	if (why)
+		kernel_stop(why);
+	write_cr4_raw(v);
+}
 
 static inline void cli(void) { __asm__ volatile("cli" ::: "memory"); }
 static inline void sti(void) { __asm__ volatile("sti" ::: "memory"); }

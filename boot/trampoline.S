@@ -15,6 +15,8 @@
 #include "arch/regs.h"
 
 #define O(x) ((x) - trampoline_start) /* offset in the page */
+/* Protected mode with x87 errors as #MF and WAIT honouring TS (arch/fpu.c sets MP and NE anyway); caches on. */
+#define CR0_TRAMPOLINE (CR0_PE | CR0_MP | CR0_ET | CR0_NE)
 
 	.section .rodata
 	.globl trampoline_start, trampoline_end, trampoline_fixups, trampoline_fixups_end
@@ -23,11 +25,19 @@
 trampoline_start:
 	cli
 	cld
+	/*
+	 * CR0 is loaded whole, not ORed into what the AP had: an INIT keeps
+	 * CD and NW as they were (SDM Vol. 3A Table 9-1, note 2), so an AP
+	 * the bootstrap left with caches off would stay so. WBINVD first, as
+	 * Linux's trampoline_start (arch/x86/realmode/rm/trampoline_64.S), the
+	 * start-up code that ran on a card, does: nothing cached with caching
+	 * off outlives the switch. ap_main stops an AP that still has CD or NW.
+	 */
+	wbinvd
 	movw %cs, %ax
 	movw %ax, %ds
 	lgdtl O(tramp_gdtr)
-	movl %cr0, %eax
-	orl $1, %eax                    /* CR0.PE */
+	movl $CR0_TRAMPOLINE, %eax
 	movl %eax, %cr0
 	.byte 0x66, 0xea                /* ljmpl $0x08, $page + O(tramp32) */
 fix_jmp32:
@@ -49,8 +59,7 @@ tramp32:
 	rdmsr
 	orl $(EFER_LME | EFER_NXE), %eax
 	wrmsr
-	movl %cr0, %eax
-	orl $CR0_PG, %eax               /* the GDT above has the 64-bit code segment already */
+	movl $(CR0_TRAMPOLINE | CR0_PG), %eax /* the GDT above has the 64-bit code segment already */
 	movl %eax, %cr0
 	.byte 0xea                      /* ljmpl $0x18, $page + O(tramp64) */
 fix_jmp64:

@@ -292,7 +292,10 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 	memcpy(version, h->kernel_version, sizeof(version)); /* the card's 16 bytes, a NUL among them or not */
 	printf("card %s: pmuos ", k->place.path);
 	print_card_text(stdout, version, sizeof(version));
-	printf(" READY, %u CPUs\n", h->cpu_count);
+	printf(" READY, %u CPUs", h->cpu_count);
+	if (h->cpus_online < h->cpu_count)
+		printf(" (%u did not come online: the card's messages above say why)", h->cpu_count - h->cpus_online);
+	printf("\n");
 	munmap(h, sizeof(*h));
 	return 0;
 }
@@ -354,6 +357,13 @@ static int image_boot(struct knc_card *k, struct boot_image *b, unsigned timeout
 	if (card_write(k, dl.addr, b->img, b->len) != 0 || card_write(k, cmd_at, b->line, b->n + 1) != 0)
 		return -1;
 	sbox_write(k, KNC_SPAD(KNC_SPAD_IMAGE_SIZE), (uint32_t)b->len);
+	/*
+	 * The status characters' ctrl word emptied: what the bootstrap or an
+	 * earlier boot left there (a 3120A: 0x00008086) is no character of
+	 * this boot's (BF usr/drivers/xeon_phi/serial.c xeon_phi_serial_init
+	 * clears it after a reset too).
+	 */
+	sbox_write(k, KNC_SPAD(KNC_SPAD_STATUS_CTRL), 0);
 	/* The boot interrupt: destination first, then the low dword that sends (LNX-C mic_x100_send_firmware_intr). */
 	sbox_write(k, KNC_APICICR_HI(KNC_APICICR_BOOT), dl.bsp_apic_id);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -25,7 +25,7 @@ enum cpu_state {
 	CPU_ABSENT = 0,  /* not in the MADT */
 	CPU_STARTING,    /* INIT-SIPI-SIPI sent, not checked in yet */
 	CPU_ONLINE,      /* idle loop, taking IPIs */
-	CPU_FAULTED,     /* took a kernel exception and stopped */
+	CPU_FAULTED,     /* took a kernel exception, or kernel_stop, and stopped */
 	CPU_FAILED,      /* never checked in after SIPI */
 };
 
@@ -54,7 +54,7 @@ struct percpu {
 	uint32_t cpu;             /* logical CPU number, 0 = BSP */
 	uint32_t apic_id;
 	volatile uint32_t state;  /* enum cpu_state */
-	uint32_t fault_vector;    /* valid when state == CPU_FAULTED */
+	const char *stop_why;     /* valid when state == CPU_FAULTED: the exception's name, or kernel_stop's reason */
 	uint64_t online_tsc;      /* TSC when it checked in */
 	uint64_t ist_top[3];      /* NMI, double fault, machine check */
 	struct tss tss;

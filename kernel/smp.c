@@ -14,6 +14,7 @@
 #include "kernel/idle.h"
 #include "kernel/cpu_hooks.h"
 #include "kernel/task.h"
+#include "arch/mtrr.h"
 
 #define KSTACK_PAGES 4
 #define IST_PAGES 1
@@ -33,7 +34,8 @@
 #define SIPI_DELAY_US 200
 #define MODERN_INIT_DELAY_US 0
 #define MODERN_SIPI_DELAY_US 10
-#define CHECKIN_TIMEOUT_US 1000000
+#define CHECKIN_TIMEOUT_US 1000000 /* all APs at once */
+#define AP_CHECKIN_US      100000  /* one AP: its trampoline and setup take well under 1 ms */
 
 extern const char trampoline_start[], trampoline_end[];
 extern const uint16_t trampoline_fixups[], trampoline_fixups_end[];
@@ -42,6 +44,7 @@ extern const uint16_t trampoline_fixups[], trampoline_fixups_end[];
 uint64_t ap_stack_by_apic[APIC_ID_LIMIT];
 static uint64_t trampoline_page; /* where the start-up code is; 0: APs cannot be started */
 static uint32_t threads_per_core = 1;
+static struct mtrr_state bsp_mtrrs; /* what the BSP's MTRRs hold, for each AP to load (arch/mtrr.h) */
 
 uint32_t smp_threads_per_core(void) { return threads_per_core; }
 
@@ -282,12 +285,19 @@ static bool cpu_online(void *p)
 
 void ap_main(uint32_t apic)
 {
+	uint64_t cr0 = read_cr0(); /* as boot/trampoline.S left it */
 	struct percpu *p = cpu_by_apic[apic];
 	bool rejoin = p->rejoined;
 
 	p->idle = false;
 	p->call.pending = 0; /* a call it was stuck in is abandoned */
 	cpu_setup_local(p, rejoin);
+	const char *why = cr0_refused(cr0);
+	if (why) {
+		kprintf("smp: CPU %u (APIC %u) came out of the start-up code with CR0 %#lx\n", p->cpu, apic, cr0);
+		kernel_stop(why);
+	}
+	mtrr_load(&bsp_mtrrs);
 	if (rejoin) {
 		cpu_hooks.rejoined();
 		task_cpu_rejoined();
@@ -295,6 +305,7 @@ void ap_main(uint32_t apic)
 	p->online_tsc = rdtsc();
 	smp_mb();
 	p->state = CPU_ONLINE;
+	smp_wake_apic(cpu_table[0]->apic_id); /* a BSP waiting for this check-in halts (start_one_at_a_time) */
 	for (;;) {
 		cli();
 		if (!task_run_next())
@@ -363,7 +374,87 @@ static void trampoline_install(uint64_t page)
 	trampoline_page = page;
 }
 
-void smp_init(const uint32_t *apic_ids, uint32_t n, uint64_t page)
+/*
+ * Each AP gets its own INIT assert, de-assert and SIPIs (no shorthand),
+ * but each step goes to all APs before the next: one INIT delay and one
+ * SIPI delay for the whole machine.
+ * The BSP spins rather than halts, here and in start_one_at_a_time: under
+ * -icount (sleep on) a halt with every vCPU idle lets the virtual clock,
+ * the TSC, run at host real time while QEMU handles the INITs and SIPIs,
+ * so the boot's TSC count would depend on the host's speed; spinning it
+ * stays exact.
+ */
+static void start_all_at_once(uint64_t init_us, uint64_t sipi_us)
+{
+	for (uint32_t i = 1; i < cpu_count; i++)
+		apic_send_init(cpu_table[i]->apic_id);
+	delay_us(init_us);
+	for (uint32_t i = 1; i < cpu_count; i++)
+		apic_send_init_deassert(cpu_table[i]->apic_id);
+	send_sipis(1, CPU_STARTING);
+	delay_us(sipi_us);
+	send_sipis(1, CPU_STARTING); /* ignored by APs already running */
+
+	uint64_t end = tsc_deadline_us(CHECKIN_TIMEOUT_US);
+	while (smp_online_count() < cpu_count && rdtsc() < end)
+		cpu_relax();
+}
+
+static bool ap_started(void *p) { return ((struct percpu *)p)->state != CPU_STARTING; }
+
+static void print_run(uint32_t from, uint32_t to)
+{
+	kprintf(from == to ? " %u" : " %u-%u", from, to);
+}
+
+/*
+ * INIT, de-assert, SIPI, SIPI to one AP, then a wait for it to check in
+ * (online, or stopped by its own checks: ap_main) before the next, in the
+ * platform's order. Linux on a 3120A brought up its 228 threads only this
+ * way; sent to all at once they hung (Lasimeri/Intel-Phi-3120A, its serial
+ * AP bring-up patch; docs/knc.md "AP start-up"). The order goes to the log
+ * as runs of APIC IDs.
+ */
+static void start_one_at_a_time(uint64_t init_us, uint64_t sipi_us)
+{
+	uint32_t run_from = 0, run_to = 0, runs = 0;
+
+	/*
+	 * The wait for each check-in halts (the AP wakes this CPU: ap_main):
+	 * spinning, this CPU would take most of QEMU's round-robin turns from
+	 * the one AP that has work (a 244-thread simulated card took 59 s to
+	 * boot so, 14 s halting, its INIT delays still spun). Interrupts are
+	 * on for it: the timer and the wake are this CPU's only sources yet.
+	 */
+	sti();
+
+	kprintf("smp: starting %u APs one at a time (INIT, %lu us, SIPI, %lu us, SIPI; each checked in before the next), APIC",
+		cpu_count - 1, init_us, sipi_us);
+	for (uint32_t i = 1; i < cpu_count; i++) {
+		struct percpu *p = cpu_table[i];
+		apic_send_init(p->apic_id);
+		delay_us(init_us);
+		apic_send_init_deassert(p->apic_id);
+		apic_send_sipi(p->apic_id, trampoline_page >> 12);
+		delay_us(sipi_us);
+		if (p->state == CPU_STARTING)
+			apic_send_sipi(p->apic_id, trampoline_page >> 12);
+		idle_until_us(ap_started, p, AP_CHECKIN_US);
+		if (runs && p->apic_id == run_to + 1) {
+			run_to++;
+			continue;
+		}
+		if (runs++)
+			print_run(run_from, run_to);
+		run_from = run_to = p->apic_id;
+	}
+	if (runs)
+		print_run(run_from, run_to);
+	kprintf("\n");
+	cli();
+}
+
+void smp_init(const uint32_t *apic_ids, uint32_t n, uint64_t page, bool one_at_a_time)
 {
 	uint32_t bsp_apic = this_cpu()->apic_id;
 
@@ -391,29 +482,17 @@ void smp_init(const uint32_t *apic_ids, uint32_t n, uint64_t page)
 		cpu_count++;
 	}
 	smp_mb();
+	mtrr_save(&bsp_mtrrs);
 
-	/*
-	 * Each AP gets its own INIT assert, de-assert and SIPIs (no shorthand),
-	 * but each step goes to all APs before the next: one INIT delay and
-	 * one SIPI delay for the whole card.
-	 * The BSP spins rather than halts: under -icount (sleep on) a halt with
-	 * every vCPU idle lets the virtual clock, the TSC, run at host real
-	 * time while QEMU handles the INITs and SIPIs, so the boot's TSC count
-	 * would depend on the host's speed; spinning it stays exact.
-	 */
 	bool modern = modern_cpu();
-	for (uint32_t i = 1; i < cpu_count; i++)
-		apic_send_init(cpu_table[i]->apic_id);
-	delay_us(modern ? MODERN_INIT_DELAY_US : INIT_DELAY_US);
-	for (uint32_t i = 1; i < cpu_count; i++)
-		apic_send_init_deassert(cpu_table[i]->apic_id);
-	send_sipis(1, CPU_STARTING);
-	delay_us(modern ? MODERN_SIPI_DELAY_US : SIPI_DELAY_US);
-	send_sipis(1, CPU_STARTING); /* ignored by APs already running */
-
-	uint64_t end = tsc_deadline_us(CHECKIN_TIMEOUT_US);
-	while (smp_online_count() < cpu_count && rdtsc() < end)
-		cpu_relax();
+	uint64_t init_us = modern ? MODERN_INIT_DELAY_US : INIT_DELAY_US;
+	uint64_t sipi_us = modern ? MODERN_SIPI_DELAY_US : SIPI_DELAY_US;
+	if (cpu_count == 1)
+		return;
+	if (one_at_a_time)
+		start_one_at_a_time(init_us, sipi_us);
+	else
+		start_all_at_once(init_us, sipi_us);
 	for (uint32_t i = 1; i < cpu_count; i++)
 		if (cpu_table[i]->state == CPU_STARTING) {
 			cpu_table[i]->state = CPU_FAILED;

@@ -18,12 +18,16 @@ void smp_bsp_setup(void);
  * BSP, once: starts the processors with the `n` APIC IDs `apic_ids`
  * (0..apic_layout()->max_id; the BSP's, repeats and higher IDs are skipped;
  * at most MAX_CPUS in all) and waits (bounded) until each checks in or
- * fails. The start-up code goes to `page` (physical, 4 KiB-aligned, below
- * 1 MiB: the SIPI vector is page >> 12; boot_low_page finds one), which
- * must stay the kernel's for good (a CPU rejoins through it). page 0, or
- * one that is not such a page, starts none and says so.
+ * fails. one_at_a_time: INIT and SIPIs to one AP, which checks in (or
+ * fails, 100 ms at most) before the next gets its INIT, as a KNC card has
+ * been seen to need; else each step to all APs at once (1 s for all to
+ * check in). The start-up code goes to `page` (physical, 4 KiB-aligned,
+ * below 1 MiB: the SIPI vector is page >> 12; boot_low_page finds one),
+ * which must stay the kernel's for good (a CPU rejoins through it). page
+ * 0, or one that is not such a page, starts none and says so. Each AP
+ * loads the BSP's MTRRs (arch/mtrr.h).
  */
-void smp_init(const uint32_t *apic_ids, uint32_t n, uint64_t page);
+void smp_init(const uint32_t *apic_ids, uint32_t n, uint64_t page, bool one_at_a_time);
 /* Number of CPUs in state CPU_ONLINE. */
 uint32_t smp_online_count(void);
 /* Threads per core (from CPUID: cpuid_threads_per_core), for core/thread numbering. */

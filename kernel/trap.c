@@ -140,6 +140,22 @@ void trap_set_user(const struct trap_user *u)
 	user_ops = *u;
 }
 
+/* The calling CPU's end, once its report is out: no more interrupts, its tasks ended. */
+static void __attribute__((noreturn)) stop_here(const char *why)
+{
+	struct percpu *p = this_cpu();
+
+	kprintf("*** CPU %u stopped; the other CPUs go on.\n", p->cpu);
+	p->stop_why = why;
+	p->state = CPU_FAULTED;
+	cpu_leaving_notify(p->cpu);
+	user_ops.cpu_stopped();
+	for (;;) {
+		cli();
+		hlt();
+	}
+}
+
 static void __attribute__((noreturn, noinline, cold)) fault_report(struct trap_frame *f)
 {
 	struct percpu *p = this_cpu();
@@ -153,16 +169,17 @@ static void __attribute__((noreturn, noinline, cold)) fault_report(struct trap_f
 	kprintf("    R8  %016lx  R9  %016lx  R10 %016lx  R11 %016lx\n", f->r8, f->r9, f->r10, f->r11);
 	kprintf("    R12 %016lx  R13 %016lx  R14 %016lx  R15 %016lx\n", f->r12, f->r13, f->r14, f->r15);
 	backtrace(f->rbp);
-	kprintf("*** CPU %u stopped; the other CPUs go on.\n", p->cpu);
+	stop_here(exc_names[f->vector]);
+}
 
-	p->fault_vector = f->vector;
-	p->state = CPU_FAULTED;
-	cpu_leaving_notify(p->cpu);
-	user_ops.cpu_stopped();
-	for (;;) {
-		cli();
-		hlt();
-	}
+void kernel_stop(const char *why)
+{
+	struct percpu *p = this_cpu();
+
+	cli();
+	kprintf("\n*** KERNEL STOP on CPU %u (APIC %u): %s\n", p->cpu, p->apic_id, why);
+	backtrace((uint64_t)__builtin_frame_address(0));
+	stop_here(why);
 }
 
 /*

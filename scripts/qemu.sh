@@ -129,14 +129,16 @@ case "${MBOX_BASE#0x}" in "$MBOX_BASE"|''|*[!0-9a-fA-F]*) die "MBOX_BASE must be
 # pse tsc msr pae mce cx8 apic mtrr mca pat fxsr ht syscall nx lm lahf_lm)
 # family 0x0B model 1, maximum basic leaf 4, maximum extended leaf
 # 0x80000008; FXSR but no CMOV, CLFSH, MMX, SSE, SSE2, MONITOR, CX16. So off
-# go SYSENTER (sep: App. B's table), PGE (a card faults on CR4.PGE; SSDG
-# 328207-002 4.2.10), PSE-36, CLFLUSH, CMOV, MMX, SSE, SSE2, SSE3 (pni),
-# CMPXCHG16B (cx16) and AMD's SVM. VME a card has, TCG does not. HT is set
+# go SYSENTER (sep: App. B's table), PSE-36, CLFLUSH, CMOV, MMX, SSE, SSE2,
+# SSE3 (pni), CMPXCHG16B (cx16) and AMD's SVM. PGE stays, as on a card,
+# which reports it and faults on CR4.PGE (SSDG 328207-002 4.2.10): TCG
+# takes the bit, so the kernel stops itself on it instead (arch/x86.h
+# write_cr4). VME a card has, TCG does not. HT is set
 # by QEMU itself when a package has several threads. The hypervisor bit
 # (CPUID.1:ECX[31], 0 on a card) stays: it tells the kernel that this family
 # 0x0B is a PC without KNC's PMU MSRs (arch/x86.h cpuid_knc_card).
 KNC_CPU=qemu64,vendor=GenuineIntel,family=11,model=1,level=4,xlevel=0x80000008
-KNC_CPU=$KNC_CPU,-sep,-pge,-pse36,-clflush,-cmov,-mmx,-sse,-sse2,-pni,-cx16,-svm
+KNC_CPU=$KNC_CPU,-sep,-pse36,-clflush,-cmov,-mmx,-sse,-sse2,-pni,-cx16,-svm
 case "$CPU" in
 max) CPU_ARG=max,vendor=GenuineIntel ;;
 knc)

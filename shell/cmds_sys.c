@@ -42,7 +42,7 @@ static int cmd_cpus(int argc, char **argv)
 		if (p->state == CPU_ONLINE && !smp_cpu_answering(i))
 			kprintf(" (not answering IPIs: hung? 'cpu init %u' recovers it)", i);
 		if (p->state == CPU_FAULTED)
-			kprintf(" (exception vector %u)", p->fault_vector);
+			kprintf(" (%s)", p->stop_why);
 		kprintf("\n");
 	}
 	kprintf("%u CPUs, %u online\n", cpu_count, smp_online_count());

@@ -305,7 +305,7 @@ relocate:
  * above 4 GiB, so this turns on PAE paging (SDM Vol. 3A, 4.4) with one page
  * directory that identity-maps the gigabyte holding this code in 2 MiB
  * pages, but for one entry far from the code, which maps the DBOX's page
- * uncached. Nothing else runs any more: this CPU halts.
+ * uncached (EFER.LME cleared first). Nothing else runs any more: this CPU halts.
  */
 #define KNC_FAMILY     0x0b
 #define DBOX_PAGE_LO   0x00600000 /* the 2 MiB page of the DBOX (0x8007C0000, platform/knc/sbox.h KNC_CARD_DBOX_BASE) */
@@ -323,6 +323,16 @@ fail:
 	andl $0xf, %eax                  /* base family: 0x0B is below 0xF, no extended family */
 	cmpl $KNC_FAMILY, %eax
 	jne 9f
+	/*
+	 * EFER.LME off first: a bootstrap may leave it set (it ran in long
+	 * mode to park the APs), and with LME, CR0.PG below would enter IA-32e
+	 * mode, taking CR3 for a PML4 and these 2 MiB entries for 1 GiB pages,
+	 * which a KNC core lacks: a triple fault, not a POST code.
+	 */
+	movl $MSR_EFER, %ecx
+	rdmsr
+	andl $~EFER_LME, %eax
+	wrmsr
 	leal R(pae_space) + 0xfff(%ebp), %edi
 	andl $~0xfff, %edi               /* EDI = the page directory, the PDPT 4 KiB above */
 	leal R(fail)(%ebp), %ecx
@@ -359,6 +369,12 @@ fail:
 	shll $8, %ecx
 	orl $'R', %ecx                   /* two ASCII characters, low byte first */
 	movl R(relocate_fault)(%ebp), %ebp
+	/*
+	 * EFER.LME off first: a bootstrap may leave it set (it ran in long
+	 * mode to park the APs), and with LME, CR0.PG would enter IA-32e mode,
+	 * taking CR3 for a PML4 and these 2 MiB entries for 1 GiB pages, which
+	 * a KNC core lacks: a triple fault, not a POST code.
+	 */
 	movl %cr4, %edx
 	orl $CR4_PAE, %edx
 	movl %edx, %cr4

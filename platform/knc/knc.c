@@ -79,6 +79,10 @@ static const char *knc_init(const struct boot_info *bi)
 	if (!paging_map_identity(KNC_CARD_DBOX_BASE, BAR4_BYTES, true))
 		return "cannot map the SBOX (out of page-table memory)";
 	sbox = (volatile uint8_t *)KNC_CARD_SBOX_BASE;
+	/* Nothing of this boot's is there yet: a stale ctrl word (a 3120A's bootstrap leaves 0x00008086) would
+	 * hold the first word back, or be taken for characters by a host that does not clear it (BF's card
+	 * serial_early_init clears it too). */
+	knc_reg_write(sbox, KNC_SPAD(KNC_SPAD_STATUS_CTRL), 0);
 	console_set_device(&status_console);
 	kprintf("pmuos: KNC platform: SBOX at %#llx, no ACPI, no legacy devices\n", KNC_CARD_SBOX_BASE);
 	return sfi_read(&sfi);

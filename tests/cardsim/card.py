@@ -8,8 +8,9 @@ host maps as a card's two PCI BARs.
   /dev/shm/pmuos-NAME-mmio   BAR4: DBOX at +0, SBOX at +0x10000 (platform/knc/sbox.h)
 
 At power-on it shows what a bootstrap waiting for an image shows: POST code
-"12", SPAD0 (memory size), SPAD4 (threads, cores, ICC divider 20) and SPAD2
-(ready, the BSP's APIC ID, the download address, 64 MiB). After an RGCR
+"12", SPAD0 (memory size), SPAD4 (threads, cores, ICC divider 20), SPAD2
+(ready, the BSP's APIC ID, the download address, 64 MiB) and SPAD6-SPAD13
+as a 3120A's (SPAD_3120A). After an RGCR
 reset it plays a 3120A's bootstrap run (PHI3120 results/2026-09-13-reset-2.md,
 BF xeon_phi_boot.dev names): about 0.2 s on, 10 ms off the bus (BAR4 reads all
 ones), "0c", GDDR training "30" "39" "34" "37" "39" "3C" "3d" "3E" "3F", then
@@ -89,6 +90,11 @@ POST_READY, POST_DONE, POST_OFF_BUS = 0x3231, 0x4646, 0xFFFFFFFF   # "12", "FF",
 RESET_TRACE = [(0.201, None), (0.211, "0c"), (0.362, "30"), (0.372, "39"), (0.443, "34"), (0.463, "37"),
                (0.483, "39"), (0.554, "3C"), (2.389, "3d"), (5.797, "3E"), (7.799, "3F"), (7.971, "16"),
                (7.992, "09"), (9.031, "0F"), (9.042, "10"), (9.296, "12")]
+# SPAD6-SPAD13 as a 3120A's bootstrap left them (PHI3120 results/2026-09-13-first-contact.md, the
+# only full reading: POST "0c" with SPAD2 already ready), written at power-on: SPAD8's 0x8086 is the
+# status console's ctrl word, whose bit 7 marks both bytes not valid (platform/knc/sbox.h).
+SPAD_3120A = {6: 0x02000403, 7: 0x00000373, 8: 0x00008086, 9: 0x3664FA13, 10: 0, 11: 0x000000FF,
+              12: 0x66400218, 13: 0x0000B120}
 TRAIN_S = 7.799 - 0.362      # its GDDR training, "30" to "3F"
 OFF_BUS_MIN_S = 0.010        # off the bus at least this long (the card's 10 ms), however scaled
 FALLOC_PUNCH = 0x01 | 0x02   # FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE (linux/falloc.h)
@@ -268,6 +274,8 @@ class Card:
                                      stdin=subprocess.DEVNULL, stdout=self.log, stderr=subprocess.STDOUT)
 
     def run(self):
+        for n, v in SPAD_3120A.items():   # at power-on; a reset keeps them, as it keeps SPAD2
+            self.wr(SPAD(n), v)
         self.bootstrap_ready()
         while True:
             if self.rd(RGCR) & 1:

@@ -31,8 +31,17 @@
  *     ESI = boot_params, EBX = EDI = EBP = 0, and a jump to the 32-bit part
  *     where it lies in the copy.
  *
- * Not simulated: fboot1 also starts the APs and parks them in 64-bit mode
- * (boot-protocol.md); QEMU's wait for INIT/SIPI.
+ * Before it enters the image it starts the APs and parks them in 64-bit
+ * mode, as a card's bootstrap does ("0F" wake up APs, "10" wait for APs to
+ * boot, before "12": PHI3120 docs/results/2026-09-13-reset-2.md;
+ * docs/research/os-limitations.md from SSDG §2.2.3-2.2.4): INIT, SIPI and
+ * SIPI to all but itself, each AP going from AP_PAGE (in the card's low
+ * RAM) into long mode on the stand-in's page tables with the CR0 it had
+ * ORed (INIT's CD and NW kept), counting itself in, and halting with
+ * interrupts off until the OS's INIT. It stops unless every AP QEMU has
+ * (fw_cfg's CPU count) checks in. It leaves EFER.LME set on the BSP (a
+ * bootstrap that has run in long mode may: no public source says it
+ * clears it), which the image's 32-bit code must not trip on.
  *
  * A card's bootstrap also leaves SFI tables in 0xE0000-0xFFFFF for the OS
  * to find (a 3120A's SYST sat at 0xEF180; platform/sfi.h): with sfi=ADDR
@@ -77,6 +86,69 @@ __asm__(".section .multiboot, \"a\"\n"
 	".balign 16\n"
 	".skip 4096\n"
 	"stack_top:\n");
+
+/*
+ * The APs' start-up code, copied to AP_PAGE (SIPI vector AP_PAGE >> 12):
+ * real mode, then 32-bit protected mode on its own GDT, then long mode on
+ * park_pml4 (the low 1 GiB in 2 MiB pages, which holds this program), then
+ * park64 in this program: one more AP parked, and a halt for good.
+ */
+#define AP_PAGE   0x50000u
+#define PARK(x)   "(" #x " - ap16_start + 0x50000)"
+__asm__(".section .rodata\n"
+	".globl ap16_start, ap16_end\n"
+	".code16\n"
+	"ap16_start:\n"
+	"	cli\n"
+	"	movw %cs, %ax\n"
+	"	movw %ax, %ds\n"
+	"	lgdtl ap_gdtr - ap16_start\n"
+	"	movl %cr0, %eax\n"
+	"	orl $1, %eax\n"
+	"	movl %eax, %cr0\n"
+	"	ljmpl $0x08, $" PARK(ap32) "\n"
+	".code32\n"
+	"ap32:\n"
+	"	movl $0x10, %eax\n"
+	"	movl %eax, %ds\n"
+	"	movl %eax, %es\n"
+	"	movl %eax, %ss\n"
+	"	movl %cr4, %eax\n"
+	"	orl $0x20, %eax\n"            /* CR4.PAE */
+	"	movl %eax, %cr4\n"
+	"	movl $park_pml4, %eax\n"
+	"	movl %eax, %cr3\n"
+	"	movl $0xc0000080, %ecx\n"     /* IA32_EFER */
+	"	rdmsr\n"
+	"	orl $0x100, %eax\n"           /* LME */
+	"	wrmsr\n"
+	"	movl %cr0, %eax\n"
+	"	orl $0x80000000, %eax\n"      /* PG */
+	"	movl %eax, %cr0\n"
+	"	ljmpl $0x18, $park64\n"
+	"	.balign 8\n"
+	"ap_gdt:\n"
+	"	.quad 0, 0x00cf9a000000ffff, 0x00cf92000000ffff, 0x00af9a000000ffff\n"
+	"ap_gdtr:\n"
+	"	.word 31\n"
+	"	.long " PARK(ap_gdt) "\n"
+	"ap16_end:\n"
+	".text\n"
+	".code64\n"
+	"park64:\n"
+	"	movl $aps_parked, %eax\n"
+	"	lock incl (%rax)\n"
+	"1:	cli\n"
+	"	hlt\n"
+	"	jmp 1b\n"
+	".code32\n");
+
+extern const uint8_t ap16_start[], ap16_end[];
+volatile uint32_t aps_parked;
+/* The low 1 GiB, identity-mapped in 2 MiB pages (PS | RW | P), for the parked APs. */
+uint64_t park_pml4[512] __attribute__((aligned(4096)));
+static uint64_t park_pdpt[512] __attribute__((aligned(4096)));
+static uint64_t park_pd[512] __attribute__((aligned(4096)));
 
 static const uint64_t gdt[] __attribute__((aligned(8))) = {
 	0,
@@ -165,6 +237,55 @@ static void open_ram(uint32_t from, uint32_t to)
 {
 	for (uint32_t a = from & ~0x7fffu; a < to; a += 0x8000)
 		pam_write(a >= 0xf0000 ? MCH_PAM0 : MCH_PAM0 + 1 + (a - 0xc0000) / 0x8000, a >= 0xf0000 ? 0x30 : PAM_RW);
+}
+
+static uint16_t inw(uint16_t port) { uint16_t v; __asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port)); return v; }
+static void outw(uint16_t port, uint16_t v) { __asm__ volatile("outw %0, %1" :: "a"(v), "Nd"(port)); }
+static uint64_t rdtsc(void) { uint64_t v; __asm__ volatile("rdtsc" : "=A"(v)); return v; }
+
+#define FW_CFG_SELECT  0x510 /* QEMU docs/specs/fw_cfg.rst: selector (16-bit), data (8-bit) */
+#define FW_CFG_DATA    0x511
+#define FW_CFG_NB_CPUS 0x05
+#define LAPIC          0xfee00000u /* the xAPIC's registers (SDM Vol. 3A Table 10-1) */
+#define LAPIC_SVR      0xf0
+#define LAPIC_ICR_LO   0x300
+#define ICR_ALL_BUT_SELF (3u << 18)
+#define ICR_INIT       0x00004500u /* INIT, level assert */
+#define ICR_SIPI       0x00004600u /* start-up, the vector in 7:0 */
+#define TICKS_PER_MS   1000000u    /* the TSC under -icount shift=0: 1 GHz */
+
+static void spin_ms(uint32_t ms)
+{
+	for (uint64_t t = rdtsc(); rdtsc() - t < (uint64_t)ms * TICKS_PER_MS;)
+		;
+}
+
+static void lapic_write(uint32_t reg, uint32_t v) { *(volatile uint32_t *)(LAPIC + reg) = v; }
+
+/* The APs started and parked (see the top); stops unless all QEMU has check in within a second. */
+static void park_aps(void)
+{
+	outw(FW_CFG_SELECT, FW_CFG_NB_CPUS);
+	uint32_t cpus = inw(FW_CFG_DATA); /* little-endian, read byte-wise from the data port */
+	cpus = (cpus & 0xff) | (uint32_t)(inw(FW_CFG_DATA) & 0xff) << 8;
+	if (cpus <= 1)
+		return;
+	park_pml4[0] = (uint32_t)park_pdpt | 3;
+	park_pdpt[0] = (uint32_t)park_pd | 3;
+	for (uint32_t i = 0; i < 512; i++)
+		park_pd[i] = (uint64_t)i << 21 | 0x83;
+	copy((uint8_t *)AP_PAGE, ap16_start, (uint32_t)(ap16_end - ap16_start));
+	lapic_write(LAPIC_SVR, 0x1ff); /* software-enabled, spurious vector 0xFF */
+	lapic_write(LAPIC_ICR_LO, ICR_ALL_BUT_SELF | ICR_INIT);
+	spin_ms(10);
+	for (int i = 0; i < 2; i++) {
+		lapic_write(LAPIC_ICR_LO, ICR_ALL_BUT_SELF | ICR_SIPI | AP_PAGE >> 12);
+		spin_ms(1);
+	}
+	for (uint64_t t = rdtsc(); aps_parked < cpus - 1 && rdtsc() - t < 1000ull * TICKS_PER_MS;)
+		;
+	if (aps_parked != cpus - 1)
+		stop("not every AP parked in 64-bit mode within 1 s");
 }
 
 /* Module 1 (SFI tables made for this address) copied to `at` in the BIOS window. */
@@ -297,6 +418,10 @@ void bootstrap_main(uint32_t magic, const struct mb_info *mb)
 	put32(bp + BP_CMD_LINE_PTR, (uint32_t)cmd);
 	bp[BP_LOADFLAGS] |= BP_KEEP_SEGMENTS;
 	build_e820(mb, bp);
+	park_aps();
+	uint32_t lo, hi;
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(0xc0000080u));
+	__asm__ volatile("wrmsr" :: "a"(lo | 0x100u), "d"(hi), "c"(0xc0000080u)); /* EFER.LME left set */
 
 	struct __attribute__((packed)) { uint16_t limit; uint32_t base; } gdtr = { sizeof(gdt) - 1, (uint32_t)gdt };
 	__asm__ volatile("lgdt %0\n"

@@ -120,7 +120,7 @@ def test_boot_stat_reset_and_boot_again(sim_card):
     card = sim_card("--cpus", "4")
     p = card.pmuctl("boot", BZIMAGE, "--cmdline", "pmuos.test=sim")
     assert p.returncode == 0, p.stderr + card.log_tail()
-    assert re.search(r"pmuos \S+ READY, 4 CPUs", p.stdout)
+    assert re.search(r"pmuos \S+ READY, 4 CPUs$", p.stdout, re.M), p.stdout  # every AP online
     assert "card POST code '12'" in p.stderr and "boot interrupt sent to APIC ID 0" in p.stderr
     # SPAD2 cleared, then RGCR; the simulated bootstrap's run after it, training included, seen by pmuctl.
     assert "resetting the card (SPAD2 = 0, then RGCR)" in p.stderr
@@ -307,6 +307,27 @@ def test_a_3120a_bsp_and_an_image_above_the_mailbox(sim_card):
     p = low.pmuctl("boot", BZIMAGE, "--timeout", "30")
     assert p.returncode == 1 and re.search(r"image \(\d+ bytes\) and command line at 0xfe00000-0x[0-9a-f]+ "
                                            r"overlap the mailbox's place \(0x10000000-0x12000000\)", p.stderr), p.stderr
+
+
+def test_the_status_console_from_a_3120as_scratchpads_and_a_stale_word(sim_card):
+    """SPAD6-SPAD13 as a 3120A's bootstrap leaves them (SPAD8, the status console's ctrl word,
+    0x00008086: tests/cardsim/card.py SPAD_3120A): the first status line comes through whole.
+    Then a word a host never took (ctrl 0x7A7A7A7A, data "OLD!"), which a reset keeps: the next
+    boot shows none of it (pmuctl clears the ctrl word before the boot interrupt, the kernel
+    before its first word), and its own first line whole."""
+    card = sim_card("--cpus", "2")
+    assert [card.reg(0x10000 + 0xAB20 + 4 * n) for n in range(6, 14)] == \
+        [0x02000403, 0x373, 0x8086, 0x3664FA13, 0, 0xFF, 0x66400218, 0xB120]
+    first = "card: pmuos: KNC platform: SBOX at 0x8007d0000, no ACPI, no legacy devices\n"
+    p = card.pmuctl("boot", BZIMAGE, "--timeout", "120")
+    assert p.returncode == 0 and first in p.stderr, p.stderr + card.log_tail()
+    with open(card.mmio, "r+b") as f:
+        f.seek(0x10000 + 0xAB20 + 4 * 15)
+        f.write(b"OLD!")
+        f.seek(0x10000 + 0xAB20 + 4 * 8)
+        f.write(struct.pack("<I", 0x7A7A7A7A))
+    p = card.pmuctl("boot", BZIMAGE, "--timeout", "120")
+    assert p.returncode == 0 and first in p.stderr and "OLD!" not in p.stderr, p.stderr + card.log_tail()
 
 
 def test_the_mmap_only_file_refuses_reads():

@@ -141,7 +141,7 @@ def test_the_simulated_card_runs_on_the_strict_cpu():
     card = SimCard(f"simknc{os.getpid()}", "--cpus", "8")
     try:
         p = card.pmuctl("boot", BZIMAGE)
-        assert p.returncode == 0 and re.search(r"pmuos \S+ READY, 8 CPUs", p.stdout), p.stderr
+        assert p.returncode == 0 and re.search(r"pmuos \S+ READY, 8 CPUs$", p.stdout, re.M), p.stderr
         p = card.pmuctl("console", timeout=60, input="cpus\npmu info\n")
         assert cpu_rows(p.stdout) == {i: (i, i // 4, i % 4, "online") for i in range(8)}, p.stdout
         assert re.search(r"^backend\s+model$", p.stdout, re.M), p.stdout

@@ -6,11 +6,15 @@
  * and -cpu max with 4 threads a core (leaf 0xB); and a KNC card's leaves 1
  * and 4 as Linux on a card reports them (cpuinfo "siblings 240", "cpu
  * cores 60": CPUID.1:EBX[23:16] = 240, CPUID.4:EAX[31:26] = 59).
+ * And arch/x86.h's control-register guards: CR4.PGE, which a card
+ * faults on (SSDG 328207-002 §4.2.10), and CR0.CD/NW, which an INIT keeps
+ * (SDM Vol. 3A Table 9-1).
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "arch/x86.h"
@@ -70,6 +74,45 @@ static void test_knc_card_is_family_0b_without_a_hypervisor(void **state __attri
 	assert_false(cpuid_knc_card(max));  /* family 0xF: no hypervisor does not make it a card */
 }
 
+static jmp_buf stopped;
+static const char *stop_reason;
+
+void kernel_stop(const char *why)
+{
+	stop_reason = why;
+	longjmp(stopped, 1);
+}
+
+/* Linux's early CR4 (PAE | PGE, arch/x86/kernel/head_64.S), the write a 3120A faulted on; pmuos's own, PAE | PCE. */
+static void test_cr4_pge_is_refused(void **state __attribute__((unused)))
+{
+	assert_non_null(cr4_refused(0xa0));
+	assert_non_null(strstr(cr4_refused(0xa0), "CR4.PGE"));
+	assert_null(cr4_refused(CR4_PAE | CR4_PCE));
+	assert_null(cr4_refused(0x230)); /* a 3120A's PSE | PAE | OSFXSR: OSFXSR is arch/fpu.c's to avoid */
+	stop_reason = NULL;
+	if (!setjmp(stopped)) {
+		write_cr4(0xa0); /* stops before the MOV, which would fault in a host process */
+		fail_msg("write_cr4 of PGE went on");
+	}
+	assert_ptr_equal(stop_reason, cr4_refused(0xa0));
+}
+
+/*
+ * 0xe0000033, what QEMU's AP ran with after the OR-ing start-up code (PG,
+ * CD, NW, NE, ET, MP, PE: INIT's 0x60000010 kept); 0x60000010 itself; the
+ * kernel's 0x80000033.
+ */
+static void test_cr0_with_caching_off_is_refused(void **state __attribute__((unused)))
+{
+	assert_non_null(cr0_refused(0xe0000033));
+	assert_non_null(cr0_refused(0x60000010));
+	assert_non_null(cr0_refused(0x80000033 | CR0_NW));
+	assert_non_null(cr0_refused(0x80000033 | CR0_CD));
+	assert_null(cr0_refused(0x80000033));
+	assert_int_equal(CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_PG, 0x80000033);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -78,6 +121,8 @@ int main(void)
 		cmocka_unit_test(test_leaf_b_counts),
 		cmocka_unit_test(test_one_thread_when_unknown),
 		cmocka_unit_test(test_knc_card_is_family_0b_without_a_hypervisor),
+		cmocka_unit_test(test_cr4_pge_is_refused),
+		cmocka_unit_test(test_cr0_with_caching_off_is_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
