@@ -107,6 +107,8 @@ static int knc_open(struct knc_card *k, const char *name)
 		fprintf(stderr, "pmuctl: %s\n", err);
 		return -1;
 	}
+	if (card_decoding_said(&k->place) != 0)
+		return -1;
 	k->regs_fd = open(k->place.regs, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 	if (k->regs_fd < 0)
 		return open_failed(&k->place, k->place.regs);

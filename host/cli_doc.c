@@ -71,6 +71,8 @@ void cli_man(FILE *f, const struct cli_cmd *cmds, const struct cli_opt *globals,
 		man_opts(f, c->opts);
 	}
 	fputs(".SH ENVIRONMENT\n.TP\n.B PMUOS_CARD\nthe card when there is no \\fB\\-\\-card\\fR.\n"
+	      ".TP\n.B PMUOS_SYSFS\nwhere sysfs is for \\fB\\-\\-card pci:\\fR\\fIBDF\\fR (default /sys): a directory "
+	      "laid out as sysfs lays out the device.\n"
 	      ".SH EXIT STATUS\n0 on success; 1 when the card or a file failed (the cause on stderr); 2 for bad "
 	      "arguments; the program's own status for \\fBrun\\fR, \\fBstat\\fR and \\fBrecord\\fR, "
 	      "128 + N when signal N ended pmuctl.\n"

@@ -101,6 +101,8 @@ int card_open(struct card *c, const char *name)
 		fprintf(stderr, "pmuctl: %s\n", err);
 		return -1;
 	}
+	if (card_decoding_said(&place) != 0)
+		return -1;
 	const char *path = place.path;
 	c->path = path;
 	c->fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW); /* a card's file, never a link put in its place */

@@ -2,7 +2,9 @@
 #include "host/place.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <pmuos/mailbox.h>
@@ -76,7 +78,13 @@ int card_place_parse(const char *arg, struct card_place *p, char *err, size_t er
 		return -1;
 	}
 	if (pci) {
-		snprintf(p->dev, sizeof(p->dev), "/sys/bus/pci/devices/%.12s", what); /* a BDF: 12 characters */
+		const char *sysfs = getenv("PMUOS_SYSFS");
+		if (sysfs && strlen(sysfs) > sizeof(p->dev) - 40) {
+			snprintf(err, errlen, "--card %s: PMUOS_SYSFS is longer than %zu characters", arg, sizeof(p->dev) - 40);
+			return -1;
+		}
+		snprintf(p->dev, sizeof(p->dev), "%s/bus/pci/devices/%.12s", sysfs && *sysfs ? sysfs : "/sys",
+			 what); /* a BDF: 12 characters */
 		snprintf(p->path, sizeof(p->path), "%s/resource0", p->dev);
 		snprintf(p->regs, sizeof(p->regs), "%s/resource4", p->dev);
 	} else {
@@ -88,7 +96,7 @@ int card_place_parse(const char *arg, struct card_place *p, char *err, size_t er
 
 int card_driver_bound(const struct card_place *p, char *msg, size_t len)
 {
-	char link[96], target[256];
+	char link[256], target[256];
 
 	if (!p->dev[0])
 		return 0;
@@ -102,4 +110,57 @@ int card_driver_bound(const struct card_place *p, char *msg, size_t len)
 	snprintf(msg, len, "driver '%s' is bound to %s: unbind it first (echo %s > /sys/bus/pci/drivers/%s/unbind)",
 		 drv, bdf, bdf, drv);
 	return 1;
+}
+
+/* The command register (PCI Local Bus 3.0 §6.2.2: offset 4, 16 bits, little-endian in sysfs's config), or -1. */
+static int command_register(const char *dev)
+{
+	char path[256];
+	uint8_t w[2];
+
+	snprintf(path, sizeof(path), "%s/config", dev);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = pread(fd, w, sizeof(w), PCI_COMMAND);
+	close(fd);
+	return n == (ssize_t)sizeof(w) ? w[0] | w[1] << 8 : -1;
+}
+
+int card_decoding(const struct card_place *p, char *note, char *msg, size_t len)
+{
+	char path[256];
+
+	note[0] = 0;
+	if (!p->dev[0])
+		return 0;
+	int cmd = command_register(p->dev);
+	if (cmd < 0 || cmd & PCI_COMMAND_MEMORY)
+		return 0; /* unknown (no config to read): the BAR's own reads tell */
+	snprintf(path, sizeof(path), "%s/enable", p->dev);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	bool wrote = fd >= 0 && write(fd, "1", 1) == 1;
+	if (fd >= 0)
+		close(fd);
+	int now = command_register(p->dev);
+	const char *bdf = strrchr(p->dev, '/') + 1;
+	if (now >= 0 && now & PCI_COMMAND_MEMORY) {
+		snprintf(note, len, "%s: memory decoding was off (PCI command register 0x%04x); turned on through %s "
+			 "(command register now 0x%04x)", bdf, cmd, path, now);
+		return 0;
+	}
+	snprintf(msg, len, "%s: memory decoding is off (PCI command register 0x%04x: Memory Space, bit 1, clear; "
+		 "its BARs read all ones)%s; as root: echo 1 > %s, or setpci -s %s COMMAND=0x06",
+		 bdf, cmd, wrote ? ", and writing 1 to its sysfs enable did not turn it on" : "", path, bdf);
+	return 1;
+}
+
+int card_decoding_said(const struct card_place *p)
+{
+	char note[512], msg[512];
+	int off = card_decoding(p, note, msg, sizeof(msg));
+
+	if (off || note[0])
+		fprintf(stderr, "pmuctl: %s\n", off ? msg : note);
+	return off ? -1 : 0;
 }

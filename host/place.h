@@ -9,6 +9,9 @@
  *                      BAR0: /sys/bus/pci/devices/BDF/resource0, whose
  *                      offset x is card physical address x (Linux
  *                      drivers/misc/mic/host/mic_x100.h MIC_X100_APER_BAR 0)
+ * The sysfs directory is $PMUOS_SYSFS/bus/pci/devices/BDF, PMUOS_SYSFS
+ * being /sys unless the environment names another root (a copy laid out
+ * as sysfs: the tests, a chroot).
  * In card memory the mailbox starts at BASE (bytes from the start of card
  * memory; default MBOX_CARD_BASE), where the card was told it is with
  * pmuos.mbox=BASE,SIZE; its header gives its size.
@@ -24,7 +27,7 @@ struct card_place {
 	char path[256];  /* the file to map: the mailbox, or card memory */
 	char regs[256];  /* a card's registers, BAR4 (DBOX, SBOX): its resource4, or the simulated
 			  * card's /dev/shm/pmuos-NAME-mmio; "" for an ivshmem mailbox */
-	char dev[64];    /* pci: the device's sysfs directory (its driver link); "" otherwise */
+	char dev[200];   /* pci: the device's sysfs directory (its driver link); "" otherwise */
 	uint64_t offset; /* where in it the mailbox starts, bytes (4 KiB-aligned) */
 	bool whole;      /* the whole file is the mailbox (offset 0) */
 	bool pci;        /* a real card's sysfs resource file */
@@ -43,5 +46,25 @@ int card_place_parse(const char *arg, struct card_place *p, char *err, size_t er
  * naming the driver and how to unbind it; 0 when none is (or not pci:).
  */
 int card_driver_bound(const struct card_place *p, char *msg, size_t len);
+
+/* PCI Local Bus 3.0 §6.2.2: the command register and its Memory Space bit. */
+#define PCI_COMMAND        0x04
+#define PCI_COMMAND_MEMORY 0x2
+
+/*
+ * Whether a pci: card decodes its memory BARs (the command register's
+ * Memory Space bit, from sysfs `config`). A card no driver has enabled
+ * reads command 0x0000 and its BARs all ones (Lasimeri/Intel-Phi-3120A
+ * docs/hardware.md: 0x0000 before, 0x0006 once vfio-pci enabled it). With
+ * decoding off it writes 1 to the device's sysfs `enable` (Linux
+ * Documentation/ABI/testing/sysfs-bus-pci: pci_enable_device, root only)
+ * and reads the register again. Returns 0 when decoding is on (note: a
+ * line saying it was turned on, or ""), or when the register cannot be
+ * read (not pci:, no config); 1 with msg naming the register's value and
+ * the commands that turn it on. note and msg are len bytes.
+ */
+int card_decoding(const struct card_place *p, char *note, char *msg, size_t len);
+/* card_decoding, its note or message on stderr: 0 (decoding on), or -1 (off: pmuctl stops). */
+int card_decoding_said(const struct card_place *p);
 
 #endif

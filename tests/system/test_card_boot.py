@@ -330,6 +330,39 @@ def test_the_status_console_from_a_3120as_scratchpads_and_a_stale_word(sim_card)
     assert p.returncode == 0 and first in p.stderr and "OLD!" not in p.stderr, p.stderr + card.log_tail()
 
 
+def test_a_pci_card_with_memory_decoding_off(tmp_path):
+    """A card no driver has enabled: command register 0x0000, its BARs reading all ones (a 3120A,
+    Lasimeri/Intel-Phi-3120A docs/hardware.md). On a directory laid out as sysfs lays out a device
+    (PMUOS_SYSFS), `info` and `boot` stop at once naming the register and the commands that turn
+    decoding on (the `enable` written here is a plain file: it takes the 1 and changes nothing);
+    with 0x0006 they go on to the card's memory. Never the 60 s wait for a heartbeat."""
+    dev = tmp_path / "bus" / "pci" / "devices" / "0000:03:00.0"
+    dev.mkdir(parents=True)
+    with open(dev / "resource0", "wb") as f:  # 512 MiB of card memory, sparse
+        f.truncate(512 << 20)
+    (dev / "resource4").write_bytes(b"\xff" * 0x20000)  # what a BAR reads with decoding off
+    (dev / "enable").write_text("0")
+    env = dict(os.environ, PMUOS_SYSFS=str(tmp_path))
+
+    def config(cmd):
+        (dev / "config").write_bytes(struct.pack("<HHH", 0x8086, 0x225D, cmd) + bytes(58))
+
+    config(0)
+    for args in (["info"], ["boot", BZIMAGE]):
+        t0 = time.monotonic()
+        p = subprocess.run([PMUCTL, "--card", "pci:0000:03:00.0", *args], capture_output=True, text=True,
+                           timeout=30, env=env)
+        assert p.returncode == 1 and time.monotonic() - t0 < 5, p.stderr
+        assert "0000:03:00.0: memory decoding is off (PCI command register 0x0000: Memory Space, bit 1, clear; " \
+            "its BARs read all ones), and writing 1 to its sysfs enable did not turn it on; as root: " \
+            f"echo 1 > {dev}/enable, or setpci -s 0000:03:00.0 COMMAND=0x06" in p.stderr, p.stderr
+    config(6)
+    p = subprocess.run([PMUCTL, "--card", "pci:0000:03:00.0", "info"], capture_output=True, text=True, timeout=30,
+                       env=env)
+    assert p.returncode == 1 and "memory decoding is off" not in p.stderr and \
+        "no pmuos mailbox at 0x10000000" in p.stderr, p.stderr
+
+
 def test_the_mmap_only_file_refuses_reads():
     """The LD_PRELOAD stand-in for a memory BAR's sysfs file: read and pread fail with EIO, as on Linux."""
     name = f"/dev/shm/pmuos-mmaponly{os.getpid()}-ram"

@@ -5,6 +5,8 @@
  * card (on a directory laid out as sysfs lays out a device: a `driver`
  * link to .../drivers/NAME, Linux Documentation/ABI/testing/sysfs-bus-pci).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -93,12 +95,97 @@ static void test_driver_bound(void **state UNUSED)
 	rmdir(dir);
 }
 
+/* A sysfs-like device directory with a 64-byte config whose command register (offset 4) is cmd. */
+static void fake_device(const char *dev, uint16_t cmd, bool enable_file)
+{
+	char path[256];
+	uint8_t config[64] = { 0x86, 0x80, 0x5d, 0x22 }; /* 8086:225d, a 3120A (PHI3120 docs/hardware.md) */
+
+	config[4] = cmd & 0xff;
+	config[5] = cmd >> 8;
+	assert_true(mkdir(dev, 0700) == 0 || errno == EEXIST);
+	snprintf(path, sizeof(path), "%s/config", dev);
+	FILE *f = fopen(path, "wb");
+	assert_non_null(f);
+	assert_int_equal(fwrite(config, 1, sizeof(config), f), sizeof(config));
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/enable", dev);
+	unlink(path);
+	if (enable_file)
+		close(open(path, O_CREAT | O_WRONLY, 0600));
+}
+
+/*
+ * Command 0x0006 (memory and bus master, as vfio-pci left a 3120A) decodes;
+ * 0x0000 (no driver ever enabled it) does not, and a sysfs `enable` that
+ * takes the 1 without effect (a file here) still leaves it off: the message
+ * names the value and both commands. Without a config, nothing is known.
+ */
+static void test_decoding(void **state UNUSED)
+{
+	char dir[] = "/tmp/pmuos-place-XXXXXX", dev[64], note[512], msg[512], err[320], path[512];
+	struct card_place p;
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(card_place_parse("pci:0000:03:00.0", &p, err, sizeof(err)), 0);
+	snprintf(dev, sizeof(dev), "%s/0000:03:00.0", dir);
+	snprintf(p.dev, sizeof(p.dev), "%s", dev);
+	assert_int_equal(card_decoding(&p, note, msg, sizeof(msg)), 0); /* no directory: unknown */
+	fake_device(dev, 0x0006, true);
+	assert_int_equal(card_decoding(&p, note, msg, sizeof(msg)), 0);
+	assert_string_equal(note, "");
+	fake_device(dev, 0x0000, true);
+	assert_int_equal(card_decoding(&p, note, msg, sizeof(msg)), 1);
+	snprintf(path, sizeof(path), "0000:03:00.0: memory decoding is off (PCI command register 0x0000: Memory Space, "
+		 "bit 1, clear; its BARs read all ones), and writing 1 to its sysfs enable did not turn it on; as root: "
+		 "echo 1 > %s/enable, or setpci -s 0000:03:00.0 COMMAND=0x06", dev);
+	assert_string_equal(msg, path);
+	snprintf(path, sizeof(path), "%s/enable", dev);
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fgetc(f), '1'); /* what it wrote there */
+	fclose(f);
+	fake_device(dev, 0x0004, false); /* bus master alone; no enable attribute (not root, or an old kernel) */
+	assert_int_equal(card_decoding(&p, note, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, "(PCI command register 0x0004: Memory Space, bit 1, clear; its BARs read all ones); as root"));
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/config", dev);
+	unlink(path);
+	rmdir(dev);
+	rmdir(dir);
+	/* Not a pci: card: nothing to check. */
+	assert_int_equal(card_place_parse("sim:x", &p, err, sizeof(err)), 0);
+	assert_int_equal(card_decoding(&p, note, msg, sizeof(msg)), 0);
+}
+
+/* PMUOS_SYSFS moves the device directory; one too long is refused by name. */
+static void test_sysfs_root(void **state UNUSED)
+{
+	struct card_place p;
+	char err[320], longer[300];
+
+	setenv("PMUOS_SYSFS", "/tmp/fake", 1);
+	assert_int_equal(card_place_parse("pci:0000:03:00.0", &p, err, sizeof(err)), 0);
+	assert_string_equal(p.dev, "/tmp/fake/bus/pci/devices/0000:03:00.0");
+	assert_string_equal(p.path, "/tmp/fake/bus/pci/devices/0000:03:00.0/resource0");
+	memset(longer, 'x', sizeof(longer) - 1);
+	longer[sizeof(longer) - 1] = 0;
+	setenv("PMUOS_SYSFS", longer, 1);
+	assert_int_equal(card_place_parse("pci:0000:03:00.0", &p, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "PMUOS_SYSFS is longer than"));
+	unsetenv("PMUOS_SYSFS");
+	assert_int_equal(card_place_parse("pci:0000:03:00.0", &p, err, sizeof(err)), 0);
+	assert_string_equal(p.dev, "/sys/bus/pci/devices/0000:03:00.0");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forms),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_driver_bound),
+		cmocka_unit_test(test_decoding),
+		cmocka_unit_test(test_sysfs_root),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
