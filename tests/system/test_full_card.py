@@ -119,14 +119,19 @@ def test_a_launch_whose_every_task_prints_lines():
     to the console too, every CPU but the printing one spun on the console's lock while one UART took
     1,215 lines, and the card took no request for minutes (`stat --spflt` of calib timed out on STATUS,
     then KILL, at its 1,000,000-instruction region, and `pmuctl info` after it too). Each CPU's
-    counts are the one-CPU run's (1,001,011 user instructions)."""
+    counts, instructions and data reads, are the one-CPU run's (1,001,011 user instructions)."""
     card = plugin_card(cpus=CPUS, timeout=300)
+    events = ("INSTRUCTIONS_EXECUTED:u", "DATA_READ:u")
     try:
-        p = pmuctl(card, "stat", "-A", "--spflt", "-e", "INSTRUCTIONS_EXECUTED:u", "-C", f"1-{APS}", "--", CALIB)
+        one = pmuctl(card, "stat", "--spflt", "-e", ",".join(events), "-C", "1", "--", CALIB)
+        alone = {e: re.search(rf"^\s+([\d,]+)\s+{e}(?:\s|$)", one.stderr, re.M)[1] for e in events}
+        assert alone.get("INSTRUCTIONS_EXECUTED:u") == "1,001,011" and "DATA_READ:u" in alone, one.stderr
+        p = pmuctl(card, "stat", "-A", "--spflt", "-e", ",".join(events), "-C", f"1-{APS}", "--", CALIB)
         assert p.returncode == 0, p.stderr
-        counts = re.findall(r"^CPU(\d+)\s+([\d,]+)\s+INSTRUCTIONS_EXECUTED:u", p.stderr, re.M)
-        assert sorted(int(c) for c, _ in counts) == list(range(1, CPUS)), p.stderr
-        assert {n for _, n in counts} == {"1,001,011"}, p.stderr
+        for e in events:
+            counts = re.findall(rf"^CPU(\d+)\s+([\d,]+)\s+{e}", p.stderr, re.M)
+            assert sorted(int(c) for c, _ in counts) == list(range(1, CPUS)), p.stderr
+            assert {n for _, n in counts} == {alone[e]}, (e, p.stderr)
         check_outputs_and_info(card, p)
     finally:
         card.close()
