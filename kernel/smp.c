@@ -313,6 +313,18 @@ void ap_main(uint32_t apic)
 	}
 }
 
+/* INIT, de-assert, SIPI, SIPI (the second only if the first did not start it) to one AP, wait() between. */
+static void kick(struct percpu *p, uint64_t init_us, uint64_t sipi_us, void (*wait)(uint64_t us))
+{
+	apic_send_init(p->apic_id);
+	wait(init_us);
+	apic_send_init_deassert(p->apic_id);
+	apic_send_sipi(p->apic_id, trampoline_page >> 12);
+	wait(sipi_us);
+	if (p->state == CPU_STARTING)
+		apic_send_sipi(p->apic_id, trampoline_page >> 12);
+}
+
 int smp_reinit_cpu(uint32_t cpu)
 {
 	if (cpu == 0 || cpu >= cpu_count || cpu_table[cpu]->state == CPU_STARTING || cpu_table[cpu] == this_cpu() ||
@@ -325,13 +337,7 @@ int smp_reinit_cpu(uint32_t cpu)
 	p->state = CPU_STARTING;
 	cpu_hooks.init_sent(cpu);
 	smp_mb();
-	apic_send_init(p->apic_id);
-	idle_sleep_us(INIT_DELAY_US);
-	apic_send_init_deassert(p->apic_id);
-	apic_send_sipi(p->apic_id, trampoline_page >> 12);
-	idle_sleep_us(SIPI_DELAY_US);
-	if (p->state == CPU_STARTING)
-		apic_send_sipi(p->apic_id, trampoline_page >> 12);
+	kick(p, INIT_DELAY_US, SIPI_DELAY_US, idle_sleep_us);
 	if (idle_until_us(cpu_online, p, CHECKIN_TIMEOUT_US))
 		return 0;
 	p->state = CPU_FAILED;
@@ -432,13 +438,7 @@ static void start_one_at_a_time(uint64_t init_us, uint64_t sipi_us)
 		cpu_count - 1, init_us, sipi_us);
 	for (uint32_t i = 1; i < cpu_count; i++) {
 		struct percpu *p = cpu_table[i];
-		apic_send_init(p->apic_id);
-		delay_us(init_us);
-		apic_send_init_deassert(p->apic_id);
-		apic_send_sipi(p->apic_id, trampoline_page >> 12);
-		delay_us(sipi_us);
-		if (p->state == CPU_STARTING)
-			apic_send_sipi(p->apic_id, trampoline_page >> 12);
+		kick(p, init_us, sipi_us, delay_us);
 		idle_until_us(ap_started, p, AP_CHECKIN_US);
 		if (runs && p->apic_id == run_to + 1) {
 			run_to++;
@@ -482,13 +482,13 @@ void smp_init(const uint32_t *apic_ids, uint32_t n, uint64_t page, bool one_at_a
 		cpu_count++;
 	}
 	smp_mb();
+	if (cpu_count == 1)
+		return;
 	mtrr_save(&bsp_mtrrs);
 
 	bool modern = modern_cpu();
 	uint64_t init_us = modern ? MODERN_INIT_DELAY_US : INIT_DELAY_US;
 	uint64_t sipi_us = modern ? MODERN_SIPI_DELAY_US : SIPI_DELAY_US;
-	if (cpu_count == 1)
-		return;
 	if (one_at_a_time)
 		start_one_at_a_time(init_us, sipi_us);
 	else

@@ -239,7 +239,7 @@ static void open_ram(uint32_t from, uint32_t to)
 		pam_write(a >= 0xf0000 ? MCH_PAM0 : MCH_PAM0 + 1 + (a - 0xc0000) / 0x8000, a >= 0xf0000 ? 0x30 : PAM_RW);
 }
 
-static uint16_t inw(uint16_t port) { uint16_t v; __asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port)); return v; }
+static uint8_t inb(uint16_t port) { uint8_t v; __asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port)); return v; }
 static void outw(uint16_t port, uint16_t v) { __asm__ volatile("outw %0, %1" :: "a"(v), "Nd"(port)); }
 static uint64_t rdtsc(void) { uint64_t v; __asm__ volatile("rdtsc" : "=A"(v)); return v; }
 
@@ -266,8 +266,8 @@ static void lapic_write(uint32_t reg, uint32_t v) { *(volatile uint32_t *)(LAPIC
 static void park_aps(void)
 {
 	outw(FW_CFG_SELECT, FW_CFG_NB_CPUS);
-	uint32_t cpus = inw(FW_CFG_DATA); /* little-endian, read byte-wise from the data port */
-	cpus = (cpus & 0xff) | (uint32_t)(inw(FW_CFG_DATA) & 0xff) << 8;
+	uint32_t cpus = inb(FW_CFG_DATA); /* 16 bits, little-endian, a byte per read of the data port */
+	cpus |= (uint32_t)inb(FW_CFG_DATA) << 8;
 	if (cpus <= 1)
 		return;
 	park_pml4[0] = (uint32_t)park_pdpt | 3;
