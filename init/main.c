@@ -128,8 +128,8 @@ static void choose_platform(void)
  * Whether the APs start one at a time (kernel/smp.h): pmuos.apstart=serial
  * or parallel; without it, one at a time on a KNC core (family 0x0B, the
  * card and the strict CPU), where Linux came up only that way, and all at
- * once elsewhere (a 244-thread simulated card boots in 6 s so, 14 s one at
- * a time).
+ * once elsewhere (the 243 APs of a simulated card start in 2 s so, 6 s one
+ * at a time).
  */
 static bool ap_start_serial(void)
 {

@@ -426,11 +426,12 @@ static void start_one_at_a_time(uint64_t init_us, uint64_t sipi_us)
 	uint32_t run_from = 0, run_to = 0, runs = 0;
 
 	/*
-	 * The wait for each check-in halts (the AP wakes this CPU: ap_main):
-	 * spinning, this CPU would take most of QEMU's round-robin turns from
-	 * the one AP that has work (a 244-thread simulated card took 59 s to
-	 * boot so, 14 s halting, its INIT delays still spun). Interrupts are
-	 * on for it: the timer and the wake are this CPU's only sources yet.
+	 * The INIT and SIPI delays and the wait for each check-in halt (the AP
+	 * wakes this CPU: ap_main): spinning, this CPU would take most of
+	 * QEMU's round-robin turns from the one AP that has work (243 APs of a
+	 * simulated card took 59 s to start so, 17 s with only the check-in
+	 * halting, 6 s now). Interrupts are on for it: the timer and the wake
+	 * are this CPU's only sources yet.
 	 */
 	sti();
 
@@ -438,7 +439,7 @@ static void start_one_at_a_time(uint64_t init_us, uint64_t sipi_us)
 		cpu_count - 1, init_us, sipi_us);
 	for (uint32_t i = 1; i < cpu_count; i++) {
 		struct percpu *p = cpu_table[i];
-		kick(p, init_us, sipi_us, delay_us);
+		kick(p, init_us, sipi_us, smp_halt_us);
 		idle_until_us(ap_started, p, AP_CHECKIN_US);
 		if (runs && p->apic_id == run_to + 1) {
 			run_to++;

@@ -165,13 +165,29 @@ static void say(const char *s)
 		outb(COM1, (uint8_t)*s++);
 }
 
+static void say_dec(uint32_t v)
+{
+	char d[10];
+	int n = 0;
+	do
+		d[n++] = (char)('0' + v % 10);
+	while (v /= 10);
+	while (n)
+		outb(COM1, (uint8_t)d[--n]);
+}
+
+static void __attribute__((noreturn)) halt(void)
+{
+	for (;;)
+		__asm__ volatile("cli; hlt");
+}
+
 static void __attribute__((noreturn)) stop(const char *why)
 {
 	say("knc_bootstrap: ");
 	say(why);
 	say("\n");
-	for (;;)
-		__asm__ volatile("cli; hlt");
+	halt();
 }
 
 static void copy(uint8_t *dst, const uint8_t *src, uint32_t n)
@@ -262,7 +278,57 @@ static void spin_ms(uint32_t ms)
 
 static void lapic_write(uint32_t reg, uint32_t v) { *(volatile uint32_t *)(LAPIC + reg) = v; }
 
-/* The APs started and parked (see the top); stops unless all QEMU has check in within a second. */
+/*
+ * The BSP's wait for the APs halts between ticks of the local APIC timer
+ * (periodic, PARK_TICK_NS apart; SDM Vol. 3A §10.5.4): spinning, it took
+ * most of QEMU's round-robin turns from the APs, 20 ms of virtual time
+ * each, 5 s for 243. An interrupt gate (SDM Vol. 3A §6.11) for
+ * PARK_VECTOR in the stand-in's own IDT takes each tick: an EOI, an IRET.
+ * The PC's 8259 PICs, which a card lacks, are masked first: SeaBIOS left
+ * the PIT's IRQ 0 on vector 8 through LINT0.
+ */
+#define PIC1_DATA      0x21
+#define PIC2_DATA      0xa1
+#define LAPIC_EOI      0xb0
+#define LAPIC_LVT_TMR  0x320
+#define LAPIC_TMR_INIT 0x380
+#define LAPIC_TMR_DIV  0x3e0
+#define LVT_MASKED     (1u << 16)
+#define LVT_PERIODIC   (1u << 17)
+#define TMR_DIV_1      0xb
+#define PARK_VECTOR    0x20
+#define PARK_TICK_NS   1000000u /* QEMU's APIC timer: one count a virtual ns at divide 1 */
+#define PARK_WAIT_MS   30000u
+
+__asm__(".text\n"
+	"park_tick:\n"
+	"	movl $0, " STR(LAPIC) " + " STR(LAPIC_EOI) "\n"
+	"	iret\n");
+extern const uint8_t park_tick[];
+static uint64_t park_idt[PARK_VECTOR + 1] __attribute__((aligned(8)));
+
+static void ticks_on(void)
+{
+	uint16_t cs;
+	__asm__ volatile("movw %%cs, %0" : "=r"(cs));
+	uint32_t at = (uint32_t)park_tick;
+	park_idt[PARK_VECTOR] = (uint64_t)(at >> 16) << 48 | 0x8e00ull << 32 | (uint32_t)cs << 16 | (at & 0xffff);
+	struct __attribute__((packed)) { uint16_t limit; uint32_t base; } idtr = { sizeof(park_idt) - 1, (uint32_t)park_idt };
+	__asm__ volatile("lidt %0" :: "m"(idtr));
+	outb(PIC1_DATA, 0xff);
+	outb(PIC2_DATA, 0xff);
+	lapic_write(LAPIC_TMR_DIV, TMR_DIV_1);
+	lapic_write(LAPIC_LVT_TMR, LVT_PERIODIC | PARK_VECTOR);
+	lapic_write(LAPIC_TMR_INIT, PARK_TICK_NS);
+}
+
+static void ticks_off(void)
+{
+	lapic_write(LAPIC_TMR_INIT, 0);
+	lapic_write(LAPIC_LVT_TMR, LVT_MASKED);
+}
+
+/* The APs started and parked (see the top); stops unless every AP QEMU has checks in within PARK_WAIT_MS. */
 static void park_aps(void)
 {
 	outw(FW_CFG_SELECT, FW_CFG_NB_CPUS);
@@ -282,10 +348,18 @@ static void park_aps(void)
 		lapic_write(LAPIC_ICR_LO, ICR_ALL_BUT_SELF | ICR_SIPI | AP_PAGE >> 12);
 		spin_ms(1);
 	}
-	for (uint64_t t = rdtsc(); aps_parked < cpus - 1 && rdtsc() - t < 1000ull * TICKS_PER_MS;)
-		;
-	if (aps_parked != cpus - 1)
-		stop("not every AP parked in 64-bit mode within 1 s");
+	ticks_on();
+	for (uint64_t t = rdtsc(); aps_parked < cpus - 1 && rdtsc() - t < (uint64_t)PARK_WAIT_MS * TICKS_PER_MS;)
+		__asm__ volatile("sti; hlt; cli");
+	ticks_off();
+	if (aps_parked != cpus - 1) {
+		say("knc_bootstrap: ");
+		say_dec(aps_parked);
+		say(" of ");
+		say_dec(cpus - 1);
+		say(" APs parked in 64-bit mode within " STR(PARK_WAIT_MS) " ms\n");
+		halt();
+	}
 }
 
 /* Module 1 (SFI tables made for this address) copied to `at` in the BIOS window. */
