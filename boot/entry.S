@@ -19,8 +19,13 @@
 #define MB_FLAGS   MB_HEADER_MMAP /* give us the memory map */
 
 #include "arch/regs.h"
+#include "include/pmuos/post.h"
 #define PTE_P_RW   0x003
 #define PTE_PS     0x080
+#define PTE_UC     0x018       /* PWT, PCD */
+#define KNC_FAMILY 0x0b
+#define KNC_DBOX   0x8007c0000 /* platform/knc/sbox.h KNC_CARD_DBOX_BASE: the POST code register's page */
+#define KNC_DBOX_POSTCODE 0x242c
 
 	.section .multiboot, "a"
 	.balign 4
@@ -36,6 +41,8 @@ boot_mb_magic:   .quad 0
 boot_mb_info:    .quad 0
 boot_uefi_info:  .quad 0
 boot_linux_params: .quad 0
+	.globl boot_post_stop
+boot_post_stop:  .word 0 /* pmuos.stop='s POST mark, set by the bzImage's relocator; 0: none (kernel/post.h) */
 
 /* Boot GDT: null, 64-bit code (0x08), data (0x10). Per-CPU GDTs replace it. */
 	.balign 16
@@ -49,7 +56,11 @@ boot_gdtr:
 	.word boot_gdt_end - boot_gdt - 1
 	.quad boot_gdt
 
-/* Identity map of 0..4 GiB; the AP trampoline loads the same CR3. */
+/*
+ * Identity map of 0..4 GiB, and of the 2 MiB page holding a card's DBOX,
+ * uncached, for the POST marks before the kernel's own tables; the AP
+ * trampoline loads the same CR3.
+ */
 	.balign 4096
 	.globl boot_pml4
 boot_pml4:
@@ -60,13 +71,21 @@ boot_pdpt:
 	.quad boot_pd + 0x1000 + PTE_P_RW
 	.quad boot_pd + 0x2000 + PTE_P_RW
 	.quad boot_pd + 0x3000 + PTE_P_RW
-	.fill 508, 8, 0
+	.fill (KNC_DBOX >> 30) - 4, 8, 0
+	.quad boot_pd_dbox + PTE_P_RW
+	.fill 511 - (KNC_DBOX >> 30), 8, 0
 boot_pd:
 	.set i, 0
 	.rept 2048
 	.quad (i << 21) + PTE_PS + PTE_P_RW
 	.set i, i + 1
 	.endr
+
+	.balign 4096
+boot_pd_dbox:
+	.fill (KNC_DBOX >> 21) & 511, 8, 0
+	.quad (KNC_DBOX & ~0x1fffff) + PTE_PS + PTE_UC + PTE_P_RW
+	.fill 511 - ((KNC_DBOX >> 21) & 511), 8, 0
 
 	.section .bss
 	.balign 16
@@ -154,6 +173,17 @@ common64:
 	movw %ax, %gs
 	movq $boot_stack_top, %rsp
 	xorl %ebp, %ebp
+	/* POST mark "P3" (include/pmuos/post.h), on a KNC core only; a halt here if it is pmuos.stop's. */
+	movl $1, %eax
+	cpuid
+	shrl $8, %eax
+	andl $0xf, %eax
+	cmpl $KNC_FAMILY, %eax
+	jne 2f
+	movabsq $(KNC_DBOX + KNC_DBOX_POSTCODE), %rax
+	movl $PMUOS_POST_LONG_MODE, (%rax)
+2:	cmpw $PMUOS_POST_LONG_MODE, boot_post_stop(%rip)
+	je 1f
 	call kernel_main
 1:	cli
 	hlt

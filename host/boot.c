@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <pmuos/mailbox.h>
+#include <pmuos/post.h>
 #include "boot/linux/bootparams.h"
 #include "boot/linux/bzimage_check.h"
 #include "host/boot.h"
@@ -56,18 +57,109 @@ static void nap_ms(unsigned ms)
 static uint32_t sbox(struct knc_card *k, uint32_t off) { return knc_reg_read(k->bar4 + KNC_BAR4_SBOX, off); }
 static void sbox_write(struct knc_card *k, uint32_t off, uint32_t v) { knc_reg_write(k->bar4 + KNC_BAR4_SBOX, off, v); }
 
-/* The POST code's two characters, or what it is instead. */
-static const char *post(struct knc_card *k, char buf[16])
+static uint32_t postcode(struct knc_card *k) { return knc_reg_read(k->bar4 + KNC_BAR4_DBOX, KNC_DBOX_POSTCODE); }
+
+/* POST code register value v as its two characters, or what it is instead. */
+static const char *post(uint32_t v, char buf[16])
 {
 	char two[3];
 
-	switch (knc_postcode_decode(knc_reg_read(k->bar4 + KNC_BAR4_DBOX, KNC_DBOX_POSTCODE), two)) {
+	switch (knc_postcode_decode(v, two)) {
 	case KNC_POST_CODE: snprintf(buf, 16, "'%s'", two); break;
 	case KNC_POST_NOTHING: snprintf(buf, 16, "none yet"); break;
 	case KNC_POST_OFF_BUS: snprintf(buf, 16, "off the bus"); break;
 	default: snprintf(buf, 16, "garbled"); break;
 	}
 	return buf;
+}
+
+/* pmuos's marks in boot order (include/pmuos/post.h): the milestone reached, and what comes next. */
+static const struct {
+	uint32_t code;
+	const char *meaning;
+} marks[] = {
+	{ PMUOS_POST_ENTRY32, "the image's 32-bit entry ran; the kernel's copy to 1 MiB was next" },
+	{ PMUOS_POST_RELOCATED, "the kernel was copied to 1 MiB; its 32-bit entry and 64-bit mode were next" },
+	{ PMUOS_POST_LONG_MODE, "64-bit mode on the boot page tables; kernel_main was next" },
+	{ PMUOS_POST_KERNEL, "kernel_main ran and chose the platform; memory, paging and the SFI tables were next" },
+	{ PMUOS_POST_MEMORY, "memory, paging and the platform's tables up; the TSC rate, local APIC, timer and PMU "
+			     "were next, then the APs" },
+	{ PMUOS_POST_APS, "the local APIC, timer and PMU up; starting the APs (one at a time, each AP has its own "
+			   "mark)" },
+	{ PMUOS_POST_APS_DONE, "every AP online or reported; the PMU calibration and the mailbox were next" },
+	{ PMUOS_POST_READY, "the mailbox said READY" },
+};
+
+static const char *const relocate_checks[] = {
+	"boot_params lies where the kernel goes",
+	"the command line lies where the kernel goes",
+	"the relocator itself lies where the kernel goes",
+};
+
+void post_meaning(uint32_t code, char *out, size_t n)
+{
+	char two[3];
+
+	out[0] = 0;
+	if (knc_postcode_decode(code, two) != KNC_POST_CODE)
+		return;
+	uint8_t hi = (uint8_t)two[1];
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (code == marks[i].code) {
+			snprintf(out, n, "%s", marks[i].meaning);
+			return;
+		}
+	if (two[0] >= 'a' && two[0] <= 'p' && hi >= 'a' && hi <= 'p')
+		snprintf(out, n, "the boot CPU was starting the AP with APIC ID %#x, one at a time",
+			 (unsigned)((two[0] - 'a') << 4 | (hi - 'a')));
+	else if (two[0] == 'R' && hi >= '1' && hi <= '3')
+		snprintf(out, n, "the image's relocator stopped: %s (check %c, boot/linux/bzimage.S)",
+			 relocate_checks[hi - '1'], hi);
+	else if (code == KNC_POST_READY)
+		snprintf(out, n, "the bootstrap waits for an image: the image never ran");
+	else if (code == KNC_POST_DONE)
+		snprintf(out, n, "the bootstrap jumped to the image, which never wrote its first mark (P1)");
+	else if (code == KNC_POST_FAILED_F2)
+		snprintf(out, n, "GDDR memory training failed");
+	else if (code == KNC_POST_FAILED_F4)
+		snprintf(out, n, "memory preservation failed");
+	else if (two[0] == KNC_POST_TRAINING)
+		snprintf(out, n, "GDDR memory training");
+}
+
+/* Whether code is one of pmuos's marks (not the bootstrap's, not a relocator failure). */
+static bool is_mark(uint32_t code)
+{
+	char two[3];
+
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (code == marks[i].code)
+			return true;
+	return knc_postcode_decode(code, two) == KNC_POST_CODE && two[0] >= 'a' && two[0] <= 'p' &&
+	       two[1] >= 'a' && two[1] <= 'p';
+}
+
+/*
+ * The mark a pmuos.stop=XY word of the command line names (include/pmuos/post.h),
+ * in *code (0 without one). 0, or -1 said why: a word that names no mark.
+ */
+static int stop_mark(const char *line, uint32_t *code)
+{
+	*code = 0;
+	for (const char *w = line; (w = strstr(w, "pmuos.stop=")); w++) {
+		if (w != line && w[-1] != ' ')
+			continue;
+		const char *v = w + 11;
+		size_t n = strcspn(v, " ");
+		uint32_t c = n == 2 ? (uint8_t)v[0] | (uint32_t)(uint8_t)v[1] << 8 : 0;
+		if (!is_mark(c)) {
+			fprintf(stderr, "pmuctl: pmuos.stop=%.*s: not a POST mark (P1-P8, or aa-pp: the AP with that APIC "
+				"ID; docs/knc.md \"POST marks\"); the card was not touched\n", (int)n, v);
+			return -1;
+		}
+		*code = c;
+	}
+	return 0;
 }
 
 /* Why a card file cannot be opened, and what to do about it. */
@@ -186,11 +278,11 @@ static int wait_bootstrap(struct knc_card *k, struct knc_download *dl, unsigned 
 
 	for (;;) {
 		/* The POST code first: SPAD2 read after a "12" was written after it (the bootstrap's order). */
-		uint32_t code = knc_reg_read(k->bar4 + KNC_BAR4_DBOX, KNC_DBOX_POSTCODE);
+		uint32_t code = postcode(k);
 		uint32_t spad2 = sbox(k, KNC_SPAD(KNC_SPAD_DOWNLOAD));
 		enum knc_bootstrap state = knc_bootstrap_state(code, spad2);
 
-		post(k, now);
+		post(code, now);
 		if (strcmp(now, shown)) {
 			fprintf(stderr, "pmuctl: card POST code %s\n", now);
 			strcpy(shown, now);
@@ -239,7 +331,7 @@ static int hw_reset(struct knc_card *k, struct knc_download *dl, unsigned timeou
 }
 
 /* The mailbox header at MBOX_CARD_BASE once it says READY; 0, or -1 said why. */
-static int wait_ready(struct knc_card *k, unsigned timeout_ms)
+static int wait_ready(struct knc_card *k, unsigned timeout_ms, uint32_t stop)
 {
 	struct mbox_header *h = mmap(NULL, sizeof(*h), PROT_READ, MAP_SHARED, k->mem_fd, (off_t)MBOX_CARD_BASE);
 	uint64_t end = card_time->now_ms() + timeout_ms;
@@ -252,6 +344,8 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 		return -1;
 	}
 	while (!(h->magic == MBOX_MAGIC && h->state == MBOX_READY)) {
+		/* Before the status characters: a card that stops writes its last words before the mark. */
+		uint32_t code = postcode(k);
 		/* Status characters the card may leave in SPAD8/SPAD15 (BF convention): taken and acknowledged. */
 		char c4[4];
 		unsigned n = knc_status_decode(sbox(k, KNC_SPAD(KNC_SPAD_STATUS_CTRL)), sbox(k, KNC_SPAD(KNC_SPAD_STATUS_DATA)), c4);
@@ -278,10 +372,22 @@ static int wait_ready(struct knc_card *k, unsigned timeout_ms)
 			munmap(h, sizeof(*h));
 			return -1;
 		}
+		if (stop && code == stop) {
+			char meaning[160];
+			post_meaning(code, meaning, sizeof(meaning));
+			if (line_open)
+				fputc('\n', stderr);
+			fprintf(stderr, "pmuctl: the card stopped at POST mark %s, as pmuos.stop= asked: %s\n", post(code, p),
+				meaning);
+			munmap(h, sizeof(*h));
+			return -1;
+		}
 		if (card_time->now_ms() > end) {
 			fprintf(stderr, "pmuctl: no READY from the card within %u s (card status characters: '", timeout_ms / 1000);
 			print_card_text(stderr, status, sizeof(status));
-			fprintf(stderr, "'; POST code %s)\n", post(k, p));
+			char meaning[160];
+			post_meaning(code, meaning, sizeof(meaning));
+			fprintf(stderr, "'; last POST code %s%s%s)\n", post(code, p), meaning[0] ? ": " : "", meaning);
 			munmap(h, sizeof(*h));
 			return -1;
 		}
@@ -332,8 +438,9 @@ static int image_seal(struct knc_card *k, struct boot_image *b, uint32_t at)
 static int image_boot(struct knc_card *k, struct boot_image *b, unsigned timeout_s)
 {
 	struct knc_download dl;
+	uint32_t stop;
 
-	if (hw_reset(k, &dl, timeout_s ? timeout_s * 1000 : READY_MS) != 0)
+	if (stop_mark(b->line, &stop) != 0 || hw_reset(k, &dl, timeout_s ? timeout_s * 1000 : READY_MS) != 0)
 		return -1;
 	uint64_t cmd_at = dl.addr + b->len, end = cmd_at + b->n + 1; /* b->n: fixed by image_prepare */
 	if (end > k->mem_size) {
@@ -372,7 +479,7 @@ static int image_boot(struct knc_card *k, struct boot_image *b, unsigned timeout
 	sbox_write(k, KNC_APICICR(KNC_APICICR_BOOT), knc_boot_icr_low());
 	fprintf(stderr, "pmuctl: %s (%zu bytes) at %#x, command line '%s'; boot interrupt sent to APIC ID %u\n", b->what,
 		b->len, dl.addr, b->line, dl.bsp_apic_id);
-	if (wait_ready(k, timeout_s ? timeout_s * 1000 : BOOT_MS) != 0)
+	if (wait_ready(k, timeout_s ? timeout_s * 1000 : BOOT_MS, stop) != 0)
 		return -1;
 	return image_seal(k, b, dl.addr);
 }
@@ -407,7 +514,7 @@ static const char *image_from_card(struct knc_card *k, struct boot_image *b, cha
 	char line[2048], two[3];
 
 	/* Not from a card in reset or training: its memory is not the host's then (wait_bootstrap). */
-	if (knc_postcode_decode(knc_reg_read(k->bar4 + KNC_BAR4_DBOX, KNC_DBOX_POSTCODE), two) != KNC_POST_CODE ||
+	if (knc_postcode_decode(postcode(k), two) != KNC_POST_CODE ||
 	    two[0] == KNC_POST_TRAINING)
 		return "the card is in reset or training (its memory is not the host's)";
 	if (!at || !len)

@@ -2,6 +2,9 @@
 #ifndef HOST_BOOT_H
 #define HOST_BOOT_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 /*
  * pmuctl --card sim:NAME|pci:BDF boot [IMAGE] [--cmdline TEXT] [--timeout S]
  * (host/pmuctl.c reads the options): checks IMAGE, resets the card (SPAD2 = 0,
@@ -15,6 +18,14 @@
 int cmd_boot(const char *card, const char *image, const char *extra, unsigned timeout_s);
 /* Whether --card names a card with registers (a BAR4 file that exists): reset --warm is RGCR's. */
 int card_has_registers(const char *card);
+/*
+ * What POST code register value `code` says of a boot that has not reached
+ * READY: the bootstrap's codes (platform/knc/sbox.h) and pmuos's marks
+ * (include/pmuos/post.h, docs/knc.md "POST marks"), the milestone reached
+ * and what comes next, into out (n bytes, NUL-terminated; cut to fit);
+ * empty for a code with no known meaning.
+ */
+void post_meaning(uint32_t code, char *out, size_t n);
 /*
  * pmuctl reset --warm of a card: the reset of cmd_boot, then the image and command
  * line the last boot left in card memory booted again, back to READY (or,

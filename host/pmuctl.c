@@ -34,7 +34,8 @@ static const struct cli_opt help_opts[] = {
 	{ 0 },
 };
 static const struct cli_opt boot_opts[] = {
-	{ "cmdline", OPT_CMDLINE, "TEXT", "added to the kernel command line" },
+	{ "cmdline", OPT_CMDLINE, "TEXT", "added to the kernel command line (pmuos.stop=MARK: the boot halts at that "
+					  "POST mark, and pmuctl says so at once)" },
 	{ "timeout", OPT_TIMEOUT, "S", "seconds each wait may take: the bootstrap (default 60), READY (120)", 1, 3600 },
 	{ 0 },
 };

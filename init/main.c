@@ -13,6 +13,8 @@
 #include "kernel/console.h"
 #include "lib/lib.h"
 #include "kernel/paging.h"
+#include "kernel/post.h"
+#include <pmuos/post.h>
 #include "kernel/percpu.h"
 #include "kernel/pmm.h"
 #include "kernel/smp.h"
@@ -158,6 +160,8 @@ void __attribute__((noreturn)) kernel_main(void)
 	const char *unusable = read_boot_info();
 	choose_platform();
 	platform_console_init();
+	post_register(platform->post);
+	post_mark(PMUOS_POST_KERNEL);
 	if (unusable)
 		halt_forever(unusable);
 
@@ -180,6 +184,7 @@ void __attribute__((noreturn)) kernel_main(void)
 	const char *why = platform_init(&boot_info);
 	if (why)
 		halt_forever(why);
+	post_mark(PMUOS_POST_MEMORY);
 
 	platform_time_init();
 	apic_setup();
@@ -199,7 +204,9 @@ void __attribute__((noreturn)) kernel_main(void)
 		pmu_on_region(host_tlb_region);
 	}
 	static uint32_t cpus[MAX_CPUS];
+	post_mark(PMUOS_POST_APS);
 	smp_init(cpus, platform_cpus(cpus, ARRAY_SIZE(cpus)), trampoline_page(), ap_start_serial());
+	post_mark(PMUOS_POST_APS_DONE);
 	pmu_calibrate();
 	mailbox_init(mbox.base, mbox.size);
 
@@ -207,6 +214,7 @@ void __attribute__((noreturn)) kernel_main(void)
 		smp_online_count(), cpu_count, tsc_hz / 1000000, tsc_hz / 1000 % 1000,
 		pmm_usable_bytes() >> 20, boot_info.loader[0] ? boot_info.loader : "unknown loader");
 	mailbox_ready();
+	post_mark(PMUOS_POST_READY);
 	sti();
 	shell_run();
 }

@@ -15,6 +15,8 @@
 #include "kernel/cpu_hooks.h"
 #include "kernel/task.h"
 #include "arch/mtrr.h"
+#include "kernel/post.h"
+#include <pmuos/post.h>
 
 #define KSTACK_PAGES 4
 #define IST_PAGES 1
@@ -439,6 +441,7 @@ static void start_one_at_a_time(uint64_t init_us, uint64_t sipi_us)
 		cpu_count - 1, init_us, sipi_us);
 	for (uint32_t i = 1; i < cpu_count; i++) {
 		struct percpu *p = cpu_table[i];
+		post_mark(PMUOS_POST_AP(p->apic_id));
 		kick(p, init_us, sipi_us, smp_halt_us);
 		idle_until_us(ap_started, p, AP_CHECKIN_US);
 		if (runs && p->apic_id == run_to + 1) {

@@ -100,6 +100,13 @@ struct platform {
 	 * NULL: nothing (a card has no emulator).
 	 */
 	void (*host_tlb_flush)(void);
+	/*
+	 * Writes POST mark `code` (include/pmuos/post.h, 16 bits) where the
+	 * host reads it (kernel/post.h registers it). BSP; from console_init
+	 * until paging_init (the boot page tables) and after init. NULL: no
+	 * such register (a PC).
+	 */
+	void (*post)(uint32_t code);
 	/* kernel/power.h: off (returns why not), warm reset (returns only if it cannot, with why). */
 	const char *(*power_off)(void);
 	const char *(*power_reset)(void);

@@ -48,6 +48,7 @@
  */
 #include "boot/linux/bootparams.h"
 #include "arch/regs.h"
+#include "include/pmuos/post.h"
 #include "kernel_syms.h" /* KERNEL_START, KERNEL_END, LINUX_ENTRY32: from kernel.elf */
 
 #define SETUP_SECTS   15         /* the 32-bit part starts at (15 + 1) * 512 = 0x2000 */
@@ -57,6 +58,7 @@
 #define SMAP          0x534d4150 /* "SMAP": INT 15h E820's signature (ACPI 6.4 §15.1) */
 #define CMDLINE_READ  256        /* the kernel reads at most this much (BOOT_INFO_CMDLINE) */
 #define R(x)          ((x) - startup_32) /* offset in the 32-bit part */
+#define STOP_KEY_LEN  11         /* "pmuos.stop=" */
 
 /* boot.rst's GDT: null, unused, __BOOT_CS, __BOOT_DS; flat 4 GiB, 32-bit. */
 .macro boot_gdt
@@ -248,6 +250,39 @@ relocate:
 	movl %eax, %gs
 	movl %eax, %ss
 
+	/*
+	 * pmuos.stop=XY on the command line (include/pmuos/post.h): post_stop =
+	 * "XY", where post_mark halts. A word at the line's start or after a
+	 * space, within the CMDLINE_READ bytes the kernel reads.
+	 */
+	cmpl $0, BP_EXT_CMD_LINE_PTR(%esi)
+	jne 3f
+	movl BP_CMD_LINE_PTR(%esi), %ebx
+	testl %ebx, %ebx
+	jz 3f
+	leal CMDLINE_READ - STOP_KEY_LEN - 2(%ebx), %edx /* EDX = the last place the word fits */
+	movl %ebx, %eax                  /* EAX = the line's start */
+1:	cmpb $0, (%ebx)
+	je 3f
+	cmpl %eax, %ebx
+	je 2f
+	cmpb $' ', -1(%ebx)
+	jne 4f
+2:	movl %ebx, %esi
+	leal R(stop_key)(%ebp), %edi
+	movl $STOP_KEY_LEN, %ecx
+	repe cmpsb
+	jne 4f
+	movw (%esi), %cx
+	movw %cx, R(post_stop)(%ebp)
+	jmp 3f
+4:	incl %ebx
+	cmpl %edx, %ebx
+	jb 1b
+3:	movl R(boot_params)(%ebp), %esi
+	movl $PMUOS_POST_ENTRY32, %ecx
+	call post_mark
+
 	/* Check 1: boot_params clear of [KERNEL_START, KERNEL_END). */
 	movl $1, %eax
 	movl %esi, %ebx
@@ -290,7 +325,11 @@ relocate:
 	cld
 	jmp 7f
 6:	rep movsb
-7:	movl R(boot_params)(%ebp), %esi
+7:	movw R(post_stop)(%ebp), %ax     /* for the kernel's own marks (kernel/post.h) */
+	movw %ax, BOOT_POST_STOP
+	movl $PMUOS_POST_RELOCATED, %ecx
+	call post_mark
+	movl R(boot_params)(%ebp), %esi
 	movl R(tsc)(%ebp), %eax
 	movl R(tsc) + 4(%ebp), %edx
 	ljmp $BOOT_CS, $LINUX_ENTRY32
@@ -300,12 +339,40 @@ relocate:
  * relocate_status and relocate_fault in the image itself (only our own
  * bytes are written), where a card's host reads them through the aperture
  * at the download address + 0x2008 if the bootstrap ran the image where the
- * host put it. On a card (CPUID family 0x0B) the POST code becomes "R" and
- * the check's digit, which pmuctl shows when no READY comes: the DBOX lies
- * above 4 GiB, so this turns on PAE paging (SDM Vol. 3A, 4.4) with one page
- * directory that identity-maps the gigabyte holding this code in 2 MiB
- * pages, but for one entry far from the code, which maps the DBOX's page
- * uncached (EFER.LME cleared first). Nothing else runs any more: this CPU halts.
+ * host put it. On a card the POST code becomes "R" and the check's digit
+ * (post_mark), which pmuctl shows when no READY comes. Nothing else runs
+ * any more: this CPU halts, EAX and EBX as they were.
+ */
+fail:
+	movl %eax, R(relocate_status)(%ebp)
+	movl %ebx, R(relocate_fault)(%ebp)
+	movl %eax, %esi
+	leal '0'(%eax), %ecx
+	shll $8, %ecx
+	orl $'R', %ecx                   /* PMUOS_POST_RELOCATE_FAILED(n): two ASCII characters, low byte first */
+	call post_mark
+	movl %esi, %eax
+	movl R(relocate_fault)(%ebp), %ebx
+7:	cli
+	hlt
+	jmp 7b
+
+/*
+ * POST mark ECX (include/pmuos/post.h) into the card's POST code register;
+ * then, if it is pmuos.stop's, a halt for good. EBP = startup_32; ESI and
+ * EBP kept, EAX, EBX, ECX, EDX and EDI not; one word of stack (the return
+ * address: boot_params.scratch is all there is). Written only on a KNC
+ * core (CPUID family 0x0B): the DBOX lies above 4 GiB, so this turns on
+ * PAE paging (SDM Vol. 3A §4.4) with one page directory that
+ * identity-maps the gigabyte holding this code in 2 MiB pages, but for one
+ * entry far from the code, which maps the DBOX's page uncached, and turns
+ * it off again (SDM Vol. 3A §9.9.2: PG cleared from identity-mapped code,
+ * then CR3 = 0 to flush the TLB).
+ *
+ * EFER.LME off first: a bootstrap may leave it set (it ran in long mode to
+ * park the APs), and with LME, CR0.PG would enter IA-32e mode, taking CR3
+ * for a PML4 and these 2 MiB entries for 1 GiB pages, which a KNC core
+ * lacks: a triple fault, not a POST code. The kernel's entry sets LME again.
  */
 #define KNC_FAMILY     0x0b
 #define DBOX_PAGE_LO   0x00600000 /* the 2 MiB page of the DBOX (0x8007C0000, platform/knc/sbox.h KNC_CARD_DBOX_BASE) */
@@ -313,29 +380,21 @@ relocate:
 #define POSTCODE_AT    (0x1c0000 + 0x242c) /* KNC_DBOX_POSTCODE in that page */
 #define PDE_2M         0x83       /* present, writable, 2 MiB */
 #define PDE_UC         0x18       /* PWT, PCD */
-fail:
-	movl %eax, R(relocate_status)(%ebp)
-	movl %ebx, R(relocate_fault)(%ebp)
-	movl %eax, %esi
+post_mark:
+	movl %ecx, R(post_code)(%ebp)
 	movl $1, %eax
 	cpuid
 	shrl $8, %eax
 	andl $0xf, %eax                  /* base family: 0x0B is below 0xF, no extended family */
 	cmpl $KNC_FAMILY, %eax
 	jne 9f
-	/*
-	 * EFER.LME off first: a bootstrap may leave it set (it ran in long
-	 * mode to park the APs), and with LME, CR0.PG below would enter IA-32e
-	 * mode, taking CR3 for a PML4 and these 2 MiB entries for 1 GiB pages,
-	 * which a KNC core lacks: a triple fault, not a POST code.
-	 */
 	movl $MSR_EFER, %ecx
 	rdmsr
 	andl $~EFER_LME, %eax
 	wrmsr
 	leal R(pae_space) + 0xfff(%ebp), %edi
 	andl $~0xfff, %edi               /* EDI = the page directory, the PDPT 4 KiB above */
-	leal R(fail)(%ebp), %ecx
+	leal R(post_mark)(%ebp), %ecx
 	andl $0xc0000000, %ecx           /* this gigabyte */
 	xorl %edx, %edx
 1:	leal PDE_2M(%ecx), %eax
@@ -345,7 +404,7 @@ fail:
 	incl %edx
 	cmpl $512, %edx
 	jb 1b
-	leal R(fail)(%ebp), %edx
+	leal R(post_mark)(%ebp), %edx
 	shrl $21, %edx
 	andl $511, %edx
 	xorl $256, %edx                  /* EDX = the DBOX's entry, half a gigabyte from this code */
@@ -357,24 +416,14 @@ fail:
 2:	movl %eax, -4(%ebx, %ecx, 4)
 	decl %ecx
 	jnz 2b
-	leal R(fail)(%ebp), %ecx
+	leal R(post_mark)(%ebp), %ecx
 	shrl $30, %ecx
 	leal 1(%edi), %eax
 	movl %eax, (%ebx, %ecx, 8)
-	leal R(fail)(%ebp), %eax
+	leal R(post_mark)(%ebp), %eax
 	andl $0xc0000000, %eax
 	shll $21, %edx
 	orl %edx, %eax                   /* EAX = the DBOX's page, virtual */
-	leal '0'(%esi), %ecx
-	shll $8, %ecx
-	orl $'R', %ecx                   /* two ASCII characters, low byte first */
-	movl R(relocate_fault)(%ebp), %ebp
-	/*
-	 * EFER.LME off first: a bootstrap may leave it set (it ran in long
-	 * mode to park the APs), and with LME, CR0.PG would enter IA-32e mode,
-	 * taking CR3 for a PML4 and these 2 MiB entries for 1 GiB pages, which
-	 * a KNC core lacks: a triple fault, not a POST code.
-	 */
 	movl %cr4, %edx
 	orl $CR4_PAE, %edx
 	movl %edx, %cr4
@@ -382,15 +431,22 @@ fail:
 	movl %cr0, %edx
 	orl $CR0_PG, %edx
 	movl %edx, %cr0
+	movl R(post_code)(%ebp), %ecx
 	movl %ecx, POSTCODE_AT(%eax)
-	movl %ebp, %ebx
-	jmp 8f
-9:	movl R(relocate_fault)(%ebp), %ebx
-8:	movl %esi, %eax                  /* as before: EAX = the check, EBX = the address */
+	andl $~CR0_PG, %edx
+	movl %edx, %cr0
+	movl %cr4, %edx
+	andl $~CR4_PAE, %edx
+	movl %edx, %cr4
+	xorl %edx, %edx
+	movl %edx, %cr3
+9:	movl R(post_code)(%ebp), %ecx
+	cmpw R(post_stop)(%ebp), %cx
+	jne 8f
 7:	cli
 	hlt
 	jmp 7b
-
+8:	ret
 	.balign 8
 gdt32:
 	boot_gdt
@@ -404,6 +460,12 @@ tsc:
 	.quad 0
 boot_params:
 	.long 0
+post_code:                               /* the mark post_mark writes */
+	.long 0
+post_stop:                               /* pmuos.stop='s mark; 0: none */
+	.word 0
+stop_key:
+	.ascii "pmuos.stop="
 	.balign 4
 pae_space:                               /* fail's page directory and PDPT, 4 KiB-aligned within */
 	.skip 0x2000 + 0x1000

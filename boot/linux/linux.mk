@@ -23,8 +23,9 @@ $(LINUX_OBJ)/kernel_syms.h: $(BUILD)/kernel.elf
 	@mkdir -p $(dir $@)
 	nm $< | awk '$$3 == "__kernel_start" { print "#define KERNEL_START 0x" $$1 } \
 		     $$3 == "__kernel_end"   { print "#define KERNEL_END 0x" $$1 } \
-		     $$3 == "linux_entry32"  { print "#define LINUX_ENTRY32 0x" $$1 }' > $@.tmp
-	test $$(wc -l < $@.tmp) = 3 && mv $@.tmp $@
+		     $$3 == "linux_entry32"  { print "#define LINUX_ENTRY32 0x" $$1 } \
+		     $$3 == "boot_post_stop" { print "#define BOOT_POST_STOP 0x" $$1 }' > $@.tmp
+	test $$(wc -l < $@.tmp) = 4 && mv $@.tmp $@
 
 # bzimage.S holds 16- and 32-bit code: a 32-bit object.
 BZIMAGE_ASFLAGS  = -m32
@@ -37,7 +38,7 @@ BZIMAGE_ASFLAGS += -DKERNEL_BIN='"$(LINUX_OBJ)/kernel.bin"' -DPMUOS_VERSION='"$(
 BZIMAGE_LDFLAGS = -m elf_i386 -T boot/linux/bzimage.ld
 
 # Its own code too is KNC code (scripts/knc-audit.py; the kernel in it is kernel.elf's).
-$(LINUX_OBJ)/bzimage.o: boot/linux/bzimage.S boot/linux/bootparams.h arch/regs.h $(LINUX_OBJ)/kernel.bin $(LINUX_OBJ)/kernel_syms.h
+$(LINUX_OBJ)/bzimage.o: boot/linux/bzimage.S boot/linux/bootparams.h arch/regs.h include/pmuos/post.h $(LINUX_OBJ)/kernel.bin $(LINUX_OBJ)/kernel_syms.h
 	$(CC) $(BZIMAGE_ASFLAGS) -c $< -o $@
 	$(PYTHON) scripts/knc-audit.py --kernel $@ || { rm -f $@; exit 1; }
 

@@ -88,6 +88,12 @@ static const char *knc_init(const struct boot_info *bi)
 	return sfi_read(&sfi);
 }
 
+/* The DBOX page is mapped by the boot page tables (boot/entry.S) until paging_init, by knc_init after. */
+static void knc_post(uint32_t code)
+{
+	knc_reg_write((volatile void *)KNC_CARD_DBOX_BASE, KNC_DBOX_POSTCODE, code);
+}
+
 static void knc_time_init(void)
 {
 	uint32_t spad4 = rd(KNC_SPAD(KNC_SPAD_PLATFORM)), ratio = rd(KNC_CURRENTRATIO);
@@ -148,4 +154,5 @@ const struct platform platform_knc = {
 	.doorbell = knc_doorbell,
 	.power_off = knc_power_off,
 	.power_reset = knc_power_reset,
+	.post = knc_post,
 };

@@ -210,6 +210,36 @@ def test_a_file_that_cannot_boot_leaves_the_card_alone(sim_card, tmp_path):
     assert "resetting" not in p.stderr and card.reg(SPAD2) & 1
 
 
+# Each POST mark in boot order (include/pmuos/post.h), with a word of what pmuctl says it means;
+# "ab" is the AP with APIC ID 1, started one at a time.
+POST_MARKS = [("P1", "32-bit entry ran"), ("P2", "copied to 1 MiB"), ("P3", "64-bit mode"), ("P4", "kernel_main ran"),
+              ("P5", "memory, paging"), ("P6", "starting the APs"), ("ab", "APIC ID 0x1,"), ("P7", "every AP online")]
+
+
+def test_a_boot_stopped_at_each_post_mark_names_it(sim_card):
+    """pmuos.stop=MARK halts the boot right after MARK (docs/knc.md "POST marks"): for each
+    milestone in turn the card's POST register holds the mark, the console (once there is
+    one) says so, and pmuctl boot names the mark and its meaning as soon as it shows. A
+    boot without the stop ends at P8 with READY; a word that names no mark is refused
+    before the card is touched."""
+    card = sim_card("--cpus", "2", "--train-ms", "300")
+    for mark, says in POST_MARKS:
+        p = card.pmuctl("boot", BZIMAGE, "--cmdline", f"pmuos.test=sim pmuos.stop={mark}", "--timeout", "60")
+        assert p.returncode == 1, p.stdout + p.stderr + card.log_tail()
+        m = re.search(r"the card stopped at POST mark '(..)', as pmuos.stop= asked: (.*)$", p.stderr, re.M)
+        assert m and m.group(1) == mark and says in m.group(2), p.stderr + card.log_tail()
+        assert card.reg(POSTCODE) == ord(mark[0]) | ord(mark[1]) << 8
+        # The KNC platform's console (SBOX status characters) exists from P5 on.
+        assert (f"pmuos: stopped at POST mark '{mark}' (pmuos.stop=)\n" in p.stderr) == (mark not in ("P1", "P2", "P3", "P4")), \
+            p.stderr
+    p = card.pmuctl("boot", BZIMAGE, "--cmdline", "pmuos.test=sim")
+    assert p.returncode == 0 and card.reg(POSTCODE) == 0x3850, p.stderr  # "P8"
+    before = card.reg(SPAD2)
+    p = card.pmuctl("boot", BZIMAGE, "--cmdline", "pmuos.test=sim pmuos.stop=P9")
+    assert p.returncode == 1 and "pmuos.stop=P9: not a POST mark" in p.stderr and "resetting" not in p.stderr, p.stderr
+    assert card.reg(SPAD2) == before
+
+
 def test_boot_errors_name_their_cause(sim_card, tmp_path):
     stuck = sim_card("--stuck", "0E")
     p = stuck.pmuctl("boot", "--timeout", "3")
@@ -231,6 +261,8 @@ def test_boot_errors_name_their_cause(sim_card, tmp_path):
     halts = sim_card("--platform", "pc")  # a PC without ACPI, and no SFI: the kernel halts
     p = halts.pmuctl("boot", "--cmdline", "acpi=off", "--timeout", "3")
     assert p.returncode == 1 and "no READY from the card within 3 s" in p.stderr, p.stderr
+    # The last POST code and what it means (a PC's CPU writes no marks: the bootstrap's "FF").
+    assert "last POST code 'FF': the bootstrap jumped to the image" in p.stderr, p.stderr
     deadline = time.monotonic() + 60
     while "halting" not in open(halts.log, errors="replace").read() and time.monotonic() < deadline:
         time.sleep(0.1)

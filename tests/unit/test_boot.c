@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include <pmuos/mailbox.h>
+#include <pmuos/post.h>
 #include "boot/linux/bootparams.h"
 #include "host/boot.h"
 #include "host/mbox.h"
@@ -319,6 +320,46 @@ static void test_boot_refuses_an_overlap(void **state)
 	assert_int_equal(lseek(card.ram_fd, card.download, SEEK_DATA), (off_t)MBOX_CARD_BASE); /* nothing below */
 }
 
+/* Each mark's two characters as the register holds them (low byte first), and what pmuctl says of it. */
+static void test_post_meaning(void **state)
+{
+	static const struct { uint32_t code; const char *two, *says; } cases[] = {
+		{ PMUOS_POST_ENTRY32, "P1", "32-bit entry ran" },
+		{ PMUOS_POST_RELOCATED, "P2", "copied to 1 MiB" },
+		{ PMUOS_POST_LONG_MODE, "P3", "64-bit mode" },
+		{ PMUOS_POST_KERNEL, "P4", "kernel_main ran" },
+		{ PMUOS_POST_MEMORY, "P5", "memory, paging" },
+		{ PMUOS_POST_APS, "P6", "starting the APs" },
+		{ PMUOS_POST_APS_DONE, "P7", "every AP online" },
+		{ PMUOS_POST_READY, "P8", "READY" },
+		{ PMUOS_POST_AP(0x01), "ab", "APIC ID 0x1," },
+		{ PMUOS_POST_AP(0xd0), "na", "APIC ID 0xd0," },
+		{ PMUOS_POST_AP(0xf3), "pd", "APIC ID 0xf3," },
+		{ PMUOS_POST_RELOCATE_FAILED(1), "R1", "boot_params lies" },
+		{ PMUOS_POST_RELOCATE_FAILED(3), "R3", "relocator itself" },
+		{ KNC_POST_READY, "12", "waits for an image" },
+		{ KNC_POST_DONE, "FF", "never wrote its first mark" },
+		{ KNC_POST_FAILED_F2, "F2", "training failed" },
+		{ 0x4333, "3C", "GDDR memory training" },
+	};
+	char out[160], two[3];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(knc_postcode_decode(cases[i].code, two), KNC_POST_CODE);
+		assert_string_equal(two, cases[i].two);
+		post_meaning(cases[i].code, out, sizeof(out));
+		if (!strstr(out, cases[i].says))
+			fail_msg("%s: \"%s\" lacks \"%s\"", cases[i].two, out, cases[i].says);
+	}
+	post_meaning(0x5a5a, out, sizeof(out)); /* "ZZ": nobody's */
+	assert_string_equal(out, "");
+	post_meaning(PMUOS_POST_AP(0x10) | 1u << 16, out, sizeof(out)); /* not a code at all */
+	assert_string_equal(out, "");
+	post_meaning(PMUOS_POST_KERNEL, out, 8); /* cut to fit */
+	assert_string_equal(out, "kernel_");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -328,6 +369,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_boot_sequence, card_up, card_down),
 		cmocka_unit_test_setup_teardown(test_boot_refuses_an_overlap, card_up, card_down),
 		cmocka_unit_test_setup_teardown(test_warm_reset, card_up, card_down),
+		cmocka_unit_test(test_post_meaning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
