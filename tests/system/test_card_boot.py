@@ -362,6 +362,25 @@ def test_the_status_console_from_a_3120as_scratchpads_and_a_stale_word(sim_card)
     assert p.returncode == 0 and first in p.stderr and "OLD!" not in p.stderr, p.stderr + card.log_tail()
 
 
+def test_a_full_simulated_card_starts_its_aps_one_at_a_time(sim_card):
+    """244 threads on the simulated card (the strict CPU, family 0x0B): the stand-in bootstrap
+    parks the 243 APs in 64-bit mode first, as a card's does; the kernel starts them one at a
+    time, in the SFI's order, each checked in before the next (its log names the order); each
+    AP came out of the start-up code with CR0.CD and NW clear (else it would have stopped,
+    named) and every one is online, the last POST mark READY's."""
+    card = sim_card("--cpus", "244", "--train-ms", "300")
+    p = card.pmuctl("boot", BZIMAGE, "--timeout", "240")
+    assert p.returncode == 0 and re.search(r"pmuos \S+ READY, 244 CPUs$", p.stdout, re.M), p.stderr + card.log_tail()
+    log = p.stderr  # the kernel's status characters, as pmuctl boot shows them ("card: ...")
+    assert "card: smp: starting 243 APs one at a time (INIT, 10000 us, SIPI, 200 us, SIPI; each checked in before " \
+        "the next), APIC 1-243\n" in log, log[-3000:]
+    assert "KERNEL STOP" not in log and "did not start" not in log, log[-3000:]
+    assert "knc_bootstrap:" not in card.log_tail()  # every AP parked (the stand-in says so on COM1 otherwise)
+    assert card.reg(POSTCODE) == 0x3850  # "P8"
+    p = card.pmuctl("info")
+    assert re.search(r"^cpus\s+244 \(244 online\)$", p.stdout, re.M), p.stdout
+
+
 def test_a_pci_card_with_memory_decoding_off(tmp_path):
     """A card no driver has enabled: command register 0x0000, its BARs reading all ones (a 3120A,
     Lasimeri/Intel-Phi-3120A docs/hardware.md). On a directory laid out as sysfs lays out a device
