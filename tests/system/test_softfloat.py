@@ -215,3 +215,37 @@ def test_built_in_programs_run_on_the_strict_cpu(card_factory):
         out = card.cmd(f"run {program} on 1")
         assert f"error: run: {program} is a QEMU-only program (SSE code, pmuos-cc --qemu-sse): this CPU has no " \
                "SSE and would end it with #UD" in out and "task" not in out, out
+
+
+LIBM_SOURCE = r"""
+#include <math.h>
+#include <stdio.h>
+int main(void)
+{
+	volatile double x = 2.0;
+	printf("libm: sqrt %f exp %f log %.9f\n", sqrt(x), exp(x), log(x));
+	return 0;
+}
+"""
+
+
+def test_pmuos_cc_takes_lm_as_cc_does(card_factory, tmp_path):
+    """`pmuos-cc -O2 -g x.c -lm -o x.elf`, as a C user types it (issue 39 must-show 3): -lm and -lc
+    are newlib's (not the build machine's glibc, whose libm.a does not link with newlib); a
+    compile with -c and a link of its object with -lm work too. The program prints what the
+    host's own build prints."""
+    src = tmp_path / "fp.c"
+    src.write_text(LIBM_SOURCE)
+    elf = tmp_path / "fpm.elf"
+    p = subprocess.run([PMUOS_CC, "-O2", "-g", str(src), "-lm", "-lc", "-o", str(elf)], capture_output=True, text=True)
+    assert p.returncode == 0 and p.stderr == "", p.stderr
+    obj = tmp_path / "fp.o"
+    subprocess.run([PMUOS_CC, "-O2", "-c", str(src), "-o", str(obj)], check=True)
+    p = subprocess.run([PMUOS_CC, str(obj), "-lm", "-o", str(tmp_path / "fpo.elf")], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    host = tmp_path / "fp-host"
+    subprocess.run(["gcc", "-O2", "-o", str(host), str(src), "-lm"], check=True)
+    want = lines(subprocess.run([str(host)], capture_output=True, text=True, check=True).stdout)
+    card = card_factory(cpus=2, boot="multiboot", env={"PROGRAMS": str(elf)})
+    out = card.cmd("run fpm", timeout=60)
+    assert "exit status 0" in out and lines(out) == want, out
