@@ -155,6 +155,9 @@ int cmd_annotate(struct card *c, int argc, char **argv)
 			printf("%8.2f%%  %s:%d\n", 100.0 * hits[k].count / in_fn, hits[k].file, hits[k].line);
 	if (unknown)
 		printf("%8.2f%%  [unknown]\n", 100.0 * unknown / in_fn);
+	if (unknown && lines) /* without DWARF at all srcline_open said so */
+		fprintf(stderr, "pmuctl: annotate: %llu of %llu samples in %s have no source line: was it built "
+			"without -g? (pmuos-cc -g)\n", (unsigned long long)unknown, (unsigned long long)in_fn, func);
 	free(hits);
 	srcline_close(lines);
 	return in_fn ? 0 : 1;

@@ -211,15 +211,18 @@ static const char *frame_name(const struct symbols *sy, int cpl, uint64_t a, cha
 	return buf;
 }
 
-static void stack_of(const struct symbols *sy, const struct rec_sample *r, const char *prog, int folded,
-		     char *out, size_t len)
+/* r's stack as report lists it, into out; 1 if its line was asked for and the DWARF has none, else 0. */
+static int stack_of(const struct symbols *sy, const struct rec_sample *r, const char *prog, int folded,
+		    char *out, size_t len)
 {
 	char name[300], line[300], both[600];
 	const char *leaf = frame_name(sy, r->s.cpl, r->s.rip, name, sizeof(name));
 	size_t at = 0;
+	int no_line = 0;
 
 	if (sy->lines && r->s.cpl) {
 		const char *at_line = srcline_at(sy->dwarf, r->s.rip, line, sizeof(line));
+		no_line = at_line != line;
 		snprintf(both, sizeof(both), "%s%s%s", sy->by_sym ? leaf : "", sy->by_sym ? " " : "", at_line);
 		leaf = both;
 	}
@@ -233,6 +236,7 @@ static void stack_of(const struct symbols *sy, const struct rec_sample *r, const
 	}
 	if (at < len)
 		snprintf(out + at, len - at, "%s", leaf);
+	return no_line;
 }
 
 struct hit {
@@ -368,13 +372,13 @@ int cmd_report(struct card *c, int argc, char **argv)
 		fprintf(stderr, "pmuctl: report: no kernel symbols from %s: %s\n", kallsyms, strerror(errno));
 	struct hit *hits = NULL;
 	size_t nhits = 0;
-	uint64_t total = 0;
+	uint64_t total = 0, no_line = 0;
 	struct rec_sample r;
 	const char *prog = strrchr(h.program, '/') ? strrchr(h.program, '/') + 1 : h.program;
 	char stack[(PMU_CALLCHAIN_MAX + 2) * 64];
 	int st;
 	while ((st = rec_next(f, file, &r)) == 1) {
-		stack_of(&sy, &r, prog, folded, stack, sizeof(stack));
+		no_line += stack_of(&sy, &r, prog, folded, stack, sizeof(stack));
 		size_t i = 0;
 		while (i < nhits && strcmp(hits[i].name, stack))
 			i++;
@@ -389,6 +393,11 @@ int cmd_report(struct card *c, int argc, char **argv)
 		total++;
 	}
 	fclose(f);
+	/* Without DWARF at all srcline_open said so; with newlib's only (it is built -g), this says it. */
+	if (sy.dwarf && no_line)
+		fprintf(stderr, "pmuctl: report: %llu of %llu samples have no source line ([unknown]): was the "
+			"program's own code built without -g? (pmuos-cc -g)\n", (unsigned long long)no_line,
+			(unsigned long long)total);
 	srcline_close(sy.dwarf);
 	if (st < 0)
 		return 1;

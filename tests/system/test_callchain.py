@@ -151,6 +151,20 @@ def test_inlined_frames_in_stacks(card, tmp_path):
     p = subprocess.run([PMUCTL, "report", "-i", str(data), "--sort", "srcline"], capture_output=True, text=True)
     top = re.search(r"^\s+([\d.]+)%\s+(.+)$", p.stdout, re.M)
     assert top and top[2] == f"inl.c:{line}" and abs(float(top[1]) - 75) < 2, p.stdout
+    assert "no source line" not in p.stderr, p.stderr
+    # Built without -g: only newlib's code has lines (it is built with -g); report says what to do.
+    bare = tmp_path / "bare.elf"
+    subprocess.run([os.path.join(BUILD, "bin", "pmuos-cc"), "-O2", "-o", str(bare), str(src)], check=True)
+    data = tmp_path / "bare.data"
+    p = pmuctl(card, "record", "-e", "INSTRUCTIONS_EXECUTED:u", "-c", "20000", "-C", "1", "-o", str(data),
+               "--", str(bare))
+    assert p.returncode == 0, p.stderr
+    p = subprocess.run([PMUCTL, "report", "-i", str(data), "--sort", "srcline"], capture_output=True, text=True)
+    m = re.search(r"report: (\d+) of (\d+) samples have no source line \(\[unknown\]\): was the program's own "
+                  r"code built without -g\? \(pmuos-cc -g\)", p.stderr)
+    assert m and int(m[1]) > 0.99 * int(m[2]), p.stderr
+    p = subprocess.run([PMUCTL, "annotate", "-i", str(data), "outer"], capture_output=True, text=True)
+    assert "samples in outer have no source line: was it built without -g? (pmuos-cc -g)" in p.stderr, p.stderr
 
 
 def test_perf_reads_matmul_with_its_call_chains(matmul_perf):
