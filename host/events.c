@@ -111,6 +111,8 @@ static void ask_counted(struct event_row *rows, int n)
 	card_close(&c);
 }
 
+static void closest(const char *name, const char *best[3]);
+
 int cmd_events(struct card *c, int argc, char **argv)
 {
 	static struct event_row rows[EVENTS_MAX];
@@ -134,6 +136,13 @@ int cmd_events(struct card *c, int argc, char **argv)
 		if (!pattern || strcasestr(generic[i].alias, pattern))
 			rows[n++] = (struct event_row){ generic[i].alias, "perf's generic event", generic[i].knc,
 							EVTSEL_CODE(encode(generic[i].knc)) };
+	if (pattern && !n) {
+		const char *best[3];
+		closest(pattern, best);
+		fprintf(stderr, "pmuctl: events: no event name holds '%s' (matched ignoring case); closest: %s, %s, %s\n",
+			pattern, best[0], best[1], best[2]);
+		return 1;
+	}
 	for (int i = 0; i < n; i++)
 		rows[i].counted = -1;
 	if (n)
@@ -167,6 +176,35 @@ static int distance(const char *a, const char *b)
 			d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
 		}
 	return d[la][lb];
+}
+
+/* The three event names (libpfm4's KNC table and perf's generic ones) closest to name, nearest first. */
+static void closest(const char *name, const char *best[3])
+{
+	int bestd[3] = { 99, 99, 99 };
+	size_t ng = sizeof(generic) / sizeof(generic[0]);
+
+	best[0] = best[1] = best[2] = "";
+	for (int i = knc.first_event; i != -1 || ng; i = i != -1 ? pfm_get_event_next(i) : -1) {
+		const char *cand;
+		pfm_event_info_t e = { .size = sizeof(e) };
+		if (i != -1) {
+			if (pfm_get_event_info(i, PFM_OS_NONE, &e) != PFM_SUCCESS)
+				continue;
+			cand = e.name;
+		} else {
+			cand = generic[--ng].alias;
+		}
+		int d = distance(name, cand);
+		for (int k = 0; k < 3; k++)
+			if (d < bestd[k]) {
+				memmove(&best[k + 1], &best[k], (2 - k) * sizeof(best[0]));
+				memmove(&bestd[k + 1], &bestd[k], (2 - k) * sizeof(bestd[0]));
+				best[k] = cand;
+				bestd[k] = d;
+				break;
+			}
+	}
 }
 
 /* The KNC name perf's generic event name[0..len) stands for, or NULL. */
@@ -250,22 +288,8 @@ uint32_t encode(const char *ev)
 	const char *base = strncmp(ev, "knc::", 5) ? ev : ev + 5;
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(base, ":"), base);
 	fprintf(stderr, "pmuctl: event '%s': %s", ev, pfm_strerror(r));
-	const char *best[3] = { 0 };
-	int bestd[3] = { 99, 99, 99 };
-	for (int i = knc.first_event; i != -1; i = pfm_get_event_next(i)) {
-		pfm_event_info_t e = { .size = sizeof(e) };
-		if (pfm_get_event_info(i, PFM_OS_NONE, &e) != PFM_SUCCESS)
-			continue;
-		int d = distance(name, e.name);
-		for (int k = 0; k < 3; k++)
-			if (d < bestd[k]) {
-				memmove(&best[k + 1], &best[k], (2 - k) * sizeof(best[0]));
-				memmove(&bestd[k + 1], &bestd[k], (2 - k) * sizeof(bestd[0]));
-				best[k] = e.name;
-				bestd[k] = d;
-				break;
-			}
-	}
+	const char *best[3];
+	closest(name, best);
 	fprintf(stderr, "; closest: %s, %s, %s (or perf's cycles, instructions, branches, branch-misses, "
 		"cache-references, cache-misses, or a raw rUUEE)\n", best[0], best[1], best[2]);
 	exit(1);

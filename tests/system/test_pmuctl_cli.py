@@ -176,3 +176,18 @@ def test_events_say_which_the_card_counts(card):
     p = run(PMUCTL, "events", "--json")
     assert p.returncode == 0 and "no card to ask, so no column" in p.stderr
     assert not any("counted" in json.loads(l) for l in p.stdout.splitlines())
+
+
+def test_events_match_ignoring_case_and_say_when_nothing_does():
+    """`pmuctl events PATTERN` finds names holding PATTERN in any case, perf's generic names
+    among them; a pattern nothing holds is an error (status 1) naming the closest names."""
+    p = run(PMUCTL, "events", "cache")
+    assert p.returncode == 0 and re.search(r"^CODE_CACHE_MISS\s", p.stdout, re.M) and \
+        re.search(r"^cache-misses\s", p.stdout, re.M), p.stdout
+    p = run(PMUCTL, "events", "cache-mis")
+    assert p.returncode == 0 and re.search(r"^cache-misses\s+0x0029\s+perf's generic event: DATA_READ_MISS_OR_WRITE_MISS$",
+                                           p.stdout, re.M), p.stdout
+    p = run(PMUCTL, "events", "cache-mises")
+    assert p.returncode == 1 and p.stdout == "", p.stdout
+    assert "events: no event name holds 'cache-mises' (matched ignoring case); closest: cache-misses, " in p.stderr, \
+        p.stderr
