@@ -1,5 +1,6 @@
 /* pmuctl stat: counting, multiplexed when there are more events than counters. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -266,11 +267,21 @@ static int stat_run_once(struct card *c, const struct cpuset *set, char **prog, 
 
 enum { OPT_SPFLT = 256, OPT_JSON, OPT_MUX, OPT_METRIC_ONLY, OPT_PLOT };
 
+/*
+ * Without -e: perf stat's first two hardware events, one on each counter, so
+ * that even a short program gets both exact (its branches and branch-misses
+ * too would multiplex: a run shorter than a slice leaves them <not counted>).
+ */
+#define DEFAULT_EVENTS "cycles,instructions"
+
 const struct cli_opt stat_opts[] = {
-	{ "event", 'e', "EV[,EV...]", "up to 8 events: libpfm4 knc names with :u/:k..., perf's cycles, instructions, "
-				      "branches, branch-misses, cache-references, cache-misses, or raw rUUEE (pmuctl events)" },
+	{ "event", 'e', "EV[,EV...]", "up to 8 events (-e again adds more): libpfm4 knc names with :u/:k..., perf's "
+				      "cycles, instructions, branches, branch-misses, cache-references, cache-misses, or raw "
+				      "rUUEE (pmuctl events); without -e or -M, perf's default: " DEFAULT_EVENTS },
 	{ "metrics", 'M', "GROUP[,GROUP...]", "count the events of metric groups, then print their metrics; -M list: the groups" },
 	{ "cpu", 'C', "CPUS", "the card CPUs the program runs on, e.g. 1-3,8 (default 1)" },
+	{ "all-cpus", 'a', NULL, "every CPU programs run on (1 to the last; CPU 0 runs the shell)" },
+	{ "output", 'o', "FILE", "the counts (table, -x or --json) into FILE instead of stderr and stdout" },
 	{ "spflt", OPT_SPFLT, NULL, "the program's SPFLT instructions gate the counters (at most 2 events)" },
 	{ "interval-print", 'I', "MS", "the counts of every MS milliseconds instead of the total", 10, 3600000 },
 	/* The card judges the slice (1 ms to 1 s); pmuctl bounds it only so that its microseconds fit the wire's 32 bits. */
@@ -293,8 +304,10 @@ const char stat_more[] =
 
 int cmd_stat(struct card *c, int argc, char **argv)
 {
-	const char *events = NULL, *metrics = NULL, *cpus = "1";
-	int spflt = 0, mux_ms = 4, runs = 1, o;
+	static const char default_cpus[] = "1";
+	const char *metrics = NULL, *cpus = default_cpus, *output = NULL;
+	char *events = NULL, all[32];
+	int spflt = 0, mux_ms = 4, runs = 1, all_cpus = 0, o;
 	struct cpuset set;
 
 	if (stat_lists_metrics(argc, argv)) {
@@ -305,7 +318,18 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	st.fmt.table = stderr;
 	while ((o = cli_next(argc, argv)) != -1) {
 		switch (o) {
-		case 'e': events = optarg; break;
+		case 'e': /* perf's repeated -e: all of them */
+			if (!events)
+				events = strdup(optarg);
+			else if ((events = realloc(events, strlen(events) + strlen(optarg) + 2)))
+				strcat(strcat(events, ","), optarg);
+			if (!events) {
+				fprintf(stderr, "pmuctl: out of memory for -e %s\n", optarg);
+				return 2;
+			}
+			break;
+		case 'a': all_cpus = 1; break;
+		case 'o': output = optarg; break;
 		case 'M': metrics = optarg; break;
 		case 'C': cpus = optarg; break;
 		case 'x': st.fmt.sep = optarg; break;
@@ -327,8 +351,14 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		fprintf(stderr, "pmuctl: --metric-only prints the metrics of -M GROUP: give -M\n");
 		return 2;
 	}
-	if ((!events && !metrics) || optind >= argc)
+	if (optind >= argc)
 		return usage();
+	if (all_cpus && cpus != default_cpus) {
+		fprintf(stderr, "pmuctl: -a and -C %s together: give one (-a is every CPU programs run on)\n", cpus);
+		return 2;
+	}
+	if (!events && !metrics)
+		events = strdup(DEFAULT_EVENTS);
 	if (st.plot && !st.interval_ms) {
 		fprintf(stderr, "pmuctl: --plot %s draws the counts over time: give -I MS too\n", st.plot);
 		return 2;
@@ -348,7 +378,15 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		fprintf(stderr, "pmuctl: no events: give -e EV[,EV...] or -M GROUP[,GROUP...]\n");
 		return 2;
 	}
+	if (all_cpus) {
+		snprintf(all, sizeof(all), c->cpu_count > 2 ? "1-%u" : "1", c->cpu_count - 1);
+		cpus = all;
+	}
 	parse_cpus(c, cpus, &set);
+	if (output && !(st.fmt.out = st.fmt.table = fopen(output, "w"))) {
+		fprintf(stderr, "pmuctl: -o %s: %s\n", output, strerror(errno));
+		return 2;
+	}
 	st.set = &set;
 	st.fmt.tsc_hz = c->seen.tsc_hz ? c->seen.tsc_hz : 1000000000;
 	stat_configure(c, &set, mux_ms);

@@ -187,6 +187,7 @@ def test_events_match_ignoring_case_and_say_when_nothing_does():
     p = run(PMUCTL, "events", "cache-mis")
     assert p.returncode == 0 and re.search(r"^cache-misses\s+0x0029\s+perf's generic event: DATA_READ_MISS_OR_WRITE_MISS$",
                                            p.stdout, re.M), p.stdout
+    assert run(PMUCTL, "list", "cache-mis").stdout == p.stdout  # perf's name for it
     p = run(PMUCTL, "events", "cache-mises")
     assert p.returncode == 1 and p.stdout == "", p.stdout
     assert "events: no event name holds 'cache-mises' (matched ignoring case); closest: cache-misses, " in p.stderr, \

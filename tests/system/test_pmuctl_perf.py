@@ -81,6 +81,35 @@ def test_json_is_perfs_and_valid_for_any_program_path(card, tmp_path):
             assert any(o.get("metric-group") == "CPI" for o in objs), p.stdout
 
 
+def table_counts(text):
+    """The count lines of pmuctl stat's table: {event: count}."""
+    return {m[2]: int(m[1].replace(",", "")) for m in re.finditer(r"^\s+([\d,]+)\s+(\S+)\s*$", text, re.M)}
+
+
+def test_perfs_stat_habits(card, tmp_path):
+    """What a perf user types: stat without -e (perf's first two hardware events), -e given
+    twice (both counted, as `-e a,b`), -a (every CPU programs run on) and -o FILE (the table
+    or machine format there, the program's own lines alone on stdout)."""
+    p = pmuctl(card, "stat", "--", HELLO)
+    assert p.returncode == 0 and set(table_counts(p.stderr)) == {"cycles", "instructions"}, p.stderr
+    both = pmuctl(card, "stat", "-e", "cycles", "-e", "instructions:u", "--", HELLO)
+    one = pmuctl(card, "stat", "-e", "cycles,instructions:u", "--", HELLO)
+    assert both.returncode == 0 and table_counts(both.stderr)["instructions:u"] == table_counts(one.stderr)["instructions:u"]
+    assert set(table_counts(both.stderr)) == {"cycles", "instructions:u"}, both.stderr
+    p = pmuctl(card, "stat", "-a", "-A", "-e", "instructions:u", "--", HELLO)
+    rows = re.findall(r"^CPU(\d+)\s+([\d,]+)\s+instructions:u", p.stderr, re.M)
+    assert p.returncode == 0 and [int(c) for c, _ in rows] == [1, 2, 3], p.stderr
+    out = tmp_path / "s.json"
+    p = pmuctl(card, "stat", "--json", "-o", str(out), "-e", "instructions:u", "--", HELLO)
+    assert p.returncode == 0 and p.stdout.startswith("hello from pmuos") and "{" not in p.stdout, p.stdout
+    objs = [check_perf_json(l) for l in out.read_text().splitlines()]
+    assert [o["event"] for o in objs] == ["instructions:u"], objs
+    out = tmp_path / "s.txt"
+    p = pmuctl(card, "stat", "-o", str(out), "-e", "instructions:u", "--", HELLO)
+    assert p.returncode == 0 and "Performance counter stats" not in p.stderr, p.stderr
+    assert "instructions:u" in table_counts(out.read_text()), out.read_text()
+
+
 def test_repeat_prints_the_mean_and_perfs_spread(card):
     p = pmuctl(card, "stat", "-r", "5", "-e", "instructions:u,cycles", "--", STEADY, "2000")
     assert p.returncode == 0, p.stderr
@@ -162,6 +191,9 @@ ERRORS = [
     (["stat", "-r", "0", "-e", "cycles", "--", HELLO], 2, ["-r 0: out of range; -r takes 1 to 1000"]),
     (["stat", "--metric-only", "-e", "cycles", "--", HELLO], 2, ["--metric-only prints the metrics of -M GROUP"]),
     (["stat", "-e", "cycles", "-C", "9", "--", HELLO], 2, ["-C 9", "no CPU 9"]),
+    (["stat", "-C", "9", "--", HELLO], 2, ["-C 9", "no CPU 9"]),  # without -e: the same error, not the usage
+    (["stat", "-a", "-C", "1", "--", HELLO], 2, ["-a and -C 1 together"]),
+    (["stat", "-o", "/nonexistent/s.txt", "--", HELLO], 2, ["-o /nonexistent/s.txt: No such file or directory"]),
 ]
 
 
