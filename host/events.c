@@ -26,7 +26,22 @@ static const struct {
 	{ "instructions", "INSTRUCTIONS_EXECUTED" }, { "branches", "BRANCHES" },
 	{ "branch-instructions", "BRANCHES" },     { "branch-misses", "BRANCHES_MISPREDICTED" },
 	{ "cache-references", "DATA_READ_OR_WRITE" }, { "cache-misses", "DATA_READ_MISS_OR_WRITE_MISS" },
+	/* perf's cache events (PERF_TYPE_HW_CACHE, perf list's names) as knc_hw_cache_event_ids maps them. */
+	{ "L1-dcache-loads", "DATA_READ" },        { "L1-dcache-load-misses", "DATA_READ_MISS" },
+	{ "L1-dcache-stores", "DATA_WRITE" },      { "L1-dcache-store-misses", "DATA_WRITE_MISS" },
+	{ "L1-dcache-prefetches", "L1_DATA_PF1" }, { "L1-dcache-prefetch-misses", "L1_DATA_PF1_MISS" },
+	{ "L1-icache-loads", "CODE_READ" },        { "L1-icache-load-misses", "CODE_CACHE_MISS" },
+	{ "LLC-load-misses", "L2_READ_MISS" },     { "LLC-stores", "L2_WRITE_HIT" },
+	{ "LLC-prefetches", "L2_DATA_PF2" },       { "LLC-prefetch-misses", "L2_DATA_PF2_MISS" },
+	{ "dTLB-loads", "DATA_READ" },             { "dTLB-load-misses", "DATA_PAGE_WALK" },
+	{ "dTLB-stores", "DATA_WRITE" },           { "dTLB-store-misses", "DATA_PAGE_WALK" },
+	{ "iTLB-loads", "CODE_READ" },             { "iTLB-load-misses", "CODE_PAGE_WALK" },
+	{ "branch-loads", "BRANCHES" },            { "branch-load-misses", "BRANCHES_MISPREDICTED" },
 };
+
+/* perf's cache events knc_hw_cache_event_ids maps to no event (0 there): perf says <not supported>. */
+static const char *const no_knc_event[] = { "LLC-loads", "LLC-store-misses", "L1-icache-prefetches",
+					    "L1-icache-prefetch-misses", "dTLB-prefetches", "dTLB-prefetch-misses" };
 
 void pfm_setup(void)
 {
@@ -275,6 +290,12 @@ uint32_t encode(const char *ev)
 
 	if (raw_event(ev, &sel))
 		return sel;
+	for (size_t i = 0; i < sizeof(no_knc_event) / sizeof(no_knc_event[0]); i++)
+		if (strlen(no_knc_event[i]) == base_len && !strncmp(ev, no_knc_event[i], base_len)) {
+			fprintf(stderr, "pmuctl: event '%s': Linux's KNC driver counts no event for it (perf shows "
+				"<not supported>); pmuctl events lists those it does\n", ev);
+			exit(1);
+		}
 	if (alias) {
 		snprintf(knc_name, sizeof(knc_name), "%s%s", alias, ev + base_len);
 		ev = knc_name;

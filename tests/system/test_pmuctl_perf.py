@@ -53,6 +53,30 @@ def test_perf_aliases_and_raw_events_count_what_the_knc_names_count(card):
         assert p.returncode == 0 and csv_rows(p.stdout)[0][2] == ev, (ev, p.stderr)
 
 
+# perf's cache events and the KNC events Linux's knc_hw_cache_event_ids counts for them.
+CACHE_EVENTS = [("L1-dcache-loads", "DATA_READ"), ("L1-dcache-load-misses", "DATA_READ_MISS"),
+                ("L1-dcache-stores", "DATA_WRITE"), ("L1-icache-loads", "CODE_READ"),
+                ("LLC-load-misses", "L2_READ_MISS"), ("dTLB-load-misses", "DATA_PAGE_WALK"),
+                ("iTLB-load-misses", "CODE_PAGE_WALK"), ("branch-load-misses", "BRANCHES_MISPREDICTED")]
+
+
+def test_perfs_cache_events_count_what_linuxs_knc_driver_counts(card):
+    """perf's generic cache events are the KNC events Linux's driver maps them to: the same
+    count in one run, each on a counter of its own (the L2 events, which share counter 0: the
+    same event code in pmuctl events); one it maps to nothing is refused, named."""
+    codes = {m[1]: m[2] for m in re.finditer(r"^(\S+)\s+(0x[0-9a-f]{4})\s", pmuctl(card, "events").stdout, re.M)}
+    for perf_name, knc_name in CACHE_EVENTS:
+        assert codes[perf_name] == codes[knc_name], (perf_name, codes[perf_name], codes[knc_name])
+        if knc_name.startswith("L2_"):
+            continue
+        p = pmuctl(card, "stat", "-x", ",", "-e", f"{perf_name}:u,{knc_name}:u", "--", STEADY, "200")
+        assert p.returncode == 0, p.stderr
+        rows = {r[2]: r[0] for r in csv_rows(p.stdout)}
+        assert rows[f"{perf_name}:u"] == rows[f"{knc_name}:u"] and re.fullmatch(r"\d+", rows[f"{knc_name}:u"]), rows
+    p = pmuctl(card, "stat", "-e", "LLC-loads", "--", STEADY, "200")
+    assert p.returncode == 1 and "event 'LLC-loads': Linux's KNC driver counts no event for it" in p.stderr, p.stderr
+
+
 def check_perf_json(line):
     o = json.loads(line)
     if "metric-value" in o:
