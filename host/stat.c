@@ -20,6 +20,7 @@
 static struct {
 	int nev, counted[MAX_EVENTS], ngroups;
 	const char *names[MAX_EVENTS];
+	const char *metric_names[MAX_EVENTS]; /* what -M's metrics call each: a -e alias's KNC name (cycles: CPU_CLK_UNHALTED) */
 	const struct metric_group *groups[METRIC_NGROUPS]; /* -M, each once: their events are among names */
 	uint32_t sel[MAX_EVENTS];
 	struct stat_count now[MAX_EVENTS][CPUSET_MAX], then[MAX_EVENTS][CPUSET_MAX];
@@ -76,7 +77,7 @@ static void stat_print_all(struct stat_count (*then)[CPUSET_MAX], double t)
 		if (!st.fmt.metric_only)
 			stat_print(&st.fmt, st.names[e], st.counted[e], st.set, st.now[e], then ? then[e] : NULL, t);
 		struct stat_count sum = stat_sum(st.set, st.now[e], then ? then[e] : NULL);
-		mc[e] = (struct metric_count){ st.names[e], stat_total(&sum), st.counted[e] && sum.running };
+		mc[e] = (struct metric_count){ st.metric_names[e], stat_total(&sum), st.counted[e] && sum.running };
 		counts[e] = mc[e].value;
 	}
 	if (st.plot && t >= 0)
@@ -108,16 +109,27 @@ static void add_groups(const char *list)
 		const char *all[MAX_EVENTS + 2 * METRIC_TERMS * GROUP_METRICS];
 		memcpy(all, st.names, st.nev * sizeof(all[0]));
 		int n = metric_group_events(mg, all, st.nev, sizeof(all) / sizeof(all[0]));
-		if (n > MAX_EVENTS) {
+		/* An event -e gave under another name (perf's alias, a raw code) is counted once. */
+		int have = st.nev, same[sizeof(all) / sizeof(all[0])], total = have;
+		for (int k = have; k < n; k++) {
+			uint32_t sel = encode(all[k]);
+			same[k] = 0;
+			while (same[k] < have && st.sel[same[k]] != sel)
+				same[k]++;
+			total += same[k] == have;
+		}
+		if (total > MAX_EVENTS) {
 			fprintf(stderr, "pmuctl: -M %s: with group %s that makes %d events; at most %d\n", list, mg->name,
-				n, MAX_EVENTS);
+				total, MAX_EVENTS);
 			exit(2);
 		}
-		while (st.nev < n) {
-			st.names[st.nev] = all[st.nev];
-			st.sel[st.nev] = encode(st.names[st.nev]);
-			st.nev++;
-		}
+		for (int k = have; k < n; k++)
+			if (same[k] < have) {
+				st.metric_names[same[k]] = all[k];
+			} else {
+				st.names[st.nev] = st.metric_names[st.nev] = all[k];
+				st.sel[st.nev++] = encode(all[k]);
+			}
 		st.groups[st.ngroups++] = mg;
 	}
 }
@@ -369,7 +381,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 			fprintf(stderr, "pmuctl: at most %d events\n", MAX_EVENTS);
 			return 2;
 		}
-		st.names[st.nev] = e;
+		st.names[st.nev] = st.metric_names[st.nev] = e;
 		st.sel[st.nev++] = encode(e);
 	}
 	if (metrics)

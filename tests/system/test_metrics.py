@@ -202,6 +202,15 @@ def test_group_errors(card, formulas):
     assert p.returncode == 0, p.stderr
     counts, printed = parse_table(p.stderr)
     assert list(counts) == ["CPU_CLK_UNHALTED", "INSTRUCTIONS_EXECUTED"] and list(printed) == ["CPI"], p.stderr
+    # perf's aliases for a group's events are its events: counted once, under the names -e gave.
+    p = pmuctl(card.name, "stat", "-e", "cycles,instructions", "-M", "CPI", "--", hello)
+    assert p.returncode == 0, p.stderr
+    alias_counts, printed = parse_table(p.stderr)
+    assert list(alias_counts) == ["cycles", "instructions"] and list(printed) == ["CPI"], p.stderr
+    assert re.search(r"^\s+[\d.]+\s+CPI\s", p.stderr, re.M), p.stderr  # a number, not n/a
+    # -e's raw code for one of them too, and the group limit counts them once.
+    p = pmuctl(card.name, "stat", "-e", "r2a,BRANCHES", "-M", "L1,CPI", "--", hello)
+    assert p.returncode == 2 and "with group CPI that makes 9 events; at most 8" in p.stderr, p.stderr
 
 
 def test_shell_metrics(formulas, tsc_hz):
