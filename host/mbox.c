@@ -133,6 +133,11 @@ int card_alive(struct card *c)
 	for (int i = 0; i < MBOX_AREAS && !what; i++)
 		if (now[i].off != then[i].off)
 			what = now[i].name;
+	struct stat st;
+	/* A QEMU card's files go when it ends (scripts/card-keeper.py): nothing will answer, no need to wait. */
+	if (fstat(c->fd, &st) == 0 && st.st_nlink == 0)
+		return fail(c, CARD_GONE, "the card is gone: its mailbox file %s was removed (its QEMU has ended)",
+			    c->path);
 	if (what)
 		return fail(c, CARD_RESET, "the card rebooted/reset while pmuctl was waiting: its mailbox header "
 			    "changed (%s), or something wrote over it", what);

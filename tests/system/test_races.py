@@ -298,3 +298,25 @@ def test_a_run_whose_status_polls_fail_ends_its_program(card):
         and err.rstrip().endswith("the program was ended on the card"), err
     assert not re.search(r"^\s*\d+\s+steady\.elf\s+1\s+\d+\s+(running|ready|waiting)", card.cmd("tasks"), re.M)
     answers(card)
+
+
+def test_a_card_whose_qemu_ends_is_seen_at_once(fresh_card):
+    """Its QEMU quit (Ctrl-A x, or killed) while pmuctl waits on a long program: the card's
+    keeper removes its files, and pmuctl says so within a second or two, not after the
+    heartbeat's 60 s (issue 39 item 4)."""
+    p = pmuctl_bg(fresh_card, "stat", "-e", "instructions", "--", elf("steady"), "100000000")
+    deadline = time.monotonic() + 60
+    while not re.search(r"^\s*\d+\s+\S+\s+\d+\s+\d+\s+running\b", fresh_card.cmd("tasks"), re.M):
+        assert time.monotonic() < deadline and p.poll() is None, p.communicate()
+        time.sleep(0.2)
+    # QEMU itself, not its keeper (whose command line holds QEMU's)
+    qemu = subprocess.run(["pgrep", "-f", rf"^\S*qemu-system-x86_64 .*pmuos-{fresh_card.name}\b"],
+                          capture_output=True, text=True).stdout.split()
+    assert len(qemu) == 1, qemu
+    os.kill(int(qemu[0]), signal.SIGKILL)
+    gone = time.monotonic()
+    _, err = p.communicate(timeout=30)
+    assert time.monotonic() - gone < 5, err
+    assert p.returncode == 1 and re.search(r"pmuctl: status: the card is gone: its mailbox file /dev/shm/pmuos-"
+                                           + re.escape(fresh_card.name) + r" was removed \(its QEMU has ended\)$",
+                                           err, re.M), err
