@@ -175,16 +175,52 @@ static const char *symbol_at(const struct sym *syms, size_t n, uint64_t a)
  * (address - 1, as perf does), then the sampled function. Just the
  * function without --folded's stacks.
  */
+/* --sort's keys, perf's names: what a sample is listed by. */
+enum sort_key { KEY_SYM, KEY_SRCLINE, KEY_DSO, KEY_COMM, SORT_KEYS };
+
 struct symbols {
 	struct sym *prog, *kernel;
 	size_t nprog, nkernel;
 	struct srclines *dwarf; /* the program's DWARF, if it has any */
-	int lines;              /* --sort srcline or sym,srcline: the sampled line too */
-	int by_sym;             /* the sampled function (--sort sym, the default, or sym,srcline) */
+	int keys[SORT_KEYS];    /* --sort's keys in order (enum sort_key); sym alone by default */
+	int nkeys;
+	int lines;              /* srcline among them: the sampled line */
+	int by_sym;             /* sym among them */
 	int inlines;            /* --folded: the functions inlined at each frame, as frames "NAME_[i]" */
 };
 
 #define INLINE_DEPTH 8 /* inlined frames shown at one address, the innermost ones */
+
+static const char *const key_names[SORT_KEYS] = { "sym", "srcline", "dso", "comm" };
+static const char *const key_titles[SORT_KEYS] = { "Symbol", "Source:Line", "Shared Object", "Command" };
+
+/* --sort KEY[,KEY...] into sy's keys; 0, or -1 said which key is not one. */
+static int parse_sort(const char *list, struct symbols *sy)
+{
+	char *copy = strdup(list), *save = NULL;
+
+	sy->nkeys = 0;
+	for (char *k = copy ? strtok_r(copy, ",", &save) : NULL; k; k = strtok_r(NULL, ",", &save)) {
+		int i = 0;
+		while (i < SORT_KEYS && strcmp(k, key_names[i]))
+			i++;
+		if (i == SORT_KEYS || sy->nkeys == SORT_KEYS) {
+			fprintf(stderr, "pmuctl: report: --sort %s: '%s' is not a key; keys are sym, srcline, dso and comm, "
+				"comma-separated (at most 4)\n", list, k);
+			free(copy);
+			return -1;
+		}
+		sy->lines |= i == KEY_SRCLINE;
+		sy->by_sym |= i == KEY_SYM;
+		sy->keys[sy->nkeys++] = i;
+	}
+	free(copy);
+	if (!sy->nkeys) {
+		fprintf(stderr, "pmuctl: report: --sort '%s': no key; keys are sym, srcline, dso and comm\n", list);
+		return -1;
+	}
+	return 0;
+}
 
 /*
  * The function holding address a of a sample at privilege cpl; kernel ones as
@@ -215,16 +251,28 @@ static const char *frame_name(const struct symbols *sy, int cpl, uint64_t a, cha
 static int stack_of(const struct symbols *sy, const struct rec_sample *r, const char *prog, int folded,
 		    char *out, size_t len)
 {
-	char name[300], line[300], both[600];
-	const char *leaf = frame_name(sy, r->s.cpl, r->s.rip, name, sizeof(name));
-	size_t at = 0;
+	char name[300], line[300], leaf[1200];
+	size_t at = 0, n = 0;
 	int no_line = 0;
 
-	if (sy->lines && r->s.cpl) {
-		const char *at_line = srcline_at(sy->dwarf, r->s.rip, line, sizeof(line));
-		no_line = at_line != line;
-		snprintf(both, sizeof(both), "%s%s%s", sy->by_sym ? leaf : "", sy->by_sym ? " " : "", at_line);
-		leaf = both;
+	leaf[0] = 0;
+	for (int k = 0; k < sy->nkeys && n < sizeof(leaf); k++) {
+		const char *v = NULL;
+		switch (sy->keys[k]) {
+		case KEY_SRCLINE:
+			if (r->s.cpl) {
+				v = srcline_at(sy->dwarf, r->s.rip, line, sizeof(line));
+				no_line = v != line;
+				break;
+			}
+			if (sy->by_sym) /* a kernel sample has no line (no kernel DWARF): its function, once */
+				continue;
+			/* fall through */
+		case KEY_SYM: v = frame_name(sy, r->s.cpl, r->s.rip, name, sizeof(name)); break;
+		case KEY_DSO: v = r->s.cpl ? prog : "[kernel.kallsyms]"; break; /* perf's name for the kernel */
+		default: v = prog; break; /* KEY_COMM: every sample is the program's task */
+		}
+		n += snprintf(leaf + n, sizeof(leaf) - n, "%s%s", k ? " " : "", v);
 	}
 	out[0] = 0;
 	if (folded) {
@@ -312,15 +360,18 @@ static int report_svg(const char *path, const struct rec_header *h, const struct
 	return rc || !n;
 }
 
-enum { OPT_FOLDED = 256, OPT_TO_PERF, OPT_SYMFS, OPT_KALLSYMS, OPT_SORT, OPT_SVG };
+enum { OPT_FOLDED = 256, OPT_TO_PERF, OPT_SYMFS, OPT_KALLSYMS, OPT_SORT, OPT_SVG, OPT_STDIO };
 
 const struct cli_opt report_opts[] = {
 	{ "input", 'i', "FILE", "the recording (default pmuos.data)" },
+	{ "stdio", OPT_STDIO, NULL, "perf's text output: pmuctl report's only one" },
+	{ "show-nr-samples", 'n', NULL, "a column of sample counts beside the percentages" },
 	{ "folded", OPT_FOLDED, NULL, "program;outermost;...;function count stacks, for flame-graph tools" },
 	{ "to-perf", OPT_TO_PERF, "PERF.DATA", "write the recording as perf.data (perf report -i, perf script -i, hotspot)" },
 	{ "symfs", OPT_SYMFS, "DIR", "look for the recorded program under DIR, as perf's --symfs" },
 	{ "kallsyms", OPT_KALLSYMS, "MAP", "kernel symbols from MAP (default: the System.map beside pmuctl)" },
-	{ "sort", OPT_SORT, "KEYS", "sym, srcline (file.c:LINE from the program's DWARF) or sym,srcline" },
+	{ "sort", OPT_SORT, "KEYS", "KEY[,KEY...] of sym, srcline (file.c:LINE from the program's DWARF), dso "
+				    "(the program or [kernel.kallsyms]) and comm (default sym)" },
 	{ "svg", OPT_SVG, "FILE", "write a flame graph of the stacks to FILE (SVG, flamegraph.pl's layout, click to zoom)" },
 	{ 0 },
 };
@@ -329,7 +380,7 @@ int cmd_report(struct card *c, int argc, char **argv)
 {
 	const char *file = "pmuos.data", *to_perf = NULL, *svg = NULL, *symfs = NULL, *kallsyms = NULL, *sort = "sym";
 	char path[8192], map[4096];
-	int folded = 0, o;
+	int folded = 0, nr_samples = 0, o;
 
 	(void)c;
 	while ((o = cli_next(argc, argv)) != -1) {
@@ -347,23 +398,22 @@ int cmd_report(struct card *c, int argc, char **argv)
 			sort = optarg;
 		else if (o == OPT_SVG)
 			svg = optarg, folded = 1;
+		else if (o == 'n')
+			nr_samples = 1;
 	}
 	if (optind < argc)
 		return usage();
 	if (to_perf)
 		return perf_convert(file, to_perf, kallsyms ? kallsyms : default_system_map(map, sizeof(map)));
-	int lines = !strcmp(sort, "srcline") || !strcmp(sort, "sym,srcline");
-	if (!lines && strcmp(sort, "sym")) {
-		fprintf(stderr, "pmuctl: report: --sort %s: should be sym, srcline or sym,srcline\n", sort);
+	struct symbols sy = { 0 };
+	if (parse_sort(sort, &sy) != 0)
 		return 2;
-	}
+	int lines = sy.lines;
 	struct rec_header h;
 	FILE *f = rec_open(file, &h);
 	if (!f)
 		return 1;
-	struct symbols sy = { .by_sym = strcmp(sort, "srcline") != 0 };
 	sy.prog = load_symbols(program_file(&h, symfs, path, sizeof(path)), &sy.nprog);
-	sy.lines = lines;
 	sy.inlines = folded;
 	if (lines || folded) /* a program without DWARF: no lines (said), no inlined frames (not said) */
 		sy.dwarf = srcline_open(program_file(&h, symfs, path, sizeof(path)), !lines);
@@ -404,13 +454,20 @@ int cmd_report(struct card *c, int argc, char **argv)
 	qsort(hits, nhits, sizeof(*hits), by_count);
 	if (svg)
 		return report_svg(svg, &h, hits, nhits);
-	if (!folded)
-		printf("# %llu samples of %s every %llu events, %llu lost; program %s\n# Overhead  Symbol\n",
+	if (!folded) {
+		printf("# %llu samples of %s every %llu events, %llu lost; program %s\n# Overhead%s ",
 		       (unsigned long long)total, h.event, (unsigned long long)h.period,
-		       (unsigned long long)h.lost, h.path);
+		       (unsigned long long)h.lost, h.path, nr_samples ? "  Samples" : "");
+		for (int k = 0; k < sy.nkeys; k++)
+			printf(" %s", key_titles[sy.keys[k]]);
+		printf("\n");
+	}
 	for (size_t i = 0; i < nhits; i++) {
 		if (folded) /* flame-graph tools take "stack count" lines */
 			printf("%s %llu\n", hits[i].name, (unsigned long long)hits[i].count);
+		else if (nr_samples)
+			printf("%9.2f%%  %7llu  %s\n", 100.0 * hits[i].count / total, (unsigned long long)hits[i].count,
+			       hits[i].name);
 		else
 			printf("%9.2f%%  %s\n", 100.0 * hits[i].count / total, hits[i].name);
 	}

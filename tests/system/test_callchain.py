@@ -320,3 +320,21 @@ def test_kernel_samples_are_named_from_system_map(card, tmp_path):
         rep_perf = perf("report", "-i", str(out), *source, "--stdio", "--no-children", "--sort", "sym", "-g", "none")
         theirs = dict((name, float(pc)) for pc, name in re.findall(r"^\s+([\d.]+)%\s+\[k\]\s+(\S+)$", rep_perf, re.M))
         assert theirs.keys() == ours.keys() and all(abs(theirs[k] - ours[k]) < 0.01 for k in ours), (source, rep_perf)
+
+
+def test_report_takes_perfs_stdio_n_and_sort_keys(card, tmp_path):
+    """perf report's --stdio (pmuctl's only output), -n (a sample count column) and --sort
+    dso,comm: user samples under the program, kernel ones under [kernel.kallsyms], all of
+    them the program's; the counts sum to the samples; a key that is none is named."""
+    data = tmp_path / "both.data"
+    p = pmuctl(card, "record", "-e", "INSTRUCTIONS_EXECUTED", "-c", "2000", "-C", "1", "-o", str(data), "--",
+               os.path.join(USER, "hello.elf"))
+    assert p.returncode == 0, p.stderr
+    n = int(re.search(r"\[ pmuctl record: (\d+) samples", p.stderr)[1])
+    p = subprocess.run([PMUCTL, "report", "--stdio", "-n", "-i", str(data), "--sort", "dso,comm"],
+                       capture_output=True, text=True)
+    assert p.returncode == 0 and "# Overhead  Samples  Shared Object Command\n" in p.stdout, p.stdout
+    rows = {m[3]: int(m[2]) for m in re.finditer(r"^\s+([\d.]+)%\s+(\d+)\s+(.+)$", p.stdout, re.M)}
+    assert set(rows) == {"hello.elf hello.elf", "[kernel.kallsyms] hello.elf"} and sum(rows.values()) == n, p.stdout
+    p = subprocess.run([PMUCTL, "report", "-i", str(data), "--sort", "sym,pid"], capture_output=True, text=True)
+    assert p.returncode == 2 and "--sort sym,pid: 'pid' is not a key; keys are sym, srcline, dso and comm" in p.stderr
