@@ -99,8 +99,10 @@ int cmd_annotate(struct card *c, int argc, char **argv)
 		else if (o == OPT_SYMFS)
 			symfs = optarg;
 	}
-	if (optind != argc - 1)
-		return usage();
+	if (optind == argc)
+		return usage_arg("no function to annotate", NULL);
+	if (optind < argc - 1)
+		return usage_arg("one function at a time; unexpected argument", argv[optind + 1]);
 	const char *func = argv[optind];
 	struct rec_header h;
 	FILE *f = rec_open(file, &h);

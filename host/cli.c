@@ -132,6 +132,15 @@ int usage(void)
 	return 2;
 }
 
+int usage_arg(const char *why, const char *arg)
+{
+	if (arg)
+		fprintf(stderr, "pmuctl %s: %s '%s'\n", running->name, why, arg);
+	else
+		fprintf(stderr, "pmuctl %s: %s\n", running->name, why);
+	return usage();
+}
+
 int cli_run(const struct cli_cmd *cmd, int argc, char **argv)
 {
 	struct card c, *cp = NULL;

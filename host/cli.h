@@ -60,6 +60,8 @@ int cli_run(const struct cli_cmd *cmd, int argc, char **argv);
 
 /* "usage: pmuctl CMD ..." for the running command on stderr; returns 2, the exit status for bad arguments. */
 int usage(void);
+/* "pmuctl CMD: WHY 'ARG'" (ARG NULL: "pmuctl CMD: WHY"), then usage(): the argument it could not take named. 2. */
+int usage_arg(const char *why, const char *arg);
 
 /* The whole table's help (pmuctl --help) and one command's (help CMD), on `f`. */
 void cli_help_all(FILE *f, const struct cli_cmd *cmds, const struct cli_opt *globals);

@@ -140,7 +140,7 @@ int cmd_events(struct card *c, int argc, char **argv)
 	if (optind < argc)
 		pattern = argv[optind++];
 	if (optind < argc)
-		return usage();
+		return usage_arg("one pattern at a time; unexpected argument", argv[optind]);
 	pfm_setup();
 	for (int i = knc.first_event; i != -1 && n < EVENTS_MAX; i = pfm_get_event_next(i)) {
 		pfm_event_info_t e = { .size = sizeof(e) };

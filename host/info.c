@@ -14,9 +14,8 @@
 
 int cmd_info(struct card *c, int argc, char **argv)
 {
-	(void)argv;
 	if (argc > 1)
-		return usage();
+		return usage_arg("unexpected argument", argv[1]);
 	int st = call(c, MBOX_OP_INFO, NULL, NULL, 0, &resp);
 	if (st != MBOX_OK)
 		die_status(c, "info", st);
@@ -77,7 +76,7 @@ int cmd_ping(struct card *c, int argc, char **argv)
 		return 2;
 	}
 	if (argc > 3)
-		return usage();
+		return usage_arg("unexpected argument", argv[3]);
 	double *t = calloc(n, sizeof(*t));
 	if (!t) {
 		fprintf(stderr, "pmuctl: ping: no memory for %ld round trip times\n", n);
@@ -117,8 +116,10 @@ static int reset_choice(int argc, char **argv, const char **cpu)
 		*cpu = optarg;
 		n++;
 	}
-	if (n != 1 || optind < argc)
-		exit(usage());
+	if (optind < argc)
+		exit(usage_arg("unexpected argument", argv[optind]));
+	if (n != 1)
+		exit(usage_arg(n ? "--warm and --init together: give one" : "give --warm or --init CPU", NULL));
 	return what;
 }
 

@@ -80,7 +80,7 @@ static int cmd_boot_args(struct card *c, int argc, char **argv)
 		else
 			timeout_s = cli_num;
 	if (argc - optind > 1)
-		return usage();
+		return usage_arg("one image at a time; unexpected argument", argv[optind + 1]);
 	return cmd_boot(card_name, optind < argc ? argv[optind] : "build/pmuos.bzImage", extra, timeout_s);
 }
 

@@ -87,7 +87,7 @@ int cmd_record(struct card *c, int argc, char **argv)
 		}
 	}
 	if (optind >= argc)
-		return usage();
+		return usage_arg("no program to run: give -- PROGRAM.elf [ARGS]", NULL);
 	if (period && freq) {
 		fprintf(stderr, "pmuctl: record: -c PERIOD and -F FREQ: give one\n");
 		return 2;

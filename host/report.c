@@ -402,7 +402,7 @@ int cmd_report(struct card *c, int argc, char **argv)
 			nr_samples = 1;
 	}
 	if (optind < argc)
-		return usage();
+		return usage_arg("unexpected argument", argv[optind]);
 	if (to_perf)
 		return perf_convert(file, to_perf, kallsyms ? kallsyms : default_system_map(map, sizeof(map)));
 	struct symbols sy = { 0 };

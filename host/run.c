@@ -154,7 +154,7 @@ int cmd_run(struct card *c, int argc, char **argv)
 	while (cli_next(argc, argv) != -1)
 		cpus = optarg;
 	if (optind >= argc)
-		return usage();
+		return usage_arg("no program to run: give -- PROGRAM.elf [ARGS]", NULL);
 	parse_cpus(c, cpus, &set);
 	return run_program(c, &set, argc - optind, argv + optind);
 }
@@ -217,9 +217,8 @@ int cmd_console(struct card *c, int argc, char **argv)
 	int tty = isatty(0), refused = 0, nul;
 	long n;
 
-	(void)argv;
 	if (argc > 1)
-		return usage();
+		return usage_arg("unexpected argument", argv[1]);
 	for (;;) {
 		if ((n = tty ? edit_line(line, SHELL_LINE_MAX, &nul) : read_line(stdin, line, SHELL_LINE_MAX, &nul)) < 0)
 			return refused;

@@ -364,7 +364,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		return 2;
 	}
 	if (optind >= argc)
-		return usage();
+		return usage_arg("no program to run: give -- PROGRAM.elf [ARGS]", NULL);
 	if (all_cpus && cpus != default_cpus) {
 		fprintf(stderr, "pmuctl: -a and -C %s together: give one (-a is every CPU programs run on)\n", cpus);
 		return 2;

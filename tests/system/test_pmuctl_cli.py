@@ -192,3 +192,15 @@ def test_events_match_ignoring_case_and_say_when_nothing_does():
     assert p.returncode == 1 and p.stdout == "", p.stdout
     assert "events: no event name holds 'cache-mises' (matched ignoring case); closest: cache-misses, " in p.stderr, \
         p.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["report", "extra"], "pmuctl report: unexpected argument 'extra'"),
+    (["annotate"], "pmuctl annotate: no function to annotate"),
+    (["annotate", "f", "g"], "pmuctl annotate: one function at a time; unexpected argument 'g'"),
+    (["events", "a", "b"], "pmuctl events: one pattern at a time; unexpected argument 'b'"),
+])
+def test_a_usage_error_names_the_argument(args, says):
+    """Every usage error names what pmuctl could not take, then the usage (status 2)."""
+    p = run(PMUCTL, *args)
+    assert p.returncode == 2 and p.stderr.startswith(says + "\nusage: pmuctl "), p.stderr
