@@ -5,13 +5,18 @@
  * each sample's line and the function's line span from the program's DWARF
  * line table (host/srcline.c, libdw); the text from the source file the
  * line table names. Lines of other files (code inlined from a header) are
- * listed after, by file:line.
+ * listed after, by file:line. Then the function's instructions as binutils'
+ * objdump -d prints them (the host's disassembler: KNC's scalar instructions
+ * are x86-64's), each with its share of the samples at its address, as perf
+ * annotate shows them beside the source; with or without DWARF.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "host/pmuctl.h"
 #include "host/record.h"
@@ -78,6 +83,75 @@ static void print_source(const char *file, const char *path, int first, int last
 		fclose(f);
 }
 
+struct addr_hits {
+	uint64_t addr, count;
+};
+
+/* Counts one sample at address a in *hits (grown as needed); -1 if out of memory. */
+static int count_addr(struct addr_hits **hits, size_t *n, uint64_t a)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*hits)[i].addr == a)
+			return (int)++(*hits)[i].count;
+	struct addr_hits *more = realloc(*hits, (*n + 1) * sizeof(**hits));
+	if (!more)
+		return -1;
+	*hits = more;
+	more[(*n)++] = (struct addr_hits){ a, 1 };
+	return 1;
+}
+
+/*
+ * fn's instructions from `objdump -d --no-show-raw-insn` of prog, each line
+ * "ADDR:<tab>INSTRUCTION" with its share of total; says on stderr when
+ * objdump showed none (not installed, or not this file's format).
+ */
+static void print_disassembly(const char *prog, const struct sym *fn, const struct addr_hits *hits, size_t n,
+			      uint64_t total)
+{
+	char start[40], stop[40], text[512];
+	int fd[2], status = 0, shown = 0;
+	pid_t pid = -1;
+
+	snprintf(start, sizeof(start), "--start-address=%#llx", (unsigned long long)fn->start);
+	snprintf(stop, sizeof(stop), "--stop-address=%#llx", (unsigned long long)fn->end);
+	fflush(stdout);
+	if (pipe(fd) == 0 && (pid = fork()) == 0) {
+		dup2(fd[1], STDOUT_FILENO);
+		close(fd[0]);
+		close(fd[1]);
+		execlp("objdump", "objdump", "-d", "--no-show-raw-insn", start, stop, "--", prog, (char *)NULL);
+		_exit(127);
+	}
+	FILE *p = pid > 0 ? fdopen(fd[0], "r") : NULL;
+	if (pid > 0)
+		close(fd[1]);
+	printf("# Percent  Disassembly (objdump -d)\n");
+	while (p && fgets(text, sizeof(text), p)) {
+		char *end;
+		text[strcspn(text, "\n")] = 0;
+		uint64_t a = strtoull(text, &end, 16); /* "  ADDR:\tINSN"; headers and labels are not */
+		if (end == text || end[0] != ':' || end[1] != '\t')
+			continue;
+		uint64_t c = 0;
+		for (size_t i = 0; i < n; i++)
+			c += hits[i].addr == a ? hits[i].count : 0;
+		if (c)
+			printf("%8.2f%%  %llx:%s\n", 100.0 * c / total, (unsigned long long)a, end + 1);
+		else
+			printf("%9s  %llx:%s\n", "", (unsigned long long)a, end + 1);
+		shown++;
+	}
+	if (p)
+		fclose(p);
+	if (pid > 0)
+		waitpid(pid, &status, 0);
+	if (!shown)
+		fprintf(stderr, "pmuctl: annotate: objdump -d showed no instructions of %s (%s): no disassembly\n",
+			fn->name, pid < 0 ? "it could not be started" : WIFEXITED(status) && WEXITSTATUS(status) == 127 ?
+			"not installed: Debian's binutils" : "its exit status or output");
+}
+
 enum { OPT_SYMFS = 256 };
 
 const struct cli_opt annotate_opts[] = {
@@ -108,7 +182,8 @@ int cmd_annotate(struct card *c, int argc, char **argv)
 	FILE *f = rec_open(file, &h);
 	if (!f)
 		return 1;
-	const char *prog = program_file(&h, symfs, path, sizeof(path));
+	char prog[8192];
+	snprintf(prog, sizeof(prog), "%s", program_file(&h, symfs, path, sizeof(path))); /* path is reused below */
 	size_t nsyms, i;
 	struct sym *syms = load_symbols(prog, &nsyms);
 	for (i = 0; i < nsyms && strcmp(syms[i].name, func); i++)
@@ -121,7 +196,8 @@ int cmd_annotate(struct card *c, int argc, char **argv)
 	struct sym fn = syms[i];
 	struct srclines *lines = srcline_open(prog, 0);
 	struct line_hits *hits = NULL;
-	size_t nhits = 0;
+	struct addr_hits *at = NULL;
+	size_t nhits = 0, nat = 0;
 	uint64_t total = 0, in_fn = 0, unknown = 0;
 	struct rec_sample r;
 	int st;
@@ -132,6 +208,10 @@ int cmd_annotate(struct card *c, int argc, char **argv)
 		const char *src;
 		int line;
 		in_fn++;
+		if (count_addr(&at, &nat, r.s.rip) < 0) {
+			fprintf(stderr, "pmuctl: annotate: out of memory for %zu addresses\n", nat);
+			return 1;
+		}
 		if (srcline_lookup(lines, r.s.rip, &src, &line) != 0)
 			unknown++;
 		else if (count_line(&hits, &nhits, src, line) < 0) {
@@ -160,7 +240,9 @@ int cmd_annotate(struct card *c, int argc, char **argv)
 	if (unknown && lines) /* without DWARF at all srcline_open said so */
 		fprintf(stderr, "pmuctl: annotate: %llu of %llu samples in %s have no source line: was it built "
 			"without -g? (pmuos-cc -g)\n", (unsigned long long)unknown, (unsigned long long)in_fn, func);
+	print_disassembly(prog, &fn, at, nat, in_fn ? in_fn : 1);
 	free(hits);
+	free(at);
 	srcline_close(lines);
 	return in_fn ? 0 : 1;
 }

@@ -165,6 +165,11 @@ def test_inlined_frames_in_stacks(card, tmp_path):
     assert m and int(m[1]) > 0.99 * int(m[2]), p.stderr
     p = subprocess.run([PMUCTL, "annotate", "-i", str(data), "outer"], capture_output=True, text=True)
     assert "samples in outer have no source line: was it built without -g? (pmuos-cc -g)" in p.stderr, p.stderr
+    # Its instructions all the same (objdump -d), the two of each SPIN loop holding the samples.
+    dis = p.stdout.split("# Percent  Disassembly (objdump -d)\n")[1]
+    insns = re.findall(r"^(?:\s+([\d.]+)%|\s{9})  [0-9a-f]+:\t(\S+)", dis, re.M)
+    assert len(insns) > 4 and {op for _, op in insns} >= {"dec", "jne"}, dis
+    assert sum(float(share) for share, op in insns if share and op in ("dec", "jne")) > 99, dis
 
 
 def test_perf_reads_matmul_with_its_call_chains(matmul_perf):
