@@ -124,7 +124,7 @@ class Card:
         try:
             self.drain()
             before = cpu_of(self.g.proc.pid)
-            wall, cpu, out, _ = run([PMUCTL, "--card", self.g.card, "stat", "--spflt", "-C", "1",
+            wall, cpu, _, out = run([PMUCTL, "--card", self.g.card, "stat", "--spflt", "-C", "1",
                                      "-e", EVENTS[self.plugin], "-x", ",", "--", MEMTEST] + args.split())
             cpu += cpu_of(self.g.proc.pid) - before
             self.drain()

@@ -61,7 +61,7 @@ def valgrind(args, function):
 def stat(card, events, args):
     p = subprocess.run([PMUCTL, "--card", card, "stat", "--spflt", "-C", str(CPU), "-e", ",".join(events), "-x", ",",
                         "--", MEMTEST] + args.split(), capture_output=True, text=True, timeout=600)
-    counts = {m[2]: int(m[1]) for m in CSV.finditer(p.stdout)}
+    counts = {m[2]: int(m[1]) for m in CSV.finditer(p.stderr)}  # -x on stderr, as perf's
     if p.returncode != 0 or set(counts) != set(events):
         sys.exit(f"determinism: pmuctl stat {args} failed ({p.returncode}): {p.stdout}{p.stderr}")
     return counts

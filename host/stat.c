@@ -293,14 +293,14 @@ const struct cli_opt stat_opts[] = {
 	{ "metrics", 'M', "GROUP[,GROUP...]", "count the events of metric groups, then print their metrics; -M list: the groups" },
 	{ "cpu", 'C', "CPUS", "the card CPUs the program runs on, e.g. 1-3,8 (default 1)" },
 	{ "all-cpus", 'a', NULL, "every CPU programs run on (1 to the last; CPU 0 runs the shell)" },
-	{ "output", 'o', "FILE", "the counts (table, -x or --json) into FILE instead of stderr and stdout" },
+	{ "output", 'o', "FILE", "the counts (table, -x or --json) into FILE instead of stderr" },
 	{ "spflt", OPT_SPFLT, NULL, "the program's SPFLT instructions gate the counters (at most 2 events)" },
 	{ "interval-print", 'I', "MS", "the counts of every MS milliseconds instead of the total", 10, 3600000 },
 	/* The card judges the slice (1 ms to 1 s); pmuctl bounds it only so that its microseconds fit the wire's 32 bits. */
 	{ "mux-interval", OPT_MUX, "MS", "the multiplexing slice in milliseconds (default 4); the card takes 1 to 1000",
 	  0, 1000000 },
-	{ "field-separator", 'x', "SEP", "perf's CSV layout on stdout: value, unit, event, run time, running %" },
-	{ "json", OPT_JSON, NULL, "perf's JSON layout on stdout, one object per event and CPU" },
+	{ "field-separator", 'x', "SEP", "perf's CSV layout on stderr: value, unit, event, run time, running %" },
+	{ "json", OPT_JSON, NULL, "perf's JSON layout on stderr, one object per event and CPU" },
 	{ "repeat", 'r', "N", "run the program N times: the mean counts, each with perf's +- spread", 1, 1000 },
 	{ "per-cpu", 'A', NULL, "a count per CPU instead of their sum (table and -x)" },
 	{ "metric-only", OPT_METRIC_ONLY, NULL, "with -M: only the metrics, in columns" },
@@ -309,7 +309,8 @@ const struct cli_opt stat_opts[] = {
 };
 
 const char stat_more[] =
-	"The table goes to stderr, as perf stat's does; -x and --json print on stdout. An event the backend does "
+	"The counts go to stderr, as perf stat's do, table, -x and --json alike (-o FILE: there), so that stdout is "
+	"the program's alone. An event the backend does "
 	"not count shows <not supported>. More events than the two counters take turns (multiplexing, cut by each "
 	"card CPU in its own time) and are scaled, with the running percentage shown. A program's named regions "
 	"(pmu_region_begin/end) get a table each after the totals: calls, the events' counts and the -M metrics.";
@@ -326,7 +327,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		metrics_list(stdout);
 		return 0;
 	}
-	st.fmt.out = stdout;
+	st.fmt.out = stderr; /* perf's -x and -j too: stdout is the program's */
 	st.fmt.table = stderr;
 	while ((o = cli_next(argc, argv)) != -1) {
 		switch (o) {

@@ -155,7 +155,7 @@ def test_metrics_in_csv_and_json(card, formulas, tsc_hz):
     p = pmuctl(card.name, "stat", "-x", ";", "--mux-interval", "1", "-e", "BRANCHES", "-M", "L1", "--", *triad)
     assert p.returncode == 0, p.stderr
     counts, printed = {}, {}
-    for line in p.stdout.splitlines():
+    for line in p.stderr.splitlines():  # perf's: -x on stderr
         f = line.split(";")
         if len(f) == 5 and f[2]:
             counts[f[2]] = int(f[0]) if f[0][0] != "<" else None
@@ -163,13 +163,13 @@ def test_metrics_in_csv_and_json(card, formulas, tsc_hz):
             g, n, u = units[f[6]]
             printed.setdefault(g, []).append((f[5], n, u))
     assert list(counts) == ["BRANCHES", "DATA_READ_OR_WRITE", "DATA_READ_MISS_OR_WRITE_MISS", "DATA_READ_MISS",
-                            "DATA_READ", "DATA_WRITE_MISS", "DATA_WRITE"], p.stdout
+                            "DATA_READ", "DATA_WRITE_MISS", "DATA_WRITE"], p.stderr
     check_metrics(["L1"], printed, counts, formulas, tsc_hz)
     # --json: perf's metric-value and metric-unit keys; the counts one object per CPU (CPU 1 here).
     p = pmuctl(card.name, "stat", "--json", "--mux-interval", "1", "-M", "MEM", "--", *triad)
     assert p.returncode == 0, p.stderr
     counts, printed = {}, {}
-    for line in p.stdout.splitlines():
+    for line in p.stderr.splitlines():
         if not line.startswith("{"):
             continue
         o = json.loads(line)

@@ -147,8 +147,11 @@ def test_record_on_three_cpus_samples_each_cpus_own_events(card, tmp_path):
     period = 10000  # 3 CPUs at once: each under the card's PMI limit (125,000/s of TSC time) at 10^5 samples/s
     counts = per_cpu(pmuctl(card, "stat", "-A", "-C", "1-3", "-e", "instructions:u", "--", CALIB, "rank", "1000000"))
     data, perf = tmp_path / "rank.data", tmp_path / "rank.perf"
-    pmuctl(card, "record", "-C", "1-3", "-e", "instructions:u", "-c", str(period), "-o", str(data), "--", CALIB,
-           "rank", "1000000")
+    rec = pmuctl(card, "record", "-C", "1-3", "-e", "instructions:u", "-c", str(period), "-o", str(data), "--",
+                 CALIB, "rank", "1000000")
+    # Under a loaded host the drain can fall behind and the card drops the newest samples, counted as lost
+    # (once a 598 of 600 here): those a CPU lacks are among them.
+    lost = int(re.search(r"\[ pmuctl record: \d+ samples, (\d+) lost", rec.stderr)[1])
     subprocess.run([PMUCTL, "report", "-i", str(data), f"--to-perf={perf}"], check=True, capture_output=True)
     script = subprocess.run(["perf", "script", "-i", str(perf), "-F", "cpu,ip"], capture_output=True, text=True,
                             check=True).stdout
@@ -157,7 +160,8 @@ def test_record_on_three_cpus_samples_each_cpus_own_events(card, tmp_path):
     start, size = (int(x, 16) for x in re.search(r"^([0-9a-f]+) ([0-9a-f]+) T main$", nm, re.M).groups())
     for cpu in (1, 2, 3):
         ips = [int(ip, 16) for ip in re.findall(rf"^\s*\[{cpu:03d}\]\s+([0-9a-f]+)$", script, re.M)]
-        assert abs(len(ips) - counts[(cpu, "instructions:u")] // period) <= 1, (cpu, len(ips), counts)
+        want = counts[(cpu, "instructions:u")] // period
+        assert want - 1 - lost <= len(ips) <= want + 1, (cpu, len(ips), lost, counts)
         assert sum(start <= ip < start + size for ip in ips) > 0.9 * len(ips), cpu
 
 
@@ -186,11 +190,11 @@ def test_without_the_plugin_counts_that_include_other_threads_say_so(tsc_card):
     lines = [l for l in three.stderr.splitlines() if l.startswith("CPU")]
     assert len(lines) == 6 and all(l.endswith(f"({NOTE})") for l in lines), three.stderr
     csv = pmuctl(card, "stat", "-x,", "-A", "-C", "1-3", "-e", "instructions:u", "--", CALIB, "rank")
-    rows = [l for l in csv.stdout.splitlines() if l.startswith("CPU")]
-    assert len(rows) == 3 and all(l.split(",")[-1] == NOTE for l in rows), csv.stdout
+    rows = [l for l in csv.stderr.splitlines() if l.startswith("CPU")]
+    assert len(rows) == 3 and all(l.split(",")[-1] == NOTE for l in rows), csv.stderr
     js = pmuctl(card, "stat", "--json", "-A", "-C", "1-3", "-e", "instructions:u", "--", CALIB, "rank")
-    objs = [json.loads(l) for l in js.stdout.splitlines() if l.startswith("{")]
-    assert len(objs) == 3 and all(o["note"] == NOTE for o in objs), js.stdout
+    objs = [json.loads(l) for l in js.stderr.splitlines() if l.startswith("{")]
+    assert len(objs) == 3 and all(o["note"] == NOTE for o in objs), js.stderr
     out = card.cmd("pmu read 1-3")
     rows = [l for l in out.splitlines() if "INSTRUCTIONS_EXECUTED" in l]
     assert len(rows) == 3 and all(l.endswith(f"({NOTE})") for l in rows), out

@@ -205,7 +205,7 @@ def pmuctl_region(card, cpu, events, args):
                         ",".join(events), "-x", ",", "--", MEMTEST_ELF] + args.split(),
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
-    return {m[2]: int(m[1]) for m in re.finditer(r"^(\d+),[^,]*,([\w:]+),", p.stdout, re.M)}
+    return {m[2]: int(m[1]) for m in re.finditer(r"^(\d+),[^,]*,([\w:]+),", p.stderr, re.M)}
 
 
 def test_counts_are_the_same_while_the_host_pings(card):

@@ -44,11 +44,11 @@ def test_stat_counts_calib_regions_exactly_with_spflt(card):
 def test_stat_json_and_not_supported(card):
     p = pmuctl(card, "stat", "-e", "L2_VICTIM_REQ_WITH_DATA,INSTRUCTIONS_EXECUTED:u", "--json", "-C", "1-2", "--", HELLO)
     assert p.returncode == 0, p.stderr
-    rows = [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+    rows = [json.loads(l) for l in p.stderr.splitlines() if l.startswith("{")]
     assert len(rows) == 4
     assert sum(r["counter-value"] == "<not supported>" and r["event"] == "L2_VICTIM_REQ_WITH_DATA" for r in rows) == 2
     assert all(r["pcnt-running"] == 100.0 and r["cpu"] in ("1", "2") for r in rows)
-    assert all(re.search(r'"pcnt-running": 100\.00\b', l) for l in p.stdout.splitlines() if l.startswith("{"))
+    assert all(re.search(r'"pcnt-running": 100\.00\b', l) for l in p.stderr.splitlines() if l.startswith("{"))
 
 
 def test_run_streams_output_and_exits_with_the_status(card):
@@ -66,8 +66,8 @@ def test_clear_errors(card, tmp_path):
     # Two L2 events cannot share the counters: they take turns (multiplexed), with --spflt they cannot.
     p = pmuctl(card, "stat", "-x", ",", "-e", "L2_VICTIM_REQ_WITH_DATA,SNP_HITM_BUNIT", "--", STEADY, "20000")
     assert p.returncode == 0, p.stderr
-    shares = re.findall(r"^<not supported>,,(?:L2_VICTIM_REQ_WITH_DATA|SNP_HITM_BUNIT),\d+,(\d+\.\d\d)$", p.stdout, re.M)
-    assert len(shares) == 2 and 0 < min(map(float, shares)) and abs(sum(map(float, shares)) - 100) < 0.02, p.stdout
+    shares = re.findall(r"^<not supported>,,(?:L2_VICTIM_REQ_WITH_DATA|SNP_HITM_BUNIT),\d+,(\d+\.\d\d)$", p.stderr, re.M)
+    assert len(shares) == 2 and 0 < min(map(float, shares)) and abs(sum(map(float, shares)) - 100) < 0.02, p.stderr
     p = pmuctl(card, "stat", "--spflt", "-e", "L2_VICTIM_REQ_WITH_DATA,SNP_HITM_BUNIT", "--", HELLO)
     assert p.returncode == 2 and "configure: CPU 1's events take turns on the counters: SPFLT gating needs them" in p.stderr
     p = pmuctl(card, "run", "/bin/true")
@@ -142,7 +142,7 @@ def test_more_events_than_counters_are_multiplexed(card):
     p = pmuctl(card, "stat", "-e", evs, "-x", ",", "-C", "1", "--", os.path.join(BUILD, "user", "triad.elf"),
                "500000")
     assert p.returncode == 0, p.stderr
-    rows = {r.split(",")[2]: r.split(",") for r in p.stdout.splitlines() if r.count(",") == 4}
+    rows = {r.split(",")[2]: r.split(",") for r in p.stderr.splitlines() if r.count(",") == 4}
     assert rows["L2_VICTIM_REQ_WITH_DATA"][0] == "<not supported>"
     for ev in evs.split(",")[:4]:
         value, _, _, runtime, pcnt = rows[ev]
@@ -162,11 +162,11 @@ def test_multiplexed_estimates_are_within_5_percent_of_separate_runs(card):
     for evs in pairs:  # two events: on the counters for the whole run, exact
         p = pmuctl(card, "stat", "-x", ",", "-e", evs, "--", STEADY, "100000")
         assert p.returncode == 0, p.stderr
-        alone.update(csv_counts(p.stdout))
+        alone.update(csv_counts(p.stderr))
     p = pmuctl(card, "stat", "-x", ",", "-e", ",".join(pairs), "--", STEADY, "100000")
     assert p.returncode == 0, p.stderr
-    mux = csv_counts(p.stdout)
-    assert len(alone) == len(mux) == 4, p.stdout
+    mux = csv_counts(p.stderr)
+    assert len(alone) == len(mux) == 4, p.stderr
     for ev, (value, runtime, pcnt) in mux.items():
         assert alone[ev][2] == 100.0 and 40 < pcnt < 60, (ev, alone[ev], mux[ev])
         assert abs(value - alone[ev][0]) <= 0.05 * alone[ev][0], (ev, value, alone[ev][0])
@@ -181,7 +181,7 @@ def test_multiplexed_slices_run_only_while_the_cpu_runs(card):
     def stat(evs, rounds):
         p = pmuctl(card, "stat", "-x", ",", "-e", evs, "-C", "1", "--", STEADY, rounds)
         assert p.returncode == 0, p.stderr
-        return p.stdout
+        return p.stderr
 
     alone = csv_counts(stat(pairs[0], "1000"))
     alone.update(csv_counts(stat(pairs[1], "1000")))
@@ -198,12 +198,12 @@ def test_multiplexed_slices_run_only_while_the_cpu_runs(card):
 def test_interval_counts_add_up_to_the_total(card):
     ev = "INSTRUCTIONS_EXECUTED:u"
     p = pmuctl(card, "stat", "-x", ",", "-e", ev, "--", STEADY, "50000")
-    total = csv_counts(p.stdout)[ev][0]
+    total = csv_counts(p.stderr)[ev][0]
     p = pmuctl(card, "stat", "-I", "100", "-x", ",", "-e", ev, "--", STEADY, "50000")
     assert p.returncode == 0, p.stderr
-    rows = [r.split(",") for r in p.stdout.splitlines() if r.count(",") == 5]
+    rows = [r.split(",") for r in p.stderr.splitlines() if r.count(",") == 5]
     times = [float(r[0]) for r in rows]
-    assert len(rows) >= 3 and times == sorted(times), p.stdout
+    assert len(rows) >= 3 and times == sorted(times), p.stderr
     # User instructions are exact: every interval's share adds up to the run's total.
     assert sum(int(r[1]) for r in rows if r[1].isdigit()) == total, (rows, total)
 

@@ -29,9 +29,9 @@ def pmuctl(card, *args, timeout=120):
     return subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True, timeout=timeout)
 
 
-def csv_rows(out):
-    """pmuctl's -x lines (the program's own output shares stdout; steady.elf prints none)."""
-    return [l.split(",") for l in out.splitlines() if "," in l]
+def csv_rows(err):
+    """pmuctl's -x lines, on stderr as perf's are (pmuctl's own messages there too, not its)."""
+    return [l.split(",") for l in err.splitlines() if "," in l and not l.startswith("pmuctl")]
 
 
 def test_perf_aliases_and_raw_events_count_what_the_knc_names_count(card):
@@ -41,8 +41,8 @@ def test_perf_aliases_and_raw_events_count_what_the_knc_names_count(card):
     for pair in ("instructions:u,INSTRUCTIONS_EXECUTED:u", "r16:u,cycles"):  # two: both on a counter, unscaled
         p = pmuctl(card, "stat", "-x", ",", "-e", pair, "--", STEADY, "200")
         assert p.returncode == 0, p.stderr
-        rows = csv_rows(p.stdout)
-        assert [r[2] for r in rows] == pair.split(","), p.stdout
+        rows = csv_rows(p.stderr)
+        assert [r[2] for r in rows] == pair.split(","), p.stderr
         # perf's -x columns (perf-stat(1) "CSV FORMAT"): value, unit, event, run time, running percentage.
         assert all(len(r) == 5 and r[1] == "" and re.fullmatch(r"\d+", r[3]) and r[4] == "100.00" for r in rows), rows
         counts.update((r[2], int(r[0])) for r in rows)
@@ -50,7 +50,7 @@ def test_perf_aliases_and_raw_events_count_what_the_knc_names_count(card):
     assert counts["instructions:u"] == counts["INSTRUCTIONS_EXECUTED:u"] == counts["r16:u"], counts
     for ev in ("branches", "branch-misses", "cache-references", "cache-misses", "r10cb"):
         p = pmuctl(card, "stat", "-x", ",", "-e", ev, "--", STEADY, "10")
-        assert p.returncode == 0 and csv_rows(p.stdout)[0][2] == ev, (ev, p.stderr)
+        assert p.returncode == 0 and csv_rows(p.stderr)[0][2] == ev, (ev, p.stderr)
 
 
 # perf's cache events and the KNC events Linux's knc_hw_cache_event_ids counts for them.
@@ -71,7 +71,7 @@ def test_perfs_cache_events_count_what_linuxs_knc_driver_counts(card):
             continue
         p = pmuctl(card, "stat", "-x", ",", "-e", f"{perf_name}:u,{knc_name}:u", "--", STEADY, "200")
         assert p.returncode == 0, p.stderr
-        rows = {r[2]: r[0] for r in csv_rows(p.stdout)}
+        rows = {r[2]: r[0] for r in csv_rows(p.stderr)}
         assert rows[f"{perf_name}:u"] == rows[f"{knc_name}:u"] and re.fullmatch(r"\d+", rows[f"{knc_name}:u"]), rows
     p = pmuctl(card, "stat", "-e", "LLC-loads", "--", STEADY, "200")
     assert p.returncode == 1 and "event 'LLC-loads': Linux's KNC driver counts no event for it" in p.stderr, p.stderr
@@ -93,16 +93,17 @@ def test_json_is_perfs_and_valid_for_any_program_path(card, tmp_path):
     for extra in ([], ["-r", "2"], ["-I", "10"], ["-M", "CPI"]):
         p = pmuctl(card, "stat", "--json", "-C", "1-2", "-e", "cycles,instructions", *extra, "--", str(odd))
         assert p.returncode == 0, (extra, p.stderr)
-        # the program's own output shares stdout: every line of pmuctl's is an object
-        objs = [check_perf_json(l) for l in p.stdout.splitlines() if l.startswith("{")]
+        # perf's place for them, stderr: every line of it an object; stdout the program's alone
+        objs = [check_perf_json(l) for l in p.stderr.splitlines()]
+        assert "hello from pmuos" in p.stdout and "{" not in p.stdout, p.stdout
         events = [o for o in objs if "event" in o]
-        assert len(events) >= 4 and {o["cpu"] for o in events} == {"1", "2"}, (extra, p.stdout)
+        assert len(events) >= 4 and {o["cpu"] for o in events} == {"1", "2"}, (extra, p.stderr)
         if extra and extra[0] == "-r":
-            assert all(isinstance(o["variance"], float) for o in events), p.stdout
+            assert all(isinstance(o["variance"], float) for o in events), p.stderr
         if extra and extra[0] == "-I":
-            assert all(isinstance(o["interval"], float) for o in objs), p.stdout
+            assert all(isinstance(o["interval"], float) for o in objs), p.stderr
         if extra and extra[0] == "-M":
-            assert any(o.get("metric-group") == "CPI" for o in objs), p.stdout
+            assert any(o.get("metric-group") == "CPI" for o in objs), p.stderr
 
 
 def table_counts(text):
@@ -144,10 +145,10 @@ def test_repeat_prints_the_mean_and_perfs_spread(card):
     assert re.search(r"\d\.\d{9} \+- \d\.\d{9} seconds time elapsed  \( \+- +\d+\.\d\d% \)", p.stderr), p.stderr
     single = pmuctl(card, "stat", "-x", ",", "-e", "instructions:u", "--", STEADY, "2000")
     p = pmuctl(card, "stat", "-r", "3", "-x", ",", "-e", "instructions:u", "--", STEADY, "2000")
-    rows = csv_rows(p.stdout)
+    rows = csv_rows(p.stderr)
     # -r adds perf's variance column after the event name
-    assert len(rows) == 1 and len(rows[0]) == 6 and rows[0][3] == "0.00%", p.stdout
-    assert rows[0][0] == csv_rows(single.stdout)[0][0]
+    assert len(rows) == 1 and len(rows[0]) == 6 and rows[0][3] == "0.00%", p.stderr
+    assert rows[0][0] == csv_rows(single.stderr)[0][0]
 
 
 def test_per_cpu(card):
@@ -156,8 +157,8 @@ def test_per_cpu(card):
     lines = re.findall(r"^(CPU\d)\s+([\d,]+)\s+instructions:u$", p.stderr, re.M)
     assert [l[0] for l in lines] == ["CPU1", "CPU2"] and all(int(l[1].replace(",", "")) > 0 for l in lines), p.stderr
     p = pmuctl(card, "stat", "-A", "-x", ",", "-C", "1-2", "-e", "instructions:u", "--", STEADY, "2000")
-    rows = csv_rows(p.stdout)
-    assert [r[0] for r in rows] == ["CPU1", "CPU2"] and all(len(r) == 6 for r in rows), p.stdout
+    rows = csv_rows(p.stderr)
+    assert [r[0] for r in rows] == ["CPU1", "CPU2"] and all(len(r) == 6 for r in rows), p.stderr
 
 
 def test_metric_only_puts_the_metrics_in_columns(card):
@@ -169,9 +170,9 @@ def test_metric_only_puts_the_metrics_in_columns(card):
     assert len(values) == 2 and abs(float(values[0]) * float(values[1]) - 1) < 1e-3, p.stderr
     assert "INSTRUCTIONS_EXECUTED" not in p.stderr
     p = pmuctl(card, "stat", "--metric-only", "-x", ",", "-M", "CPI", "--", STEADY, "2000")
-    rows = csv_rows(p.stdout)
-    assert rows[0] == ["cycles/instruction CPI", "instructions/cycle IPC"] and len(rows) == 2, p.stdout
-    assert abs(float(rows[1][0]) * float(rows[1][1]) - 1) < 1e-3, p.stdout
+    rows = csv_rows(p.stderr)
+    assert rows[0] == ["cycles/instruction CPI", "instructions/cycle IPC"] and len(rows) == 2, p.stderr
+    assert abs(float(rows[1][0]) * float(rows[1][1]) - 1) < 1e-3, p.stderr
 
 
 def test_a_run_shorter_than_a_slice_is_named(card):

@@ -51,12 +51,12 @@ def csv_regions(out):
 def test_regions_equal_spflt_counts_of_the_same_work(card):
     p = pmuctl(card, "stat", "-x", ",", "-e", ",".join(EVENTS), "--", PROG)
     assert "region " not in p.stdout  # taken out of the program's output
-    regions = csv_regions(p.stdout)
-    assert {r: regions[r]["calls"] for r in regions} == CALLS, p.stdout
+    regions = csv_regions(p.stderr)  # perf's place for -x
+    assert {r: regions[r]["calls"] for r in regions} == CALLS, p.stderr
     spflt = {}
     for r in CALLS:
         q = pmuctl(card, "stat", "--spflt", "-x", ",", "-e", ",".join(EVENTS), "--", PROG, "spflt", r)
-        spflt[r] = {f.split(",")[2]: int(f.split(",")[0]) for f in q.stdout.splitlines() if f.count(",") == 4}
+        spflt[r] = {f.split(",")[2]: int(f.split(",")[0]) for f in q.stderr.splitlines() if f.count(",") == 4}
     for ev in EVENTS:
         # per call, the markers add the same code to every region: an empty region's count
         marker = regions["empty"][ev] / CALLS["empty"] - spflt["empty"][ev] / CALLS["empty"]
@@ -77,7 +77,7 @@ def test_region_table_names_events_calls_and_metrics(card):
     assert re.search(r"\n +[\d.]+ +CPI +cycles/instruction\n", part), part
     assert "counter0" not in table + p.stdout
     j = pmuctl(card, "stat", "-M", "CPI", "--json", "--", PROG)
-    objs = [json.loads(line) for line in j.stdout.splitlines() if line.startswith("{")]
+    objs = [json.loads(line) for line in j.stderr.splitlines() if line.startswith("{")]
     regions = {o["region"]: o for o in objs if "region" in o}
     assert not any("region" in o for o in objs if "event" in o)  # perf's objects stay as they are
     assert {r: o["calls"] for r, o in regions.items()} == CALLS
@@ -119,7 +119,7 @@ def test_regions_taking_turns_equal_spflt_counts_in_one_slice(card):
     matches."""
     # Ring 3 only (:u): the system calls' kernel work is no region's
     events = [ev + ":u" for ev in ["INSTRUCTIONS_EXECUTED"] + L1[:1] + L1[2:]]
-    out = pmuctl(card, "stat", "-e", ",".join(events), "--mux-interval", "1000", "-x", ",", "--", PROG).stdout
+    out = pmuctl(card, "stat", "-e", ",".join(events), "--mux-interval", "1000", "-x", ",", "--", PROG).stderr
     regions, pcnt = {}, {}
     for line in out.splitlines():
         f = line.split(",")
@@ -137,7 +137,7 @@ def test_regions_taking_turns_equal_spflt_counts_in_one_slice(card):
     for r in CALLS:
         # SPFLT gating takes only events that stay on the counters: the first slice's two
         q = pmuctl(card, "stat", "--spflt", "-x", ",", "-e", ",".join(whole), "--", PROG, "spflt", r)
-        spflt[r] = {f.split(",")[2]: int(f.split(",")[0]) for f in q.stdout.splitlines()
+        spflt[r] = {f.split(",")[2]: int(f.split(",")[0]) for f in q.stderr.splitlines()
                     if f.count(",") >= 4 and f.split(",")[0].isdigit()}
     for ev in whole:
         marker = regions["empty"][ev] / CALLS["empty"] - spflt["empty"][ev] / CALLS["empty"]
@@ -197,7 +197,7 @@ def test_interval_plot_renders(card, tmp_path):
     out = tmp_path / "steady.svg"
     p = pmuctl(card, "stat", "-I", "50", "-x", ",", "-e", "INSTRUCTIONS_EXECUTED:u,CPU_CLK_UNHALTED",
                "--plot", str(out), "--", os.path.join(USER, "steady.elf"), "6000")
-    assert len([l for l in p.stdout.splitlines() if "INSTRUCTIONS_EXECUTED:u" in l]) >= 3, p.stdout
+    assert len([l for l in p.stderr.splitlines() if "INSTRUCTIONS_EXECUTED:u" in l]) >= 3, p.stderr
     text = out.read_text()
     assert "INSTRUCTIONS_EXECUTED:u" in text and "CPU_CLK_UNHALTED" in text
     img = screenshot(str(out), tmp_path, (1000, 600))
