@@ -96,22 +96,37 @@ static const char *const relocate_checks[] = {
 	"the relocator itself lies where the kernel goes",
 };
 
+/* The milestone mark `code` is (marks[]), or NULL. */
+static const char *milestone(uint32_t code)
+{
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (code == marks[i].code)
+			return marks[i].meaning;
+	return NULL;
+}
+
+/* The APIC ID an AP mark's two characters name (PMUOS_POST_AP: letters a-p, high nibble first), or -1. */
+static int ap_of_mark(const char two[3])
+{
+	if (two[0] < 'a' || two[0] > 'p' || two[1] < 'a' || two[1] > 'p')
+		return -1;
+	return (two[0] - 'a') << 4 | (two[1] - 'a');
+}
+
 void post_meaning(uint32_t code, char *out, size_t n)
 {
 	char two[3];
+	const char *said = milestone(code);
 
 	out[0] = 0;
 	if (knc_postcode_decode(code, two) != KNC_POST_CODE)
 		return;
 	uint8_t hi = (uint8_t)two[1];
-	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
-		if (code == marks[i].code) {
-			snprintf(out, n, "%s", marks[i].meaning);
-			return;
-		}
-	if (two[0] >= 'a' && two[0] <= 'p' && hi >= 'a' && hi <= 'p')
+	if (said)
+		snprintf(out, n, "%s", said);
+	else if (ap_of_mark(two) >= 0)
 		snprintf(out, n, "the boot CPU was starting the AP with APIC ID %#x, one at a time",
-			 (unsigned)((two[0] - 'a') << 4 | (hi - 'a')));
+			 (unsigned)ap_of_mark(two));
 	else if (two[0] == 'R' && hi >= '1' && hi <= '3')
 		snprintf(out, n, "the image's relocator stopped: %s (check %c, boot/linux/bzimage.S)",
 			 relocate_checks[hi - '1'], hi);
@@ -132,11 +147,7 @@ static bool is_mark(uint32_t code)
 {
 	char two[3];
 
-	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
-		if (code == marks[i].code)
-			return true;
-	return knc_postcode_decode(code, two) == KNC_POST_CODE && two[0] >= 'a' && two[0] <= 'p' &&
-	       two[1] >= 'a' && two[1] <= 'p';
+	return milestone(code) || (knc_postcode_decode(code, two) == KNC_POST_CODE && ap_of_mark(two) >= 0);
 }
 
 /*
@@ -145,11 +156,13 @@ static bool is_mark(uint32_t code)
  */
 static int stop_mark(const char *line, uint32_t *code)
 {
+	static const char key[] = "pmuos.stop=";
+
 	*code = 0;
-	for (const char *w = line; (w = strstr(w, "pmuos.stop=")); w++) {
+	for (const char *w = line; (w = strstr(w, key)); w++) {
 		if (w != line && w[-1] != ' ')
 			continue;
-		const char *v = w + 11;
+		const char *v = w + sizeof(key) - 1;
 		size_t n = strcspn(v, " ");
 		uint32_t c = n == 2 ? (uint8_t)v[0] | (uint32_t)(uint8_t)v[1] << 8 : 0;
 		if (!is_mark(c)) {

@@ -193,33 +193,34 @@ static int distance(const char *a, const char *b)
 	return d[la][lb];
 }
 
+/* cand into best[0..3) (nearest first, distances in bestd) if nearer to name than one there. */
+static void consider(const char *name, const char *cand, const char *best[3], int bestd[3])
+{
+	int d = distance(name, cand);
+
+	for (int k = 0; k < 3; k++)
+		if (d < bestd[k]) {
+			memmove(&best[k + 1], &best[k], (2 - k) * sizeof(best[0]));
+			memmove(&bestd[k + 1], &bestd[k], (2 - k) * sizeof(bestd[0]));
+			best[k] = cand;
+			bestd[k] = d;
+			return;
+		}
+}
+
 /* The three event names (libpfm4's KNC table and perf's generic ones) closest to name, nearest first. */
 static void closest(const char *name, const char *best[3])
 {
 	int bestd[3] = { 99, 99, 99 };
-	size_t ng = sizeof(generic) / sizeof(generic[0]);
 
 	best[0] = best[1] = best[2] = "";
-	for (int i = knc.first_event; i != -1 || ng; i = i != -1 ? pfm_get_event_next(i) : -1) {
-		const char *cand;
+	for (int i = knc.first_event; i != -1; i = pfm_get_event_next(i)) {
 		pfm_event_info_t e = { .size = sizeof(e) };
-		if (i != -1) {
-			if (pfm_get_event_info(i, PFM_OS_NONE, &e) != PFM_SUCCESS)
-				continue;
-			cand = e.name;
-		} else {
-			cand = generic[--ng].alias;
-		}
-		int d = distance(name, cand);
-		for (int k = 0; k < 3; k++)
-			if (d < bestd[k]) {
-				memmove(&best[k + 1], &best[k], (2 - k) * sizeof(best[0]));
-				memmove(&bestd[k + 1], &bestd[k], (2 - k) * sizeof(bestd[0]));
-				best[k] = cand;
-				bestd[k] = d;
-				break;
-			}
+		if (pfm_get_event_info(i, PFM_OS_NONE, &e) == PFM_SUCCESS)
+			consider(name, e.name, best, bestd);
 	}
+	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++)
+		consider(name, generic[i].alias, best, bestd);
 }
 
 /* The KNC name perf's generic event name[0..len) stands for, or NULL. */

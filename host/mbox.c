@@ -133,11 +133,6 @@ int card_alive(struct card *c)
 	for (int i = 0; i < MBOX_AREAS && !what; i++)
 		if (now[i].off != then[i].off)
 			what = now[i].name;
-	struct stat st;
-	/* A QEMU card's files go when it ends (scripts/card-keeper.py): nothing will answer, no need to wait. */
-	if (fstat(c->fd, &st) == 0 && st.st_nlink == 0)
-		return fail(c, CARD_GONE, "the card is gone: its mailbox file %s was removed (its QEMU has ended)",
-			    c->path);
 	if (what)
 		return fail(c, CARD_RESET, "the card rebooted/reset while pmuctl was waiting: its mailbox header "
 			    "changed (%s), or something wrote over it", what);
@@ -326,6 +321,9 @@ static int take_answer(struct card *c, uint16_t op, uint32_t seq, const struct m
  * no poll period (pmuos.mbox_poll=off) is timed on the host's clock; any
  * card at HOST_FACTOR times the call's time on it.
  */
+/* A heartbeat still for this long (host ms) has pmuctl look whether the card's file is still there. */
+#define GONE_CHECK_MS 50
+
 struct wait {
 	uint64_t limit_ms;   /* the card's time to take (or answer) the request */
 	uint64_t from_ms;    /* host time it started */
@@ -341,7 +339,7 @@ static void wait_start(struct card *c, struct wait *w, uint64_t limit_ms)
 	w->beat_ms = w->from_ms;
 }
 
-/* The wait's verdict now: 0 (wait on), or CARD_TIMEOUT with c->err naming what the card missed. */
+/* The wait's verdict now: 0 (wait on), CARD_TIMEOUT with c->err naming what the card missed, or CARD_GONE. */
 static int wait_over(struct card *c, struct wait *w, const char *what)
 {
 	uint64_t now = card_time->now_ms(), beat = c->hdr->heartbeat;
@@ -350,9 +348,14 @@ static int wait_over(struct card *c, struct wait *w, const char *what)
 
 	w->polls = polls;
 	w->card_us = add > UINT64_MAX - w->card_us ? UINT64_MAX : w->card_us + add;
+	struct stat st;
 	if (beat != w->beat) {
 		w->beat = beat;
 		w->beat_ms = now;
+	} else if (now - w->beat_ms >= GONE_CHECK_MS && fstat(c->fd, &st) == 0 && st.st_nlink == 0) {
+		/* A QEMU card's files go when it ends (scripts/card-keeper.py): nothing will answer. */
+		return fail(c, CARD_GONE, "the card is gone: its mailbox file %s was removed (its QEMU has ended)",
+			    c->path);
 	} else if (now - w->beat_ms > card_stale_s * 1000ull) {
 		return fail(c, CARD_TIMEOUT, "no answer from the card: heartbeat stale (no change in %u s; %s): "
 			    "the card has stopped", card_stale_s, what);

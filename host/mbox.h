@@ -19,7 +19,7 @@
 #define CARD_PANIC    -102 /* the card's state went to PANIC */
 #define CARD_PROTOCOL -103 /* the card broke the mailbox protocol (an index or a length out of range) */
 #define CARD_LOCKED   -104 /* another host process kept the mailbox lock too long */
-#define CARD_GONE     -105 /* the card's mailbox file was removed: its QEMU ended */
+#define CARD_GONE     -105 /* the card's mailbox file was removed while a call waited: its QEMU ended */
 
 struct card {
 	const char *path;
@@ -84,8 +84,7 @@ void card_close(struct card *c);
 
 /*
  * 0 while the card is the one card_check saw: same header, READY, heartbeat
- * not going back. Else CARD_RESET or CARD_PANIC, or CARD_GONE when its mailbox file was removed
- * (a QEMU card that ended), with c->err saying what changed.
+ * not going back. Else CARD_RESET or CARD_PANIC, with c->err saying what changed.
  */
 int card_alive(struct card *c);
 

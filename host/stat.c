@@ -317,8 +317,7 @@ const char stat_more[] =
 
 int cmd_stat(struct card *c, int argc, char **argv)
 {
-	static const char default_cpus[] = "1";
-	const char *metrics = NULL, *cpus = default_cpus, *output = NULL;
+	const char *metrics = NULL, *cpus = NULL, *output = NULL;
 	char *events = NULL, all[32];
 	int spflt = 0, mux_ms = 4, runs = 1, all_cpus = 0, o;
 	struct cpuset set;
@@ -366,7 +365,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	}
 	if (optind >= argc)
 		return usage_arg("no program to run: give -- PROGRAM.elf [ARGS]", NULL);
-	if (all_cpus && cpus != default_cpus) {
+	if (all_cpus && cpus) {
 		fprintf(stderr, "pmuctl: -a and -C %s together: give one (-a is every CPU programs run on)\n", cpus);
 		return 2;
 	}
@@ -394,6 +393,8 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	if (all_cpus) {
 		snprintf(all, sizeof(all), c->cpu_count > 2 ? "1-%u" : "1", c->cpu_count - 1);
 		cpus = all;
+	} else if (!cpus) {
+		cpus = "1";
 	}
 	parse_cpus(c, cpus, &set);
 	if (output && !(st.fmt.out = st.fmt.table = fopen(output, "w"))) {

@@ -194,12 +194,23 @@ static void template(struct input *t)
 	t->console_from = 50;
 }
 
+static char *lock_name;
+static void remove_lock(void) { unlink(lock_name); }
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
 	image = mmap(NULL, IMAGE_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	lock_fd = memfd_create("fuzz_pmuctl", MFD_CLOEXEC); /* the host lock's file, as /dev/shm's */
+	/*
+	 * The host lock's file, as /dev/shm's: linked (a memfd has no link, and
+	 * pmuctl takes an unlinked card file for a card that has gone), removed at exit.
+	 */
+	static char lock_path[] = "/tmp/fuzz_pmuctl.XXXXXX";
+	lock_fd = mkstemp(lock_path);
+	lock_name = lock_path;
+	if (lock_fd >= 0)
+		atexit(remove_lock);
 	devnull = fopen("/dev/null", "w");
 	if (image == MAP_FAILED || lock_fd < 0 || !devnull)
 		abort();
@@ -276,7 +287,8 @@ static void check_call(const struct card *c, int st, uint16_t op, const struct m
 		return;
 	}
 	if (st != MBOX_OK) {
-		if (st != CARD_TIMEOUT && st != CARD_RESET && st != CARD_PANIC && st != CARD_PROTOCOL && st != CARD_LOCKED)
+		if (st != CARD_TIMEOUT && st != CARD_RESET && st != CARD_PANIC && st != CARD_PROTOCOL && st != CARD_LOCKED &&
+		    st != CARD_GONE)
 			abort();
 		return;
 	}
