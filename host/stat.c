@@ -23,6 +23,7 @@ static struct {
 	const char *metric_names[MAX_EVENTS]; /* what -M's metrics call each: a -e alias's KNC name (cycles: CPU_CLK_UNHALTED) */
 	const struct metric_group *groups[METRIC_NGROUPS]; /* -M, each once: their events are among names */
 	uint32_t sel[MAX_EVENTS];
+	uint32_t paired; /* bit i: events i and i+1 are one {group} (struct mbox_pmu_mux) */
 	struct stat_count now[MAX_EVENTS][CPUSET_MAX], then[MAX_EVENTS][CPUSET_MAX];
 	struct stat_count runs_sum[MAX_EVENTS][CPUSET_MAX]; /* -r: every run's counts added */
 	double mean[MAX_EVENTS + 1], m2[MAX_EVENTS + 1];    /* -r: Welford's running mean and squares; the last: seconds */
@@ -41,7 +42,7 @@ static struct {
  */
 static void stat_configure(struct card *c, const struct cpuset *set, int mux_ms)
 {
-	struct mbox_pmu_mux m = { .nev = st.nev, .slice_us = mux_ms * 1000 };
+	struct mbox_pmu_mux m = { .nev = st.nev, .slice_us = mux_ms * 1000, .paired = st.paired };
 	int rc;
 
 	memcpy(m.evtsel, st.sel, st.nev * sizeof(st.sel[0]));
@@ -86,6 +87,77 @@ static void stat_print_all(struct stat_count (*then)[CPUSET_MAX], double t)
 		metrics_print_columns(&st.fmt, st.groups, st.ngroups, mc, st.nev, t);
 	else
 		metrics_print(&st.fmt, st.groups, st.ngroups, mc, st.nev, t);
+}
+
+/* One event of -e's list, by name: exits with status 2 when the list is full. */
+static void add_event(char *e)
+{
+	if (st.nev == MAX_EVENTS) { /* the card would refuse more, but the request holds no more */
+		fprintf(stderr, "pmuctl: at most %d events\n", MAX_EVENTS);
+		exit(2);
+	}
+	st.names[st.nev] = st.metric_names[st.nev] = e;
+	st.sel[st.nev++] = encode(e);
+}
+
+/* A {group} of events first..st.nev: on the counters together, so at most 2, not two L2 events. */
+static void close_group(const char *list, int first)
+{
+	int n = st.nev - first;
+
+	if (n > KNC_NUM_COUNTERS) {
+		fprintf(stderr, "pmuctl: -e %s: a group of %d events ({%s,...}), but a group is counted all at "
+			"once and a KNC hardware thread has %d counters (Intel 327357-001 §1.2): split it or leave "
+			"the braces out to multiplex\n", list, n, st.names[first], KNC_NUM_COUNTERS);
+		exit(2);
+	}
+	if (n == 2 && knc_event_counter0_only(EVTSEL_CODE(st.sel[first])) &&
+	    knc_event_counter0_only(EVTSEL_CODE(st.sel[first + 1]))) {
+		fprintf(stderr, "pmuctl: -e %s: group {%s,%s} cannot be counted at once: both are L2 events, "
+			"which count only on counter 0 (docs/design.md §5.1)\n", list, st.names[first],
+			st.names[first + 1]);
+		exit(2);
+	}
+	if (n == 2)
+		st.paired |= 1u << first;
+}
+
+/*
+ * -e EV[,EV...] with perf's groups, {EV,EV}: events counted at once, in
+ * every slice when the others take turns. Exits with status 2 naming a
+ * brace that does not pair up or a group that cannot fit the counters.
+ */
+static void add_events(const char *list)
+{
+	char *save, *copy = strdup(list);
+	int first = -1; /* the open group's first event */
+
+	for (char *e = copy ? strtok_r(copy, ",", &save) : NULL; e; e = strtok_r(NULL, ",", &save)) {
+		if (*e == '{') {
+			if (first >= 0)
+				break;
+			first = st.nev;
+			e++;
+		}
+		size_t len = strlen(e);
+		int closes = len && e[len - 1] == '}';
+		if (closes)
+			e[len - 1] = 0;
+		if (!*e || strpbrk(e, "{}") || (closes && first < 0)) {
+			first = -2;
+			break;
+		}
+		add_event(e);
+		if (closes) {
+			close_group(list, first);
+			first = -1;
+		}
+	}
+	if (first != -1) {
+		fprintf(stderr, "pmuctl: -e %s: a group is {EV,EV}, braces paired and not nested (modifiers go "
+			"on each event: {cycles:u,instructions:u})\n", list);
+		exit(2);
+	}
 }
 
 /* -M GROUP[,GROUP]: the groups, and their events added to -e's; exits with status 2 naming what was wrong. */
@@ -145,8 +217,8 @@ static void stat_print_regions(void)
 	int on[KNC_NUM_COUNTERS];
 	char why[160] = "", turns[160] = "";
 
-	pmu_place(st.nev, st.sel, 0, on);
-	if (pmu_mux_rotates(st.nev, st.sel))
+	pmu_place(st.nev, st.sel, st.paired, 0, on);
+	if (pmu_mux_rotates(st.nev, st.sel, st.paired))
 		snprintf(turns, sizeof(turns), "%d events take turns on the %d counters: a region read with RDPMC is "
 			 "counted only with events that stay on them (at most %d, one L2 event)", st.nev,
 			 KNC_NUM_COUNTERS, KNC_NUM_COUNTERS);
@@ -376,14 +448,8 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		return 2;
 	}
 	pfm_setup();
-	for (char *e = events ? strtok(strdup(events), ",") : NULL; e; e = strtok(NULL, ",")) {
-		if (st.nev == MAX_EVENTS) { /* the card would refuse more, but the request holds no more */
-			fprintf(stderr, "pmuctl: at most %d events\n", MAX_EVENTS);
-			return 2;
-		}
-		st.names[st.nev] = st.metric_names[st.nev] = e;
-		st.sel[st.nev++] = encode(e);
-	}
+	if (events)
+		add_events(events);
 	if (metrics)
 		add_groups(metrics);
 	if (!st.nev) {

@@ -81,7 +81,7 @@ struct mbox_ops {
 	struct pmu_result (*pmu_callchain)(const struct cpuset *set, uint32_t frames); /* pmu_set_callchain */
 	/* pmu_mux_configure: nev as the request gives it (the list holds at most MBOX_MUX_MAX); slice in TSC ticks. */
 	struct pmu_result (*pmu_mux)(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel,
-				     uint64_t slice_ticks);
+				     uint32_t paired, uint64_t slice_ticks);
 	/* Launches the image (already copied out of the mailbox by the callee); launch id or -1. */
 	int (*run)(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set);
 	/* Tasks of a launch into out[0..max); how many, or -1 if there is no such launch. */

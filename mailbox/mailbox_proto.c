@@ -26,6 +26,8 @@ static const int8_t pmu_status[PMU_ERR_COUNT] = {
 	[PMU_ERR_BUSY]       = MBOX_E_BUSY,
 	[PMU_ERR_NOMEM]      = MBOX_E_BUSY,   /* not now: the card is short of memory */
 	[PMU_ERR_FRAMES]     = MBOX_E_RANGE,
+	[PMU_ERR_GROUP]      = MBOX_E_RANGE,
+	[PMU_ERR_GROUP_L2]   = MBOX_E_EVENT, /* a counter constraint */
 };
 
 int mbox_pmu_status(enum pmu_err err)
@@ -178,7 +180,7 @@ static int serve_mux(const struct mbox_request *req, const struct cpuset *set, s
 			return MBOX_E_PAYLOAD;
 	/* The one conversion of the mailbox's microseconds to the PMU's TSC ticks. */
 	uint64_t slice = pmu_time_to_ticks(m.slice_us, 1000000, ops->tsc_hz);
-	return answer_pmu(resp, ops->pmu_mux(set, m.nev, m.evtsel, slice));
+	return answer_pmu(resp, ops->pmu_mux(set, m.nev, m.evtsel, m.paired, slice));
 }
 
 static int serve_callchain(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,

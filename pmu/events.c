@@ -239,6 +239,14 @@ void pmu_result_text(const struct pmu_result *r, char *buf, size_t len)
 		snprintf(buf, len, "CPU %u's events take turns on the counters: SPFLT gating needs them on the "
 			 "counters for the whole run (at most 2 events, at most one of them L2)", r->cpu);
 		return;
+	case PMU_ERR_GROUP:
+		snprintf(buf, len, "groups %#llx: a group is at most 2 events (a hardware thread has 2 counters) "
+			 "and ends inside the list", v);
+		return;
+	case PMU_ERR_GROUP_L2:
+		snprintf(buf, len, "events %llu and %llu of the list are one group but both are L2 events, "
+			 "which count only on counter 0: they cannot be counted at once", v + 1, v + 2);
+		return;
 	case PMU_ERR_CPUSET:
 		snprintf(buf, len, "no CPU %u on this card (or an empty CPU set)", r->cpu);
 		return;

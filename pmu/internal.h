@@ -28,6 +28,7 @@ struct trap_frame;
 struct pmu_mux {
 	uint32_t nev;                  /* 0: off */
 	uint32_t evtsel[MBOX_MUX_MAX];
+	uint32_t paired;               /* bit i: events i and i+1 share every slice (pmu_place) */
 	uint64_t value[MBOX_MUX_MAX];   /* events */
 	uint64_t running[MBOX_MUX_MAX]; /* TSC ticks on a counter */
 	int on[KNC_NUM_COUNTERS];      /* event on counter i this slice; -1: none */
@@ -81,7 +82,7 @@ struct pmu_cpu {
 	 * (the CPU was slow or hung) writes only its own state.
 	 */
 	struct pmu_cfg { int ctr; uint32_t evtsel; uint64_t period; uint64_t spflt; } cfg; /* spflt: cpu_spflt's mask */
-	struct pmu_mux_cfg { uint32_t nev; uint32_t evtsel[MBOX_MUX_MAX]; uint64_t slice_ticks; } mux_cfg;
+	struct pmu_mux_cfg { uint32_t nev, paired; uint32_t evtsel[MBOX_MUX_MAX]; uint64_t slice_ticks; } mux_cfg;
 	struct pmu_reading reading;
 	struct pmu_regs regs;
 

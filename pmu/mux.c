@@ -25,7 +25,7 @@ static void slice_load(struct pmu_cpu *pc)
 {
 	struct pmu_mux *m = &pc->mux;
 
-	m->next = (m->next + pmu_place(m->nev, m->evtsel, m->next, m->on)) % m->nev;
+	m->next = (m->next + pmu_place(m->nev, m->evtsel, m->paired, m->next, m->on)) % m->nev;
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
 		pmu_program_counter(pc, i, m->on[i] >= 0 ? m->evtsel[m->on[i]] : 0, 0);
 	m->slice_ran = 0;
@@ -80,6 +80,7 @@ void mux_setup(struct pmu_cpu *pc)
 
 	timer_cancel(&m->timer);
 	m->nev = pc->mux_cfg.nev;
+	m->paired = pc->mux_cfg.paired;
 	memcpy(m->evtsel, pc->mux_cfg.evtsel, sizeof(m->evtsel));
 	m->slice_ticks = MAX(pc->mux_cfg.slice_ticks, 1);
 	m->next = 0;
@@ -99,7 +100,7 @@ void mux_started(struct pmu_cpu *pc)
 {
 	struct pmu_mux *m = &pc->mux;
 
-	if (pmu_mux_rotates(m->nev, m->evtsel))
+	if (pmu_mux_rotates(m->nev, m->evtsel, m->paired))
 		timer_arm(&m->timer, model_clock_deadline(slice_due(pc)), slice_end, pc);
 }
 

@@ -309,7 +309,7 @@ static void pmu_task_counts(struct pmuos_counts *c)
 	struct pmu_reading r;
 
 	c->nev = 0;
-	if (!pc || !pc->mux.nev || !pmu_mux_rotates(pc->mux.nev, pc->mux.evtsel))
+	if (!pc || !pc->mux.nev || !pmu_mux_rotates(pc->mux.nev, pc->mux.evtsel, pc->mux.paired))
 		return;
 	read_into(pc, &r);
 	c->nev = MIN(r.nev, PMUOS_COUNTS_MAX);
@@ -492,10 +492,10 @@ static void prepare_mux(struct pmu_cpu *pc, const void *arg)
 }
 
 struct pmu_result pmu_mux_configure(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel,
-				    uint64_t slice_ticks)
+				    uint32_t paired, uint64_t slice_ticks)
 {
-	struct pmu_result r = pmu_check_mux(nev, evtsel, slice_ticks, tsc_hz);
-	struct pmu_mux_cfg cfg = { .nev = nev, .slice_ticks = slice_ticks };
+	struct pmu_result r = pmu_check_mux(nev, evtsel, paired, slice_ticks, tsc_hz);
+	struct pmu_mux_cfg cfg = { .nev = nev, .paired = paired, .slice_ticks = slice_ticks };
 
 	if (r.err)
 		return r;
@@ -508,7 +508,7 @@ static enum pmu_err spflt_fits(struct pmu_cpu *pc, const void *arg)
 {
 	bool gates = ((const struct pmu_cfg *)arg)->spflt != 0;
 
-	return gates && pmu_mux_rotates(pc->mux.nev, pc->mux.evtsel) ? PMU_ERR_SPFLT_MUX : PMU_OK;
+	return gates && pmu_mux_rotates(pc->mux.nev, pc->mux.evtsel, pc->mux.paired) ? PMU_ERR_SPFLT_MUX : PMU_OK;
 }
 
 struct pmu_result pmu_set_spflt(const struct cpuset *set, uint64_t mask)

@@ -85,14 +85,16 @@ struct pmu_result pmu_set_spflt(const struct cpuset *set, uint64_t mask);
  * two counters of every CPU in `set`, the next one or two every
  * `slice_ticks` TSC ticks (1 ms .. 1 s) of counting time (a timer on the
  * CPU itself, so each CPU slices its own time). Where they go is
- * pmu_place's: an L2 event only ever on counter 0 (docs/design.md §5.1); events
- * that all fit never move, so this is also the request that counts
- * events without naming counters. Replaces both counters' configuration;
- * stops them; counts start at 0. Readings give each event's count and its
- * time on a counter, to scale by. Also PMU_ERR_TOO_MANY, _EVENT, _SLICE.
+ * pmu_place's: an L2 event only ever on counter 0 (docs/design.md §5.1), the
+ * two events of a pair (bit i of `paired`: events i and i+1, perf's group)
+ * always together; events that all fit never move, so this is also the
+ * request that counts events without naming counters. Replaces both
+ * counters' configuration; stops them; counts start at 0. Readings give
+ * each event's count and its time on a counter, to scale by. Also
+ * PMU_ERR_TOO_MANY, _EVENT, _GROUP, _GROUP_L2, _SLICE.
  */
 struct pmu_result pmu_mux_configure(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel,
-				    uint64_t slice_ticks);
+				    uint32_t paired, uint64_t slice_ticks);
 /* Start / stop the configured counters of every CPU in `set` at once; clear: counts and samples to 0. */
 struct pmu_result pmu_start(const struct cpuset *set);
 struct pmu_result pmu_stop(const struct cpuset *set);

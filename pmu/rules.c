@@ -27,13 +27,25 @@ struct pmu_result pmu_check_config(uint64_t ctr, uint32_t evtsel, uint64_t perio
 	return refuse(PMU_OK, 0);
 }
 
-struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks, uint64_t tsc_hz)
+static bool l2(uint32_t evtsel)
+{
+	return knc_event_counter0_only(EVTSEL_CODE(evtsel));
+}
+
+struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint32_t paired, uint64_t slice_ticks,
+				uint64_t tsc_hz)
 {
 	if (nev < 1 || nev > MBOX_MUX_MAX)
 		return refuse(PMU_ERR_TOO_MANY, nev);
 	for (uint32_t i = 0; i < nev; i++)
 		if (pmu_check_evtsel(evtsel[i]) != PMU_OK)
 			return refuse(PMU_ERR_EVENT, evtsel[i]);
+	/* A pair ends inside the list, and two counters hold no group of three. */
+	if (paired >> (nev - 1) || paired & (paired >> 1))
+		return refuse(PMU_ERR_GROUP, paired);
+	for (uint32_t i = 0; i + 1 < nev; i++)
+		if (paired & (1u << i) && l2(evtsel[i]) && l2(evtsel[i + 1]))
+			return refuse(PMU_ERR_GROUP_L2, i);
 	if (slice_ticks < tsc_hz / PMU_SLICE_MIN_PER_S || slice_ticks > tsc_hz)
 		return refuse(PMU_ERR_SLICE, slice_ticks);
 	return refuse(PMU_OK, 0);
@@ -49,13 +61,18 @@ struct pmu_result pmu_check_callchain(uint32_t frames)
 	return refuse(frames > PMU_CALLCHAIN_MAX ? PMU_ERR_FRAMES : PMU_OK, frames);
 }
 
-uint32_t pmu_place(uint32_t nev, const uint32_t *evtsel, uint32_t first, int on[KNC_NUM_COUNTERS])
+uint32_t pmu_place(uint32_t nev, const uint32_t *evtsel, uint32_t paired, uint32_t first,
+		   int on[KNC_NUM_COUNTERS])
 {
+	uint32_t second = (first + 1) % nev;
+	bool pair = paired & (1u << first);
+
 	on[0] = first;
-	on[1] = nev > 1 ? (int)((first + 1) % nev) : -1;
-	if (on[1] >= 0 && knc_event_counter0_only(EVTSEL_CODE(evtsel[on[1]]))) {
-		if (knc_event_counter0_only(EVTSEL_CODE(evtsel[on[0]])))
-			on[1] = -1;
+	/* A single event shares its slice with the next unless that one starts a pair. */
+	on[1] = nev > 1 && (pair || !(paired & (1u << second))) ? (int)second : -1;
+	if (on[1] >= 0 && l2(evtsel[on[1]])) {
+		if (l2(evtsel[on[0]]))
+			on[1] = -1; /* never in a pair: pmu_check_mux refuses two L2 events paired */
 		else {
 			int t = on[0];
 			on[0] = on[1];
@@ -65,11 +82,11 @@ uint32_t pmu_place(uint32_t nev, const uint32_t *evtsel, uint32_t first, int on[
 	return on[1] >= 0 ? 2 : 1;
 }
 
-bool pmu_mux_rotates(uint32_t nev, const uint32_t *evtsel)
+bool pmu_mux_rotates(uint32_t nev, const uint32_t *evtsel, uint32_t paired)
 {
 	int on[KNC_NUM_COUNTERS];
 
-	return nev && pmu_place(nev, evtsel, 0, on) < nev;
+	return nev && pmu_place(nev, evtsel, paired, 0, on) < nev;
 }
 
 uint64_t pmu_time_to_ticks(uint64_t n, uint64_t per_second, uint64_t tsc_hz)

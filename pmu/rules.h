@@ -36,6 +36,8 @@ enum pmu_err {
 	PMU_ERR_BUSY,       /* a CPU did not answer (the others did it): cpu */
 	PMU_ERR_NOMEM,      /* no memory for a CPU's sample ring (nothing was done): cpu */
 	PMU_ERR_FRAMES,     /* a call chain of more than PMU_CALLCHAIN_MAX frames: value = frames */
+	PMU_ERR_GROUP,      /* a group of more events than counters, or one past the list's end: value = the pairs' mask */
+	PMU_ERR_GROUP_L2,   /* a group of two L2 events, both counter 0 only (docs/design.md §5.1): value = the first's index */
 	PMU_ERR_COUNT       /* number of verdicts */
 };
 
@@ -60,10 +62,14 @@ enum pmu_err pmu_check_evtsel(uint32_t evtsel);
 struct pmu_result pmu_check_config(uint64_t ctr, uint32_t evtsel, uint64_t period);
 /*
  * `nev` events taking turns with slices of `slice_ticks` TSC ticks, at
- * `tsc_hz` ticks per second: PMU_OK, PMU_ERR_TOO_MANY, PMU_ERR_EVENT or
- * PMU_ERR_SLICE. evtsel[] is read only when nev is in range.
+ * `tsc_hz` ticks per second, bit i of `paired` putting events i and i+1 on
+ * the counters together (a perf group): PMU_OK, PMU_ERR_TOO_MANY,
+ * PMU_ERR_EVENT, PMU_ERR_GROUP (three in a row, or a bit at nev - 1 or
+ * above), PMU_ERR_GROUP_L2 or PMU_ERR_SLICE. evtsel[] is read only when nev
+ * is in range.
  */
-struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks, uint64_t tsc_hz);
+struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint32_t paired, uint64_t slice_ticks,
+				uint64_t tsc_hz);
 /* Frames of a sample's call chain: 0..PMU_CALLCHAIN_MAX (include/pmuos/sample.h). PMU_OK or PMU_ERR_FRAMES. */
 struct pmu_result pmu_check_callchain(uint32_t frames);
 /* PERF_SPFLT_CONTROL enable mask: bit i gates counter i (327357-001 §1.4.3.4). PMU_OK or PMU_ERR_SPFLT. */
@@ -73,11 +79,15 @@ struct pmu_result pmu_check_spflt(uint64_t mask);
  * Event placement, decided here only: the events of the slice that starts
  * with event `first` of evtsel[0..nev): on[0], on[1] (-1: none); returns
  * how many. An L2 event goes on counter 0 only, so two L2 events cannot
- * share a slice (docs/design.md §5.1).
+ * share a slice (docs/design.md §5.1). A pair (bit i of `paired`, as
+ * pmu_check_mux allows) shares every slice and no other event joins it;
+ * the next slice starts past the events placed, so a slice never starts
+ * inside a pair.
  */
-uint32_t pmu_place(uint32_t nev, const uint32_t *evtsel, uint32_t first, int on[KNC_NUM_COUNTERS]);
+uint32_t pmu_place(uint32_t nev, const uint32_t *evtsel, uint32_t paired, uint32_t first,
+		   int on[KNC_NUM_COUNTERS]);
 /* Whether the events need more than one slice to all get a counter (they take turns). */
-bool pmu_mux_rotates(uint32_t nev, const uint32_t *evtsel);
+bool pmu_mux_rotates(uint32_t nev, const uint32_t *evtsel, uint32_t paired);
 
 /*
  * `n` units of 1/per_second s (1000: ms, 1000000: us) in TSC ticks at

@@ -168,7 +168,7 @@ int pmu_metrics_cmd(int argc, char **argv)
 		return shell_error("pmu", "'%.32s' is not slice=MS (MS a number of milliseconds)", argv[4]);
 	if (choose(argv[3]))
 		return 1;
-	struct pmu_result r = pmu_mux_configure(&set, nev, evtsel, pmu_time_to_ticks(ms, 1000, tsc_hz));
+	struct pmu_result r = pmu_mux_configure(&set, nev, evtsel, 0, pmu_time_to_ticks(ms, 1000, tsc_hz));
 	if (r.err) {
 		ngroups = 0;
 		return pmu_verdict(r);

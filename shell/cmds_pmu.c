@@ -153,7 +153,7 @@ static int pmu_mux_cmd(int argc, char **argv)
 			break;
 		ev = end + 1;
 	}
-	return pmu_verdict(pmu_mux_configure(&set, nev, evtsel, pmu_time_to_ticks(ms, 1000, tsc_hz)));
+	return pmu_verdict(pmu_mux_configure(&set, nev, evtsel, 0, pmu_time_to_ticks(ms, 1000, tsc_hz)));
 }
 
 static int pmu_ctl(int argc, char **argv, struct pmu_result (*fn)(const struct cpuset *))

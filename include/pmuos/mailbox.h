@@ -30,7 +30,7 @@
 #include <pmuos/sample.h>
 
 #define MBOX_MAGIC        0x584f424d554d50ULL /* "PMUMBOX" */
-#define MBOX_VERSION      5
+#define MBOX_VERSION      6
 #define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat at least this often */
 #define MBOX_MIN_SIZE     (1u << 20)
 /*
@@ -213,6 +213,7 @@ struct mbox_pmu_mux {
 	uint32_t nev;       /* 1..MBOX_MUX_MAX */
 	uint32_t slice_us;  /* 1000..1000000 (the PMU's slice: 1 ms to 1 s) */
 	uint32_t evtsel[MBOX_MUX_MAX]; /* EvtSel without EN/INT; the unused ones 0 */
+	uint32_t paired;    /* bit i: events i and i+1 are one group, on the counters together; bits >= nev - 1 0 */
 };
 
 /* MBOX_OP_PMU_READ: one per CPU and counter (or multiplexed event) in use. */

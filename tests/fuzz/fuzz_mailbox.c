@@ -28,10 +28,11 @@ static struct pmu_result control(const struct cpuset *set, uint16_t op) { return
 static bool counts(uint32_t evtsel) { return evtsel & 1; }
 static struct pmu_result spflt(const struct cpuset *set, uint64_t mask) { return done(pmu_check_spflt(mask), set); }
 static struct pmu_result callchain(const struct cpuset *set, uint32_t frames) { return done(pmu_check_callchain(frames), set); }
-static struct pmu_result mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint64_t slice_ticks)
+static struct pmu_result mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint32_t paired,
+			     uint64_t slice_ticks)
 {
 	/* The list the decoder passes holds MBOX_MUX_MAX events; nev past it is the PMU's to refuse. */
-	struct pmu_result r = pmu_check_mux(nev, evtsel, slice_ticks, 1000000000);
+	struct pmu_result r = pmu_check_mux(nev, evtsel, paired, slice_ticks, 1000000000);
 	if (r.err == PMU_OK && !evtsel[nev - 1])
 		abort(); /* the decoder promised a list as long as nev */
 	return done(r, set);

@@ -184,6 +184,23 @@ def test_a_run_shorter_than_a_slice_is_named(card):
     assert "multiplexing slice" not in p.stderr
 
 
+def test_a_group_is_on_the_counters_together(card):
+    """perf's {a,b}: a group's events share every multiplexing slice and no other event joins
+    them. Three events on two counters: without the group each is on a counter 2 slices of 3
+    (66.67% of the time); with {cycles,instructions:u} the group has one slice and BRANCHES the
+    other (50% each), the group's two running times the same to the tick."""
+    def running(events):
+        p = pmuctl(card, "stat", "-x", ",", "--mux-interval", "1", "-e", events, "--", STEADY, "20000")
+        assert p.returncode == 0, p.stderr
+        return {r[2]: (int(r[3]), float(r[4])) for r in csv_rows(p.stderr)}
+    grouped = running("{cycles,instructions:u},BRANCHES")
+    assert grouped["cycles"][0] == grouped["instructions:u"][0], grouped
+    assert all(abs(pct - 50) < 2 for _, pct in grouped.values()), grouped
+    free = running("cycles,instructions:u,BRANCHES")
+    assert all(abs(pct - 200 / 3) < 2 for _, pct in free.values()), free
+    assert running("{cycles},{instructions:u}")["cycles"][1] == 100.0  # groups of one, two counters: no turns
+
+
 def test_record_defaults_and_throttling(card, tmp_path):
     data = tmp_path / "d.data"
     p = pmuctl(card, "record", "-o", str(data), "--", STEADY, "20000")
@@ -219,6 +236,12 @@ ERRORS = [
     (["stat", "-C", "9", "--", HELLO], 2, ["-C 9", "no CPU 9"]),  # without -e: the same error, not the usage
     (["stat", "-a", "-C", "1", "--", HELLO], 2, ["-a and -C 1 together"]),
     (["stat", "-o", "/nonexistent/s.txt", "--", HELLO], 2, ["-o /nonexistent/s.txt: No such file or directory"]),
+    (["stat", "-e", "{cycles,instructions,branches}", "--", HELLO], 2,
+     ["a group of 3 events ({cycles,...})", "a KNC hardware thread has 2 counters"]),
+    (["stat", "-e", "{L2_VICTIM_REQ_WITH_DATA,SNP_HITM_BUNIT}", "--", HELLO], 2,
+     ["group {L2_VICTIM_REQ_WITH_DATA,SNP_HITM_BUNIT} cannot be counted at once", "count only on counter 0"]),
+    (["stat", "-e", "{cycles,instructions", "--", HELLO], 2, ["-e {cycles,instructions: a group is {EV,EV}"]),
+    (["stat", "-e", "{cycles,instructions}:u", "--", HELLO], 2, ["modifiers go on each event"]),
 ]
 
 

@@ -28,7 +28,7 @@
 static struct {
 	int calls;
 	uint64_t ctr, period, mask, slice;
-	uint32_t evtsel, nev, launch, cpu, frames;
+	uint32_t evtsel, nev, paired, launch, cpu, frames;
 	uint16_t opcode;
 	bool mux_rotates; /* SPFLT on a CPU whose events take turns */
 	char line[256];
@@ -79,11 +79,13 @@ static struct pmu_result callchain(const struct cpuset *set, uint32_t frames)
 	return on_set(pmu_check_callchain(frames), set);
 }
 
-static struct pmu_result mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint64_t slice)
+static struct pmu_result mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint32_t paired,
+			     uint64_t slice)
 {
 	seen.nev = nev;
+	seen.paired = paired;
 	seen.slice = slice;
-	return on_set(pmu_check_mux(nev, evtsel, slice, TSC_HZ), set);
+	return on_set(pmu_check_mux(nev, evtsel, paired, slice, TSC_HZ), set);
 }
 
 static enum pmu_err read_cpu(uint32_t cpu, struct pmu_reading *r)
@@ -417,9 +419,11 @@ static void test_pmu_spflt(void **state)
 	assert_int_equal(SERVE(), MBOX_E_EVENT);
 }
 
+static uint32_t paired; /* the next MUX request's groups */
+
 static void mux_(uint64_t cpus, uint32_t nev, uint32_t slice_us, const uint32_t *ev, int n, int want, int line)
 {
-	struct mbox_pmu_mux m = { .nev = nev, .slice_us = slice_us };
+	struct mbox_pmu_mux m = { .nev = nev, .slice_us = slice_us, .paired = paired };
 
 	memcpy(m.evtsel, ev, n * sizeof(*ev));
 	build(MBOX_OP_PMU_MUX, cpus, &m, sizeof(m));
@@ -460,6 +464,26 @@ static void test_pmu_mux(void **state)
 	MUX(CPU(SILENT), 1, 4000, MBOX_E_BUSY, INSTR);
 	build(MBOX_OP_PMU_MUX, GOOD, NULL, sizeof(struct mbox_pmu_mux) - 4);
 	assert_int_equal(SERVE(), MBOX_E_PAYLOAD);
+}
+
+/* Groups (perf's {a,b}): pairs of events inside the list, never three, never two L2 events. */
+static void test_pmu_mux_groups(void **state)
+{
+	(void)state;
+	paired = 1u << 1;
+	MUX(GOOD, 3, 4000, MBOX_OK, INSTR, CLK, L2);
+	assert_int_equal(seen.paired, 1u << 1);
+	paired = 1u << 0 | 1u << 2;
+	MUX(GOOD, 4, 4000, MBOX_OK, INSTR, CLK, L2, INSTR);
+	paired = 1u << 2;                                     /* the pair's second is past the list */
+	MUX(GOOD, 3, 4000, MBOX_E_RANGE, INSTR, CLK, INSTR);
+	paired = 1u << 31;
+	MUX(GOOD, 3, 4000, MBOX_E_RANGE, INSTR, CLK, INSTR);
+	paired = 3;                                           /* a group of three */
+	MUX(GOOD, 3, 4000, MBOX_E_RANGE, INSTR, CLK, INSTR);
+	paired = 1;                                           /* two L2 events: both counter 0 only */
+	MUX(GOOD, 2, 4000, MBOX_E_EVENT, L2, L2 + 1);
+	paired = 0;
 }
 
 static void run_(uint64_t cpus, uint32_t image_len, uint32_t argc, const char *args, size_t args_len, int want,
@@ -583,7 +607,7 @@ int main(void)
 		cmocka_unit_test(test_header_and_opcode), cmocka_unit_test(test_info),
 		cmocka_unit_test(test_pmu_config), cmocka_unit_test(test_pmu_control),
 		cmocka_unit_test(test_pmu_read), cmocka_unit_test(test_pmu_spflt), cmocka_unit_test(test_pmu_callchain),
-		cmocka_unit_test(test_pmu_mux), cmocka_unit_test(test_run),
+		cmocka_unit_test(test_pmu_mux), cmocka_unit_test(test_pmu_mux_groups), cmocka_unit_test(test_run),
 		cmocka_unit_test(test_status_and_kill), cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_cpu_init), cmocka_unit_test(test_shell),
 		cmocka_unit_test(test_pmu_status_table), cmocka_unit_test(test_verdicts),

@@ -107,16 +107,22 @@ static int reset(void **state)
 	return 0;
 }
 
-/* Configures and starts multiplexing of `n` events, as pmu.c does. */
-static void start(const uint32_t *ev, uint32_t n)
+/* Configures and starts multiplexing of `n` events, bit i of `paired` making i and i+1 one group, as pmu.c does. */
+static void start_groups(const uint32_t *ev, uint32_t n, uint32_t paired)
 {
 	cpu.mux_cfg.nev = n;
+	cpu.mux_cfg.paired = paired;
 	memcpy(cpu.mux_cfg.evtsel, ev, n * sizeof(*ev));
 	cpu.mux_cfg.slice_ticks = SLICE;
 	mux_setup(&cpu);
 	cpu.running = true;
 	pmu_counters_go(&cpu);
 	mux_started(&cpu);
+}
+
+static void start(const uint32_t *ev, uint32_t n)
+{
+	start_groups(ev, n, 0);
 }
 
 /* Lets the fake clock reach the slice timer and fires it. */
@@ -292,6 +298,51 @@ static void two_l2_events_rotate(void **state)
 	assert_int_equal(r.running_ticks[1], SLICE);
 }
 
+/*
+ * A group (perf's {a,b}) is on the counters together in every slice and no
+ * other event joins it: five events, {1,2} and {3,4} paired, event 0 alone.
+ * Each group's two events count over exactly the same time, so their ratio
+ * is of the same instructions.
+ */
+static void a_group_shares_every_slice(void **state)
+{
+	(void)state;
+	const uint32_t ev[] = { INSTR, CLK, INSTR | EVTSEL_USR, L2A, CLK | EVTSEL_OS };
+
+	start_groups(ev, 5, 1u << 1 | 1u << 3);
+	for (int s = 0; s < 9; s++) {
+		int a = -1, b = -1;
+		for (int e = 0; e < 5; e++) {
+			if (on_ctr[0] == ev[e])
+				a = e;
+			if (on_ctr[1] == ev[e])
+				b = e;
+		}
+		if (a == 0 || b == 0)   /* the single event is alone */
+			assert_true(a == 0 && b == -1);
+		else                    /* else a whole group, the L2 event on counter 0 */
+			assert_true((a == 1 && b == 2) || (a == 3 && b == 4));
+		next_slice();
+	}
+	struct pmu_reading r = read_now();
+	assert_int_equal(r.running_ticks[1], r.running_ticks[2]);
+	assert_int_equal(r.running_ticks[3], r.running_ticks[4]);
+	for (int e = 0; e < 5; e++)
+		assert_int_equal(r.running_ticks[e], 3 * SLICE); /* 9 slices, three turns */
+}
+
+/* Two events in one group fit the counters: no rotation, as without the group. */
+static void one_group_of_two_does_not_rotate(void **state)
+{
+	(void)state;
+	const uint32_t ev[] = { L2A, INSTR };
+
+	start_groups(ev, 2, 1);
+	assert_null(armed);
+	assert_int_equal(on_ctr[0], L2A);
+	assert_int_equal(on_ctr[1], INSTR);
+}
+
 /* Clearing zeroes the counts and times of every event. */
 static void clear_zeroes_everything(void **state)
 {
@@ -324,6 +375,8 @@ int main(void)
 		cmocka_unit_test_setup(two_events_do_not_rotate, reset),
 		cmocka_unit_test_setup(two_l2_events_rotate, reset),
 		cmocka_unit_test_setup(clear_zeroes_everything, reset),
+		cmocka_unit_test_setup(a_group_shares_every_slice, reset),
+		cmocka_unit_test_setup(one_group_of_two_does_not_rotate, reset),
 	};
 	return cmocka_run_group_tests_name("mux", tests, NULL, NULL);
 }
