@@ -128,6 +128,12 @@ void shell_interrupt(void)
 	spin_unlock_irq(&host_lock, f);
 	if (cancel)
 		host_line_end();
+	/*
+	 * While a task runs the mailbox is served on its CPU, and the shell's
+	 * CPU 0 halts in `run` until the launch ends: woken, it sees the Ctrl-C.
+	 */
+	else if (this_cpu()->cpu != 0)
+		smp_wake_apic(cpu_table[0]->apic_id);
 }
 
 bool shell_interrupted(void)

@@ -14,6 +14,7 @@ import struct
 import subprocess
 import time
 
+import pexpect
 import pytest
 
 from conftest import BUILD, cpu_rows, running
@@ -143,6 +144,31 @@ def test_a_long_shell_line_from_the_host_blocks_nothing(card):
     out, err = con.communicate(input="echo after\n", timeout=30)
     assert con.returncode == 0, err
     assert "^C: sleep interrupted" in out and "after" in out, out
+    answers(card, online=4)
+
+
+def test_ctrl_c_at_a_terminal_console_ends_the_running_program(card):
+    """`run` of a long program from `pmuctl console` at a terminal: Ctrl-C ends it. While a task
+    runs its CPU serves the mailbox and CPU 0 halts until the launch ends, so the interrupt must
+    wake CPU 0 (it did not: the program ran on, and a second console was refused)."""
+    prompt = f"pmuos({card.name})> "
+    con = pexpect.spawn(PMUCTL, ["--card", card.name, "console"], encoding="utf-8", timeout=30)
+    try:
+        con.expect_exact(prompt)
+        con.sendline("run steady 100000000")
+        con.expect_exact("(host) run steady 100000000")
+        time.sleep(2)  # the task running, CPU 0 halted in the wait (its start takes milliseconds)
+        con.sendintr()
+        con.expect_exact("^C: launch")
+        con.expect(r"task \d+ \(steady, rank 0, CPU 1\): killed")
+        con.expect_exact(prompt)
+        p = subprocess.run([PMUCTL, "--card", card.name, "console"], input="echo second\n",
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode == 0 and "second" in p.stdout, p.stderr
+        con.sendeof()
+        con.expect(pexpect.EOF)
+    finally:
+        con.close(force=True)
     answers(card, online=4)
 
 
