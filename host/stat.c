@@ -32,6 +32,8 @@ static struct {
 	const struct cpuset *set;
 	int interval_ms;
 	const char *plot; /* --plot FILE */
+	uint32_t plot_cpus[CPUSET_MAX]; /* with -A: the chart's line per CPU */
+	int plot_ncpu;
 	double start, next_print, last_print;
 } st;
 
@@ -71,7 +73,7 @@ static void stat_read(struct card *c, const struct cpuset *set)
 static void stat_print_all(struct stat_count (*then)[CPUSET_MAX], double t)
 {
 	struct metric_count mc[MAX_EVENTS];
-	uint64_t counts[MAX_EVENTS];
+	uint64_t counts[MAX_EVENTS * CPUSET_MAX];
 
 	for (int e = 0; e < st.nev; e++) {
 		st.fmt.noise = st.noise[e];
@@ -79,10 +81,16 @@ static void stat_print_all(struct stat_count (*then)[CPUSET_MAX], double t)
 			stat_print(&st.fmt, st.names[e], st.counted[e], st.set, st.now[e], then ? then[e] : NULL, t);
 		struct stat_count sum = stat_sum(st.set, st.now[e], then ? then[e] : NULL);
 		mc[e] = (struct metric_count){ st.metric_names[e], stat_total(&sum), st.counted[e] && sum.running };
-		counts[e] = mc[e].value;
+		counts[e * st.plot_ncpu] = mc[e].value;
+		for (int k = 0; st.fmt.per_cpu && k < st.plot_ncpu; k++) {
+			struct cpuset one = { 0 };
+			cpuset_add(&one, st.plot_cpus[k]);
+			struct stat_count c = stat_sum(&one, st.now[e], then ? then[e] : NULL);
+			counts[e * st.plot_ncpu + k] = stat_total(&c);
+		}
 	}
 	if (st.plot && t >= 0)
-		plot_add(t, counts, st.nev);
+		plot_add(t, counts);
 	if (st.fmt.metric_only)
 		metrics_print_columns(&st.fmt, st.groups, st.ngroups, mc, st.nev, t);
 	else
@@ -376,7 +384,7 @@ const struct cli_opt stat_opts[] = {
 	{ "repeat", 'r', "N", "run the program N times: the mean counts, each with perf's +- spread", 1, 1000 },
 	{ "per-cpu", 'A', NULL, "a count per CPU instead of their sum (table and -x)" },
 	{ "metric-only", OPT_METRIC_ONLY, NULL, "with -M: only the metrics, in columns" },
-	{ "plot", OPT_PLOT, "FILE", "with -I: each event's count per interval as a line chart, an SVG drawn by gnuplot" },
+	{ "plot", OPT_PLOT, "FILE", "with -I: each event's rate over time in a panel of its own (a line per CPU with -A), an SVG drawn by gnuplot" },
 	{ 0 },
 };
 
@@ -468,6 +476,11 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		return 2;
 	}
 	st.set = &set;
+	for (uint32_t cpu = 0; st.fmt.per_cpu && cpu < CPUSET_MAX; cpu++)
+		if (cpuset_has(&set, cpu))
+			st.plot_cpus[st.plot_ncpu++] = cpu;
+	st.plot_ncpu += !st.plot_ncpu; /* without -A one line: the CPUs' sum */
+	plot_setup(st.nev, st.plot_ncpu, st.fmt.per_cpu ? st.plot_cpus : NULL);
 	st.fmt.tsc_hz = c->seen.tsc_hz ? c->seen.tsc_hz : 1000000000;
 	stat_configure(c, &set, mux_ms);
 	/* SPFLT may gate both counters: one without an event counts nothing either way. */
@@ -490,7 +503,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	}
 	if (st.interval_ms) {
 		stat_print_regions();
-		if (st.plot && plot_write(st.plot, argv[optind], st.names, st.nev))
+		if (st.plot && plot_write(st.plot, argv[optind], st.names, st.interval_ms))
 			return status ? status : 1;
 		return status;
 	}

@@ -193,18 +193,40 @@ def test_flame_graph_renders_with_the_hottest_frame(card, tmp_path):
     assert tuple(map(int, fill)) in colours(img)
 
 
+# gnuplot's first two line colours (its default linetype colours 1 and 2)
+LT1, LT2 = (148, 0, 211), (0, 158, 115)
+
+
+def svg_texts(text):
+    """The words gnuplot's svg terminal writes (tick labels, axis labels, titles, legend)."""
+    return [t.strip() for t in re.findall(r"<(?:text|tspan)[^>]*>([^<]+)", text) if t.strip()]
+
+
 def test_interval_plot_renders(card, tmp_path):
+    """One panel and y-axis per event, in events/s with a unit each (a rare event is not flat
+    under a frequent one), human ticks (10, 0.2, not 25.000M), the last partial interval marked
+    in the legend, not a cliff; with -A one line per CPU."""
     out = tmp_path / "steady.svg"
-    p = pmuctl(card, "stat", "-I", "50", "-x", ",", "-e", "INSTRUCTIONS_EXECUTED:u,CPU_CLK_UNHALTED",
+    p = pmuctl(card, "stat", "-I", "50", "-x", ",", "-e", "INSTRUCTIONS_EXECUTED:u,DATA_READ_MISS",
                "--plot", str(out), "--", os.path.join(USER, "steady.elf"), "6000")
     assert len([l for l in p.stderr.splitlines() if "INSTRUCTIONS_EXECUTED:u" in l]) >= 3, p.stderr
-    text = out.read_text()
-    assert "INSTRUCTIONS_EXECUTED:u" in text and "CPU_CLK_UNHALTED" in text
-    img = screenshot(str(out), tmp_path, (1000, 600))
+    words = svg_texts(out.read_text())
+    assert "INSTRUCTIONS_EXECUTED:u" in words and "DATA_READ_MISS" in words, words
+    assert "M events/s" in words and "k events/s" in words, words  # an axis each, its own unit
+    assert any(re.fullmatch(r"last interval: \d+ ms of 50, its rate", w) for w in words), words
+    ticks = [w for w in words if re.fullmatch(r"[\d.]+", w)]
+    assert len(ticks) > 10 and not any(re.search(r"\.\d*0$|\.\d{3}", w) for w in ticks), ticks
+    img = screenshot(str(out), tmp_path, (1000, 460))
     assert len(colours(img)) > 20, "the rendering is (nearly) one colour"
-    # gnuplot's first two line colours (its default linetype colours)
-    dark = sum(1 for c in img.getdata() if c != (255, 255, 255))
-    assert dark > 1000
+    top, bottom = img.crop((0, 0, 1000, 230)), img.crop((0, 230, 1000, 460))
+    assert LT1 in colours(top) and LT1 in colours(bottom), "a line in each panel"
+    out = tmp_path / "cpus.svg"
+    pmuctl(card, "stat", "-I", "50", "-A", "-C", "1-2", "-x", ",", "-e", "INSTRUCTIONS_EXECUTED:u",
+           "--plot", str(out), "--", os.path.join(USER, "steady.elf"), "3000")
+    words = svg_texts(out.read_text())
+    assert "CPU 1" in words and "CPU 2" in words, words
+    img = screenshot(str(out), tmp_path, (1000, 270))
+    assert {LT1, LT2} <= colours(img), "a line per CPU"
 
 
 def test_plot_needs_intervals(card, tmp_path):
