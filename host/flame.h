@@ -4,7 +4,11 @@
  * box per frame, width its share of the samples, callers below their
  * callees, siblings in alphabetical order, warm colours from the name),
  * self-contained: hovering a box shows its name, samples and share; a click
- * zooms to it, a click on the bottom box zooms out. No file is read at view time.
+ * zooms to it (labels cut again to the new widths), Reset Zoom or the
+ * bottom box zooms out; Search (Ctrl-F) colours the frames matching a
+ * regular expression and says the share of samples they hold. The view is
+ * kept in the address (?x=&y=, ?s=) as flamegraph.pl keeps it. No file is
+ * read at view time.
  */
 #ifndef HOST_FLAME_H
 #define HOST_FLAME_H

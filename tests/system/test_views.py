@@ -202,6 +202,70 @@ def svg_texts(text):
     return [t.strip() for t in re.findall(r"<(?:text|tspan)[^>]*>([^<]+)", text) if t.strip()]
 
 
+# A page that clicks in the flame graph as a person would (a frame, then Reset Zoom) and writes
+# what each frame showed: {frame: [display, width, label]} after each click.
+CLICKS = """<html><body><iframe id="f" src="%s" width="1200" height="200"></iframe><pre id="out"></pre><script>
+document.getElementById('f').onload = function () {
+  var d = this.contentDocument, out = {};
+  function state() {
+    var s = {};
+    [].forEach.call(d.querySelectorAll('g.f'), function (g) {
+      s[g.dataset.n] = [g.style.display, +g.querySelector('rect').getAttribute('width'),
+                        g.querySelector('text').textContent];
+    });
+    return s;
+  }
+  function click(e) { e.dispatchEvent(new MouseEvent('click', {bubbles: true})); }
+  click([].filter.call(d.querySelectorAll('g.f'), function (g) { return g.dataset.n === '%s'; })[0]
+        .querySelector('rect'));
+  out.zoomed = state();
+  out.reset_zoom_shown = d.getElementById('unzoom').style.opacity;
+  click(d.getElementById('unzoom'));
+  out.reset = state();
+  out.reset_zoom_after = d.getElementById('unzoom').style.opacity;
+  document.getElementById('out').textContent = JSON.stringify(out);
+};
+</script></body></html>"""
+
+
+def dom(url, tmp_path):
+    """The document Chromium holds once `url` and its scripts ran."""
+    p = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--allow-file-access-from-files",
+                        f"--user-data-dir={tmp_path / 'chromium'}", "--virtual-time-budget=5000", "--dump-dom",
+                        url], capture_output=True, text=True, timeout=120, check=True)
+    return p.stdout
+
+
+def test_flame_graph_zooms_searches_and_relabels(card, tmp_path):
+    """flamegraph.pl's behaviour: a click on a box too narrow for its name zooms to it, its
+    frames above stretched and labelled again, its callers at full width, the rest hidden; Reset
+    Zoom goes back, labels cut again; Search colours the matches and says their share (?s=, as
+    flamegraph.pl keeps the search in the address); the pictures looked at."""
+    data = tmp_path / "calls.data"
+    pmuctl(card, "record", "-g", "-e", "INSTRUCTIONS_EXECUTED:u", "-c", "20000", "-C", "1", "-o", str(data),
+           "--", os.path.join(USER, "calls.elf"), "1000000")
+    svg = tmp_path / "calls.svg"
+    pmuctl(card, "report", "-i", str(data), "--svg", str(svg))
+    frames = {n: (float(w), t) for w, n, t in re.findall(
+        r'data-w="([\d.]+)" data-d="\d+" data-n="([^"]*)">.*?<text[^>]*>([^<]*)</text>', svg.read_text(), re.S)}
+    narrow = min(frames, key=lambda n: frames[n][0])  # newlib's start-up: a box with no room for a label
+    assert frames[narrow][1] == "" and frames["b"][1] == "b", frames
+    page = tmp_path / "clicks.html"
+    page.write_text(CLICKS % (svg.name, narrow))
+    out = json.loads(re.search(r'<pre id="out">(.*)</pre>', dom(f"file://{page}", tmp_path))[1].replace("&quot;", '"'))
+    zoomed, reset = out["zoomed"], out["reset"]
+    assert zoomed[narrow] == ["", 1180, narrow], zoomed          # the full width, labelled
+    assert zoomed["all"][:2] == ["", 1180] and zoomed["b"][0] == "none", zoomed
+    assert out["reset_zoom_shown"] == "1" and out["reset_zoom_after"] == "0", out
+    assert reset[narrow] == ["", frames[narrow][0], ""] and reset["b"] == ["", frames["b"][0], "b"], reset
+    searched = dom(f"file://{svg}?s=%5Eb%24", tmp_path)
+    share = 100 * frames["b"][0] / frames["all"][0]
+    assert f"Matched: {share:.1f}%" in searched and "Reset Search" in searched, searched[-600:]
+    assert re.search(r'data-n="b".*?fill="rgb\(230,0,230\)"', searched, re.S)
+    img = screenshot(f"{svg}?s=%5Eb%24", tmp_path, (1200, 180))
+    assert (230, 0, 230) in colours(img), "the match drawn in the search's colour"
+
+
 def test_interval_plot_renders(card, tmp_path):
     """One panel and y-axis per event, in events/s with a unit each (a rare event is not flat
     under a frequent one), human ticks (10, 0.2, not 25.000M), the last partial interval marked
