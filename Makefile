@@ -61,7 +61,7 @@ KCFLAGS += -I. -Iinclude -I$(BUILD)/gen -DPMUOS_VERSION='"$(VERSION)"'
 # Ordinary link of a static, non-PIE image at the addresses in linker.ld.
 KLDFLAGS = -nostdlib -static -no-pie -z max-page-size=0x1000 -z noexecstack -Wl,--build-id=none -T linker.ld
 
-# Layers, lowest first (README "Layout"; tests/system/test_layers.py checks
+# Layers, lowest first (docs/layout.md; tests/system/test_layers.py checks
 # that no file includes a higher one). Both platforms are linked; init/main.c
 # chooses (platform/platform.h).
 KSRC := $(wildcard lib/*.c arch/*.S arch/*.c apic/*.c kernel/*.S kernel/*.c platform/*.c platform/pc/*.c platform/knc/*.c \

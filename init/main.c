@@ -1,6 +1,6 @@
 /*
  * kernel_main: the BSP's path from either boot entry (boot/entry.S) to the
- * shell. The top of the layers (README "Layout"): it wires the platform,
+ * shell. The top of the layers (docs/layout.md): it wires the platform,
  * the core, the PMU and the mailbox together in order. APs join in ap_main
  * (kernel/smp.c).
  */

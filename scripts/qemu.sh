@@ -69,7 +69,7 @@
 #           docs/design.md §11 "The QEMU pmuos runs")
 # Arguments after the environment are passed to QEMU unchanged.
 set -eu
-umask 077 # what is made for the card is this user's only (README "The card's files")
+umask 077 # what is made for the card is this user's only (docs/run.md "The card's files")
 
 die() { echo "qemu.sh: $*" >&2; exit 2; }
 
@@ -212,7 +212,7 @@ fi
 # The card's files in /dev/shm (its name, mailbox, plugin page, RAM, doorbell
 # socket) are scripts/card-keeper.py's: it refuses a second card of this
 # name, creates them this user's only (0600) and removes them when QEMU
-# ends, however it ends (README "The card's files"). Its options, gathered
+# ends, however it ends (docs/run.md "The card's files"). Its options, gathered
 # below: KEEP.
 KEEP=""
 # The mailbox: shared memory the host maps (docs/design.md §7), a power of two.

@@ -1,4 +1,4 @@
-"""The card's source tree is layered (README "Layout"): a file includes files
+"""The card's source tree is layered (docs/layout.md): a file includes files
 of its own directory, of lower layers, include/ and lib/, never of a higher
 layer or of a sibling at its own layer, so the arrows between folders run one
 way. This reads every #include of every card-side file (.c, .h, .S) and
