@@ -191,9 +191,11 @@ void shell_run(void)
 				r = line_feed(&editor, c);
 				continue;
 			}
+			/* A host line on a line of its own, then the prompt and what was being typed, as readline redraws */
+			if (editor.len)
+				kprintf("\n");
 			run_host_line();
-			if (editor.len) /* back to what was being typed */
-				kprintf(SHELL_PROMPT "%.*s", (int)editor.len, editor.buf);
+			kprintf(SHELL_PROMPT "%.*s", (int)editor.len, editor.buf);
 		}
 		if (r != LINE_DONE)
 			continue;

@@ -272,6 +272,7 @@ def test_reset_init_keeps_and_warm_clears_the_pmu(fresh_card):
 
     subprocess.run([PMUCTL, "--card", card.name, "console"], input="pmu set 2 0 INSTRUCTIONS_EXECUTED:k\n",
                    capture_output=True, text=True, timeout=60, check=True)
+    card.sync()  # past the prompt the serial console shows again after the host's line
     p = pmuctl(card, "reset", "--init", "2")
     assert p.returncode == 0 and "CPU 2 back after INIT; PMU state kept as found: EvtSel0=0x520016" in p.stdout
     assert regs1(card.cmd("pmu regs 2")) == 0x520016
@@ -392,6 +393,23 @@ def stopped_lock_holder(card):
             return p
         os.kill(p.pid, signal.SIGCONT)
     raise AssertionError("pmuctl ping was never caught holding the host lock")
+
+
+def test_a_host_line_does_not_glue_onto_what_is_being_typed(card):
+    """Half a line typed at the serial console when a host line runs: the host's line on a line of
+    its own, then the prompt with the half line again, which the typist finishes (it ran glued on:
+    `pmuos> ru(host) echo hi`)."""
+    card.sync()
+    card.send_raw(b"ec")
+    card.child.expect_exact("ec")
+    p = subprocess.run([PMUCTL, "--card", card.name, "console"], input="echo from-the-host\n",
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "from-the-host" in p.stdout, p.stderr
+    card.child.expect_exact("pmuos> ec", timeout=30)
+    assert card.child.before.replace("\r\n", "\n") == "\n(host) echo from-the-host\nfrom-the-host\n", card.child.before
+    card.send_raw(b"ho typed\r")
+    card.child.expect_exact("\r\ntyped\r\n")
+    card.sync()
 
 
 def test_console_refuses_a_line_longer_than_the_shell_takes(card):
