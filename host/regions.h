@@ -1,13 +1,13 @@
 /*
  * `pmuctl stat`'s named regions (likwid's marker API, `likwid-perfctr -m`):
  * the lines a program's pmu_region_begin/end write at its exit (user/regions.c:
- * "region NAME: calls N, counter0 V|sampling, counter1 V|sampling[ (still
- * open)]"), taken out of its output and added up over its ranks, then
+ * "region NAME: calls N, counter0 V|sampling, counter1 V|sampling, tsc D[
+ * (still open)]"), taken out of its output and added up over its ranks, then
  * printed per region with the events' names, calls and the -M groups'
  * metrics in stat's three formats. The counts are RDPMC deltas of the two
  * counters while the events stay on them; while they take turns
  * (multiplexing) the line holds the kernel's totals per event instead
- * ("region NAME: calls N, enabled T, events V/R V/R ...[ (still open)]"),
+ * ("region NAME: calls N, enabled T, events V/R V/R ..., tsc D[ (still open)]"),
  * scaled here by T / R as stat scales its totals.
  */
 #ifndef HOST_REGIONS_H
@@ -25,6 +25,7 @@
 struct region_total {
 	char name[64];
 	uint64_t calls, count[2];
+	uint64_t ticks;  /* TSC ticks the calls took, 0 if the line has none */
 	int sampling[2]; /* the counter sampled in the region: its count is unknown */
 	int open;        /* a begin without its end at exit */
 	/* the events took turns: nev events, each value[e] in running[e] of `enabled` TSC ticks */
@@ -38,8 +39,12 @@ struct region_total {
  */
 int region_parse(const char *line, size_t len, struct region_total *r);
 
-/* Output hook (host/rings.h): a region line is kept (added to its name's totals) and not printed. Returns 1 then. */
-int regions_take_line(const char *line, size_t len);
+/*
+ * Output hook (host/rings.h): a region line of a task on CPU `cpu` is kept
+ * (added to its name's totals, and to that CPU's for -A) and not printed.
+ * Returns 1 then.
+ */
+int regions_take_line(const char *line, size_t len, uint32_t cpu);
 
 /*
  * After stat's totals: one table per region kept (with -x, lines that start

@@ -27,13 +27,13 @@ void console_drain(struct card *c, uint64_t *from, FILE *out)
 	fflush(out);
 }
 
-int (*output_line_hook)(const char *line, size_t len);
+int (*output_line_hook)(const char *line, size_t len, uint32_t cpu);
 
 static void out_flush(struct task_out *o, FILE *out)
 {
 	if (!o->len)
 		return;
-	if (output_line_hook && output_line_hook(o->line, o->len)) {
+	if (output_line_hook && output_line_hook(o->line, o->len, o->cpu)) {
 		o->len = 0;
 		return;
 	}
@@ -83,7 +83,7 @@ void outputs_drain(struct card *c, struct outputs *o, const struct mbox_response
 			if (o->n == (int)(sizeof(o->t) / sizeof(o->t[0])))
 				continue;
 			o->t[o->n++] = (struct task_out){ .task = t[i].id, .ring = t[i].output_ring, .rank = t[i].rank,
-							  .nranks = n };
+							  .cpu = t[i].cpu, .nranks = n };
 		}
 		out_drain(c, &o->t[k], out);
 		if (last)

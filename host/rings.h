@@ -19,7 +19,7 @@ void console_drain(struct card *c, uint64_t *from, FILE *out);
 
 /* A task's output as pmuctl reads it: whole lines, "[rank N] " first when there are several. */
 struct task_out {
-	uint32_t task, ring, rank, nranks;
+	uint32_t task, ring, rank, nranks, cpu;
 	uint64_t pos;     /* bytes of the ring consumed */
 	char line[512];
 	size_t len;
@@ -33,9 +33,10 @@ struct outputs {
 
 /*
  * If set, each whole line of a task's output goes to it first (len bytes,
- * '\n' included); returning 1 means taken: outputs_drain does not print it.
+ * '\n' included, and the CPU the task ran on); returning 1 means taken:
+ * outputs_drain does not print it.
  */
-extern int (*output_line_hook)(const char *line, size_t len);
+extern int (*output_line_hook)(const char *line, size_t len, uint32_t cpu);
 
 /*
  * Writes to `out` what the tasks of a STATUS answer `r` (checked by

@@ -20,10 +20,12 @@
  * The report is one line per region, read by people and by `pmuctl stat`
  * (host/regions.c), each counter named by its event (SYS_PMU_EVENT_NAMES, asked
  * once with the counts), or counterK if it has none:
- *   region NAME: calls N, EVENT0 V|sampling, EVENT1 V|sampling[ (still open)]
- *   region NAME: calls N, enabled T, events V/R V/R ...[ (still open)]
+ *   region NAME: calls N, EVENT0 V|sampling, EVENT1 V|sampling, tsc D[ (still open)]
+ *   region NAME: calls N, enabled T, events V/R V/R ..., tsc D[ (still open)]
  * the second while the events take turns: V events in R TSC ticks on a
- * counter of T the region ran, per event in the order of the list.
+ * counter of T the region ran, per event in the order of the list. D is
+ * the TSC ticks the calls took (likwid's RDTSC runtime): read before the
+ * counters at begin and after them at end, so it costs the counts nothing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +39,7 @@
 struct region {
 	const char *name;
 	uint64_t calls, count[2], start[2];
+	uint64_t tsc0, ticks; /* RDTSC at the open call's begin; TSC ticks of the calls ended */
 	int open, sampled[2];
 	struct pmuos_counts from, sum; /* taking turns: at begin, and the deltas' totals */
 };
@@ -52,7 +55,7 @@ static void report_turns(const struct region *r)
 	       (unsigned long long)r->sum.enabled);
 	for (int e = 0; e < turns; e++)
 		printf(" %llu/%llu", (unsigned long long)r->sum.value[e], (unsigned long long)r->sum.running[e]);
-	printf("%s\n", r->open ? " (still open)" : "");
+	printf(", tsc %llu%s\n", (unsigned long long)r->ticks, r->open ? " (still open)" : "");
 }
 
 static void report(void)
@@ -74,7 +77,7 @@ static void report(void)
 			else
 				printf("%llu", (unsigned long long)r->count[k]);
 		}
-		printf("%s\n", r->open ? " (still open)" : "");
+		printf(", tsc %llu%s\n", (unsigned long long)r->ticks, r->open ? " (still open)" : "");
 	}
 }
 
@@ -114,6 +117,7 @@ void pmu_region_begin(const char *name)
 	if (!r)
 		return;
 	r->open = 1;
+	r->tsc0 = pmu_rdtsc();
 	if (turns) {
 		pmuos_pmu_counts(&r->from);
 		return;
@@ -128,9 +132,11 @@ static __attribute__((noinline)) void end_turns(const char *name)
 	struct pmuos_counts now;
 
 	pmuos_pmu_counts(&now);
+	uint64_t t = pmu_rdtsc();
 	struct region *r = find(name);
 	if (!r || !r->open)
 		return;
+	r->ticks += t - r->tsc0;
 	r->sum.enabled += now.enabled - r->from.enabled;
 	for (int e = 0; e < turns; e++) {
 		r->sum.value[e] += now.value[e] - r->from.value[e];
@@ -147,10 +153,12 @@ void pmu_region_end(const char *name)
 		return;
 	}
 	uint64_t c0 = pmu_rdpmc(0), c1 = pmu_rdpmc(1);
+	uint64_t t = pmu_rdtsc();
 	struct region *r = find(name);
 
 	if (!r || !r->open)
 		return;
+	r->ticks += t - r->tsc0;
 	r->sampled[0] |= sampling(r->start[0], c0);
 	r->sampled[1] |= sampling(r->start[1], c1);
 	r->count[0] += (c0 - r->start[0]) & CTR_MASK;

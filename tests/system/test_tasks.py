@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
     n = 1000
     want = sum(i * i for i in range(n))
     assert f"mine: sum of 1000 squares = {want} on CPU 2" in out
-    assert re.search(r"^region sum: calls 1, counter0 \d+, counter1 \d+$", out, re.M)
+    assert re.search(r"^region sum: calls 1, counter0 \d+, counter1 \d+, tsc \d+$", out, re.M)
     assert status(out) == f"exit status {want % 100}"
 
 

@@ -324,4 +324,4 @@ def test_the_shells_region_lines_name_their_events(card):
     lines = [l for l in out.splitlines() if l.startswith("region ")]
     assert sorted(l.split(":")[0][7:] for l in lines) == sorted(CALLS), out
     for l in lines:
-        assert re.fullmatch(r"region \w+: calls \d+, INSTRUCTIONS_EXECUTED:u \d+, counter1 \d+", l.strip()), out
+        assert re.fullmatch(r"region \w+: calls \d+, INSTRUCTIONS_EXECUTED:u \d+, counter1 \d+, tsc \d+", l.strip()), out

@@ -64,9 +64,9 @@ static void test_table_adds_ranks_and_names_events(void **state)
 {
 	(void)state;
 	const char *l = "region loop: calls 2, counter0 100, counter1 40\n";
-	assert_int_equal(regions_take_line(l, strlen(l)), 1);
-	assert_int_equal(regions_take_line(l, strlen(l)), 1); /* a second rank */
-	assert_int_equal(regions_take_line("hello\n", 6), 0);
+	assert_int_equal(regions_take_line(l, strlen(l), 1), 1);
+	assert_int_equal(regions_take_line(l, strlen(l), 1), 1); /* a second rank */
+	assert_int_equal(regions_take_line("hello\n", 6, 1), 0);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
@@ -106,8 +106,8 @@ static void test_json_and_mean_of_runs(void **state)
 {
 	(void)state;
 	const char *l = "region say \"hi\": calls 2, counter0 101, counter1 40\n";
-	assert_int_equal(regions_take_line(l, strlen(l)), 1);
-	assert_int_equal(regions_take_line(l, strlen(l)), 1); /* a second run */
+	assert_int_equal(regions_take_line(l, strlen(l), 1), 1);
+	assert_int_equal(regions_take_line(l, strlen(l), 1), 1); /* a second run */
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
@@ -157,7 +157,7 @@ static void test_turns_are_scaled_and_marked(void **state)
 {
 	(void)state;
 	const char *l = "region turns: calls 1, enabled 1000, events 300/500 0/0\n";
-	assert_int_equal(regions_take_line(l, strlen(l)), 1);
+	assert_int_equal(regions_take_line(l, strlen(l), 1), 1);
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&buf, &len);
@@ -181,6 +181,80 @@ static void test_turns_are_scaled_and_marked(void **state)
 	free(buf);
 }
 
+/* A stretch of the memory stream's text: from the first `from` to the next `to` (or the end). */
+static char *between(const char *buf, const char *from, const char *to)
+{
+	const char *a = strstr(buf, from), *b = a ? strstr(a + strlen(from), to) : NULL;
+
+	return a ? strndup(a, b ? (size_t)(b - a) : strlen(a)) : strdup("");
+}
+
+/*
+ * The calls' TSC ticks (", tsc D") as seconds at the card's rate, and with
+ * -A a table per CPU that ran the region besides the CPUs' total, in the
+ * table, -x and --json; --metric-only leaves the counts out of a region too.
+ */
+static void test_time_per_cpu_and_metric_only(void **state)
+{
+	struct region_total r;
+	(void)state;
+	assert_int_equal(parse("region w: calls 1, counter0 5, counter1 6, tsc 3000 (still open)\n", &r), 1);
+	assert_int_equal(r.ticks, 3000);
+	assert_int_equal(r.open, 1);
+	assert_int_equal(parse("region w: calls 1, enabled 5, events 1/2, tsc 77\n", &r), 1);
+	assert_int_equal(r.ticks, 77);
+	assert_int_equal(parse("region w: calls 1, counter0 5, counter1 6, tsc x\n", &r), 0);
+	assert_int_equal(parse("region w: calls 1, counter0 5, counter1 6, tsc 5 junk\n", &r), 0);
+	const char *one = "region work: calls 2, counter0 100, counter1 40, tsc 3000\n";
+	const char *two = "region work: calls 1, counter0 50, counter1 20, tsc 1000\n";
+	assert_int_equal(regions_take_line(one, strlen(one), 1), 1);
+	assert_int_equal(regions_take_line(two, strlen(two), 2), 1);
+	const char *names[] = { "CPU_CLK_UNHALTED", "INSTRUCTIONS_EXECUTED" };
+	const struct metric_group *g[] = { metric_group_find("CPI") };
+	int on[2] = { 1, 0 };
+	char *buf = NULL, *part;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct stat_format f = { .out = out, .table = out, .tsc_hz = 1000, .per_cpu = 1 };
+	regions_print(&f, names, 2, on, NULL, NULL, g, 1, false);
+	fclose(out);
+	assert_non_null(strstr(buf, " Region 'work': 3 calls, 4.000000000 s\n"));
+	part = between(buf, " Region 'work' on CPU 1: 2 calls, 3.000000000 s\n", " Region");
+	assert_non_null(strstr(part, "                 100      INSTRUCTIONS_EXECUTED\n"));
+	assert_non_null(strstr(part, "                 0.4      CPI "));
+	free(part);
+	part = between(buf, " Region 'work' on CPU 2: 1 call, 1.000000000 s\n", " Region");
+	assert_non_null(strstr(part, "                  50      INSTRUCTIONS_EXECUTED\n"));
+	assert_null(strstr(part, "100"));
+	free(part);
+	free(buf);
+	out = open_memstream(&buf, &len);
+	f = (struct stat_format){ .out = out, .table = out, .sep = ",", .tsc_hz = 1000, .per_cpu = 1 };
+	regions_print(&f, names, 2, on, NULL, NULL, NULL, 0, false);
+	fclose(out);
+	assert_non_null(strstr(buf, "\nwork,3,,calls\nwork,4.000000000,s,time\nwork,150,,INSTRUCTIONS_EXECUTED\n"));
+	assert_non_null(strstr(buf, "\nCPU2,work,1,,calls\nCPU2,work,1.000000000,s,time\nCPU2,work,50,,INSTRUCTIONS_EXECUTED\n"
+				    "CPU2,work,20,,CPU_CLK_UNHALTED\n"));
+	free(buf);
+	out = open_memstream(&buf, &len);
+	f = (struct stat_format){ .out = out, .table = out, .json = 1, .tsc_hz = 1000, .per_cpu = 1 };
+	regions_print(&f, names, 2, on, NULL, NULL, g, 1, false);
+	fclose(out);
+	assert_non_null(strstr(buf, "{ \"region\": \"work\", \"cpu\": \"1\", \"calls\": 2, \"seconds\": 3.000000000, "));
+	free(buf);
+	out = open_memstream(&buf, &len);
+	f = (struct stat_format){ .out = out, .table = out, .tsc_hz = 1000, .metric_only = 1 };
+	regions_print(&f, names, 2, on, NULL, NULL, g, 1, false);
+	fclose(out);
+	part = between(buf, " Region 'work': 3 calls, 4.000000000 s\n", " Region");
+	assert_null(strstr(part, "INSTRUCTIONS_EXECUTED"));
+	assert_non_null(strstr(part, "cycles/instruction CPI"));
+	assert_non_null(strstr(part, "0.4"));
+	assert_null(strstr(buf, "on CPU"));
+	free(part);
+	free(buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -190,6 +264,7 @@ int main(void)
 		cmocka_unit_test(test_json_and_mean_of_runs),
 		cmocka_unit_test(test_parse_turns),
 		cmocka_unit_test(test_turns_are_scaled_and_marked),
+		cmocka_unit_test(test_time_per_cpu_and_metric_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
