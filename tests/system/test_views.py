@@ -39,12 +39,12 @@ def pmuctl(card, *args):
 
 
 def csv_regions(out):
-    """{region: {event or 'calls': count}} from stat -x , lines of regions."""
+    """{region: {event or 'calls': count, 'time': seconds}} from stat -x , lines of regions."""
     regions = {}
     for line in out.splitlines():
         f = line.split(",")
         if len(f) == 4 and f[0] in CALLS:
-            regions.setdefault(f[0], {})[f[3]] = int(f[1])
+            regions.setdefault(f[0], {})[f[3]] = float(f[1]) if f[3] == "time" else int(f[1])
     return regions
 
 
@@ -53,6 +53,7 @@ def test_regions_equal_spflt_counts_of_the_same_work(card):
     assert "region " not in p.stdout  # taken out of the program's output
     regions = csv_regions(p.stderr)  # perf's place for -x
     assert {r: regions[r]["calls"] for r in regions} == CALLS, p.stderr
+    assert all(regions[r]["time"] > 0 for r in CALLS), regions  # the calls' TSC time
     spflt = {}
     for r in CALLS:
         q = pmuctl(card, "stat", "--spflt", "-x", ",", "-e", ",".join(EVENTS), "--", PROG, "spflt", r)
@@ -64,6 +65,24 @@ def test_regions_equal_spflt_counts_of_the_same_work(card):
         for r in ("sum", "mix"):
             assert regions[r][ev] == spflt[r][ev] + CALLS[r] * marker, (r, ev, regions, spflt)
     assert spflt["sum"]["DATA_READ:u"] >= 3 * 4096  # sum_words' loads
+
+
+def test_regions_per_cpu_and_metric_only(card):
+    """-A: besides the total, a table per CPU that ran the region (likwid's region per thread),
+    whose counts add up to it; --metric-only: a region's metrics alone, as the run's."""
+    p = pmuctl(card, "stat", "-A", "-C", "1-2", "-x", ",", "-e", ",".join(EVENTS), "--", PROG)
+    rows = [l.split(",") for l in p.stderr.splitlines()]
+    total = {r[3]: int(r[1]) for r in rows if len(r) == 4 and r[0] == "sum" and r[3] != "time"}
+    cpus = {}
+    for r in rows:
+        if len(r) == 5 and r[1] == "sum" and r[4] != "time":
+            cpus.setdefault(r[0], {})[r[4]] = int(r[2])
+    assert sorted(cpus) == ["CPU1", "CPU2"] and total["calls"] == 2 * CALLS["sum"], (total, cpus)
+    for k in total:
+        assert total[k] == cpus["CPU1"][k] + cpus["CPU2"][k], (k, total, cpus)
+    t = pmuctl(card, "stat", "--metric-only", "-M", "CPI", "--", PROG).stderr
+    part = t.split(" Region 'sum'")[1].split(" Region 'mix'")[0]
+    assert "cycles/instruction CPI" in part and "INSTRUCTIONS_EXECUTED" not in part, part
 
 
 def test_region_table_names_events_calls_and_metrics(card):
