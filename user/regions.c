@@ -25,7 +25,10 @@
  * the second while the events take turns: V events in R TSC ticks on a
  * counter of T the region ran, per event in the order of the list. D is
  * the TSC ticks the calls took (likwid's RDTSC runtime): read before the
- * counters at begin and after them at end, so it costs the counts nothing.
+ * counters at begin and after them at end, so it costs the counts nothing,
+ * and written in 20 digits, leading zeros and all, so that the report's own
+ * instructions do not depend on the time it reports (a count's digits
+ * would: the same program on 1 CPU and on 3 at once would differ).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +52,26 @@ static int nregions, registered;
 static int turns; /* the events taking turns, 0: RDPMC (asked at the first region) */
 static struct pmuos_events events; /* the counters' events' names (asked at the first region) */
 
+/* v in 20 decimal digits into buf (21 bytes): the same instructions for every v. */
+static const char *digits20(uint64_t v, char *buf)
+{
+	for (int i = 19; i >= 0; i--) {
+		buf[i] = '0' + v % 10;
+		v /= 10;
+	}
+	buf[20] = 0;
+	return buf;
+}
+
 static void report_turns(const struct region *r)
 {
 	printf("region %s: calls %llu, enabled %llu, events", r->name, (unsigned long long)r->calls,
 	       (unsigned long long)r->sum.enabled);
 	for (int e = 0; e < turns; e++)
 		printf(" %llu/%llu", (unsigned long long)r->sum.value[e], (unsigned long long)r->sum.running[e]);
-	printf(", tsc %llu%s\n", (unsigned long long)r->ticks, r->open ? " (still open)" : "");
+	char d[21];
+
+	printf(", tsc %s%s\n", digits20(r->ticks, d), r->open ? " (still open)" : "");
 }
 
 static void report(void)
@@ -77,7 +93,8 @@ static void report(void)
 			else
 				printf("%llu", (unsigned long long)r->count[k]);
 		}
-		printf(", tsc %llu%s\n", (unsigned long long)r->ticks, r->open ? " (still open)" : "");
+		char d[21];
+		printf(", tsc %s%s\n", digits20(r->ticks, d), r->open ? " (still open)" : "");
 	}
 }
 

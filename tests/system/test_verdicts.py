@@ -63,7 +63,8 @@ def pmu_mux(cpus, evtsels, slice_ms=4):
     line = f"pmu mux {cpus} " + ",".join(f"r{e:x}" for e in evtsels) + f" slice={slice_ms}"
     # The wire list holds 8; nev says how many were given, and the PMU judges that.
     wire = (list(evtsels) + [0] * 8)[:8]
-    return line, "MBOX_OP_PMU_MUX", cpus_of(cpus), struct.pack("<II8I", len(evtsels), slice_ms * 1000, *wire)
+    # struct mbox_pmu_mux: nev, slice_us, evtsel[8], paired (no groups: the shell's mux has none)
+    return line, "MBOX_OP_PMU_MUX", cpus_of(cpus), struct.pack("<II8II", len(evtsels), slice_ms * 1000, *wire, 0)
 
 
 def pmu_spflt(cpus, mode):
