@@ -97,6 +97,18 @@ static void stat_print_all(struct stat_count (*then)[CPUSET_MAX], double t)
 		metrics_print(&st.fmt, st.groups, st.ngroups, mc, st.nev, t);
 }
 
+/* The core of each CPU (struct mbox_info.core), from the card's INFO answer; exits naming a failed call. */
+static const uint16_t *card_cores(struct card *c)
+{
+	static struct mbox_info info;
+	int rc = call(c, MBOX_OP_INFO, NULL, NULL, 0, &resp);
+
+	if (rc != MBOX_OK)
+		die_status(c, "info", rc);
+	memcpy(&info, resp.payload, sizeof(info));
+	return info.core;
+}
+
 /* One event of -e's list, by name: exits with status 2 when the list is full. */
 static void add_event(char *e)
 {
@@ -357,7 +369,7 @@ static int stat_run_once(struct card *c, const struct cpuset *set, char **prog, 
 	return status;
 }
 
-enum { OPT_SPFLT = 256, OPT_JSON, OPT_MUX, OPT_METRIC_ONLY, OPT_PLOT };
+enum { OPT_SPFLT = 256, OPT_JSON, OPT_MUX, OPT_METRIC_ONLY, OPT_PLOT, OPT_PER_CORE };
 
 /*
  * Without -e: perf stat's first two hardware events, one on each counter, so
@@ -383,6 +395,8 @@ const struct cli_opt stat_opts[] = {
 	{ "json", OPT_JSON, NULL, "perf's JSON layout on stderr, one object per event and CPU" },
 	{ "repeat", 'r', "N", "run the program N times: the mean counts, each with perf's +- spread", 1, 1000 },
 	{ "per-cpu", 'A', NULL, "a count per CPU instead of their sum (table and -x)" },
+	{ "per-core", OPT_PER_CORE, NULL, "a count per core (the threads of one core summed, perf's S0-D0-Cn) instead of "
+	  "their sum" },
 	{ "metric-only", OPT_METRIC_ONLY, NULL, "with -M: only the metrics, in columns" },
 	{ "plot", OPT_PLOT, "FILE", "with -I: each event's rate over time in a panel of its own (a line per CPU with -A), an SVG drawn by gnuplot" },
 	{ 0 },
@@ -399,7 +413,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 {
 	const char *metrics = NULL, *cpus = NULL, *output = NULL;
 	char *events = NULL, all[32];
-	int spflt = 0, mux_ms = 4, runs = 1, all_cpus = 0, o;
+	int spflt = 0, mux_ms = 4, runs = 1, all_cpus = 0, per_core = 0, o;
 	struct cpuset set;
 
 	if (stat_lists_metrics(argc, argv)) {
@@ -433,6 +447,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		case 'A': st.fmt.per_cpu = 1; break;
 		case OPT_METRIC_ONLY: st.fmt.metric_only = 1; break;
 		case OPT_PLOT: st.plot = optarg; break;
+		case OPT_PER_CORE: per_core = 1; break;
 		}
 	}
 	if (runs > 1 && st.interval_ms) {
@@ -451,6 +466,10 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	}
 	if (!events && !metrics)
 		events = strdup(DEFAULT_EVENTS);
+	if (per_core && st.fmt.per_cpu) {
+		fprintf(stderr, "pmuctl: -A and --per-core together: give one (a line per CPU, or per core)\n");
+		return 2;
+	}
 	if (st.plot && !st.interval_ms) {
 		fprintf(stderr, "pmuctl: --plot %s draws the counts over time: give -I MS too\n", st.plot);
 		return 2;
@@ -476,6 +495,8 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		return 2;
 	}
 	st.set = &set;
+	if (per_core)
+		st.fmt.core = card_cores(c);
 	for (uint32_t cpu = 0; st.fmt.per_cpu && cpu < CPUSET_MAX; cpu++)
 		if (cpuset_has(&set, cpu))
 			st.plot_cpus[st.plot_ncpu++] = cpu;

@@ -95,11 +95,14 @@ void stat_json_end(const struct stat_format *f, struct json_object *o)
 	json_object_put(o);
 }
 
-/* --json: one object per CPU, perf's keys and value types plus "cpu". */
-static void print_json(const struct stat_format *f, const char *name, int counted, uint32_t cpu,
+/*
+ * --json: one object per CPU, perf's keys and value types plus "cpu"; with
+ * --per-core one per core, perf's "core" and "aggregate-number" (nr > 0).
+ */
+static void print_json(const struct stat_format *f, const char *name, int counted, const char *who, int nr,
 		       const struct stat_count *d, double t)
 {
-	char val[40], cpu_text[12];
+	char val[40];
 	struct json_object *o = stat_json_start(t);
 
 	if (!counted)
@@ -108,8 +111,9 @@ static void print_json(const struct stat_format *f, const char *name, int counte
 		snprintf(val, sizeof(val), "<not counted>");
 	else
 		snprintf(val, sizeof(val), "%.6f", stat_scale(d));
-	snprintf(cpu_text, sizeof(cpu_text), "%u", cpu);
-	json_add_str(o, "cpu", cpu_text);
+	json_add_str(o, nr ? "core" : "cpu", who);
+	if (nr)
+		json_object_object_add(o, "aggregate-number", json_object_new_int(nr));
 	json_add_str(o, "counter-value", val);
 	json_add_str(o, "unit", "");
 	json_add_str(o, "event", name);
@@ -156,20 +160,62 @@ static void print_line(const struct stat_format *f, const char *name, int counte
 	fprintf(f->table, "\n");
 }
 
+/* --per-core: a line per core that has CPUs in `set`, cores in ascending order, perf's S0-D0-Cn and CPU count. */
+static void print_per_core(const struct stat_format *f, const char *name, int counted, const struct cpuset *set,
+			   const struct stat_count *now, const struct stat_count *then, double t, const char *ts)
+{
+	uint32_t next = 0;
+
+	for (;;) {
+		uint32_t core = UINT32_MAX;
+		for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++) /* the lowest core at or past `next` */
+			if (cpuset_has(set, cpu) && f->core[cpu] >= next && f->core[cpu] < core)
+				core = f->core[cpu];
+		if (core == UINT32_MAX)
+			return;
+		struct cpuset mine = { 0 };
+		int nr = 0;
+		for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++)
+			if (cpuset_has(set, cpu) && f->core[cpu] == core) {
+				cpuset_add(&mine, cpu);
+				nr++;
+			}
+		struct stat_count sum = stat_sum(&mine, now, then);
+		char id[24], who[48];
+		snprintf(id, sizeof(id), "S0-D0-C%u", core);
+		if (f->json) {
+			print_json(f, name, counted, id, nr, &sum, t);
+		} else {
+			if (f->sep)
+				snprintf(who, sizeof(who), "%s%s%d", id, f->sep, nr);
+			else
+				snprintf(who, sizeof(who), "%-12s%4d", id, nr);
+			print_line(f, name, counted, &sum, ts, who);
+		}
+		next = core + 1;
+	}
+}
+
 void stat_print(const struct stat_format *f, const char *name, int counted, const struct cpuset *set,
 		const struct stat_count *now, const struct stat_count *then, double t)
 {
 	char ts[32], cpu_text[16];
 
 	stat_interval_text(f, t, ts);
+	if (f->core) {
+		print_per_core(f, name, counted, set, now, then, t, ts);
+		return;
+	}
 	for (uint32_t cpu = 0; (f->json || f->per_cpu) && cpu < CPUSET_MAX; cpu++)
 		if (cpuset_has(set, cpu)) {
 			struct stat_count d = since(now, then, cpu);
+			snprintf(cpu_text, sizeof(cpu_text), "%u", cpu);
+			if (f->json) {
+				print_json(f, name, counted, cpu_text, 0, &d, t);
+				continue;
+			}
 			snprintf(cpu_text, sizeof(cpu_text), "CPU%u", cpu);
-			if (f->json)
-				print_json(f, name, counted, cpu, &d, t);
-			else
-				print_line(f, name, counted, &d, ts, cpu_text);
+			print_line(f, name, counted, &d, ts, cpu_text);
 		}
 	if (!f->json && !f->per_cpu) {
 		struct stat_count sum = stat_sum(set, now, then);

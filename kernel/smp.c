@@ -50,6 +50,26 @@ static struct mtrr_state bsp_mtrrs; /* what the BSP's MTRRs hold, for each AP to
 
 uint32_t smp_threads_per_core(void) { return threads_per_core; }
 
+/* The APIC ID's thread field: the bits that number threads_per_core threads (a power of two). */
+static uint32_t thread_bits(void)
+{
+	uint32_t shift = 0;
+
+	while ((1u << shift) < threads_per_core)
+		shift++;
+	return shift;
+}
+
+uint32_t smp_core_of(uint32_t cpu)
+{
+	return cpu < cpu_count ? cpu_table[cpu]->apic_id >> thread_bits() : UINT32_MAX;
+}
+
+uint32_t smp_thread_of(uint32_t cpu)
+{
+	return cpu < cpu_count ? cpu_table[cpu]->apic_id & ((1u << thread_bits()) - 1) : UINT32_MAX;
+}
+
 uint32_t smp_online_count(void)
 {
 	uint32_t n = 0;

@@ -32,6 +32,14 @@ void smp_init(const uint32_t *apic_ids, uint32_t n, uint64_t page, bool one_at_a
 uint32_t smp_online_count(void);
 /* Threads per core (from CPUID: cpuid_threads_per_core), for core/thread numbering. */
 uint32_t smp_threads_per_core(void);
+/*
+ * CPU `cpu`'s core and its thread in the core: its APIC ID's fields, the
+ * thread in the low bits that number smp_threads_per_core() threads (on a
+ * card, APIC ID = core * 4 + thread: arch/x86.h cpuid_threads_per_core).
+ * UINT32_MAX for a CPU the card does not have.
+ */
+uint32_t smp_core_of(uint32_t cpu);
+uint32_t smp_thread_of(uint32_t cpu);
 
 /*
  * Runs fn(arg) on `cpu` in its interrupt context (interrupts off). With

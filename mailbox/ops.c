@@ -19,6 +19,8 @@ static void info(struct mbox_info *out)
 	out->capabilities = mbox_capabilities();
 	strlcpy(out->backend, pmu_backend_name(), sizeof(out->backend));
 	strlcpy(out->kernel_version, PMUOS_VERSION, sizeof(out->kernel_version));
+	for (uint32_t i = 0; i < ARRAY_SIZE(out->core); i++)
+		out->core[i] = i < cpu_count ? (uint16_t)smp_core_of(i) : 0xffff;
 }
 
 static struct pmu_result control(const struct cpuset *set, uint16_t opcode)

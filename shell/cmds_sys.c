@@ -30,15 +30,11 @@ SHELL_COMMAND(version, "version", "", "kernel version and boot path", 0, 0, cmd_
 
 static int cmd_cpus(int argc, char **argv)
 {
-	uint32_t tpc = smp_threads_per_core(), shift = 0;
-
-	while ((1u << shift) < tpc)
-		shift++;
 	kprintf("CPU  APIC  CORE  THREAD  STATE\n");
 	for (uint32_t i = 0; i < cpu_count; i++) {
 		const struct percpu *p = cpu_table[i];
-		kprintf("%3u  %4u  %4u  %6u  %s", i, p->apic_id, p->apic_id >> shift,
-			p->apic_id & ((1u << shift) - 1), cpu_state_name(p->state));
+		kprintf("%3u  %4u  %4u  %6u  %s", i, p->apic_id, smp_core_of(i), smp_thread_of(i),
+			cpu_state_name(p->state));
 		if (p->state == CPU_ONLINE && !smp_cpu_answering(i))
 			kprintf(" (not answering IPIs: hung? 'cpu init %u' recovers it)", i);
 		if (p->state == CPU_FAULTED)

@@ -30,7 +30,7 @@
 #include <pmuos/sample.h>
 
 #define MBOX_MAGIC        0x584f424d554d50ULL /* "PMUMBOX" */
-#define MBOX_VERSION      6
+#define MBOX_VERSION      7
 #define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat at least this often */
 #define MBOX_MIN_SIZE     (1u << 20)
 /*
@@ -193,6 +193,12 @@ struct mbox_info {
 	uint64_t capabilities;
 	char backend[16];
 	char kernel_version[16];
+	/*
+	 * core[i]: the core of CPU i (its APIC ID's core field, as the shell's
+	 * `cpus` shows it), for i < cpu_count; 0xffff past it. Threads of one
+	 * core share its L1, L2 and issue slots (perf's --per-core sums them).
+	 */
+	uint16_t core[MBOX_CPUSET_WORDS * 64];
 };
 
 struct mbox_pmu_config {

@@ -58,6 +58,25 @@ def total(p, event):
 RANK_EVENTS = "INSTRUCTIONS_EXECUTED:u,DATA_READ:u"
 
 
+def test_per_core_sums_each_cores_threads(card):
+    """perf's --per-core on 8 threads, 2 cores of 4 (the shell's `cpus` says which): CPUs 1-3 sum to
+    core 0 and 4-7 to core 1, each line the sum of its CPUs' per-thread counts (each CPU counts its own
+    instructions exactly, so both runs give the same)."""
+    cores = {}
+    for m in re.finditer(r"^\s*(\d+)\s+\d+\s+(\d+)\s+\d+\s+online", card.cmd("cpus"), re.M):
+        cores.setdefault(int(m[2]), []).append(int(m[1]))
+    assert cores == {0: [0, 1, 2, 3], 1: [4, 5, 6, 7]}, cores
+    args = ("-C", "1-7", "-e", "INSTRUCTIONS_EXECUTED:u", "--", STEADY, "200")
+    each = per_cpu(pmuctl(card, "stat", "-A", *args))
+    p = pmuctl(card, "stat", "--per-core", *args)
+    rows = re.findall(r"^S0-D0-C(\d+)\s+(\d+)\s+([\d,]+)\s+INSTRUCTIONS_EXECUTED:u$", p.stderr, re.M)
+    want = [(core, len([c for c in cpus if c]), sum(each[(c, "INSTRUCTIONS_EXECUTED:u")] for c in cpus if c))
+            for core, cpus in sorted(cores.items())]
+    assert [(int(c), int(n), int(v.replace(",", ""))) for c, n, v in rows] == want, p.stderr
+    p = subprocess.run([PMUCTL, "--card", card.name, "stat", "--per-core", "-A", *args], capture_output=True, text=True)
+    assert p.returncode == 2 and "-A and --per-core together" in p.stderr, p.stderr
+
+
 def rank_miscounts(card, last):
     """`calib rank` on CPUs 1 to `last` at once: {(cpu, event): (counted, exact)} of every
     count that is not its CPU's own region's, exactly (CPU c: 3N + 1 instructions, N reads,

@@ -297,6 +297,49 @@ static void test_per_cpu_lines(void **state)
 	print_opts(",", 0, 1, 1, 0, "CPU1,1234,," EV ",10,100.00\nCPU2,5,," EV ",10,100.00\n", "");
 }
 
+/*
+ * --per-core: the threads of each core summed, cores in ascending order
+ * whatever the CPUs' order, perf's S0-D0-Cn and the count of CPUs summed,
+ * in the table, -x and --json; CPUs outside the set count nowhere.
+ */
+static void test_per_core_lines(void **state)
+{
+	(void)state;
+	uint16_t core[CPUSET_MAX];
+	struct cpuset set = { 0 };
+	struct printed p;
+
+	for (int i = 0; i < CPUSET_MAX; i++)
+		core[i] = 0xffff;
+	core[1] = core[2] = 5; /* a card numbers its cores by APIC ID: CPU 1's core need not be 0 */
+	core[3] = core[4] = 1;
+	cpuset_add(&set, 1);
+	cpuset_add(&set, 2);
+	cpuset_add(&set, 4); /* CPU 3 (core 1) is not in the set */
+	now[1] = (struct stat_count){ 100, 10, 10, false };
+	now[2] = (struct stat_count){ 20, 10, 10, false };
+	now[4] = (struct stat_count){ 3, 10, 10, false };
+	struct stat_format f = fmt(&p, NULL, 0, 1000000000);
+	f.core = core;
+	stat_print(&f, EV, 1, &set, now, NULL, -1);
+	done(&f);
+	check(&p, "", "S0-D0-C1       1                   3      " EV "\n"
+		      "S0-D0-C5       2                 120      " EV "\n");
+	f = fmt(&p, ",", 0, 1000000000);
+	f.core = core;
+	stat_print(&f, EV, 1, &set, now, NULL, -1);
+	done(&f);
+	check(&p, "S0-D0-C1,1,3,," EV ",10,100.00\nS0-D0-C5,2,120,," EV ",20,100.00\n", "");
+	f = fmt(&p, NULL, 1, 1000000000);
+	f.core = core;
+	stat_print(&f, EV, 1, &set, now, NULL, -1);
+	done(&f);
+	check(&p, "{ \"core\": \"S0-D0-C1\", \"aggregate-number\": 1, \"counter-value\": \"3.000000\", \"unit\": \"\", "
+		  "\"event\": \"" EV "\", \"event-runtime\": 10, \"pcnt-running\": 100.00 }\n"
+		  "{ \"core\": \"S0-D0-C5\", \"aggregate-number\": 2, \"counter-value\": \"120.000000\", \"unit\": \"\", "
+		  "\"event\": \"" EV "\", \"event-runtime\": 20, \"pcnt-running\": 100.00 }\n", "");
+}
+
 static void test_repeat_shows_perfs_spread(void **state)
 {
 	(void)state;
@@ -398,6 +441,7 @@ int main(void)
 		cmocka_unit_test_setup(test_csv_not_counted_and_not_supported, setup),
 		cmocka_unit_test_setup(test_csv_interval, setup),
 		cmocka_unit_test_setup(test_per_cpu_lines, setup),
+		cmocka_unit_test_setup(test_per_core_lines, setup),
 		cmocka_unit_test_setup(test_repeat_shows_perfs_spread, setup),
 		cmocka_unit_test_setup(test_json_one_object_per_cpu, setup),
 		cmocka_unit_test_setup(test_json_unrounded_and_not_supported, setup),
