@@ -136,7 +136,7 @@ def traced(g, mon, log):
 
 def breakdown():
     addrs, names, at = symbols()
-    loop = f"{at['pmu_region_1m']:#x}", f"{at['pmu_region_1m_end']:#x}"
+    loop = f"{at['pmu_calib_1m']:#x}", f"{at['pmu_calib_1m_end']:#x}"
     with tempfile.TemporaryDirectory() as d:
         mon, log = os.path.join(d, "mon"), os.path.join(d, "log")
         args = ["-monitor", f"unix:{mon},server,nowait", "-D", log,

@@ -15,7 +15,7 @@
 #include "plugin/bpred.h"
 #include "plugin/count.h"
 #include "plugin/decode.h"
-#include "plugin/knc.h"
+#include "plugin/isacheck.h"
 #include "plugin/memsys.h"
 #include "plugin/qemu_plugin_api.h"
 #include "plugin/tlb.h"
@@ -97,7 +97,7 @@ struct tb {
 	struct branch br;      /* br.kind BR_NONE: no branch at the end */
 	struct fetch *fetch;
 	struct slot *vec;      /* the nvec vector instructions' slots */
-	uint16_t nknc;         /* instructions the KNC report flags (plugin/knc.h) */
+	uint16_t nknc;         /* instructions the KNC report flags (plugin/isacheck.h) */
 	struct knc_hit { uint16_t idx; struct knc_site *site; } *knc;
 	/* for finding the same code when QEMU translates it again */
 	const void *haddr;

@@ -10,7 +10,7 @@
  *   verify=on   check every cached address translation against QEMU's (slow;
  *               the page's xlate_checks / xlate_mismatches show the result)
  *   knc=pc|on   report each instruction a KNC core lacks that QEMU runs anyway
- *               (plugin/knc.h; pc: all but port I/O); knc=off (default): none
+ *               (plugin/isacheck.h; pc: all but port I/O); knc=off (default): none
  *   knc_log=PATH  the report's lines also go to this file (truncated first)
  *   knc_ignore=LO-HI  code at [LO, HI) is not reported (up to 8 ranges)
  *   vcpu=translating  credit each block's callbacks to the vCPU that

@@ -18,8 +18,7 @@
 #include "arch/irq.h"
 #include "kernel/percpu.h"
 #include "arch/x86.h"
-
-extern void pmu_region_1m(void);
+#include "pmu/calib.h"
 
 /* Events into the loop at which the counter overflows; a sampling counter
  * reloaded with it overflows again only after the loop. */
@@ -41,7 +40,7 @@ static uint64_t loop_ticks(enum run run, bool lvt_masked)
 		apic_lvt_pc_set(VEC_PMI, true);
 	pmu_start(&me);
 	uint64_t t0 = rdtsc();
-	pmu_region_1m();
+	pmu_calib_1m();
 	uint64_t t1 = rdtsc();
 	pmu_stop(&me);
 	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_VALID);

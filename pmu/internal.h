@@ -11,7 +11,7 @@
 #include <pmuos/pmushare.h>
 #include <pmuos/sample.h>
 #include "pmu/backend.h"
-#include "pmu/model.h"
+#include "pmu/model_core.h"
 #include "pmu/share.h"
 #include "pmu/regs.h"
 #include "pmu/pmu.h"
@@ -112,7 +112,7 @@ static inline struct pmu_cpu *pmu_this(void)
 	return this_cpu()->pmu;
 }
 
-/* region.c: whether PERF_SPFLT_CONTROL value `spflt` makes a region; emul.c tells the hook of a change. */
+/* spflt.c: whether PERF_SPFLT_CONTROL value `spflt` makes a region; emul.c tells the hook of a change. */
 bool pmu_spflt_open(uint64_t spflt);
 void pmu_region_note(bool was_open, bool open);
 

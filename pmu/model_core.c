@@ -1,5 +1,5 @@
-/* Software model of the KNC core PMU; see pmu/model.h. Pure, unit-tested on the host. */
-#include "pmu/model.h"
+/* Software model of the KNC core PMU; see pmu/model_core.h. Pure, unit-tested on the host. */
+#include "pmu/model_core.h"
 #include "pmu/regs.h"
 
 bool model_counts_event(uint32_t evtsel)

@@ -21,6 +21,7 @@
 #include "kernel/task.h"
 #include "arch/sync.h"
 #include "arch/tsc.h"
+#include "pmu/calib.h"
 
 static bool counts_exact;
 
@@ -583,8 +584,6 @@ size_t pmu_samples(uint32_t cpu, struct pmu_sample *out, size_t max, uint64_t *o
 
 /* ---- exactness ---- */
 
-extern void pmu_region_empty(void), pmu_region_100(void);
-
 uint64_t pmu_count_region(void (*region)(void))
 {
 	uint64_t f = irq_save();
@@ -607,9 +606,9 @@ uint64_t pmu_count_region(void (*region)(void))
 
 void pmu_calibrate(void)
 {
-	uint64_t e1 = pmu_count_region(pmu_region_empty);
-	uint64_t h = pmu_count_region(pmu_region_100);
-	uint64_t e2 = pmu_count_region(pmu_region_empty);
+	uint64_t e1 = pmu_count_region(pmu_calib_empty);
+	uint64_t h = pmu_count_region(pmu_calib_100);
+	uint64_t e2 = pmu_count_region(pmu_calib_empty);
 
 	/* Exact when the same code always counts the same, and 100 more instructions count 100 more. */
 	counts_exact = e1 == e2 && h - e1 == 100;

@@ -190,7 +190,7 @@ void pmu_idle_exit(void);
 /*
  * Whether the calling CPU is inside a SPFLT region: a counter gated by
  * PERF_SPFLT_CONTROL and USER_PREF set by the task's SPFLT (327357-001
- * §1.4.3.4). pmu/region.c.
+ * §1.4.3.4). pmu/spflt.c.
  */
 bool pmu_region_open(void);
 /*

@@ -21,10 +21,7 @@
 #include "lib/lib.h"
 #include "kernel/percpu.h"
 #include "arch/x86.h"
-
-extern void pmu_region_empty(void), pmu_region_1(void), pmu_region_100(void);
-extern void pmu_region_1m(void);
-extern char pmu_region_1m_end[];
+#include "pmu/calib.h"
 
 #define SAMPLE_PERIOD 100000
 #define OVERFLOW_ROUNDS 10000
@@ -42,7 +39,7 @@ static void check(bool ok, const char *what)
 static void exact_counts(void)
 {
 	static const struct { void (*fn)(void); uint64_t k; } regions[] = {
-		{ pmu_region_1, 1 }, { pmu_region_100, 100 }, { pmu_region_1m, 1000000 },
+		{ pmu_calib_1, 1 }, { pmu_calib_100, 100 }, { pmu_calib_1m, 1000000 },
 	};
 	char line[96];
 
@@ -50,7 +47,7 @@ static void exact_counts(void)
 		kprintf("  skip exact counts: this backend's counts are not exact\n");
 		return;
 	}
-	uint64_t empty = pmu_count_region(pmu_region_empty);
+	uint64_t empty = pmu_count_region(pmu_calib_empty);
 	for (unsigned i = 0; i < 3; i++) {
 		uint64_t got = pmu_count_region(regions[i].fn) - empty;
 		snprintf(line, sizeof(line), "INSTRUCTIONS_EXECUTED:k over %lu instructions: %lu",
@@ -78,7 +75,7 @@ static void sampling(void)
 	pmu_configure(&me, 1, ev, 0);
 	pmu_clear(&me);
 	pmu_start(&me);
-	pmu_region_1m();
+	pmu_calib_1m();
 	pmu_stop(&me);
 	size_t n = pmu_samples(this_cpu()->cpu, s, 32, &overwritten);
 
@@ -89,14 +86,14 @@ static void sampling(void)
 		/* Counter 0 wrapped at every P-th event and has counted ctr[0] since (the reload keeps them). */
 		if (s[j].ctr[1] - s[j].ctr[0] != (j + 1) * SAMPLE_PERIOD)
 			bad_period++;
-		if (s[j].rip < (uint64_t)pmu_region_1m || s[j].rip >= (uint64_t)pmu_region_1m_end)
+		if (s[j].rip < (uint64_t)pmu_calib_1m || s[j].rip >= (uint64_t)pmu_calib_1m_end)
 			bad_rip++;
 	}
 	snprintf(line, sizeof(line), "each PMI after exactly %u events (counter 1 as reference): %lu of %lu",
 		 SAMPLE_PERIOD, n - bad_period, n);
 	check(n && !bad_period, line);
 	snprintf(line, sizeof(line), "sampled RIP inside the loop [%#lx, %#lx): %lu of %lu",
-		 (uint64_t)pmu_region_1m, (uint64_t)pmu_region_1m_end, n - bad_rip, n);
+		 (uint64_t)pmu_calib_1m, (uint64_t)pmu_calib_1m_end, n - bad_rip, n);
 	check(n && !bad_rip, line);
 }
 
@@ -123,7 +120,7 @@ static void overflows(void)
 		pmu_ops->wrmsr(MSR_KNC_PERFCTR1, KNC_CTR_MASK + 1 - OVERFLOW_AT - (r & 1));
 		pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, GLOBAL_CTR(0) | GLOBAL_CTR(1));
 		sti();
-		pmu_region_100();
+		pmu_calib_100();
 		cli();
 		pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
 		irq_restore(f);

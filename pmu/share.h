@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <pmuos/pmushare.h>
-#include "pmu/model.h"
+#include "pmu/model_core.h"
 #include "pmu/regs.h"
 #include "kernel/stamp.h"
 #include "arch/x86.h"

@@ -12,7 +12,7 @@
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics regions vm parse mailbox \
 		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu cpuid bootmmap place boot apic \
-		cardtext knc
+		cardtext isacheck
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -124,7 +124,7 @@ $(BUILD)/unit/test_bpred:   $(BUILD)/unit/obj/plugin/bpred.o $(BUILD)/unit/obj/p
 $(BUILD)/unit/test_decode:  $(BUILD)/unit/obj/plugin/decode.o
 $(BUILD)/unit/test_count:   $(BUILD)/unit/obj/plugin/count.o
 $(BUILD)/unit/test_memsys:  $(BUILD)/unit/obj/plugin/memsys.o $(BUILD)/unit/obj/plugin/sacache.o
-$(BUILD)/unit/test_knc:     $(BUILD)/unit/obj/plugin/knc.o
+$(BUILD)/unit/test_isacheck: $(BUILD)/unit/obj/plugin/isacheck.o
 
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm

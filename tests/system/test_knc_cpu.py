@@ -1,7 +1,7 @@
 """The strict simulated card (issue 22): scripts/qemu.sh CPU=knc is QEMU's
 CPU stripped to a KNC core's scalar ISA and CPUID (family 0x0B, maximum basic
 leaf 4). QEMU's TCG raises #UD for CMOV and SSE there; what it runs anyway
-(PAUSE, long NOPs, PREFETCH, MMX) the plugin reports (plugin/knc.c). The
+(PAUSE, long NOPs, PREFETCH, MMX) the plugin reports (plugin/isacheck.c). The
 kernel takes the model PMU backend (family 0x0B under a hypervisor: QEMU has
 no KNC PMU MSRs) and its topology from CPUID leaves 1 and 4 (no leaf
 0xB)."""

@@ -1,4 +1,4 @@
-/* plugin/knc.c on the host: the sites of KNC-missing instructions, bounded as plugin/knc.h says. */
+/* plugin/isacheck.c on the host: the sites of KNC-missing instructions, bounded as plugin/isacheck.h says. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "plugin/knc.h"
+#include "plugin/isacheck.h"
 
 /* One site per (address, mnemonic) up to KNC_SITES_MAX; every later one shares one site, never NULL. */
 static void test_sites_are_bounded(void **state)

@@ -1,11 +1,11 @@
-/* The report of KNC-missing instructions; see plugin/knc.h. */
+/* The report of KNC-missing instructions; see plugin/isacheck.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/knc.h"
+#include "plugin/isacheck.h"
 
 enum knc_mode knc_mode;
 static FILE *log_file;

@@ -7,8 +7,8 @@
  * knc_log file: what the system tests read (tests/system/conftest.py).
  * Code that is not pmuos's (knc_ignore) is not reported.
  */
-#ifndef PLUGIN_KNC_H
-#define PLUGIN_KNC_H
+#ifndef PLUGIN_ISACHECK_H
+#define PLUGIN_ISACHECK_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -20,8 +20,8 @@
  * counting.
  * Pure code (no hardware access): the kernel glue is pmu/model.c.
  */
-#ifndef PMU_MODEL_H
-#define PMU_MODEL_H
+#ifndef PMU_MODEL_CORE_H
+#define PMU_MODEL_CORE_H
 
 #include <stdint.h>
 #include <stdbool.h>
