@@ -1,5 +1,5 @@
 /*
- * pmuctl's command line and what its commands share; see host/cli.h. This
+ * pmuctl's command line: options, help, the man page; see host/cli.h. This
  * file is below every command file: it knows the command table only as the
  * argument it is given.
  */
@@ -15,10 +15,6 @@
 
 const char *card_name = "card0";
 uint64_t cli_num;
-struct mbox_response resp;
-
-/* lib/cpuset.c, built for the host with k_ names (host/host.mk). */
-bool k_cpuset_parse(const char *s, uint32_t ncpus, struct cpuset *out, char *err, size_t errlen);
 
 #define OPTS_MAX 24
 static const struct cli_cmd *running; /* the command cli_run runs */
@@ -198,27 +194,3 @@ void cli_help_cmd(FILE *f, const struct cli_cmd *cmd)
 		help_opt_line(f, o);
 	help_opt_line(f, &help_opt);
 }
-
-void die_status(const struct card *c, const char *what, int st)
-{
-	progress_clear();
-	fprintf(stderr, "pmuctl: %s: %s\n", what, card_strerror(c, st));
-	/* A value the card's PMU refused (its verdict) came from the command line: bad arguments, as pmuctl's own checks. */
-	exit(c->verdict[0] && (st == MBOX_E_RANGE || st == MBOX_E_EVENT) ? 2 : 1);
-}
-
-int call(struct card *c, uint16_t op, const struct cpuset *set, const void *p, uint32_t len, struct mbox_response *r)
-{
-	return card_call(c, op, set ? set->bits : NULL, p, len, r, CALL_MS);
-}
-
-void parse_cpus(struct card *c, const char *s, struct cpuset *set)
-{
-	char err[96];
-
-	if (!k_cpuset_parse(s, c->cpu_count, set, err, sizeof(err))) {
-		fprintf(stderr, "pmuctl: -C %s: %s\n", s, err);
-		exit(2);
-	}
-}
-

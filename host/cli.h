@@ -1,6 +1,7 @@
 /*
- * pmuctl's command line: one table of commands (host/pmuctl.c) and what the
- * commands share (host/cli.c, below every command file). From the table
+ * pmuctl's command line: one table of commands (host/pmuctl.c), each
+ * command in host/builtin/, and their options (host/cli.c, below every
+ * command file). From the table
  * come the option parsing (getopt_long(3)), `pmuctl --help`, `pmuctl help
  * CMD`, `CMD --help`, the man page pmuctl(1) and the bash completion.
  */
@@ -10,9 +11,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "host/mbox.h"
-#include "lib/cpuset.h"
-
-#define CALL_MS 5000 /* how long pmuctl waits for an answer, ms */
 
 /* One option of a command: its long name, short letter (0: none), ARG name (NULL: none) and help. */
 struct cli_opt {
@@ -44,7 +42,6 @@ struct cli_cmd {
 };
 
 extern const char *card_name;     /* --card NAME|PATH|sim:NAME|pci:BDF, PMUOS_CARD, or "card0" */
-extern struct mbox_response resp; /* the last answer (96 KiB: not on the stack) */
 
 /*
  * The next option of the running command's argv, as getopt_long(3) with the
@@ -70,16 +67,6 @@ void cli_help_cmd(FILE *f, const struct cli_cmd *cmd);
 /* The man page pmuctl(1) (troff) and a bash completion script, from the table. */
 void cli_man(FILE *f, const struct cli_cmd *cmds, const struct cli_opt *globals, const char *version);
 void cli_bash_completion(FILE *f, const struct cli_cmd *cmds, const struct cli_opt *globals);
-
-/* "pmuctl: WHAT: <the status named>" on stderr, then exit(1); exit(2) for a value the card's PMU refused (its verdict). */
-void die_status(const struct card *c, const char *what, int st) __attribute__((noreturn));
-
-/* card_call with pmuctl's timeout (CALL_MS) and an optional CPU set. */
-int call(struct card *c, uint16_t op, const struct cpuset *set, const void *p, uint32_t len,
-	 struct mbox_response *r);
-
-/* -C CPUS ("1-3,8") against the card's CPUs; exits with status 2 naming the bad part. */
-void parse_cpus(struct card *c, const char *s, struct cpuset *set);
 
 /* The value of the last numeric option cli_next returned (one with hi > 0). */
 extern uint64_t cli_num;

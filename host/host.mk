@@ -17,8 +17,8 @@ HOST_CFLAGS += -DPMUOS_VERSION='"$(VERSION)"'
 # rules it checks raw events by (pmu/rules.c; also where the card puts
 # stat's events: which counter a region's RDPMC delta is).
 HOST_SHARED  = $(LIB_SRC) pmu/events.c pmu/rules.c
-# One file per group of commands (pmuctl.c: the command line and what they share).
-HOST_SRC     = $(wildcard host/*.c)
+# The commands, one file each (host/builtin/), and what they share (host/: pmuctl.c the command line).
+HOST_SRC     = $(wildcard host/*.c host/builtin/*.c)
 # Host code that lives beside the card's: the bzImage checks, the KNC register decoders, the metric table.
 HOST_BESIDE  = boot/linux/bzimage_check.c platform/knc/sbox.c pmu/metrics.c
 HOST_OBJS    = $(patsubst %.c,$(BUILD)/%.o,$(HOST_SRC)) $(patsubst %.c,$(BUILD)/host/shared/%.o,$(HOST_SHARED)) \

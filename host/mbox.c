@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "host/clock.h"
-#include "host/doorbell.h"
+#include "host/ivshmem_peer.h"
 #include "host/wire.h"
 #include "lib/cpuset.h"
 

@@ -39,7 +39,7 @@ struct card {
 	const struct mbox_output_ring *outputs;   /* MBOX_OUTPUT_RINGS */
 	uint64_t last_beat;           /* the highest heartbeat seen: one going back is a reboot */
 	int locked, hold;             /* the host lock is ours; for more than one call */
-	struct doorbell *bell;        /* the card's doorbell (host/doorbell.h), NULL: the mailbox is polled */
+	struct doorbell *bell;        /* the card's doorbell (host/ivshmem_peer.h), NULL: the mailbox is polled */
 	char err[256];                /* what a CARD_* status was about */
 	char verdict[256];            /* the last answer's PMU verdict in the shell's words; "" if it had none */
 };

@@ -2,7 +2,9 @@
  * pmuctl: drive a pmuos card from the host through its mailbox (docs/design.md §8).
  * This file: the command table, from which come the option parsing, the
  * help, the man page and the bash completion (host/cli.c), and main. Each
- * group of commands has its file; what they share is in host/cli.c.
+ * command has its file in host/builtin/ (perf's builtin-*.c); what they
+ * share is the library in host/ (the card: mbox.c and call.c; programs:
+ * launch.c; formats, pictures, files), which never calls a command.
  * Event names come from libpfm4 (its knc PMU); symbols from the program's
  * ELF (elfutils libelf); CPU sets are written "1-3,8".
  */

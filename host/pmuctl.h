@@ -2,7 +2,9 @@
 #ifndef HOST_PMUCTL_H
 #define HOST_PMUCTL_H
 
+#include <signal.h>
 #include <stdint.h>
+#include "host/call.h"
 #include "host/cli.h"
 
 #define MAX_EVENTS MBOX_MUX_MAX  /* stat: more than the 2 counters are time-sliced (multiplexed) */
@@ -10,17 +12,22 @@
 #define PING_MAX 1000000 /* round trips: 8 MB of times */
 #define PING_GAP_MAX 1000 /* ms between two round trips */
 
-/* events.c: libpfm4 with the knc PMU; exits if it cannot. */
-void pfm_setup(void);
-/* events.c: EvtSel without EN/INT for a libpfm4 event string; exits naming the closest events if unknown. */
+/* pfm.c (host/pfm.h): EvtSel without EN/INT for a libpfm4 event string; exits naming the closest events if unknown. */
 uint32_t encode(const char *ev);
 
-/* run.c: what the command adds to the progress line while a program runs (record: samples so far). */
+/* launch.c: what the command adds to the progress line while a program runs (record: samples so far). */
 extern char progress_note[64];
-/* run.c: called while a program runs, and once after it ended (stat -I prints, record drains here). */
+/* launch.c: called while a program runs, and once after it ended (stat -I prints, record drains here). */
 extern void (*while_running)(struct card *c, const struct cpuset *set);
-/* run.c: uploads argv[0] and runs it with its arguments on `set`; returns its exit status. */
+/* launch.c: uploads argv[0] and runs it with its arguments on `set`; returns its exit status. */
 int run_program(struct card *c, const struct cpuset *set, int argc, char **argv);
+/*
+ * launch.c: the signal that should end what pmuctl waits for on the card
+ * (Ctrl-C, a closed pipe, kill), 0 if none came; on_stop_signal, the
+ * handler that notes it (run_program's, and console's for its line).
+ */
+extern volatile sig_atomic_t stop_signal;
+void on_stop_signal(int sig);
 
 /* The commands, as struct cli_cmd's run (host/cli.h): each returns pmuctl's exit status. */
 int cmd_events(struct card *c, int argc, char **argv);

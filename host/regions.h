@@ -17,7 +17,7 @@
 #include <stdint.h>
 #include <pmuos/mailbox.h>
 
-#include "host/metrics.h"
+#include "host/metric_fmt.h"
 
 #define REGIONS_MAX 32 /* PMU_REGIONS of <pmuos/pmu.h> */
 #define REGION_EVENTS MBOX_MUX_MAX /* PMUOS_COUNTS_MAX of <pmuos/syscall.h> */

@@ -1,4 +1,4 @@
-/* A recorded program's function symbols (host/report.c), shared by report and annotate. */
+/* A recorded program's function symbols (host/builtin/report.c), shared by report and annotate. */
 #ifndef HOST_SYMBOLS_H
 #define HOST_SYMBOLS_H
 

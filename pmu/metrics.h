@@ -4,7 +4,7 @@
  * event counts. The events a group needs are the ones its formulas name,
  * in order of first use, so that a ratio's two events take the same
  * multiplexing slice when they can. Pure, one table for the card's shell
- * (`pmu metrics`) and pmuctl (`stat -M`, host/metrics.h, which prints in
+ * (`pmu metrics`) and pmuctl (`stat -M`, host/metric_fmt.h, which prints in
  * floating point); unit-tested on the host (tests/unit/test_metrics.c).
  */
 #ifndef PMU_METRICS_H

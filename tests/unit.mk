@@ -8,7 +8,7 @@
 # $(BUILD)/unit/obj/<path>.o, with its test in tests/unit/test_<module>.c
 # and lib/ (test_pmi also links the model, pmu/model_core.o, its PMU). test_stat_fmt links pmuctl's
 # pure stat output, host/stat_fmt.o (a host program: libc as it is), and
-# test_metrics its metric groups, host/metrics.o.
+# test_metrics its metric groups, host/metric_fmt.o.
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics regions vm parse mailbox \
 		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu cpuid bootmmap place boot apic \
@@ -81,9 +81,9 @@ $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
 # test_stat_fmt: pmuctl stat's scaling and its table, -x and --json output.
 $(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o
 # test_metrics: pmuctl stat -M's groups, values and output (it prints times through stat_fmt.o).
-$(BUILD)/unit/test_metrics: $(BUILD)/unit/obj/host/metrics.o $(BUILD)/unit/obj/host/stat_fmt.o $(BUILD)/unit/obj/pmu/metrics.o
+$(BUILD)/unit/test_metrics: $(BUILD)/unit/obj/host/metric_fmt.o $(BUILD)/unit/obj/host/stat_fmt.o $(BUILD)/unit/obj/pmu/metrics.o
 # test_regions: pmuctl stat's region lines (host/regions.c) and their tables.
-$(BUILD)/unit/test_regions: $(BUILD)/unit/obj/host/regions.o $(BUILD)/unit/obj/host/metrics.o $(BUILD)/unit/obj/host/stat_fmt.o $(BUILD)/unit/obj/pmu/metrics.o
+$(BUILD)/unit/test_regions: $(BUILD)/unit/obj/host/regions.o $(BUILD)/unit/obj/host/metric_fmt.o $(BUILD)/unit/obj/host/stat_fmt.o $(BUILD)/unit/obj/pmu/metrics.o
 # --json through json-c (host/stat_fmt.c, host/regions.c).
 $(BUILD)/unit/test_stat_fmt $(BUILD)/unit/test_metrics $(BUILD)/unit/test_regions: UNIT_LDLIBS += -ljson-c
 $(BUILD)/unit/test_bootparams: $(BUILD)/unit/obj/boot/linux/bootparams.o

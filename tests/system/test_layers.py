@@ -157,8 +157,10 @@ TAG = re.compile(r"\b(?:struct|enum|union)\s+\w+")
 WORD = re.compile(r"\b[A-Za-z_]\w*\b")
 # Circles not broken yet: (folder, files), each to be removed when it is.
 KNOWN_CIRCLES = set()
-# Checked for circles inside, beside the card's folders: the host tool.
-HOST_FOLDERS = ["host"]
+# Checked for circles inside, beside the card's folders: the host tool, its library (host/) and its
+# commands (host/builtin/, perf's builtin-*.c), which only the command table (host/pmuctl.c) names.
+HOST_FOLDERS = ["host", "host/builtin"]
+HOST_TABLE = "host/pmuctl.c"
 
 
 def file_edges(root, folder):
@@ -233,6 +235,42 @@ def file_circles(root, known=frozenset()):
             uses = "; ".join(f"{a}.c uses {edges[a][b]} ({b}.c)" for a in group for b in group if b in edges.get(a, {}))
             bad.append(f"{folder}/: {', '.join(group)} depend on each other: {uses}")
     return bad
+
+
+def library_uses_of_commands(root):
+    """Uses of a host/builtin/ command file's function or variable by a host/ library file, but the
+    command table's, as text: the commands sit on the library, never under it."""
+    defined, bad = {}, []
+    for n in sorted(os.listdir(os.path.join(root, "host", "builtin"))):
+        if n.endswith(".c"):
+            with open(os.path.join(root, "host", "builtin", n), errors="replace") as f:
+                text = NOISE.sub(" ", f.read())
+            for m in list(DEFINITION.finditer(text)) + list(GLOBAL.finditer(text)):
+                defined.setdefault(m.group(1), n)
+    for n in sorted(os.listdir(os.path.join(root, "host"))):
+        rel = f"host/{n}"
+        if n.endswith(".c") and rel != HOST_TABLE:
+            with open(os.path.join(root, rel), errors="replace") as f:
+                text = NOISE.sub(" ", f.read())
+            local = set(LOCAL.findall(text))
+            for word in sorted(set(WORD.findall(TAG.sub(" ", text))) - local):
+                if word in defined:
+                    bad.append(f"{rel} uses {word} (host/builtin/{defined[word]})")
+    return bad
+
+
+def test_the_host_library_is_below_its_commands():
+    bad = library_uses_of_commands(ROOT)
+    assert not bad, "host/ library files that use a command's code (move it into host/):\n" + "\n".join(bad)
+
+
+def test_checker_finds_a_library_file_that_uses_a_command(tmp_path):
+    root = _tree(tmp_path, {
+        "host/builtin/stat.c": "int stat_helper(void)\n{\n\treturn 1;\n}\n",
+        "host/pmuctl.c": "int main(void)\n{\n\treturn stat_helper();\n}\n",
+        "host/rings.c": "int drain(void)\n{\n\treturn stat_helper();\n}\n",
+    })
+    assert library_uses_of_commands(root) == ["host/rings.c uses stat_helper (host/builtin/stat.c)"]
 
 
 def test_no_circle_inside_a_folder():
@@ -323,9 +361,9 @@ def test_checker_finds_a_second_copy(tmp_path):
              "pmu/plugin_events.h": "#define PEV_NAME(name, def) #name,\n",
              "boot/multiboot.h": "#define A 0x1badb002\n#define B 0x2badb002\nstruct mb_info {};\n"}
     assert written_twice(_tree(tmp_path, files)) == []
-    files["host/run.c"] = "#define SHELL_LINE_MAX 255\n"
+    files["host/builtin/console.c"] = "#define SHELL_LINE_MAX 255\n"
     files["tests/cardsim/boot.c"] = "struct mb_info { int flags; };\n"
     bad = written_twice(_tree(tmp_path, files))
     assert bad == ["Multiboot information: defined in ['boot/multiboot.h', 'tests/cardsim/boot.c'], "
                    "should be in boot/multiboot.h only",
-                   "host/run.c:1: a shell line length typed as a number ('#define SHELL_LINE_MAX 255')"], bad
+                   "host/builtin/console.c:1: a shell line length typed as a number ('#define SHELL_LINE_MAX 255')"], bad

@@ -1,5 +1,5 @@
 /*
- * host/metrics.c: `pmuctl stat -M`'s groups, their events, the metric values
+ * host/metric_fmt.c: `pmuctl stat -M`'s groups, their events, the metric values
  * (checked against numbers worked out by hand in the comments), "n/a" where
  * a metric has no value, the formulas as text and the three output formats.
  */
@@ -14,7 +14,7 @@
 #include <math.h>
 #include <cmocka.h>
 
-#include "host/metrics.h"
+#include "host/metric_fmt.h"
 #include "pmu/plugin_events.h"
 
 /* What the card counts: the plugin's events and the model's two. */

@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/metrics.h"
+#include "host/metric_fmt.h"
 #include "host/plot.h"
+#include "host/pfm.h"
 #include "host/pmuctl.h"
 #include "host/progress.h"
 #include "host/regions.h"

@@ -6,8 +6,8 @@
  * own, which the card rings after answering. The server and the card are
  * not trusted: whatever they send gives a named error within a deadline.
  */
-#ifndef HOST_DOORBELL_H
-#define HOST_DOORBELL_H
+#ifndef HOST_IVSHMEM_PEER_H
+#define HOST_IVSHMEM_PEER_H
 
 #include <stddef.h>
 #include <stdint.h>

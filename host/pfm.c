@@ -1,14 +1,13 @@
-/* pmuctl's event names: libpfm4's knc PMU (`pmuctl events`, -e EV). */
+/* Event names as pmuctl takes them: libpfm4's knc PMU and perf's generic names; see host/pfm.h. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
-#include <json-c/json.h>
 #include <perfmon/pfmlib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "host/pfm.h"
 #include "host/pmuctl.h"
 #include "pmu/regs.h"
 
@@ -19,9 +18,7 @@ static pfm_pmu_info_t knc;
  * the KNC events Linux counts for them (arch/x86/events/intel/knc.c,
  * knc_perfmon_event_map), by their libpfm4 names: libpfm4 gives the codes.
  */
-static const struct {
-	const char *alias, *knc;
-} generic[] = {
+static const struct pfm_generic generic[] = {
 	{ "cycles", "CPU_CLK_UNHALTED" },          { "cpu-cycles", "CPU_CLK_UNHALTED" },
 	{ "instructions", "INSTRUCTIONS_EXECUTED" }, { "branches", "BRANCHES" },
 	{ "branch-instructions", "BRANCHES" },     { "branch-misses", "BRANCHES_MISPREDICTED" },
@@ -62,118 +59,16 @@ void pfm_setup(void)
 	}
 }
 
-enum { OPT_JSON = 256 };
 
-const struct cli_opt events_opts[] = {
-	{ "json", OPT_JSON, NULL, "one JSON object a line: name, code (EvtSel's unit mask and event), description, "
-				  "for perf's generic names the KNC event they stand for, and with a card whether it "
-				  "counts the event" },
-	{ 0 },
-};
-
-#define EVENTS_MAX 512 /* rows: libpfm4's knc events (59) and the generic names, with room */
-
-struct event_row {
-	const char *name, *desc, *alias_of;
-	uint32_t code;
-	int counted; /* 1 counted by the card, 0 not, -1 no card to ask */
-};
-
-/* --json: an event a line. */
-static void event_json(const struct event_row *e)
+int pfm_knc_first_event(void)
 {
-	struct json_object *o = json_object_new_object();
-	char hex[16];
-
-	snprintf(hex, sizeof(hex), "0x%04x", e->code);
-	json_object_object_add(o, "name", json_object_new_string(e->name));
-	json_object_object_add(o, "code", json_object_new_string(hex));
-	json_object_object_add(o, "description", json_object_new_string(e->desc ? e->desc : ""));
-	if (e->alias_of)
-		json_object_object_add(o, "alias-of", json_object_new_string(e->alias_of));
-	if (e->counted >= 0)
-		json_object_object_add(o, "counted", json_object_new_boolean(e->counted));
-	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE));
-	json_object_put(o);
+	return knc.first_event;
 }
 
-/*
- * Asks the card which rows' events its PMU backend counts (EVENTS_COUNTED,
- * MBOX_COUNTED_MAX at a time); without a card (none named, none running)
- * the rows say nothing, and stderr says why after card_open's reason.
- */
-static void ask_counted(struct event_row *rows, int n)
+const struct pfm_generic *pfm_generic_at(size_t i)
 {
-	struct card c;
-
-	if (card_open(&c, card_name) != 0) {
-		fprintf(stderr, "pmuctl events: no card to ask, so no column saying which events it counts "
-			"(--card NAME)\n");
-		return;
-	}
-	for (int i = 0; i < n; i += MBOX_COUNTED_MAX) {
-		uint32_t sel[MBOX_COUNTED_MAX], k = n - i < MBOX_COUNTED_MAX ? n - i : MBOX_COUNTED_MAX;
-		uint64_t bits;
-		for (uint32_t j = 0; j < k; j++)
-			sel[j] = rows[i + j].code | EVTSEL_USR | EVTSEL_OS;
-		int st = call(&c, MBOX_OP_EVENTS_COUNTED, NULL, sel, k * sizeof(sel[0]), &resp);
-		if (st != MBOX_OK)
-			die_status(&c, "events", st);
-		memcpy(&bits, resp.payload, sizeof(bits));
-		for (uint32_t j = 0; j < k; j++)
-			rows[i + j].counted = bits >> j & 1;
-	}
-	card_close(&c);
+	return i < sizeof(generic) / sizeof(generic[0]) ? &generic[i] : NULL;
 }
-
-static void closest(const char *name, const char *best[3]);
-
-int cmd_events(struct card *c, int argc, char **argv)
-{
-	static struct event_row rows[EVENTS_MAX];
-	const char *pattern = NULL;
-	int json = 0, n = 0;
-
-	(void)c;
-	while (cli_next(argc, argv) != -1)
-		json = 1;
-	if (optind < argc)
-		pattern = argv[optind++];
-	if (optind < argc)
-		return usage_arg("one pattern at a time; unexpected argument", argv[optind]);
-	pfm_setup();
-	for (int i = knc.first_event; i != -1 && n < EVENTS_MAX; i = pfm_get_event_next(i)) {
-		pfm_event_info_t e = { .size = sizeof(e) };
-		if (pfm_get_event_info(i, PFM_OS_NONE, &e) == PFM_SUCCESS && (!pattern || strcasestr(e.name, pattern)))
-			rows[n++] = (struct event_row){ e.name, e.desc, NULL, (uint32_t)e.code };
-	}
-	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]) && n < EVENTS_MAX; i++)
-		if (!pattern || strcasestr(generic[i].alias, pattern))
-			rows[n++] = (struct event_row){ generic[i].alias, "perf's generic event", generic[i].knc,
-							EVTSEL_CODE(encode(generic[i].knc)) };
-	if (pattern && !n) {
-		const char *best[3];
-		closest(pattern, best);
-		fprintf(stderr, "pmuctl: events: no event name holds '%s' (matched ignoring case); closest: %s, %s, %s\n",
-			pattern, best[0], best[1], best[2]);
-		return 1;
-	}
-	for (int i = 0; i < n; i++)
-		rows[i].counted = -1;
-	if (n)
-		ask_counted(rows, n);
-	for (int i = 0; i < n; i++) {
-		const struct event_row *e = &rows[i];
-		if (json)
-			event_json(e);
-		else
-			printf("%-34s 0x%04x  %s%s%s%s\n", e->name, e->code,
-			       e->counted < 0 ? "" : e->counted ? "counted      " : "not counted  ", e->desc ? e->desc : "",
-			       e->alias_of ? ": " : "", e->alias_of ? e->alias_of : "");
-	}
-	return 0;
-}
-
 /* Edit distance between two names, ignoring case; 99 for names over 63 characters. */
 static int distance(const char *a, const char *b)
 {
@@ -209,7 +104,7 @@ static void consider(const char *name, const char *cand, const char *best[3], in
 }
 
 /* The three event names (libpfm4's KNC table and perf's generic ones) closest to name, nearest first. */
-static void closest(const char *name, const char *best[3])
+void pfm_closest(const char *name, const char *best[3])
 {
 	int bestd[3] = { 99, 99, 99 };
 
@@ -311,7 +206,7 @@ uint32_t encode(const char *ev)
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(base, ":"), base);
 	fprintf(stderr, "pmuctl: event '%s': %s", ev, pfm_strerror(r));
 	const char *best[3];
-	closest(name, best);
+	pfm_closest(name, best);
 	fprintf(stderr, "; closest: %s, %s, %s (or perf's cycles, instructions, branches, branch-misses, "
 		"cache-references, cache-misses, or a raw rUUEE)\n", best[0], best[1], best[2]);
 	exit(1);

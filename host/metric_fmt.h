@@ -3,8 +3,8 @@
  * table the card's shell uses too) evaluated in floating point and printed
  * in stat's formats. Pure; unit-tested on the host (tests/unit/test_metrics.c).
  */
-#ifndef HOST_METRICS_H
-#define HOST_METRICS_H
+#ifndef HOST_METRIC_FMT_H
+#define HOST_METRIC_FMT_H
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
-/* pmuctl's end of a card's doorbell; see host/doorbell.h. */
+/* pmuctl's end of a card's doorbell; see host/ivshmem_peer.h. */
 #define _GNU_SOURCE
-#include "host/doorbell.h"
+#include "host/ivshmem_peer.h"
 #include "host/clock.h"
 
 #include <endian.h>

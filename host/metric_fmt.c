@@ -1,9 +1,9 @@
-/* `pmuctl stat -M`: metric values in floating point and their output; see host/metrics.h. */
+/* `pmuctl stat -M`: metric values in floating point and their output; see host/metric_fmt.h. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "host/metrics.h"
+#include "host/metric_fmt.h"
 
 int metric_value(const struct metric *m, const struct metric_count *c, int n, uint64_t tsc_hz, double *v)
 {
