@@ -32,6 +32,11 @@ static bool l2(uint32_t evtsel)
 	return knc_event_counter0_only(EVTSEL_CODE(evtsel));
 }
 
+bool pmu_pair_fits(uint32_t a, uint32_t b)
+{
+	return !(l2(a) && l2(b));
+}
+
 struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint32_t paired, uint64_t slice_ticks,
 				uint64_t tsc_hz)
 {
@@ -44,7 +49,7 @@ struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint32_t p
 	if (paired >> (nev - 1) || paired & (paired >> 1))
 		return refuse(PMU_ERR_GROUP, paired);
 	for (uint32_t i = 0; i + 1 < nev; i++)
-		if (paired & (1u << i) && l2(evtsel[i]) && l2(evtsel[i + 1]))
+		if (paired & (1u << i) && !pmu_pair_fits(evtsel[i], evtsel[i + 1]))
 			return refuse(PMU_ERR_GROUP_L2, i);
 	if (slice_ticks < tsc_hz / PMU_SLICE_MIN_PER_S || slice_ticks > tsc_hz)
 		return refuse(PMU_ERR_SLICE, slice_ticks);

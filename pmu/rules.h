@@ -86,6 +86,8 @@ struct pmu_result pmu_check_spflt(uint64_t mask);
  */
 uint32_t pmu_place(uint32_t nev, const uint32_t *evtsel, uint32_t paired, uint32_t first,
 		   int on[KNC_NUM_COUNTERS]);
+/* Whether two events can be on the counters at once: not both L2 events, counter 0 only (docs/design.md §5.1). */
+bool pmu_pair_fits(uint32_t a, uint32_t b);
 /* Whether the events need more than one slice to all get a counter (they take turns). */
 bool pmu_mux_rotates(uint32_t nev, const uint32_t *evtsel, uint32_t paired);
 

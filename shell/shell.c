@@ -88,6 +88,17 @@ static struct {
 } host;
 static struct spinlock host_lock;
 
+/*
+ * While a task runs the mailbox is served on that task's CPU: CPU 0, which
+ * runs the shell, may be halted (waiting for input, or in `run` for the
+ * launch to end) and is woken to see what the host asked.
+ */
+static void wake_shell_cpu(void)
+{
+	if (this_cpu()->cpu != 0)
+		smp_wake_apic(cpu_table[0]->apic_id);
+}
+
 bool shell_submit(const char *line, void (*done)(uint32_t tag), uint32_t tag)
 {
 	uint64_t f = spin_lock_irq(&host_lock);
@@ -101,8 +112,8 @@ bool shell_submit(const char *line, void (*done)(uint32_t tag), uint32_t tag)
 		host.queued = true;
 	}
 	spin_unlock_irq(&host_lock, f);
-	if (ok && this_cpu()->cpu != 0)
-		smp_wake_apic(cpu_table[0]->apic_id);
+	if (ok)
+		wake_shell_cpu();
 	return ok;
 }
 
@@ -128,12 +139,8 @@ void shell_interrupt(void)
 	spin_unlock_irq(&host_lock, f);
 	if (cancel)
 		host_line_end();
-	/*
-	 * While a task runs the mailbox is served on its CPU, and the shell's
-	 * CPU 0 halts in `run` until the launch ends: woken, it sees the Ctrl-C.
-	 */
-	else if (this_cpu()->cpu != 0)
-		smp_wake_apic(cpu_table[0]->apic_id);
+	else
+		wake_shell_cpu(); /* halted in `run` until the launch ends: woken, it sees the Ctrl-C */
 }
 
 bool shell_interrupted(void)

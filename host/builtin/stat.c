@@ -132,8 +132,7 @@ static void close_group(const char *list, int first)
 			"the braces out to multiplex\n", list, n, st.names[first], KNC_NUM_COUNTERS);
 		exit(2);
 	}
-	if (n == 2 && knc_event_counter0_only(EVTSEL_CODE(st.sel[first])) &&
-	    knc_event_counter0_only(EVTSEL_CODE(st.sel[first + 1]))) {
+	if (n == 2 && !pmu_pair_fits(st.sel[first], st.sel[first + 1])) {
 		fprintf(stderr, "pmuctl: -e %s: group {%s,%s} cannot be counted at once: both are L2 events, "
 			"which count only on counter 0 (docs/design.md §5.1)\n", list, st.names[first],
 			st.names[first + 1]);

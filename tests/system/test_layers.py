@@ -163,21 +163,37 @@ HOST_FOLDERS = ["host", "host/builtin"]
 HOST_TABLE = "host/pmuctl.c"
 
 
-def file_edges(root, folder):
-    """{file stem: {stem it uses: a symbol it uses}} for the C files directly in `folder`."""
+def c_texts(root, folder):
+    """{file stem: its text without comments and strings} for the C files directly in `folder`."""
     texts = {}
     for n in sorted(os.listdir(os.path.join(root, folder))):
         if n.endswith(".c") and os.path.join(folder, n) not in HOST_FILES:
             with open(os.path.join(root, folder, n), errors="replace") as f:
                 texts[n[:-2]] = NOISE.sub(" ", f.read())
+    return texts
+
+
+def definitions(texts):
+    """{function or variable: the stem of the file that defines it} of c_texts' files."""
     defined = {}
     for stem, text in texts.items():
         for m in list(DEFINITION.finditer(text)) + list(GLOBAL.finditer(text)):
             defined.setdefault(m.group(1), stem)
+    return defined
+
+
+def used_names(text):
+    """The names a file's text uses but does not define as its own static."""
+    return set(WORD.findall(TAG.sub(" ", text))) - set(LOCAL.findall(text))
+
+
+def file_edges(root, folder):
+    """{file stem: {stem it uses: a symbol it uses}} for the C files directly in `folder`."""
+    texts = c_texts(root, folder)
+    defined = definitions(texts)
     edges = {}
     for stem, text in texts.items():
-        local = set(LOCAL.findall(text))
-        for word in set(WORD.findall(TAG.sub(" ", text))) - local:
+        for word in used_names(text):
             other = defined.get(word)
             if other and other != stem:
                 edges.setdefault(stem, {}).setdefault(other, word)
@@ -240,22 +256,11 @@ def file_circles(root, known=frozenset()):
 def library_uses_of_commands(root):
     """Uses of a host/builtin/ command file's function or variable by a host/ library file, but the
     command table's, as text: the commands sit on the library, never under it."""
-    defined, bad = {}, []
-    for n in sorted(os.listdir(os.path.join(root, "host", "builtin"))):
-        if n.endswith(".c"):
-            with open(os.path.join(root, "host", "builtin", n), errors="replace") as f:
-                text = NOISE.sub(" ", f.read())
-            for m in list(DEFINITION.finditer(text)) + list(GLOBAL.finditer(text)):
-                defined.setdefault(m.group(1), n)
-    for n in sorted(os.listdir(os.path.join(root, "host"))):
-        rel = f"host/{n}"
-        if n.endswith(".c") and rel != HOST_TABLE:
-            with open(os.path.join(root, rel), errors="replace") as f:
-                text = NOISE.sub(" ", f.read())
-            local = set(LOCAL.findall(text))
-            for word in sorted(set(WORD.findall(TAG.sub(" ", text))) - local):
-                if word in defined:
-                    bad.append(f"{rel} uses {word} (host/builtin/{defined[word]})")
+    defined, bad = definitions(c_texts(root, "host/builtin")), []
+    for stem, text in c_texts(root, "host").items():
+        if f"host/{stem}.c" != HOST_TABLE:
+            bad += [f"host/{stem}.c uses {w} (host/builtin/{defined[w]}.c)" for w in sorted(used_names(text))
+                    if w in defined]
     return bad
 
 
