@@ -46,28 +46,19 @@ extern const uint16_t trampoline_fixups[], trampoline_fixups_end[];
 uint64_t ap_stack_by_apic[APIC_ID_LIMIT];
 static uint64_t trampoline_page; /* where the start-up code is; 0: APs cannot be started */
 static uint32_t threads_per_core = 1;
+static uint32_t thread_bits; /* the APIC ID's thread field: the bits that number threads_per_core (a power of two) */
 static struct mtrr_state bsp_mtrrs; /* what the BSP's MTRRs hold, for each AP to load (arch/mtrr.h) */
 
 uint32_t smp_threads_per_core(void) { return threads_per_core; }
 
-/* The APIC ID's thread field: the bits that number threads_per_core threads (a power of two). */
-static uint32_t thread_bits(void)
-{
-	uint32_t shift = 0;
-
-	while ((1u << shift) < threads_per_core)
-		shift++;
-	return shift;
-}
-
 uint32_t smp_core_of(uint32_t cpu)
 {
-	return cpu < cpu_count ? cpu_table[cpu]->apic_id >> thread_bits() : UINT32_MAX;
+	return cpu < cpu_count ? cpu_table[cpu]->apic_id >> thread_bits : UINT32_MAX;
 }
 
 uint32_t smp_thread_of(uint32_t cpu)
 {
-	return cpu < cpu_count ? cpu_table[cpu]->apic_id & ((1u << thread_bits()) - 1) : UINT32_MAX;
+	return cpu < cpu_count ? cpu_table[cpu]->apic_id & ((1u << thread_bits) - 1) : UINT32_MAX;
 }
 
 uint32_t smp_online_count(void)
@@ -298,6 +289,8 @@ void smp_bsp_setup(void)
 	struct cpuid_regs none = { 0 };
 	threads_per_core = cpuid_threads_per_core(max_leaf, cpuid(1, 0), max_leaf >= 4 ? cpuid(4, 0) : none,
 						  max_leaf >= 0xb ? cpuid(0xb, 0) : none);
+	while ((1u << thread_bits) < threads_per_core)
+		thread_bits++;
 }
 
 static bool cpu_online(void *p)

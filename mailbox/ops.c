@@ -19,8 +19,9 @@ static void info(struct mbox_info *out)
 	out->capabilities = mbox_capabilities();
 	strlcpy(out->backend, pmu_backend_name(), sizeof(out->backend));
 	strlcpy(out->kernel_version, PMUOS_VERSION, sizeof(out->kernel_version));
-	for (uint32_t i = 0; i < ARRAY_SIZE(out->core); i++)
-		out->core[i] = i < cpu_count ? (uint16_t)smp_core_of(i) : 0xffff;
+	memset(out->core, 0xff, sizeof(out->core));
+	for (uint32_t i = 0; i < cpu_count && i < ARRAY_SIZE(out->core); i++)
+		out->core[i] = (uint16_t)smp_core_of(i);
 }
 
 static struct pmu_result control(const struct cpuset *set, uint16_t opcode)
