@@ -40,7 +40,8 @@ static uint8_t *read_program(const char *path, uint32_t *len)
 }
 
 /*
- * A STATUS poll failed: pmuctl can no longer follow the program. A card
+ * Following the program failed (a STATUS call, or the card while we waited):
+ * pmuctl can no longer follow it. A card
  * that still serves (no answer in time, the lock kept by another process)
  * is asked once to end it, so that it does not outlive pmuctl; a card that
  * reset or panicked took it along. Says which, then exits 1.
@@ -101,16 +102,30 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 	if (st != 0)
 		die_status(c, "run", st);
 	memcpy(c->upload, img, len);
+	uint32_t ended = __atomic_load_n(&c->hdr->tasks_ended, __ATOMIC_ACQUIRE); /* before: an end after is seen */
 	st = call(c, MBOX_OP_RUN, set, &run, sizeof(run), &resp);
 	card_release(c);
 	if (st != MBOX_OK) {
 		console_drain(c, &from, stderr); /* the card's reason */
 		die_status(c, "run", st);
 	}
-	uint32_t launch;
-	memcpy(&launch, resp.payload, sizeof(launch));
-	int status, killed = 0;
+	/*
+	 * The RUN answer names the tasks; STATUS is asked again only when a task
+	 * has ended (header.tasks_ended) or a signal came, never on a timer: a
+	 * request runs kernel code on the CPU that serves the mailbox, a measured
+	 * one while tasks run, at host-timed points, and OS-mode counts and
+	 * sample positions would differ in every run.
+	 */
+	static struct mbox_response tasks; /* the launch's tasks as last answered: `resp` is every call's */
+	struct mbox_run_answer ra;
+	memcpy(&ra, resp.payload, sizeof(ra));
+	uint32_t launch = ra.launch;
+	tasks.len = resp.len - sizeof(ra);
+	memcpy(tasks.payload, resp.payload + sizeof(ra), tasks.len);
+	struct card_watch watch;
+	int status, killed = 0, ask = 0;
 	double t0 = now_s();
+	card_watch_start(c, &watch);
 	for (;;) {
 		if (while_running)
 			while_running(c, set);
@@ -118,18 +133,23 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 			fprintf(stderr, "pmuctl: %s: ending the program on the card\n", strsignal(stop_signal));
 			if ((st = call(c, MBOX_OP_KILL, NULL, &launch, sizeof(launch), &resp)) != MBOX_OK)
 				die_status(c, "kill", st);
-			killed = 1;
+			killed = ask = 1;
 		}
-		st = call(c, MBOX_OP_STATUS, NULL, &launch, sizeof(launch), &resp);
-		if (st != MBOX_OK)
-			give_up(c, launch, st);
-		status = launch_status(&resp);
-		outputs_drain(c, &outs, &resp, status >= 0, stdout);
+		if (ask) {
+			ended = __atomic_load_n(&c->hdr->tasks_ended, __ATOMIC_ACQUIRE);
+			if ((st = call(c, MBOX_OP_STATUS, NULL, &launch, sizeof(launch), &tasks)) != MBOX_OK)
+				give_up(c, launch, st);
+			ask = 0;
+		}
+		status = launch_status(&tasks);
+		outputs_drain(c, &outs, &tasks, status >= 0, stdout);
 		if (status >= 0)
 			break;
-		progress("pmuctl: %s on %d CPU(s): %.1f s%s%s", run.args, (int)(resp.len / sizeof(struct mbox_task)),
+		progress("pmuctl: %s on %d CPU(s): %.1f s%s%s", run.args, (int)(tasks.len / sizeof(struct mbox_task)),
 			 now_s() - t0, progress_note[0] ? ", " : "", progress_note);
-		usleep(20000);
+		if ((st = card_watch(c, &watch, &c->hdr->tasks_ended, ended, 20)) != 0)
+			give_up(c, launch, st);
+		ask = __atomic_load_n(&c->hdr->tasks_ended, __ATOMIC_ACQUIRE) != ended;
 	}
 	if (while_running)
 		while_running(c, set);

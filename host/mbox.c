@@ -268,8 +268,10 @@ static int answer_ok(struct card *c, uint16_t op, const struct mbox_response *r)
 		ok = n == sizeof(uint64_t);
 	else if (op == MBOX_OP_STATUS)
 		ok = n && n % sizeof(struct mbox_task) == 0; /* a launch has one task or more */
+	else if (op == MBOX_OP_RUN)
+		ok = n > sizeof(struct mbox_run_answer) && (n - sizeof(struct mbox_run_answer)) % sizeof(struct mbox_task) == 0;
 	else
-		ok = n == (op == MBOX_OP_INFO ? sizeof(struct mbox_info) : op == MBOX_OP_RUN ? sizeof(uint32_t) : 0);
+		ok = n == (op == MBOX_OP_INFO ? sizeof(struct mbox_info) : 0);
 	if (!ok)
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s (status %d) "
 			    "has %u payload bytes, which no such answer has", mbox_op_name(op), r->status, r->len);
@@ -339,27 +341,67 @@ static void wait_start(struct card *c, struct wait *w, uint64_t limit_ms)
 	w->beat_ms = w->from_ms;
 }
 
+/*
+ * Whether a heartbeat still since *beat_ms (host ms) means the card has gone
+ * (CARD_GONE) or stopped (CARD_TIMEOUT; `what` it did not do): 0 if neither.
+ * Notes a beat that moved in *beat and *beat_ms.
+ */
+static int beat_verdict(struct card *c, uint64_t *beat, uint64_t *beat_ms, uint64_t now, const char *what)
+{
+	uint64_t b = c->hdr->heartbeat;
+	struct stat st;
+
+	if (b != *beat) {
+		*beat = b;
+		*beat_ms = now;
+	} else if (now - *beat_ms >= GONE_CHECK_MS && fstat(c->fd, &st) == 0 && st.st_nlink == 0) {
+		/* A QEMU card's files go when it ends (scripts/card-keeper.py): nothing will answer. */
+		return fail(c, CARD_GONE, "the card is gone: its mailbox file %s was removed (its QEMU has ended)",
+			    c->path);
+	} else if (now - *beat_ms > card_stale_s * 1000ull) {
+		return fail(c, CARD_TIMEOUT, "no answer from the card: heartbeat stale (no change in %u s; %s): "
+			    "the card has stopped", card_stale_s, what);
+	}
+	return 0;
+}
+
+void card_watch_start(struct card *c, struct card_watch *w)
+{
+	*w = (struct card_watch){ .beat = c->hdr->heartbeat, .beat_ms = card_time->now_ms() };
+	w->rung_ms = w->beat_ms;
+}
+
+int card_watch(struct card *c, struct card_watch *w, const volatile uint32_t *word, uint32_t seen, unsigned ms)
+{
+	uint64_t end = card_time->now_ms() + ms;
+
+	for (;;) {
+		uint64_t now = card_time->now_ms();
+		int st = card_alive(c);
+		if (st == 0)
+			st = beat_verdict(c, &w->beat, &w->beat_ms, now, "the program's end");
+		if (st != 0 || __atomic_load_n(word, __ATOMIC_ACQUIRE) != seen || now >= end)
+			return st;
+		if (c->bell && now - w->beat_ms >= 1000 && now - w->rung_ms >= 1000) {
+			doorbell_ring(c->bell); /* pmuos.mbox_poll=off: it beats only when rung */
+			w->rung_ms = now;
+		}
+		card_time->nap();
+	}
+}
+
 /* The wait's verdict now: 0 (wait on), CARD_TIMEOUT with c->err naming what the card missed, or CARD_GONE. */
 static int wait_over(struct card *c, struct wait *w, const char *what)
 {
-	uint64_t now = card_time->now_ms(), beat = c->hdr->heartbeat;
+	uint64_t now = card_time->now_ms();
 	uint32_t polls = c->hdr->timer_polls, period = c->hdr->poll_us;
 	uint64_t add = (uint64_t)(uint32_t)(polls - w->polls) * period; /* < 2^64: 32 x 32 bits */
 
 	w->polls = polls;
 	w->card_us = add > UINT64_MAX - w->card_us ? UINT64_MAX : w->card_us + add;
-	struct stat st;
-	if (beat != w->beat) {
-		w->beat = beat;
-		w->beat_ms = now;
-	} else if (now - w->beat_ms >= GONE_CHECK_MS && fstat(c->fd, &st) == 0 && st.st_nlink == 0) {
-		/* A QEMU card's files go when it ends (scripts/card-keeper.py): nothing will answer. */
-		return fail(c, CARD_GONE, "the card is gone: its mailbox file %s was removed (its QEMU has ended)",
-			    c->path);
-	} else if (now - w->beat_ms > card_stale_s * 1000ull) {
-		return fail(c, CARD_TIMEOUT, "no answer from the card: heartbeat stale (no change in %u s; %s): "
-			    "the card has stopped", card_stale_s, what);
-	}
+	int st = beat_verdict(c, &w->beat, &w->beat_ms, now, what);
+	if (st)
+		return st;
 	if (period ? w->card_us / 1000 > w->limit_ms : now - w->from_ms > w->limit_ms)
 		return fail(c, CARD_TIMEOUT, "no answer from the card (timeout): %s in %.0f s of %s time", what,
 			    w->limit_ms / 1000.0, period ? "its own (its heartbeat moving)" : "the host's");

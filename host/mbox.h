@@ -89,6 +89,21 @@ void card_close(struct card *c);
 int card_alive(struct card *c);
 
 /*
+ * After card_watch_start(c, w), waits up to `ms` (host ms) for *word, a counter the card
+ * advances in its mailbox header, to differ from `seen`, sending no request:
+ * the card's measured CPUs run no code for it. It watches the card as a call
+ * does: 0 when the word moved or the time is up; CARD_RESET or CARD_PANIC
+ * (card_alive), CARD_GONE (its mailbox file removed) or CARD_TIMEOUT (its
+ * heartbeat still for card_stale_s) with c->err saying which. A card that
+ * beats only when rung is rung once its heartbeat is still for a second.
+ */
+struct card_watch {
+	uint64_t beat, beat_ms, rung_ms; /* the heartbeat last seen, when it changed, when we rang (host ms) */
+};
+void card_watch_start(struct card *c, struct card_watch *w);
+int card_watch(struct card *c, struct card_watch *w, const volatile uint32_t *word, uint32_t seen, unsigned ms);
+
+/*
  * One request/response round trip: takes the host lock (an OFD lock on the
  * mailbox file, include/pmuos/mailbox.h; CARD_LOCKED naming the holder if
  * no process sent a request for `timeout_ms` while we waited: others taking

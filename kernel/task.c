@@ -55,6 +55,7 @@ static const struct task_host no_host = {
 	.return_service = nothing,
 	.user_work = nothing,
 	.alive = nothing,
+	.ended = nothing,
 };
 static const struct task_host *host = &no_host;
 
@@ -310,6 +311,7 @@ static void task_finish(struct percpu *p, struct task *t)
 	if (__atomic_exchange_n(&t->held, false, __ATOMIC_ACQ_REL) &&
 	    __atomic_sub_fetch(&held_tasks, 1, __ATOMIC_ACQ_REL) == 0)
 		running_changed();
+	host->ended(); /* after `held`: till then the task runs for the host (mailbox/ops.c status_one) */
 	smp_wake_apic(t->waiter_apic);
 }
 

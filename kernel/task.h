@@ -153,6 +153,8 @@ struct task_host {
 	void (*user_work)(void);
 	/* The CPU serving a launch has built one more task's address space: it shows the host it lives. */
 	void (*alive)(void);
+	/* A task has ended and its CPU let go of it: what STATUS answers about it is final. */
+	void (*ended)(void);
 };
 void task_set_host(const struct task_host *h);
 

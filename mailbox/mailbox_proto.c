@@ -238,9 +238,11 @@ static int serve_run(const struct mbox_request *req, const struct cpuset *set, s
 	int id = ops->run(ops->upload, run.image_len, run.argc, argv, set);
 	if (id < 0)
 		return MBOX_E_PROGRAM;
-	uint32_t v = id;
-	memcpy(resp->payload, &v, sizeof(v));
-	resp->len = sizeof(v);
+	struct mbox_run_answer a = { .launch = id };
+	memcpy(resp->payload, &a, sizeof(a));
+	int n = ops->status(id, (struct mbox_task *)(resp->payload + sizeof(a)),
+			    (MBOX_RESP_PAYLOAD - sizeof(a)) / sizeof(struct mbox_task));
+	resp->len = sizeof(a) + (n > 0 ? n : 0) * sizeof(struct mbox_task);
 	return MBOX_OK;
 }
 

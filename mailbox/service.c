@@ -221,6 +221,12 @@ static void serving_alive(void)
 	__atomic_fetch_add(&mbox_hdr->heartbeat, 1, __ATOMIC_RELAXED);
 }
 
+/* The host waits for a launch on this count (include/pmuos/mailbox.h), not by asking. */
+static void task_ended(void)
+{
+	__atomic_fetch_add(&mbox_hdr->tasks_ended, 1, __ATOMIC_RELEASE);
+}
+
 /* What tasks tell the host through the mailbox (kernel/task.h). */
 static const struct task_host task_host = {
 	.output_open = mailbox_output_open,
@@ -230,6 +236,7 @@ static const struct task_host task_host = {
 	.return_service = mailbox_return_service,
 	.user_work = mailbox_poll_due,
 	.alive = serving_alive,
+	.ended = task_ended,
 };
 
 void mailbox_init(uint64_t base, uint64_t size)

@@ -30,7 +30,7 @@
 #include <pmuos/sample.h>
 
 #define MBOX_MAGIC        0x584f424d554d50ULL /* "PMUMBOX" */
-#define MBOX_VERSION      7
+#define MBOX_VERSION      8
 #define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat at least this often */
 #define MBOX_MIN_SIZE     (1u << 20)
 /*
@@ -117,6 +117,13 @@ struct mbox_header {
 	volatile uint32_t doorbells;     /* rings from the host that reached the serving CPU */
 	volatile uint32_t timer_polls;   /* the service's timer polls (heartbeats) so far */
 	volatile uint32_t ring_ticks;    /* TSC ticks from a ring's interrupt to the card's ring with the answer (last one) */
+	/*
+	 * +1 each time a task ends (exit, fault, kill, INIT; more if an INIT cut
+	 * its end short), once what STATUS answers about it is final. A host waiting for a launch asks STATUS when it moves,
+	 * not on a timer: each request runs kernel code on a measured CPU at
+	 * host-timed points (version 8).
+	 */
+	volatile uint32_t tasks_ended;
 };
 
 enum mbox_opcode {
@@ -127,7 +134,7 @@ enum mbox_opcode {
 	MBOX_OP_PMU_CLEAR  = 5,
 	MBOX_OP_PMU_READ   = 6, /* -> one struct mbox_pmu_count per CPU of the set and counter in use */
 	MBOX_OP_PMU_SPFLT  = 7, /* uint32_t mask: PERF_SPFLT_CONTROL enable bits, on the CPU set */
-	MBOX_OP_RUN        = 8, /* struct mbox_run: start the uploaded image on the CPU set -> uint32_t launch id */
+	MBOX_OP_RUN        = 8, /* struct mbox_run: start the uploaded image on the CPU set -> struct mbox_run_answer */
 	MBOX_OP_STATUS     = 9, /* uint32_t launch id -> one struct mbox_task per task of the launch */
 	MBOX_OP_KILL       = 10, /* uint32_t launch id: end its tasks */
 	MBOX_OP_RESET_WARM = 11, /* answered, then the card resets (every PMU register to 0) */
@@ -274,6 +281,17 @@ struct mbox_run {
 	uint32_t image_len;
 	uint32_t argc;        /* 1..MBOX_RUN_ARGS, argv[0] is the program's name */
 	char args[192];       /* argc NUL-terminated strings, back to back */
+};
+
+/*
+ * MBOX_OP_RUN's answer: the launch ID, then its tasks as STATUS answers them
+ * (their output rings), so that a host follows a launch without asking
+ * again until header.tasks_ended moves (version 8).
+ */
+struct mbox_run_answer {
+	uint32_t launch;
+	uint32_t reserved; /* 0 */
+	/* then one struct mbox_task per task, at least one */
 };
 
 enum mbox_task_state { MBOX_TASK_READY = 1, MBOX_TASK_RUNNING, MBOX_TASK_EXITED, MBOX_TASK_KILLED, MBOX_TASK_FAULTED };

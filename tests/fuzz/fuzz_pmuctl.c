@@ -327,6 +327,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			outputs_drain(&c, &outs, &resp, 0, devnull);
 			outputs_drain(&c, &outs, &resp, 1, devnull);
 		}
+		/* A launch's wait (host/launch.c): it ends, on the word or the time, or names why not. */
+		struct card_watch w;
+		card_watch_start(&c, &w);
+		c.err[0] = 0;
+		st = card_watch(&c, &w, &c.hdr->tasks_ended, 0, 30);
+		if (st != 0 && ((st != CARD_TIMEOUT && st != CARD_RESET && st != CARD_PANIC && st != CARD_GONE) || !c.err[0]))
+			abort();
 		struct cpuset set = { { 3 } }; /* CPUs 0 and 1, beyond the card's CPU count too */
 		uint64_t n = 0;
 		samples_drain(&c, &set, devnull, &n);

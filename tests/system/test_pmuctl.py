@@ -13,12 +13,13 @@ import pexpect
 import pytest
 
 from conftest import BUILD, check_calib_spflt, check_card_gone, running
-from mbox import layout
+from mbox import Mailbox, layout
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 CALIB = os.path.join(BUILD, "user", "calib.elf")
 HELLO = os.path.join(BUILD, "user", "hello.elf")
 STEADY = os.path.join(BUILD, "user", "steady.elf")
+MATMUL = os.path.join(BUILD, "user", "matmul.elf")
 
 
 def pmuctl(card, *args, timeout=120):
@@ -88,6 +89,44 @@ def test_eight_processes_at_once(card):
     for p in results:
         assert p.returncode == 0, p.stderr
         assert re.search(r"^cpus\s+4 \(4 online\)$", p.stdout, re.M)
+
+
+def test_a_waiting_pmuctl_asks_nothing_while_the_program_runs(card):
+    # A request runs kernel code on the CPU that serves the mailbox, the
+    # measured one while a task runs, at points the host's timing picks: a
+    # STATUS every 20 ms put 300,000-470,000 kernel instructions in
+    # matmul's count, a different number each run, and moved the samples.
+    mb = Mailbox(card.name)
+    try:
+        sent, kernel = [], []
+        for prog in ([HELLO], [MATMUL, "64"], [MATMUL, "64"], [MATMUL, "64"]):
+            head = mb.index("req", "head")
+            p = pmuctl(card, "stat", "-x,", "-e", "instructions:k", "--", *prog)
+            assert p.returncode == 0, p.stderr
+            sent.append(mb.index("req", "head") - head)
+            kernel.append(int(p.stderr.splitlines()[0].split(",")[0]))
+    finally:
+        mb.close()
+    assert len(set(sent)) == 1, f"requests per stat: {sent} (hello, then matmul 64 three times)"
+    # What is left differs by the task table's history (a few instructions a run), not by the host.
+    assert max(kernel[1:]) - min(kernel[1:]) < 200, kernel
+
+
+def test_a_card_that_stops_under_a_running_program_is_named(fresh_card):
+    card = fresh_card
+    p = subprocess.Popen([PMUCTL, "--card", card.name, "--stale-after", "2", "run", STEADY, "100000000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1)
+        assert p.poll() is None, p.communicate()
+        os.kill(card.child.proc.pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        out, err = p.communicate(timeout=30)
+        assert p.returncode == 1 and "heartbeat stale (no change in 2 s" in err, err
+        assert 2.0 <= time.monotonic() - t0 < 5.0
+    finally:
+        os.kill(card.child.proc.pid, signal.SIGCONT)
+        p.kill()
 
 
 def test_stale_heartbeat_is_reported_after_the_window(fresh_card):

@@ -501,8 +501,10 @@ static void test_run(void **state)
 {
 	(void)state;
 	RUN(GOOD, 10, 2, "hello\0world", MBOX_OK);
-	assert_int_equal(resp.len, sizeof(uint32_t));
-	assert_int_equal(*(uint32_t *)resp.payload, 7);
+	/* the launch ID, then its tasks as STATUS answers them */
+	assert_int_equal(resp.len, sizeof(struct mbox_run_answer) + 3 * sizeof(struct mbox_task));
+	assert_int_equal(((struct mbox_run_answer *)resp.payload)->launch, 7);
+	assert_int_equal(((struct mbox_task *)(resp.payload + sizeof(struct mbox_run_answer)))[2].id, 3);
 	RUN(GOOD, sizeof(upload), 1, "hello", MBOX_OK);
 	RUN(GOOD, 10, 1, "notelf", MBOX_E_PROGRAM);
 	RUN(GOOD, 0, 1, "hello", MBOX_E_RANGE);

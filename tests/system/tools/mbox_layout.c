@@ -23,7 +23,7 @@ int main(void)
 	FIELD(mbox_header, resp_ctl_off); FIELD(mbox_header, resp_off); FIELD(mbox_header, host_lock);
 	FIELD(mbox_header, console_off); FIELD(mbox_header, console_head); FIELD(mbox_header, upload_off);
 	FIELD(mbox_header, samples_off); FIELD(mbox_header, output_off); FIELD(mbox_header, poll_us);
-	FIELD(mbox_header, timer_polls);
+	FIELD(mbox_header, timer_polls); FIELD(mbox_header, tasks_ended);
 	first = 0;
 	printf("}, \"request\": {");
 	FIELD(mbox_request, seq); FIELD(mbox_request, opcode); FIELD(mbox_request, flags);
