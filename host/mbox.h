@@ -95,7 +95,8 @@ int card_alive(struct card *c);
  * does: 0 when the word moved or the time is up; CARD_RESET or CARD_PANIC
  * (card_alive), CARD_GONE (its mailbox file removed) or CARD_TIMEOUT (its
  * heartbeat still for card_stale_s) with c->err saying which. A card that
- * beats only when rung is rung once its heartbeat is still for a second.
+ * beats only when rung (no poll timer: header.poll_us 0) is rung once its
+ * heartbeat is still for a second.
  */
 struct card_watch {
 	uint64_t beat, beat_ms, rung_ms; /* the heartbeat last seen, when it changed, when we rang (host ms) */
