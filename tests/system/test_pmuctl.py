@@ -123,7 +123,7 @@ def test_a_card_that_stops_under_a_running_program_is_named(fresh_card):
         t0 = time.monotonic()
         out, err = p.communicate(timeout=30)
         assert p.returncode == 1 and "heartbeat stale (no change in 2 s" in err, err
-        assert 2.0 <= time.monotonic() - t0 < 5.0
+        assert 2.0 <= time.monotonic() - t0 < 15.0  # the window given, not the default's 30 s
     finally:
         os.kill(card.child.proc.pid, signal.SIGCONT)
         p.kill()
@@ -137,7 +137,8 @@ def test_stale_heartbeat_is_reported_after_the_window(fresh_card):
         t0 = time.monotonic()
         p = pmuctl(card, "--stale-after", "3", "info")
         assert p.returncode != 0 and "heartbeat stale (no change in 3 s)" in p.stderr
-        assert 3.0 <= time.monotonic() - t0 < 4.0
+        # At the window, not the default's 30 s (a loaded host's start-up adds seconds: seen 5.3)
+        assert 3.0 <= time.monotonic() - t0 < 15.0
     finally:
         os.kill(card.child.proc.pid, signal.SIGCONT)
     # A card that ended took its mailbox along (scripts/card-keeper.py): pmuctl says so.
