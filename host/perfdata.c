@@ -8,7 +8,9 @@
  * records' layouts are those of include/uapi/linux/perf_event.h
  * (Debian's linux-libc-dev: struct perf_event_attr, PERF_RECORD_*):
  *   - one attribute: the KNC event as PERF_TYPE_RAW, config = its EvtSel
- *     without EN/INT (327357-001 Table 1-5), sampling every `period`;
+ *     without EN/INT (327357-001 Table 1-5), sampling every `period`; or
+ *     for record -e cpu-clock perf's PERF_TYPE_SOFTWARE/PERF_COUNT_SW_CPU_CLOCK
+ *     every `period` ns (the counted events' values are not written yet);
  *   - PERF_RECORD_COMM for each CPU's task (pid PERF_PID, tid PERF_PID + CPU);
  *   - PERF_RECORD_MMAP of the card's kernel as perf writes the host's
  *     ("[kernel.kallsyms]" + a reference symbol, pgoff = that symbol's
@@ -246,8 +248,10 @@ static void write_sample(struct out *o, const struct rec_header *h, const struct
 
 static struct perf_event_attr attr_of(const struct rec_header *h)
 {
+	int timed = rec_timed(h); /* perf's own cpu-clock, its period in ns */
 	struct perf_event_attr a = {
-		.type = PERF_TYPE_RAW, .size = sizeof(a), .config = h->evtsel, .sample_period = h->period,
+		.type = timed ? PERF_TYPE_SOFTWARE : PERF_TYPE_RAW, .size = sizeof(a),
+		.config = timed ? PERF_COUNT_SW_CPU_CLOCK : h->evtsel, .sample_period = h->period,
 		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
 			       PERF_SAMPLE_PERIOD | (h->frames ? PERF_SAMPLE_CALLCHAIN : 0),
 	};

@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <pmuos/sample.h>
 
 #define REC_MAGIC "PMUOSREC"
@@ -33,6 +34,21 @@ struct rec_header {
 	char path[4096];           /* the program's absolute path when recorded */
 };
 #define REC_HEADER_V1 ((size_t)&((struct rec_header *)0)->tsc_hz)
+
+/*
+ * Whether the recording is of time samples (record -e cpu-clock[,EV..]):
+ * `period` is then ns of card time and each sample's ctr[] the counters
+ * counting the events after "cpu-clock," (40 bits, from 0 at the start).
+ */
+static inline int rec_timed(const struct rec_header *h)
+{
+	return h->evtsel == 0 && !strncmp(h->event, "cpu-clock", 9) && (!h->event[9] || h->event[9] == ',');
+}
+/* What a recording's period counts: "ns" (rec_timed) or "events". */
+static inline const char *rec_period_unit(const struct rec_header *h)
+{
+	return rec_timed(h) ? "ns" : "events";
+}
 
 /* A sample with its call chain as read back. */
 struct rec_sample {

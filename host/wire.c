@@ -65,6 +65,7 @@ const char *mbox_op_name(uint16_t op)
 		[MBOX_OP_KILL] = "KILL", [MBOX_OP_RESET_WARM] = "RESET_WARM", [MBOX_OP_CPU_INIT] = "CPU_INIT",
 		[MBOX_OP_SHELL] = "SHELL", [MBOX_OP_PMU_MUX] = "PMU_MUX", [MBOX_OP_SHELL_INTR] = "SHELL_INTR",
 		[MBOX_OP_PMU_CALLCHAIN] = "PMU_CALLCHAIN", [MBOX_OP_EVENTS_COUNTED] = "EVENTS_COUNTED",
+		[MBOX_OP_PMU_CPU_CLOCK] = "PMU_CPU_CLOCK",
 	};
 	return op < sizeof(names) / sizeof(names[0]) && names[op] ? names[op] : "?";
 }
@@ -72,7 +73,7 @@ const char *mbox_op_name(uint16_t op)
 int mbox_answer_has_verdict(uint16_t op, int status)
 {
 	int pmu = (op >= MBOX_OP_PMU_CONFIG && op <= MBOX_OP_PMU_SPFLT) || op == MBOX_OP_PMU_MUX ||
-		  op == MBOX_OP_PMU_CALLCHAIN;
+		  op == MBOX_OP_PMU_CALLCHAIN || op == MBOX_OP_PMU_CPU_CLOCK;
 	return pmu && status != MBOX_OK && status != MBOX_E_PAYLOAD && status != MBOX_E_OPCODE;
 }
 

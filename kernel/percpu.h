@@ -60,6 +60,7 @@ struct percpu {
 	struct tss tss;
 	uint64_t gdt[GDT_ENTRIES];
 	struct timer_queue timers;
+	struct trap_frame *timer_frame; /* while timer functions run: the frame the timer interrupt saved */
 	struct smp_call call;
 	struct pmu_cpu *pmu;      /* pmu/internal.h; kept across INIT */
 	volatile bool idle;       /* halted in idle_wait(), until the next interrupt */

@@ -38,6 +38,7 @@ static void timer_irq(struct trap_frame *f)
 	 */
 	if (q->hw_deadline <= now)
 		q->hw_deadline = 0;
+	this_cpu()->timer_frame = f; /* what a time sample records (pmu/cpu_clock.c) */
 	/* A one-shot tick may land before the deadline: anything not due is re-armed. */
 	while ((t = q->head) && t->deadline <= now) { /* the look without a call: at a sample, nothing is due */
 		timerq_pop_expired(q, now);

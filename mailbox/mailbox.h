@@ -79,6 +79,7 @@ struct mbox_ops {
 	bool (*counts_event)(uint32_t evtsel);
 	struct pmu_result (*pmu_spflt)(const struct cpuset *set, uint64_t mask);
 	struct pmu_result (*pmu_callchain)(const struct cpuset *set, uint32_t frames); /* pmu_set_callchain */
+	struct pmu_result (*pmu_cpu_clock)(const struct cpuset *set, uint64_t ns);    /* pmu_set_cpu_clock */
 	/* pmu_mux_configure: nev as the request gives it (the list holds at most MBOX_MUX_MAX); slice in TSC ticks. */
 	struct pmu_result (*pmu_mux)(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel,
 				     uint32_t paired, uint64_t slice_ticks);

@@ -26,6 +26,7 @@ static const int8_t pmu_status[PMU_ERR_COUNT] = {
 	[PMU_ERR_BUSY]       = MBOX_E_BUSY,
 	[PMU_ERR_NOMEM]      = MBOX_E_BUSY,   /* not now: the card is short of memory */
 	[PMU_ERR_FRAMES]     = MBOX_E_RANGE,
+	[PMU_ERR_CPU_CLOCK]  = MBOX_E_RANGE,
 	[PMU_ERR_GROUP]      = MBOX_E_RANGE,
 	[PMU_ERR_GROUP_L2]   = MBOX_E_EVENT, /* a counter constraint */
 };
@@ -189,6 +190,15 @@ static int serve_callchain(const struct mbox_request *req, const struct cpuset *
 	return answer_pmu(resp, ops->pmu_callchain(set, u32_of(req)));
 }
 
+static int serve_cpu_clock(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
+			   const struct mbox_ops *ops)
+{
+	uint64_t ns;
+
+	memcpy(&ns, req->payload, sizeof(ns));
+	return answer_pmu(resp, ops->pmu_cpu_clock(set, ns));
+}
+
 /* Which of the request's EvtSels the backend counts: bit i of the answer for the i-th. */
 static int serve_counted(const struct mbox_request *req, const struct cpuset *set, struct mbox_response *resp,
 			 const struct mbox_ops *ops)
@@ -319,6 +329,7 @@ static const struct mbox_op_desc descs[] = {
 	[MBOX_OP_PMU_CALLCHAIN] = { serve_callchain, EXACTLY(sizeof(uint32_t)), .cpuset = true, .pmu = true },
 	[MBOX_OP_EVENTS_COUNTED] = { serve_counted, .min_len = sizeof(uint32_t),
 				     .max_len = MBOX_COUNTED_MAX * sizeof(uint32_t) },
+	[MBOX_OP_PMU_CPU_CLOCK] = { serve_cpu_clock, EXACTLY(sizeof(uint64_t)), .cpuset = true, .pmu = true },
 };
 
 /* The descriptor's checks, once for every opcode, then its handler: the status. */

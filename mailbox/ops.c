@@ -132,6 +132,7 @@ const struct mbox_ops mbox_kernel_ops = {
 	.counts_event = pmu_counts_event,
 	.pmu_spflt = pmu_set_spflt,
 	.pmu_callchain = pmu_set_callchain,
+	.pmu_cpu_clock = pmu_set_cpu_clock,
 	.pmu_mux = pmu_mux_configure,
 	.run = run,
 	.status = status,

@@ -17,6 +17,7 @@
  * reader): the cost per sample is bounded (make bench).
  */
 #include "pmu/pmu.h"
+#include "pmu/internal.h"
 #include "kernel/percpu.h"
 #include "kernel/pmm.h"
 #include "kernel/task.h"
@@ -40,26 +41,14 @@ size_t pmu_last_callchain(uint32_t cpu, uint64_t *ips)
 	return n;
 }
 
+static void set_frames(uint32_t cpu, uint64_t frames)
+{
+	pmu_chain_frames[cpu] = frames;
+}
+
 struct pmu_result pmu_set_callchain(const struct cpuset *set, uint32_t frames)
 {
-	struct pmu_result r = pmu_check_callchain(frames);
-
-	if (r.err)
-		return r;
-	r = (struct pmu_result){ .err = PMU_ERR_CPUSET };
-	for (uint32_t c = 0; c < CPUSET_MAX; c++)
-		if (cpuset_has(set, c) && (c >= cpu_count || c >= MAX_CPUS)) {
-			r.cpu = c;
-			return r;
-		}
-	for (uint32_t c = 0; c < cpu_count; c++)
-		if (cpuset_has(set, c)) {
-			pmu_chain_frames[c] = frames;
-			r.wanted++;
-		}
-	r.err = r.wanted ? PMU_OK : PMU_ERR_CPUSET;
-	r.done = r.wanted;
-	return r;
+	return pmu_each_cpu(pmu_check_callchain(frames), set, set_frames, frames);
 }
 
 /*

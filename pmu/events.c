@@ -262,6 +262,10 @@ void pmu_result_text(const struct pmu_result *r, char *buf, size_t len)
 	case PMU_ERR_FRAMES:
 		snprintf(buf, len, "a call chain of %llu frames: 0 (none) to %d", v, PMU_CALLCHAIN_MAX);
 		return;
+	case PMU_ERR_CPU_CLOCK:
+		snprintf(buf, len, "a cpu-clock period of %llu ns: should be %llu ns to %llu ns (-F 100000 to 1)", v,
+			 PMU_CPU_CLOCK_MIN_NS, PMU_CPU_CLOCK_MAX_NS);
+		return;
 	case PMU_ERR_COUNT:
 		break;
 	}

@@ -207,8 +207,26 @@ static inline bool model_sync_needed(const struct pmu_cpu *pc)
 /* emul.c: RDPMC/SPFLT emulation on the model */
 void pmu_emul_init(void);
 
+/*
+ * A setting kept per CPU, not a cross-CPU call (pmu.c): the rules' verdict
+ * `check` if it refuses, else fn(cpu, value) for each CPU of `set`.
+ * PMU_ERR_CPUSET (nothing done) for an empty set or one naming a CPU the
+ * card does not have.
+ */
+struct pmu_result pmu_each_cpu(struct pmu_result check, const struct cpuset *set,
+			       void (*fn)(uint32_t cpu, uint64_t value), uint64_t value);
+
 /* pmi.c */
 void pmi_init(void);
+/*
+ * A time sample (pmu/cpu_clock.c) of the code interrupted at `f`: the
+ * counters stopped, a sample with overflow mask 0 and both counters'
+ * values (and the call chain the CPU's setting asks), the counters
+ * restarted. Nothing if the counters are not running.
+ */
+void pmi_time_sample(struct pmu_cpu *pc, struct trap_frame *f);
+/* cpu_clock.c: a task starts on the calling CPU (pmu.c's task_start hook). */
+void cpu_clock_task_start(void);
 /* Lifts the throttle: runs from the unthrottle timer, or when counters restart. */
 void pmi_unthrottle(struct pmu_cpu *pc);
 

@@ -216,6 +216,17 @@ static void pmi_handler(struct trap_frame *f)
 	ops->pmi_restart(ctrl & ~(uint64_t)pc->throttled);
 }
 
+void pmi_time_sample(struct pmu_cpu *pc, struct trap_frame *f)
+{
+	uint64_t status;
+
+	if (!pc->running)
+		return;
+	uint64_t ctrl = pmu_ops->pmi_stop(&status); /* an overflow meanwhile stays in status for its PMI */
+	record(pc, f, 0, rdtsc());
+	pmu_ops->pmi_restart(ctrl);
+}
+
 void pmi_init(void)
 {
 	window_for(pmi_limit);

@@ -145,6 +145,14 @@ void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s, const uint64_t *
  * PMU_ERR_CPUSET for an empty set or a CPU the card does not have.
  */
 struct pmu_result pmu_set_callchain(const struct cpuset *set, uint32_t frames);
+/*
+ * Time-based sampling (pmu/cpu_clock.c, perf's cpu-clock): each CPU of
+ * `set` takes a sample every `ns` ns of card time (TSC) while a task runs
+ * on it and its counters run, from the first `ns` after the task starts;
+ * 0: off. PMU_ERR_CPU_CLOCK outside PMU_CPU_CLOCK_MIN_NS..MAX_NS,
+ * PMU_ERR_CPUSET for an empty set or a CPU the card does not have.
+ */
+struct pmu_result pmu_set_cpu_clock(const struct cpuset *set, uint64_t ns);
 struct trap_frame;
 /*
  * In the PMI: the return addresses of the frames above `f` (the task's for

@@ -66,6 +66,11 @@ struct pmu_result pmu_check_callchain(uint32_t frames)
 	return refuse(frames > PMU_CALLCHAIN_MAX ? PMU_ERR_FRAMES : PMU_OK, frames);
 }
 
+struct pmu_result pmu_check_cpu_clock(uint64_t ns)
+{
+	return refuse(ns && (ns < PMU_CPU_CLOCK_MIN_NS || ns > PMU_CPU_CLOCK_MAX_NS) ? PMU_ERR_CPU_CLOCK : PMU_OK, ns);
+}
+
 uint32_t pmu_place(uint32_t nev, const uint32_t *evtsel, uint32_t paired, uint32_t first,
 		   int on[KNC_NUM_COUNTERS])
 {

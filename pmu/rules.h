@@ -38,6 +38,7 @@ enum pmu_err {
 	PMU_ERR_FRAMES,     /* a call chain of more than PMU_CALLCHAIN_MAX frames: value = frames */
 	PMU_ERR_GROUP,      /* a group of more events than counters, or one past the list's end: value = the pairs' mask */
 	PMU_ERR_GROUP_L2,   /* a group of two L2 events, both counter 0 only (docs/design.md §5.1): value = the first's index */
+	PMU_ERR_CPU_CLOCK,  /* a cpu-clock period outside PMU_CPU_CLOCK_MIN_NS..PMU_CPU_CLOCK_MAX_NS (not 0): value = ns */
 	PMU_ERR_COUNT       /* number of verdicts */
 };
 
@@ -72,6 +73,13 @@ struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint32_t p
 				uint64_t tsc_hz);
 /* Frames of a sample's call chain: 0..PMU_CALLCHAIN_MAX (include/pmuos/sample.h). PMU_OK or PMU_ERR_FRAMES. */
 struct pmu_result pmu_check_callchain(uint32_t frames);
+/*
+ * A cpu-clock period (pmu/cpu_clock.c): 0 (off) or PMU_CPU_CLOCK_MIN_NS ..
+ * PMU_CPU_CLOCK_MAX_NS of card time, perf's -F 100000 .. 1. PMU_OK or PMU_ERR_CPU_CLOCK.
+ */
+#define PMU_CPU_CLOCK_MIN_NS 10000ULL
+#define PMU_CPU_CLOCK_MAX_NS 1000000000ULL
+struct pmu_result pmu_check_cpu_clock(uint64_t ns);
 /* PERF_SPFLT_CONTROL enable mask: bit i gates counter i (327357-001 §1.4.3.4). PMU_OK or PMU_ERR_SPFLT. */
 struct pmu_result pmu_check_spflt(uint64_t mask);
 

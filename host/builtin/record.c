@@ -28,13 +28,15 @@ static void drain_samples(struct card *c, const struct cpuset *set)
 #define FREQ_DEFAULT 4000 /* perf record's default: -F 4000 */
 
 const struct cli_opt record_opts[] = {
-	{ "event", 'e', "EV", "the event that samples (default cycles), as stat -e" },
+	{ "event", 'e', "EV", "the event that samples (default cycles), as stat -e; or cpu-clock[,EV[,EV]]: a sample "
+			      "every period of card time, with the counts of up to 2 events" },
 	/*
 	 * The card checks PERIOD's top (2^40, its verdict in the shell's words);
 	 * pmuctl only what the card cannot: 0, which the wire reads as counting,
 	 * and more than the wire's 64 bits.
 	 */
-	{ "count", 'c', "PERIOD", "a sample every PERIOD events; the card takes up to 2^40", 1, UINT64_MAX },
+	{ "count", 'c', "PERIOD", "a sample every PERIOD events (cpu-clock: ns); the card takes up to 2^40 "
+				  "(cpu-clock: 10^4 to 10^9 ns)", 1, UINT64_MAX },
 	{ "freq", 'F', "FREQ", "about FREQ samples a second (default 4000): a fixed period of the card's TSC rate / FREQ "
 			       "events (right for cycles; the card adapts no period)", 1, 100000 },
 	{ "cpu", 'C', "CPUS", "the card CPUs the program runs on (default 1)" },
@@ -66,6 +68,34 @@ static void report_throttled(struct card *c, const struct cpuset *set, uint64_t 
 			"sampled); give a larger -c or a lower -F ]\n", cpus, (unsigned long long)period);
 }
 
+/*
+ * The events counted beside cpu-clock ("cpu-clock,EV,EV"): on counters 0
+ * and 1, counting only; each time sample carries both counters. Exits 2
+ * naming what is wrong.
+ */
+static void counting_events(const char *ev, struct mbox_pmu_config *cfg0, struct mbox_pmu_config *cfg1)
+{
+	char list[256];
+	struct mbox_pmu_config *cfg[2] = { cfg0, cfg1 };
+	int n = 0;
+
+	if (strlen(ev) >= sizeof(((struct rec_header *)0)->event)) {
+		fprintf(stderr, "pmuctl: record: -e %s: at most %zu characters\n", ev,
+			sizeof(((struct rec_header *)0)->event) - 1);
+		exit(2);
+	}
+	snprintf(list, sizeof(list), "%s", ev + 9);
+	cfg0->period = 0;
+	for (char *save, *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+		if (n == 2) {
+			fprintf(stderr, "pmuctl: record: -e %s: cpu-clock counts at most 2 events beside it (a KNC hardware "
+				"thread has 2 counters, Intel 327357-001 §1.2)\n", ev);
+			exit(2);
+		}
+		cfg[n++]->evtsel = encode(e);
+	}
+}
+
 int cmd_record(struct card *c, int argc, char **argv)
 {
 	const char *ev = "cycles", *cpus = "1", *file = "pmuos.data";
@@ -90,18 +120,29 @@ int cmd_record(struct card *c, int argc, char **argv)
 		fprintf(stderr, "pmuctl: record: -c PERIOD and -F FREQ: give one\n");
 		return 2;
 	}
+	/* cpu-clock: perf's time-based sampling, its period in ns of card time (-F: 10^9 / FREQ) */
+	int timed = !strncmp(ev, "cpu-clock", 9) && (!ev[9] || ev[9] == ',');
 	if (!period) {
-		period = (c->seen.tsc_hz ? c->seen.tsc_hz : 1000000000) / (freq ? freq : FREQ_DEFAULT);
+		period = (timed ? 1000000000 : c->seen.tsc_hz ? c->seen.tsc_hz : 1000000000) / (freq ? freq : FREQ_DEFAULT);
 		period = period ? period : 1;
 	}
 	pfm_setup();
-	uint32_t sel = encode(ev);
 	parse_cpus(c, cpus, &set);
-	struct mbox_pmu_config cfg0 = { .counter = 0, .evtsel = sel, .period = period }, cfg1 = { .counter = 1 };
+	struct mbox_pmu_config cfg0 = { .counter = 0, .period = period }, cfg1 = { .counter = 1 };
+	uint64_t clock_ns = 0;
+	uint32_t sel = 0;
+	if (timed) {
+		counting_events(ev, &cfg0, &cfg1);
+		clock_ns = period;
+	} else {
+		cfg0.evtsel = sel = encode(ev);
+	}
 	uint32_t mask = 0;
 	int st = call(c, MBOX_OP_PMU_CONFIG, &set, &cfg0, sizeof(cfg0), &resp);
 	if (st == MBOX_OK)
 		st = call(c, MBOX_OP_PMU_CONFIG, &set, &cfg1, sizeof(cfg1), &resp);
+	if (st == MBOX_OK) /* always said, as the chain below */
+		st = call(c, MBOX_OP_PMU_CPU_CLOCK, &set, &clock_ns, sizeof(clock_ns), &resp);
 	if (st == MBOX_OK)
 		st = call(c, MBOX_OP_PMU_SPFLT, &set, &mask, sizeof(mask), &resp);
 	if (st == MBOX_OK) /* always said: a chain asked for by an earlier record stays otherwise */
@@ -149,6 +190,7 @@ int cmd_record(struct card *c, int argc, char **argv)
 	fclose(rec_out);
 	fprintf(stderr, "[ pmuctl record: %llu samples, %llu lost, written to %s in %.3f s of wall time ]\n",
 		(unsigned long long)h.nsamples, (unsigned long long)h.lost, file, wall);
-	report_throttled(c, &set, period);
+	if (!timed)
+		report_throttled(c, &set, period);
 	return status;
 }

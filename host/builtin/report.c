@@ -354,7 +354,8 @@ static int report_svg(const char *path, const struct rec_header *h, const struct
 	}
 	for (size_t i = 0; i < n; i++)
 		s[i] = (struct flame_stack){ hits[i].name, hits[i].count };
-	snprintf(title, sizeof(title), "%s: %s every %llu events", h->path, h->event, (unsigned long long)h->period);
+	snprintf(title, sizeof(title), "%s: %s every %llu %s", h->path, h->event, (unsigned long long)h->period,
+		 rec_period_unit(h));
 	int rc = flame_svg(path, title, s, n);
 	free(s);
 	return rc || !n;
@@ -455,8 +456,8 @@ int cmd_report(struct card *c, int argc, char **argv)
 	if (svg)
 		return report_svg(svg, &h, hits, nhits);
 	if (!folded) {
-		printf("# %llu samples of %s every %llu events, %llu lost; program %s\n# Overhead%s ",
-		       (unsigned long long)total, h.event, (unsigned long long)h.period,
+		printf("# %llu samples of %s every %llu %s, %llu lost; program %s\n# Overhead%s ",
+		       (unsigned long long)total, h.event, (unsigned long long)h.period, rec_period_unit(&h),
 		       (unsigned long long)h.lost, h.path, nr_samples ? "  Samples" : "");
 		for (int k = 0; k < sy.nkeys; k++)
 			printf(" %s", key_titles[sy.keys[k]]);

@@ -145,6 +145,8 @@ enum mbox_opcode {
 	MBOX_OP_SHELL_INTR = 15, /* Ctrl-C for the host's shell line: cancelled if queued, interrupted if running */
 	MBOX_OP_PMU_CALLCHAIN = 16, /* uint32_t frames, 0..PMU_CALLCHAIN_MAX: call chains in samples, on the CPU set */
 	MBOX_OP_EVENTS_COUNTED = 17, /* 1..MBOX_COUNTED_MAX uint32_t EvtSels -> uint64_t: bit i, the backend counts the i-th */
+	MBOX_OP_PMU_CPU_CLOCK = 18, /* uint64_t ns, 0 (off) or 10^4..10^9: a time sample every ns of card time, on the CPU set
+				       (perf's cpu-clock; each sample with both counters; version 8) */
 };
 #define MBOX_COUNTED_MAX 64 /* EvtSels one EVENTS_COUNTED asks about: the answer's 64 bits */
 
@@ -163,7 +165,7 @@ enum mbox_status {
 
 /*
  * The PMU's verdict (pmu/rules.h struct pmu_result): an answer to a PMU
- * request (PMU_CONFIG .. PMU_READ, PMU_SPFLT, PMU_MUX, PMU_CALLCHAIN) whose
+ * request (PMU_CONFIG .. PMU_READ, PMU_SPFLT, PMU_MUX, PMU_CALLCHAIN, PMU_CPU_CLOCK) whose
  * status is MBOX_E_EVENT, MBOX_E_RANGE, MBOX_E_CPUSET or MBOX_E_BUSY carries
  * one as its payload (PMU_READ's after the counts of the CPUs that did
  * answer), so the host prints the shell's words (pmu_result_text). Its

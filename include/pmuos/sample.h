@@ -28,7 +28,7 @@ struct pmu_sample {
 	uint64_t ctr[2];   /* both counters, 40 bits, read after stopping them */
 	uint32_t cpu;      /* logical CPU number */
 	uint8_t cpl;       /* privilege level of the interrupted code (0 or 3) */
-	uint8_t ovf_mask;  /* GLOBAL_STATUS bits this sample handled */
+	uint8_t ovf_mask;  /* GLOBAL_STATUS bits this sample handled; 0: a time sample (cpu-clock, pmu/cpu_clock.c) */
 	uint16_t nframes;  /* 0..PMU_CALLCHAIN_MAX return addresses in the slots that follow */
 };
 

@@ -28,6 +28,7 @@ static struct pmu_result control(const struct cpuset *set, uint16_t op) { return
 static bool counts(uint32_t evtsel) { return evtsel & 1; }
 static struct pmu_result spflt(const struct cpuset *set, uint64_t mask) { return done(pmu_check_spflt(mask), set); }
 static struct pmu_result callchain(const struct cpuset *set, uint32_t frames) { return done(pmu_check_callchain(frames), set); }
+static struct pmu_result cpu_clock(const struct cpuset *set, uint64_t ns) { return done(pmu_check_cpu_clock(ns), set); }
 static struct pmu_result mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint32_t paired,
 			     uint64_t slice_ticks)
 {
@@ -86,7 +87,7 @@ static int status(uint32_t launch, struct mbox_task *out, int max)
 
 static const struct mbox_ops ops = {
 	.ncpus = 4, .tsc_hz = 1000000000, .info = info, .pmu_configure = configure, .pmu_control = control, .pmu_read = read_cpu,
-	.counts_event = counts, .pmu_spflt = spflt, .pmu_callchain = callchain, .pmu_mux = mux, .run = run, .status = status, .kill = kill_launch,
+	.counts_event = counts, .pmu_spflt = spflt, .pmu_callchain = callchain, .pmu_cpu_clock = cpu_clock, .pmu_mux = mux, .run = run, .status = status, .kill = kill_launch,
 	.reset = no_reset, .cpu_init = cpu_init, .shell = shell, .shell_intr = shell_intr,
 	.upload = upload, .upload_size = sizeof(upload),
 };

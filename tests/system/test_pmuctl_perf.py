@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 
 import pytest
@@ -14,6 +15,7 @@ from conftest import BUILD, Card
 PMUCTL = os.path.join(BUILD, "pmuctl")
 HELLO = os.path.join(BUILD, "user", "hello.elf")
 STEADY = os.path.join(BUILD, "user", "steady.elf")
+MATMUL = os.path.join(BUILD, "user", "matmul.elf")
 # perf stat -j's keys and the JSON type of each value (tools/perf/util/stat-display.c).
 PERF_JSON = {"counter-value": str, "unit": str, "event": str, "event-runtime": int, "pcnt-running": float}
 
@@ -214,6 +216,37 @@ def test_record_defaults_and_throttling(card, tmp_path):
     assert "[ pmuctl record: throttled on CPU 1:" in p.stderr, p.stderr
 
 
+def test_cpu_clock_samples_every_period_of_card_time_with_the_counts(card, tmp_path):
+    # perf's time-based sampling (Intel 327357-001 §1.3.1.2): a sample every ms of card time, each
+    # with the count of the event beside it, and perf.data that perf reads as cpu-clock.
+    data, perf_data = tmp_path / "cc.data", tmp_path / "cc.perf"
+    p = pmuctl(card, "record", "-e", "cpu-clock,INSTRUCTIONS_EXECUTED:u", "-F", "1000", "-o", str(data),
+               "--", MATMUL, "64")
+    assert p.returncode == 0, p.stderr
+    n = int(re.search(r"\[ pmuctl record: (\d+) samples, 0 lost", p.stderr)[1])
+    # matmul 64 runs about 50 M instructions, 1 ns each under -icount shift=0: about 50 ms
+    assert 40 <= n <= 60, n
+    raw = data.read_bytes()[-40 * n:]  # struct pmu_sample, 40 bytes, no chains without -g
+    s = [struct.unpack_from("<QQQQIBBH", raw, 40 * i) for i in range(n)]
+    gaps = {b[0] - a[0] for a, b in zip(s, s[1:])}
+    assert all(abs(g - 10 ** 6) <= 10 ** 4 for g in gaps), gaps  # TSC ticks: 1 ms at about 1 GHz, +-1 %
+    assert all(x[6] == 0 and x[4] == 1 and x[5] == 3 for x in s)  # no overflow, CPU 1, Ring 3
+    counts = [x[2] for x in s]
+    steps = [b - a for a, b in zip(counts, counts[1:])]
+    # a ms of Ring-3 instructions, less what the kernel ran in it (the sample itself among it)
+    assert all(0.95e6 < d <= 1e6 for d in steps), steps
+    assert all(x[3] == 0 for x in s)  # counter 1 counts nothing
+    rep = subprocess.run([PMUCTL, "report", "-i", str(data), "--to-perf", str(perf_data)], capture_output=True,
+                         text=True)
+    assert rep.returncode == 0, rep.stderr
+    if shutil.which("perf"):
+        script = subprocess.run(["perf", "script", "-i", str(perf_data), "-F", "event,time"], capture_output=True,
+                                text=True)
+        times = [float(t) for t in re.findall(r"([\d.]+):\s+cpu-clock", script.stdout)]
+        assert len(times) == n, script.stdout + script.stderr
+        assert all(abs(b - a - 0.001) <= 0.00001 for a, b in zip(times, times[1:])), times
+
+
 # Bad input -> (exit status, the words that name its real cause). Each is a case the issue found
 # named wrongly or vaguely.
 ERRORS = [
@@ -242,6 +275,10 @@ ERRORS = [
      ["group {L2_VICTIM_REQ_WITH_DATA,SNP_HITM_BUNIT} cannot be counted at once", "count only on counter 0"]),
     (["stat", "-e", "{cycles,instructions", "--", HELLO], 2, ["-e {cycles,instructions: a group is {EV,EV}"]),
     (["stat", "-e", "{cycles,instructions}:u", "--", HELLO], 2, ["modifiers go on each event"]),
+    (["record", "-e", "cpu-clock", "-c", "5000", "--", HELLO], 2,
+     ["a cpu-clock period of 5000 ns: should be 10000 ns to 1000000000 ns"]),
+    (["record", "-e", "cpu-clock,cycles,instructions,branches", "--", HELLO], 2,
+     ["cpu-clock counts at most 2 events beside it"]),
 ]
 
 

@@ -29,6 +29,7 @@ static struct {
 	int calls;
 	uint64_t ctr, period, mask, slice;
 	uint32_t evtsel, nev, paired, launch, cpu, frames;
+	uint64_t ns;
 	uint16_t opcode;
 	bool mux_rotates; /* SPFLT on a CPU whose events take turns */
 	char line[256];
@@ -77,6 +78,12 @@ static struct pmu_result callchain(const struct cpuset *set, uint32_t frames)
 {
 	seen.frames = frames;
 	return on_set(pmu_check_callchain(frames), set);
+}
+
+static struct pmu_result cpu_clock(const struct cpuset *set, uint64_t ns)
+{
+	seen.ns = ns;
+	return on_set(pmu_check_cpu_clock(ns), set);
 }
 
 static struct pmu_result mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint32_t paired,
@@ -143,7 +150,7 @@ static void shell_intr(void) { seen.calls++; }
 
 static const struct mbox_ops ops = {
 	.ncpus = NCPUS, .tsc_hz = TSC_HZ, .info = info, .pmu_configure = configure, .pmu_control = control,
-	.pmu_read = read_cpu, .counts_event = counts, .pmu_spflt = spflt, .pmu_callchain = callchain, .pmu_mux = mux, .run = run,
+	.pmu_read = read_cpu, .counts_event = counts, .pmu_spflt = spflt, .pmu_callchain = callchain, .pmu_cpu_clock = cpu_clock, .pmu_mux = mux, .run = run,
 	.status = status, .kill = kill_launch, .reset = no_reset, .cpu_init = cpu_init, .shell = shell,
 	.shell_intr = shell_intr, .upload = upload, .upload_size = sizeof(upload),
 };
@@ -172,7 +179,7 @@ static struct mbox_verdict verdict; /* the last refusal's, if it carried one */
 static bool pmu_op(uint16_t op)
 {
 	return (op >= MBOX_OP_PMU_CONFIG && op <= MBOX_OP_PMU_SPFLT) || op == MBOX_OP_PMU_MUX ||
-	       op == MBOX_OP_PMU_CALLCHAIN;
+	       op == MBOX_OP_PMU_CALLCHAIN || op == MBOX_OP_PMU_CPU_CLOCK;
 }
 
 /*
@@ -224,7 +231,7 @@ static void test_header_and_opcode(void **state)
 	assert_int_equal(SERVE(), MBOX_E_PAYLOAD);
 	STATUS(MBOX_OP_SHELL, 0, NULL, MBOX_REQ_PAYLOAD + 1, MBOX_E_PAYLOAD);
 	STATUS(0, 0, NULL, 0, MBOX_E_OPCODE);
-	STATUS(MBOX_OP_EVENTS_COUNTED + 1, 0, NULL, 0, MBOX_E_OPCODE);
+	STATUS(MBOX_OP_PMU_CPU_CLOCK + 1, 0, NULL, 0, MBOX_E_OPCODE);
 	STATUS(0xffff, 0, NULL, 0, MBOX_E_OPCODE);
 }
 
@@ -395,6 +402,24 @@ static void test_pmu_callchain(void **state)
 	STATUS(MBOX_OP_PMU_CALLCHAIN, GOOD, &frames, 2, MBOX_E_PAYLOAD);
 	STATUS(MBOX_OP_PMU_CALLCHAIN, 0, &frames, sizeof(frames), MBOX_E_CPUSET);
 	STATUS(MBOX_OP_PMU_CALLCHAIN, CPU(OFFLINE), &frames, sizeof(frames), MBOX_E_CPUSET);
+}
+
+static void test_pmu_cpu_clock(void **state)
+{
+	(void)state;
+	uint64_t ns;
+
+	for (ns = 0; ns <= PMU_CPU_CLOCK_MAX_NS; ns = ns ? ns * 10 : PMU_CPU_CLOCK_MIN_NS) {
+		STATUS(MBOX_OP_PMU_CPU_CLOCK, GOOD, &ns, sizeof(ns), MBOX_OK);
+		assert_int_equal(seen.ns, ns);
+	}
+	ns = PMU_CPU_CLOCK_MIN_NS - 1;
+	STATUS(MBOX_OP_PMU_CPU_CLOCK, GOOD, &ns, sizeof(ns), MBOX_E_RANGE);
+	ns = PMU_CPU_CLOCK_MAX_NS + 1;
+	STATUS(MBOX_OP_PMU_CPU_CLOCK, GOOD, &ns, sizeof(ns), MBOX_E_RANGE);
+	STATUS(MBOX_OP_PMU_CPU_CLOCK, GOOD, &ns, 4, MBOX_E_PAYLOAD);
+	ns = 0;
+	STATUS(MBOX_OP_PMU_CPU_CLOCK, 0, &ns, sizeof(ns), MBOX_E_CPUSET);
 }
 
 static void test_pmu_spflt(void **state)
@@ -609,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_header_and_opcode), cmocka_unit_test(test_info),
 		cmocka_unit_test(test_pmu_config), cmocka_unit_test(test_pmu_control),
 		cmocka_unit_test(test_pmu_read), cmocka_unit_test(test_pmu_spflt), cmocka_unit_test(test_pmu_callchain),
+		cmocka_unit_test(test_pmu_cpu_clock),
 		cmocka_unit_test(test_pmu_mux), cmocka_unit_test(test_pmu_mux_groups), cmocka_unit_test(test_run),
 		cmocka_unit_test(test_status_and_kill), cmocka_unit_test(test_reset),
 		cmocka_unit_test(test_cpu_init), cmocka_unit_test(test_shell),
