@@ -33,28 +33,6 @@ bool pmu_counts_own_thread(void)
 	return pmu_ops == &pmu_knc_ops || stamp_clock;
 }
 
-struct pmu_result pmu_each_cpu(struct pmu_result check, const struct cpuset *set,
-			       void (*fn)(uint32_t cpu, uint64_t value), uint64_t value)
-{
-	struct pmu_result r = { .err = PMU_ERR_CPUSET };
-
-	if (check.err)
-		return check;
-	for (uint32_t c = 0; c < CPUSET_MAX; c++)
-		if (cpuset_has(set, c) && (c >= cpu_count || c >= MAX_CPUS)) {
-			r.cpu = c;
-			return r;
-		}
-	for (uint32_t c = 0; c < cpu_count; c++)
-		if (cpuset_has(set, c)) {
-			fn(c, value);
-			r.wanted++;
-		}
-	r.err = r.wanted ? PMU_OK : PMU_ERR_CPUSET;
-	r.done = r.wanted;
-	return r;
-}
-
 /* Tasks started on any CPU since boot (pmu_task_start): what pmu_cpu.starts_mark is taken from. */
 static uint64_t task_starts;
 

@@ -1,0 +1,28 @@
+/* Settings kept per CPU, stored for the CPUs of a set (pmu/internal.h pmu_each_cpu). */
+#include "pmu/pmu.h"
+#include "pmu/internal.h"
+#include "kernel/percpu.h"
+#include "kernel/smp.h"
+#include "lib/cpuset.h"
+
+struct pmu_result pmu_each_cpu(struct pmu_result check, const struct cpuset *set,
+			       void (*fn)(uint32_t cpu, uint64_t value), uint64_t value)
+{
+	struct pmu_result r = { .err = PMU_ERR_CPUSET };
+
+	if (check.err)
+		return check;
+	for (uint32_t c = 0; c < CPUSET_MAX; c++)
+		if (cpuset_has(set, c) && (c >= cpu_count || c >= MAX_CPUS)) {
+			r.cpu = c;
+			return r;
+		}
+	for (uint32_t c = 0; c < cpu_count; c++)
+		if (cpuset_has(set, c)) {
+			fn(c, value);
+			r.wanted++;
+		}
+	r.err = r.wanted ? PMU_OK : PMU_ERR_CPUSET;
+	r.done = r.wanted;
+	return r;
+}
