@@ -10,7 +10,7 @@
  *   - one attribute: the KNC event as PERF_TYPE_RAW, config = its EvtSel
  *     without EN/INT (327357-001 Table 1-5), sampling every `period`; or
  *     for record -e cpu-clock perf's PERF_TYPE_SOFTWARE/PERF_COUNT_SW_CPU_CLOCK
- *     every `period` ns (the counted events' values are not written yet);
+ *     every `period` ns leading the counted events (struct events);
  *   - PERF_RECORD_COMM for each CPU's task (pid PERF_PID, tid PERF_PID + CPU);
  *   - PERF_RECORD_MMAP of the card's kernel as perf writes the host's
  *     ("[kernel.kallsyms]" + a reference symbol, pgoff = that symbol's
@@ -51,6 +51,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "host/pfm.h"
 #include "host/pmuctl.h"
 #include "host/record.h"
 
@@ -217,7 +218,42 @@ static void write_kernel_mmap(struct out *o, const struct kernel_map *k)
 	put_string(o, name, 8);
 }
 
-static void write_sample(struct out *o, const struct rec_header *h, const struct rec_sample *r)
+/*
+ * The events of a recording: one that samples, or for cpu-clock (rec_timed)
+ * perf's cpu-clock leading the events counted beside it, as perf writes
+ * `-e '{cpu-clock,EV,EV}:S'`: each sample reads the group
+ * (PERF_SAMPLE_READ, PERF_FORMAT_GROUP | PERF_FORMAT_ID), and perf report
+ * gives each event the increments of its count between samples.
+ */
+struct events {
+	int n;                         /* 1 + the counted events */
+	uint32_t evtsel[1 + 2];        /* [0] the sampling event's (0 for cpu-clock) */
+	char name[1 + 2][64];
+	uint64_t last[2];              /* cpu-clock: each counted event's count so far (40-bit counters unwrapped) */
+	uint64_t raw[2], clock;        /* the counters' last readings; the cpu-clock's ns so far */
+};
+
+static void events_of(const struct rec_header *h, struct events *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->n = 1;
+	ev->evtsel[0] = h->evtsel;
+	snprintf(ev->name[0], sizeof(ev->name[0]), "%s", h->event);
+	if (!rec_timed(h))
+		return;
+	snprintf(ev->name[0], sizeof(ev->name[0]), "cpu-clock");
+	char list[sizeof(h->event)];
+	snprintf(list, sizeof(list), "%s", h->event + 9);
+	pfm_setup();
+	for (char *save, *e = strtok_r(list, ",", &save); e && ev->n < 3; e = strtok_r(NULL, ",", &save)) {
+		snprintf(ev->name[ev->n], sizeof(ev->name[0]), "%s", e);
+		ev->evtsel[ev->n++] = encode(e);
+	}
+}
+
+static uint64_t id_of(int k) { return 1 + k; } /* each event's one ID */
+
+static void write_sample(struct out *o, const struct rec_header *h, struct events *ev, const struct rec_sample *r)
 {
 	struct {
 		uint64_t ip;
@@ -226,9 +262,23 @@ static void write_sample(struct out *o, const struct rec_header *h, const struct
 		uint32_t cpu, res;
 		uint64_t period;
 	} b = { .ip = r->s.rip, .pid = PERF_PID, .tid = PERF_PID + r->s.cpu, .cpu = r->s.cpu, .period = h->period };
-	uint64_t chain[PMU_CALLCHAIN_MAX + 3];
-	uint64_t nr = 0;
-	int user = r->s.cpl != 0;
+	uint64_t chain[PMU_CALLCHAIN_MAX + 3], read[1 + 2 * 3];
+	uint64_t nr = 0, id = id_of(0);
+	size_t nread = 0;
+	int user = r->s.cpl != 0, timed = rec_timed(h);
+
+	if (timed) { /* the group's read: nr, then each event's count and ID */
+		ev->clock += h->period;
+		read[nread++] = ev->n;
+		read[nread++] = ev->clock;
+		read[nread++] = id_of(0);
+		for (int k = 1; k < ev->n; k++) {
+			ev->last[k - 1] += (r->s.ctr[k - 1] - ev->raw[k - 1]) & ((1ULL << PMU_SAMPLE_CTR_BITS) - 1);
+			ev->raw[k - 1] = r->s.ctr[k - 1];
+			read[nread++] = ev->last[k - 1];
+			read[nread++] = id_of(k);
+		}
+	}
 
 	b.time = h->tsc_hz ? (uint64_t)((unsigned __int128)r->s.tsc * 1000000000u / h->tsc_hz) : r->s.tsc;
 	if (h->frames) {
@@ -238,22 +288,29 @@ static void write_sample(struct out *o, const struct rec_header *h, const struct
 			chain[nr++] = r->chain[i];
 	}
 	put_header(o, PERF_RECORD_SAMPLE, user ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL,
-		   sizeof(struct perf_event_header) + sizeof(b) + (h->frames ? 8 + nr * 8 : 0));
+		   sizeof(struct perf_event_header) + (timed ? sizeof(id) : 0) + sizeof(b) + nread * 8 +
+		   (h->frames ? 8 + nr * 8 : 0));
+	if (timed)
+		put(o, &id, sizeof(id)); /* PERF_SAMPLE_IDENTIFIER: which event, first */
 	put(o, &b, sizeof(b));
+	put(o, read, nread * 8);
 	if (h->frames) {
 		put(o, &nr, sizeof(nr));
 		put(o, chain, nr * 8);
 	}
 }
 
-static struct perf_event_attr attr_of(const struct rec_header *h)
+/* Event k's attribute (struct events): the group's, for cpu-clock, all of one sample type. */
+static struct perf_event_attr attr_of(const struct rec_header *h, const struct events *ev, int k)
 {
-	int timed = rec_timed(h); /* perf's own cpu-clock, its period in ns */
+	int timed = rec_timed(h); /* perf's own cpu-clock leads, its period in ns */
 	struct perf_event_attr a = {
-		.type = timed ? PERF_TYPE_SOFTWARE : PERF_TYPE_RAW, .size = sizeof(a),
-		.config = timed ? PERF_COUNT_SW_CPU_CLOCK : h->evtsel, .sample_period = h->period,
+		.type = timed && k == 0 ? PERF_TYPE_SOFTWARE : PERF_TYPE_RAW, .size = sizeof(a),
+		.config = timed && k == 0 ? PERF_COUNT_SW_CPU_CLOCK : ev->evtsel[k], .sample_period = k ? 0 : h->period,
 		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-			       PERF_SAMPLE_PERIOD | (h->frames ? PERF_SAMPLE_CALLCHAIN : 0),
+			       PERF_SAMPLE_PERIOD | (h->frames ? PERF_SAMPLE_CALLCHAIN : 0) |
+			       (timed ? PERF_SAMPLE_READ | PERF_SAMPLE_IDENTIFIER : 0),
+		.read_format = timed ? PERF_FORMAT_GROUP | PERF_FORMAT_ID : 0,
 	};
 	return a;
 }
@@ -285,19 +342,26 @@ static uint64_t write_string_feature(struct out *o, const char *str)
 	return sizeof(len) + put_string(o, str, NAME_ALIGN);
 }
 
-/* HEADER_EVENT_DESC: the one event's attribute and name (the -e string), no IDs. */
-static uint64_t write_event_desc(struct out *o, const struct rec_header *h)
+/* HEADER_EVENT_DESC: each event's attribute, name and (for a group) ID. */
+static uint64_t write_event_desc(struct out *o, const struct rec_header *h, const struct events *ev)
 {
-	struct perf_event_attr a = attr_of(h);
-	uint32_t head[2] = { 1, sizeof(a) }, nr_ids = 0;
-	uint32_t len = (strlen(h->event) + 1 + NAME_ALIGN - 1) / NAME_ALIGN * NAME_ALIGN;
+	uint32_t head[2] = { ev->n, sizeof(struct perf_event_attr) }, nr_ids = ev->n > 1;
+	uint64_t size = sizeof(head);
 
 	put(o, head, sizeof(head));
-	put(o, &a, sizeof(a));
-	put(o, &nr_ids, sizeof(nr_ids));
-	put(o, &len, sizeof(len));
-	put_string(o, h->event, NAME_ALIGN);
-	return sizeof(head) + sizeof(a) + sizeof(nr_ids) + sizeof(len) + len;
+	for (int k = 0; k < ev->n; k++) {
+		struct perf_event_attr a = attr_of(h, ev, k);
+		uint32_t len = (strlen(ev->name[k]) + 1 + NAME_ALIGN - 1) / NAME_ALIGN * NAME_ALIGN;
+		uint64_t id = id_of(k);
+		put(o, &a, sizeof(a));
+		put(o, &nr_ids, sizeof(nr_ids));
+		put(o, &len, sizeof(len));
+		put_string(o, ev->name[k], NAME_ALIGN);
+		if (nr_ids)
+			put(o, &id, sizeof(id));
+		size += sizeof(a) + sizeof(nr_ids) + sizeof(len) + len + nr_ids * sizeof(id);
+	}
+	return size;
 }
 
 int perf_convert(const char *in, const char *outpath, const char *system_map)
@@ -323,14 +387,27 @@ int perf_convert(const char *in, const char *outpath, const char *system_map)
 		fprintf(stderr, "pmuctl: cannot write %s: %s\n", outpath, strerror(errno));
 		return 1;
 	}
+	struct events ev;
+	events_of(&h, &ev);
 	struct perf_file_header fh = { .magic = PERF_MAGIC2, .size = sizeof(fh), .attr_size = sizeof(struct perf_file_attr) };
-	struct perf_file_attr fa = { .attr = attr_of(&h) };
-	fh.attrs = (struct perf_file_section){ sizeof(fh), sizeof(fa) };
-	fh.data.offset = sizeof(fh) + sizeof(fa);
+	struct perf_file_attr fa[3];
+	uint64_t ids[3];
+	/* the header, each event's ID (a group's only), the attributes, then the data */
+	size_t ids_at = sizeof(fh), attrs_at = ids_at + (ev.n > 1 ? ev.n * sizeof(ids[0]) : 0);
+	for (int k = 0; k < ev.n; k++) {
+		ids[k] = id_of(k);
+		fa[k] = (struct perf_file_attr){ .attr = attr_of(&h, &ev, k) };
+		if (ev.n > 1)
+			fa[k].ids = (struct perf_file_section){ ids_at + k * sizeof(ids[0]), sizeof(ids[0]) };
+	}
+	fh.attrs = (struct perf_file_section){ attrs_at, ev.n * sizeof(fa[0]) };
+	fh.data.offset = attrs_at + ev.n * sizeof(fa[0]);
 	fh.features[0] = 1ULL << HEADER_BUILD_ID | 1ULL << HEADER_HOSTNAME | 1ULL << HEADER_OSRELEASE |
 			 1ULL << HEADER_ARCH | 1ULL << HEADER_EVENT_DESC;
 	put(&o, &fh, sizeof(fh));
-	put(&o, &fa, sizeof(fa));
+	if (ev.n > 1)
+		put(&o, ids, ev.n * sizeof(ids[0]));
+	put(&o, fa, ev.n * sizeof(fa[0]));
 
 	const char *comm = strrchr(h.path, '/') ? strrchr(h.path, '/') + 1 : h.path;
 	for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++)
@@ -348,7 +425,7 @@ int perf_convert(const char *in, const char *outpath, const char *system_map)
 	if (!(f = rec_open(in, &h)))
 		return 1;
 	while ((st = rec_next(f, in, &r)) == 1) {
-		write_sample(&o, &h, &r);
+		write_sample(&o, &h, &ev, &r);
 		n++;
 	}
 	fclose(f);
@@ -363,7 +440,7 @@ int perf_convert(const char *in, const char *outpath, const char *system_map)
 	sizes[1] = write_string_feature(&o, "pmuos card");
 	sizes[2] = write_string_feature(&o, "pmuos " PMUOS_VERSION);
 	sizes[3] = write_string_feature(&o, "x86_64"); /* KNC's x86-64 (k1om), as perf names it */
-	sizes[4] = write_event_desc(&o, &h);
+	sizes[4] = write_event_desc(&o, &h, &ev);
 	for (int i = 0; i < NFEATURES; i++) {
 		feat[i] = (struct perf_file_section){ at, sizes[i] };
 		at += sizes[i];

@@ -22,10 +22,12 @@
  */
 #define PMU_CALLCHAIN_MAX 16
 
+#define PMU_SAMPLE_CTR_BITS 40 /* a KNC counter's width (Intel 327357-001 §1.4.3.2) */
+
 struct pmu_sample {
 	uint64_t tsc;      /* TSC ticks when the PMI handler ran */
 	uint64_t rip;      /* interrupted instruction pointer */
-	uint64_t ctr[2];   /* both counters, 40 bits, read after stopping them */
+	uint64_t ctr[2];   /* both counters, PMU_SAMPLE_CTR_BITS bits, read after stopping them */
 	uint32_t cpu;      /* logical CPU number */
 	uint8_t cpl;       /* privilege level of the interrupted code (0 or 3) */
 	uint8_t ovf_mask;  /* GLOBAL_STATUS bits this sample handled; 0: a time sample (cpu-clock, pmu/cpu_clock.c) */

@@ -245,6 +245,13 @@ def test_cpu_clock_samples_every_period_of_card_time_with_the_counts(card, tmp_p
         times = [float(t) for t in re.findall(r"([\d.]+):\s+cpu-clock", script.stdout)]
         assert len(times) == n, script.stdout + script.stderr
         assert all(abs(b - a - 0.001) <= 0.00001 for a, b in zip(times, times[1:])), times
+        # the group read (PERF_SAMPLE_READ): perf gives the counted event its own report, its total
+        # the count at the last sample
+        rep = subprocess.run(["perf", "report", "-i", str(perf_data), "--stdio"], capture_output=True, text=True)
+        totals = dict(re.findall(r"^# Samples: \d+\s+of event '([^']+)'\n# Event count \(approx\.\): (\d+)",
+                                 rep.stdout, re.M))
+        assert int(totals["INSTRUCTIONS_EXECUTED:u"]) == counts[-1], rep.stdout + rep.stderr
+        assert int(totals["cpu-clock"]) == n * 10 ** 6, rep.stdout
 
 
 # Bad input -> (exit status, the words that name its real cause). Each is a case the issue found
