@@ -83,13 +83,6 @@ void mailbox_sample(const struct pmu_sample *s, const uint64_t *chain)
 		publish_sample(r, s->cpu, h + 1);
 }
 
-/* Samples the PMU owed and did not take (pmu_set_lost_sink): lost, as those a full ring drops. */
-static void mailbox_samples_lost(uint32_t cpu, uint64_t n)
-{
-	if (sample_rings)
-		sample_rings[cpu].lost += n;
-}
-
 uint32_t mailbox_output_open(uint32_t task, uint32_t launch, uint32_t rank, uint32_t nranks)
 {
 	static uint32_t next;
@@ -139,7 +132,6 @@ bool mailbox_layout(uint64_t base, uint64_t size)
 	const char *where = size ? "card memory (pmuos.mbox)" : "shared memory";
 
 	pmu_set_sample_sink(mailbox_sample);
-	pmu_set_lost_sink(mailbox_samples_lost);
 	if (!size && !platform_shared_memory(0, &base, &size)) {
 		kprintf("mailbox: no memory shared with the host; host tools cannot reach this card\n");
 		return false;

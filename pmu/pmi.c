@@ -36,9 +36,6 @@ static void no_sink(const struct pmu_sample *s, const uint64_t *chain) { (void)s
 static void (*sample_sink)(const struct pmu_sample *s, const uint64_t *chain) = no_sink;
 
 void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s, const uint64_t *chain)) { sample_sink = fn; }
-static void no_lost_sink(uint32_t cpu, uint64_t n) { (void)cpu, (void)n; }
-static void (*lost_sink)(uint32_t cpu, uint64_t n) = no_lost_sink;
-void pmu_set_lost_sink(void (*fn)(uint32_t cpu, uint64_t samples)) { lost_sink = fn; }
 uint32_t pmu_pmi_limit(void) { return pmi_limit; }
 
 /*
@@ -75,8 +72,7 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
  * exact. A counter that reads `period` or more at its PMI came back late
  * (a PMI in Ring 3 can come up to the model's slack late: pmu/model.c) or
  * missed a whole period: it starts a full one, and what it read goes to
- * `late`, in the total but in no sample; the samples it owed are reported
- * lost (pmu_set_lost_sink), so that a recording says it is short.
+ * `late`, in the total but in no sample.
  */
 static uint64_t reload(struct pmu_cpu *pc, int i, uint64_t past)
 {
@@ -85,7 +81,6 @@ static uint64_t reload(struct pmu_cpu *pc, int i, uint64_t past)
 	if (past < period)
 		return KNC_CTR_MASK + 1 - period + past;
 	pc->late[i] += past;
-	lost_sink(this_cpu()->cpu, past / period); /* the samples it owed: a division on this rare path only */
 	return KNC_CTR_MASK + 1 - period;
 }
 

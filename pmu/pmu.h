@@ -137,13 +137,6 @@ enum pmu_err pmu_read_regs(uint32_t cpu, struct pmu_regs *r);
  * holds the sample's s->nframes return addresses (include/pmuos/sample.h).
  */
 void pmu_set_sample_sink(void (*fn)(const struct pmu_sample *s, const uint64_t *chain));
-/*
- * Hands fn the samples a sampling counter owed and did not take: periods
- * it passed before a PMI that came a whole period or more late (pmi.c
- * reload). The host's ring counts them as lost. In the PMI, interrupts
- * off; set once at init.
- */
-void pmu_set_lost_sink(void (*fn)(uint32_t cpu, uint64_t samples));
 
 /*
  * Call chains (pmu/callchain.c): the samples of every CPU of `set` carry up
