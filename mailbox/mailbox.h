@@ -114,8 +114,6 @@ struct mbox_ops {
 void mbox_serve(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops);
 /* The status that answers a PMU verdict (one table, mailbox/mailbox_proto.c); the verdict goes along (struct mbox_verdict). */
 int mbox_pmu_status(enum pmu_err err);
-/* Whether opcode `op` is a PMU request, whose refusals carry the PMU's verdict (its descriptor's `pmu`). */
-bool mbox_op_is_pmu(uint16_t op);
 /* True if `req` asks for a reset, which the transport performs after publishing the answer. */
 bool mbox_wants_reset(const struct mbox_request *req, const struct mbox_response *resp);
 

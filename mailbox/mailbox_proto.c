@@ -332,11 +332,6 @@ static const struct mbox_op_desc descs[] = {
 	[MBOX_OP_PMU_CPU_CLOCK] = { serve_cpu_clock, EXACTLY(sizeof(uint64_t)), .cpuset = true, .pmu = true },
 };
 
-bool mbox_op_is_pmu(uint16_t op)
-{
-	return op < ARRAY_SIZE(descs) && descs[op].pmu;
-}
-
 /* The descriptor's checks, once for every opcode, then its handler: the status. */
 static int check_and_serve(const struct mbox_request *req, struct mbox_response *resp, const struct mbox_ops *ops)
 {

@@ -108,7 +108,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* A refusal carries nothing but a PMU request's verdict (after PMU_READ's counts), of the kind its status says. */
 	uint16_t op = req.opcode;
 	uint32_t n = resp.len;
-	if (mbox_op_is_pmu(op) && resp.status != MBOX_E_PAYLOAD && resp.status != MBOX_E_OPCODE) {
+	if (((op >= MBOX_OP_PMU_CONFIG && op <= MBOX_OP_PMU_SPFLT) || op == MBOX_OP_PMU_MUX || op == MBOX_OP_PMU_CALLCHAIN ||
+	     op == MBOX_OP_PMU_CPU_CLOCK) &&
+	    resp.status != MBOX_E_PAYLOAD && resp.status != MBOX_E_OPCODE) {
 		struct mbox_verdict v;
 		if (n < sizeof(v))
 			abort();
