@@ -53,6 +53,12 @@ static void set_period(uint32_t cpu, uint64_t ticks)
 
 struct pmu_result pmu_set_cpu_clock(const struct cpuset *set, uint64_t ns)
 {
+	struct pmu_result r = pmu_check_cpu_clock(ns);
+
+	/* Time samples go to the CPU's ring too: one without a sampling counter has none yet. */
+	for (uint32_t c = 0; ns && !r.err && c < cpu_count && c < MAX_CPUS; c++)
+		if (cpuset_has(set, c) && cpu_table[c]->pmu && pmu_need_ring(cpu_table[c]->pmu) != PMU_OK)
+			r = (struct pmu_result){ .err = PMU_ERR_NOMEM, .cpu = c };
 	/* ns <= 10^9 and tsc_hz < 2^40: the product fits in 64 bits */
-	return pmu_each_cpu(pmu_check_cpu_clock(ns), set, set_period, ns ? (ns * tsc_hz + 999999999) / 1000000000 : 0);
+	return pmu_each_cpu(r, set, set_period, ns ? (ns * tsc_hz + 999999999) / 1000000000 : 0);
 }

@@ -3,7 +3,16 @@
 #include "pmu/internal.h"
 #include "kernel/percpu.h"
 #include "kernel/smp.h"
+#include "kernel/pmm.h"
 #include "lib/cpuset.h"
+#include "lib/lib.h"
+
+enum pmu_err pmu_need_ring(struct pmu_cpu *pc)
+{
+	if (!pc->ring)
+		pc->ring = page_alloc(ALIGN_UP(PMU_SAMPLE_RING * sizeof(struct pmu_sample), PAGE_SIZE) / PAGE_SIZE);
+	return pc->ring ? PMU_OK : PMU_ERR_NOMEM;
+}
 
 struct pmu_result pmu_each_cpu(struct pmu_result check, const struct cpuset *set,
 			       void (*fn)(uint32_t cpu, uint64_t value), uint64_t value)

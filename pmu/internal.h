@@ -215,6 +215,8 @@ void pmu_emul_init(void);
  */
 struct pmu_result pmu_each_cpu(struct pmu_result check, const struct cpuset *set,
 			       void (*fn)(uint32_t cpu, uint64_t value), uint64_t value);
+/* A CPU that samples has its sample ring (PMU_SAMPLE_RING entries): PMU_OK, or PMU_ERR_NOMEM. On any CPU. */
+enum pmu_err pmu_need_ring(struct pmu_cpu *pc);
 
 /* pmi.c */
 void pmi_init(void);

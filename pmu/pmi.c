@@ -220,7 +220,7 @@ void pmi_time_sample(struct pmu_cpu *pc, struct trap_frame *f)
 {
 	uint64_t status;
 
-	if (!pc->running)
+	if (!pc->running || !pc->ring) /* a ring from pmu_set_cpu_clock; none on a CPU it never reached */
 		return;
 	uint64_t ctrl = pmu_ops->pmi_stop(&status); /* an overflow meanwhile stays in status for its PMI */
 	record(pc, f, 0, rdtsc());

@@ -472,10 +472,7 @@ static void prepare_config(struct pmu_cpu *pc, const void *arg)
 /* Sampling needs a ring on each CPU: allocated before going there. */
 static enum pmu_err need_ring(struct pmu_cpu *pc, const void *arg)
 {
-	if (!((const struct pmu_cfg *)arg)->period || pc->ring)
-		return PMU_OK;
-	pc->ring = page_alloc(ALIGN_UP(PMU_SAMPLE_RING * sizeof(struct pmu_sample), PAGE_SIZE) / PAGE_SIZE);
-	return pc->ring ? PMU_OK : PMU_ERR_NOMEM;
+	return ((const struct pmu_cfg *)arg)->period ? pmu_need_ring(pc) : PMU_OK;
 }
 
 struct pmu_result pmu_configure(const struct cpuset *set, uint64_t ctr, uint32_t evtsel, uint64_t period)

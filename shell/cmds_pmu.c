@@ -305,6 +305,22 @@ static int pmu_callchain_cmd(int argc, char **argv)
 	return pmu_verdict(pmu_set_callchain(&set, frames));
 }
 
+/* The shell's pmuctl record -e cpu-clock: `pmu cpu-clock CPUS NS|off`, a time sample every NS ns of card time. */
+static int pmu_cpu_clock_cmd(int argc, char **argv)
+{
+	struct cpuset set;
+	uint64_t ns = 0;
+
+	if (argc != 4)
+		return shell_error("pmu", "usage: pmu cpu-clock CPUS NS|off");
+	if (!parse_set(argv[2], &set))
+		return 1;
+	if (strcmp(argv[3], "off") != 0 && !parse_u64(argv[3], UINT64_MAX, &ns))
+		return shell_error("pmu", "'%.16s' should be off or a period in ns (%llu to %llu)", argv[3],
+				   PMU_CPU_CLOCK_MIN_NS, PMU_CPU_CLOCK_MAX_NS);
+	return pmu_verdict(pmu_set_cpu_clock(&set, ns));
+}
+
 static int pmu_limit_cmd(int argc, char **argv)
 {
 	uint64_t v;
@@ -336,7 +352,8 @@ static const struct {
 	{ "info", pmu_info }, { "events", pmu_events }, { "set", pmu_set }, { "mux", pmu_mux_cmd },
 	{ "start", pmu_start_cmd }, { "stop", pmu_stop_cmd }, { "read", pmu_read_cmd },
 	{ "clear", pmu_clear_cmd }, { "regs", pmu_regs_cmd }, { "samples", pmu_samples_cmd },
-	{ "spflt", pmu_spflt_cmd }, { "callchain", pmu_callchain_cmd }, { "limit", pmu_limit_cmd }, { "selftest", pmu_selftest_cmd }, { "bench", pmu_bench_cmd },
+	{ "spflt", pmu_spflt_cmd }, { "callchain", pmu_callchain_cmd }, { "cpu-clock", pmu_cpu_clock_cmd },
+	{ "limit", pmu_limit_cmd }, { "selftest", pmu_selftest_cmd }, { "bench", pmu_bench_cmd },
 	{ "metrics", pmu_metrics_cmd },
 };
 
@@ -346,7 +363,7 @@ static int cmd_pmu(int argc, char **argv)
 		if (strcmp(argv[1], subcommands[i].name) == 0)
 			return subcommands[i].fn(argc, argv);
 	return shell_error("pmu", "unknown subcommand '%.32s' (info, events, set, mux, start, stop, read, "
-			   "clear, regs, samples, spflt, callchain, limit, selftest, bench, metrics)", argv[1]);
+			   "clear, regs, samples, spflt, callchain, cpu-clock, limit, selftest, bench, metrics)", argv[1]);
 }
 SHELL_COMMAND(pmu, "pmu", "SUBCOMMAND ...", "KNC core PMU; subcommands:\n"
 	      "             info                        backend, exactness, counters, PMI vector\n"
@@ -360,6 +377,7 @@ SHELL_COMMAND(pmu, "pmu", "SUBCOMMAND ...", "KNC core PMU; subcommands:\n"
 	      "             samples CPU [N]             the newest N samples\n"
 	      "             spflt CPUS off|0|1|both     which counters a program's SPFLT gates\n"
 	      "             callchain CPUS N|off | CPU  samples carry N return addresses; the newest chain\n"
+	      "             cpu-clock CPUS NS|off       a time sample every NS ns while a task runs\n"
 	      "             limit [N]                   PMI rate limit per thread (PMIs/s)\n"
 	      "             selftest                    exact counts, period, double overflow\n"
 	      "             bench                       instructions one overflow costs (make bench)",

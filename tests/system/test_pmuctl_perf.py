@@ -236,6 +236,11 @@ def test_cpu_clock_samples_every_period_of_card_time_with_the_counts(card, tmp_p
     # a ms of Ring-3 instructions, less what the kernel ran in it (the sample itself among it)
     assert all(0.95e6 < d <= 1e6 for d in steps), steps
     assert all(x[3] == 0 for x in s)  # counter 1 counts nothing
+    # The card's own view holds them too: with no sampling counter the CPU had no sample ring before
+    # cpu-clock asked for one (a sample then went through a null ring pointer into low memory).
+    own = card.cmd("pmu samples 1 3")
+    rows = [l.split() for l in own.splitlines() if re.match(r"^\d+\s+0x", l)]
+    assert "3 samples shown" in own and len(rows) == 3 and int(rows[-1][4]) == s[-1][2], own
     rep = subprocess.run([PMUCTL, "report", "-i", str(data), "--to-perf", str(perf_data)], capture_output=True,
                          text=True)
     assert rep.returncode == 0, rep.stderr
@@ -307,6 +312,7 @@ REFUSALS = [
     (["stat", "--spflt", "-e", f"{L2A},{L2B}", "--", HELLO], 2, [f"pmu mux 1 {L2A},{L2B}", "pmu spflt 1 both"]),
     (["stat", "--mux-interval", "1001", "-e", "cycles", "--", HELLO], 2, ["pmu mux 1 CPU_CLK_UNHALTED slice=1001"]),
     (["stat", "--mux-interval", "0", "-e", "cycles", "--", HELLO], 2, ["pmu mux 1 CPU_CLK_UNHALTED slice=0"]),
+    (["record", "-e", "cpu-clock", "-c", "5000", "--", HELLO], 2, ["pmu cpu-clock 1 5000"]),
 ]
 
 
