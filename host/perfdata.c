@@ -51,7 +51,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "host/pfm.h"
 #include "host/pmuctl.h"
 #include "host/record.h"
 
@@ -242,13 +241,8 @@ static void events_of(const struct rec_header *h, struct events *ev)
 	if (!rec_timed(h))
 		return;
 	snprintf(ev->name[0], sizeof(ev->name[0]), "cpu-clock");
-	char list[sizeof(h->event)];
-	snprintf(list, sizeof(list), "%s", h->event + 9);
-	pfm_setup();
-	for (char *save, *e = strtok_r(list, ",", &save); e && ev->n < 3; e = strtok_r(NULL, ",", &save)) {
-		snprintf(ev->name[ev->n], sizeof(ev->name[0]), "%s", e);
-		ev->evtsel[ev->n++] = encode(e);
-	}
+	int n = rec_cpu_clock_events(h->event, ev->evtsel + 1, ev->name + 1);
+	ev->n += n > 0 ? n : 0; /* record wrote at most 2 */
 }
 
 static uint64_t id_of(int k) { return 1 + k; } /* each event's one ID */

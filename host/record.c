@@ -6,7 +6,25 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host/pfm.h"
+#include "host/pmuctl.h"
 #include "host/record.h"
+
+int rec_cpu_clock_events(const char *ev, uint32_t sel[2], char name[2][64])
+{
+	char list[256];
+	int n = 0;
+
+	snprintf(list, sizeof(list), "%s", ev + 9);
+	pfm_setup();
+	for (char *save, *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+		if (n == 2)
+			return -1;
+		snprintf(name[n], 64, "%s", e);
+		sel[n++] = encode(e);
+	}
+	return n;
+}
 
 FILE *rec_open(const char *file, struct rec_header *h)
 {

@@ -40,10 +40,21 @@ struct rec_header {
  * `period` is then ns of card time and each sample's ctr[] the counters
  * counting the events after "cpu-clock," (40 bits, from 0 at the start).
  */
+static inline int rec_names_cpu_clock(const char *ev)
+{
+	return !strncmp(ev, "cpu-clock", 9) && (!ev[9] || ev[9] == ',');
+}
 static inline int rec_timed(const struct rec_header *h)
 {
-	return h->evtsel == 0 && !strncmp(h->event, "cpu-clock", 9) && (!h->event[9] || h->event[9] == ',');
+	return h->evtsel == 0 && rec_names_cpu_clock(h->event);
 }
+/*
+ * The events of a cpu-clock -e list ("cpu-clock,EV,EV", rec_names_cpu_clock)
+ * counted beside it: their EvtSels into sel[] and names into name[] (each
+ * cut to 63 characters); how many, 0 to 2 (a KNC hardware thread's counters),
+ * or -1 for more. A name libpfm4 does not know exits 2 naming it (encode).
+ */
+int rec_cpu_clock_events(const char *ev, uint32_t sel[2], char name[2][64]);
 /* What a recording's period counts: "ns" (rec_timed) or "events". */
 static inline const char *rec_period_unit(const struct rec_header *h)
 {

@@ -41,9 +41,10 @@ size_t pmu_last_callchain(uint32_t cpu, uint64_t *ips)
 	return n;
 }
 
-static void set_frames(uint32_t cpu, uint64_t frames)
+static enum pmu_err set_frames(uint32_t cpu, uint64_t frames)
 {
 	pmu_chain_frames[cpu] = frames;
+	return PMU_OK;
 }
 
 struct pmu_result pmu_set_callchain(const struct cpuset *set, uint32_t frames)

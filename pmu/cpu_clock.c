@@ -45,20 +45,23 @@ void cpu_clock_task_start(void)
 		timer_arm(&timers[cpu], rdtsc() + every, tick, NULL);
 }
 
-/* The CPU's next task takes it up; a running one keeps its own till then. */
-static void set_period(uint32_t cpu, uint64_t ticks)
+/*
+ * The CPU's next task takes it up; a running one keeps its own till then.
+ * Time samples go to the CPU's ring too: one without a sampling counter has
+ * none yet.
+ */
+static enum pmu_err set_period(uint32_t cpu, uint64_t ticks)
 {
-	period[cpu] = ticks;
+	struct pmu_cpu *pc = cpu_table[cpu]->pmu;
+	enum pmu_err e = ticks && pc ? pmu_need_ring(pc) : PMU_OK;
+
+	if (e == PMU_OK)
+		period[cpu] = ticks;
+	return e;
 }
 
 struct pmu_result pmu_set_cpu_clock(const struct cpuset *set, uint64_t ns)
 {
-	struct pmu_result r = pmu_check_cpu_clock(ns);
-
-	/* Time samples go to the CPU's ring too: one without a sampling counter has none yet. */
-	for (uint32_t c = 0; ns && !r.err && c < cpu_count && c < MAX_CPUS; c++)
-		if (cpuset_has(set, c) && cpu_table[c]->pmu && pmu_need_ring(cpu_table[c]->pmu) != PMU_OK)
-			r = (struct pmu_result){ .err = PMU_ERR_NOMEM, .cpu = c };
 	/* ns <= 10^9 and tsc_hz < 2^40: the product fits in 64 bits */
-	return pmu_each_cpu(r, set, set_period, ns ? (ns * tsc_hz + 999999999) / 1000000000 : 0);
+	return pmu_each_cpu(pmu_check_cpu_clock(ns), set, set_period, ns ? (ns * tsc_hz + 999999999) / 1000000000 : 0);
 }

@@ -15,7 +15,7 @@ enum pmu_err pmu_need_ring(struct pmu_cpu *pc)
 }
 
 struct pmu_result pmu_each_cpu(struct pmu_result check, const struct cpuset *set,
-			       void (*fn)(uint32_t cpu, uint64_t value), uint64_t value)
+			       enum pmu_err (*fn)(uint32_t cpu, uint64_t value), uint64_t value)
 {
 	struct pmu_result r = { .err = PMU_ERR_CPUSET };
 
@@ -26,12 +26,14 @@ struct pmu_result pmu_each_cpu(struct pmu_result check, const struct cpuset *set
 			r.cpu = c;
 			return r;
 		}
+	r.wanted = cpuset_count(set);
 	for (uint32_t c = 0; c < cpu_count; c++)
 		if (cpuset_has(set, c)) {
-			fn(c, value);
-			r.wanted++;
+			enum pmu_err e = fn(c, value);
+			if (e)
+				return (struct pmu_result){ .err = e, .cpu = c, .done = r.done, .wanted = r.wanted };
+			r.done++;
 		}
 	r.err = r.wanted ? PMU_OK : PMU_ERR_CPUSET;
-	r.done = r.wanted;
 	return r;
 }

@@ -208,13 +208,14 @@ static inline bool model_sync_needed(const struct pmu_cpu *pc)
 void pmu_emul_init(void);
 
 /*
- * A setting kept per CPU, not a cross-CPU call (pmu.c): the rules' verdict
- * `check` if it refuses, else fn(cpu, value) for each CPU of `set`.
- * PMU_ERR_CPUSET (nothing done) for an empty set or one naming a CPU the
- * card does not have.
+ * A setting kept per CPU, not a cross-CPU call (pmu/cpu_settings.c): the
+ * rules' verdict `check` if it refuses, else fn(cpu, value) for each CPU of
+ * `set`, up to the first that returns an error (that error, with the CPU
+ * and how many were done). PMU_ERR_CPUSET (nothing done) for an empty set or
+ * one naming a CPU the card does not have.
  */
 struct pmu_result pmu_each_cpu(struct pmu_result check, const struct cpuset *set,
-			       void (*fn)(uint32_t cpu, uint64_t value), uint64_t value);
+			       enum pmu_err (*fn)(uint32_t cpu, uint64_t value), uint64_t value);
 /* A CPU that samples has its sample ring (PMU_SAMPLE_RING entries): PMU_OK, or PMU_ERR_NOMEM. On any CPU. */
 enum pmu_err pmu_need_ring(struct pmu_cpu *pc);
 

@@ -69,31 +69,28 @@ static void report_throttled(struct card *c, const struct cpuset *set, uint64_t 
 }
 
 /*
- * The events counted beside cpu-clock ("cpu-clock,EV,EV"): on counters 0
+ * The events counted beside cpu-clock ("cpu-clock,EV,EV") on counters 0
  * and 1, counting only; each time sample carries both counters. Exits 2
  * naming what is wrong.
  */
 static void counting_events(const char *ev, struct mbox_pmu_config *cfg0, struct mbox_pmu_config *cfg1)
 {
-	char list[256];
-	struct mbox_pmu_config *cfg[2] = { cfg0, cfg1 };
-	int n = 0;
+	uint32_t sel[2] = { 0, 0 };
+	char name[2][64];
 
 	if (strlen(ev) >= sizeof(((struct rec_header *)0)->event)) {
 		fprintf(stderr, "pmuctl: record: -e %s: at most %zu characters\n", ev,
 			sizeof(((struct rec_header *)0)->event) - 1);
 		exit(2);
 	}
-	snprintf(list, sizeof(list), "%s", ev + 9);
-	cfg0->period = 0;
-	for (char *save, *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
-		if (n == 2) {
-			fprintf(stderr, "pmuctl: record: -e %s: cpu-clock counts at most 2 events beside it (a KNC hardware "
-				"thread has 2 counters, Intel 327357-001 §1.2)\n", ev);
-			exit(2);
-		}
-		cfg[n++]->evtsel = encode(e);
+	if (rec_cpu_clock_events(ev, sel, name) < 0) {
+		fprintf(stderr, "pmuctl: record: -e %s: cpu-clock counts at most 2 events beside it (a KNC hardware "
+			"thread has 2 counters, Intel 327357-001 §1.2)\n", ev);
+		exit(2);
 	}
+	cfg0->period = 0;
+	cfg0->evtsel = sel[0];
+	cfg1->evtsel = sel[1];
 }
 
 int cmd_record(struct card *c, int argc, char **argv)
@@ -121,7 +118,7 @@ int cmd_record(struct card *c, int argc, char **argv)
 		return 2;
 	}
 	/* cpu-clock: perf's time-based sampling, its period in ns of card time (-F: 10^9 / FREQ) */
-	int timed = !strncmp(ev, "cpu-clock", 9) && (!ev[9] || ev[9] == ',');
+	int timed = rec_names_cpu_clock(ev);
 	if (!period) {
 		period = (timed ? 1000000000 : c->seen.tsc_hz ? c->seen.tsc_hz : 1000000000) / (freq ? freq : FREQ_DEFAULT);
 		period = period ? period : 1;
