@@ -29,6 +29,7 @@ bool bpred_resolve_slow(struct bpred *b, uint64_t pc, bool taken, uint64_t targe
 		if (taken) {
 			sa_insert(&b->btb, pc, 2, target);
 			b->epoch++;
+			b->allocs++;
 		}
 		return false;
 	}

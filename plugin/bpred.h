@@ -37,6 +37,8 @@ struct bpred {
 	 * branch whose resolution changed nothing would again.
 	 */
 	uint64_t epoch;
+	/* Taken branches that missed the BTB (and were allocated): each a pipeline flush (plugin/timing.h). */
+	uint64_t allocs;
 };
 
 bool bpred_init(struct bpred *b);

@@ -49,16 +49,56 @@ bool map_codes(void)
 	return true;
 }
 
-/* A core's event (a snoop) on one of its threads: it belongs to the thread's current block. */
+/* The bit of an event in count_state.mask: a test of several at once before counting each. */
+#define EV(e) (1ULL << PEV_##e)
+/* The timing model's events (plugin/timing.h): counted per block, and a stall's. */
+#define TIMING_EVENTS                                                                                             \
+	(EV(CPU_CLK_UNHALTED) | EV(EXEC_STAGE_CYCLES) | EV(FE_STALLED) | EV(INSTRUCTIONS_EXECUTED_V_PIPE) |       \
+	 EV(MEMORY_ACCESSES_IN_BOTH_PIPES) | EV(MICROCODE_CYCLES) | EV(PIPELINE_FLUSHES) | EV(PIPELINE_AGI_STALLS))
+#define STALL_EVENTS (EV(CPU_CLK_UNHALTED) | EV(FE_STALLED))
+
+/* `cycles` the thread waited (a miss, a flush) at its current block's instruction idx. */
+static inline void stall(struct count_state *s, uint64_t cycles, uint32_t idx)
+{
+	count_event(s, PEV_CPU_CLK_UNHALTED, cycles, idx);
+	count_event(s, PEV_FE_STALLED, cycles, idx);
+}
+
+/*
+ * Where an L1 miss of a read was served, by the event memsys gives it
+ * (plugin/memsys.h), or -1: a write's miss waits for nothing (the model's
+ * choice: the core's store goes on), a snoop is another core's.
+ */
+static int served_from(int ev)
+{
+	switch (ev) {
+	case PEV_L2_READ_HIT_E:
+	case PEV_L2_READ_HIT_M:
+	case PEV_L2_READ_HIT_S:
+		return TM_FROM_L2;
+	case PEV_L2_CODE_READ_MISS_CACHE_FILL:
+	case PEV_L2_DATA_READ_MISS_CACHE_FILL:
+		return TM_FROM_REMOTE;
+	case PEV_L2_CODE_READ_MISS_MEM_FILL:
+	case PEV_L2_DATA_READ_MISS_MEM_FILL:
+		return TM_FROM_MEM;
+	default:
+		return -1;
+	}
+}
+
+/* A core's event on one of its threads (a fill, a snoop): it belongs to the thread's current block. */
 void on_event(void *ctx, int ev, uint64_t n)
 {
 	struct count_state *s = ctx;
 
 	count_event(s, ev, n, s->n - 1);
+	if (s->mask & STALL_EVENTS) {
+		int from = served_from(ev);
+		if (from >= 0)
+			stall(s, n * tm_latency(from), s->n - 1);
+	}
 }
-
-/* The bit of an event in count_state.mask: a test of several at once before counting each. */
-#define EV(e) (1ULL << PEV_##e)
 /* A vector instruction's events per line it touches, hit or miss: if one counts, on_access leaves the access to access_slow. */
 #define VPU_LINE_EVENTS (EV(VPU_DATA_READ) | EV(VPU_DATA_WRITE))
 
@@ -192,11 +232,19 @@ static void resolve_branch(struct thr *t, bool user, uint64_t next)
 	enum outcome o = branch_outcome(b, next);
 	uint64_t epoch = bp->epoch;
 
+	uint64_t allocs = bp->allocs;
+	bool wrong = o != UNKNOWN && bpred_resolve(bp, b->vaddr, o == TAKEN, next);
+
 	t->pending[user] = NULL;
-	if (o != UNKNOWN && bpred_resolve(bp, b->vaddr, o == TAKEN, next))
+	if (wrong)
 		count_event_at(&t->cnt, user, PEV_BRANCHES_MISPREDICTED, 1);
 	else if (bp->epoch == epoch) /* unchanged, so not mispredicted (a BTB hit moves the epoch) */
 		branch_settled(b, bp, next);
+	if (wrong || bp->allocs != allocs) { /* a flush: a misprediction, or a taken branch the BTB missed */
+		count_event_at(&t->cnt, user, PEV_PIPELINE_FLUSHES, 1);
+		count_event_at(&t->cnt, user, PEV_CPU_CLK_UNHALTED, TM_FLUSH);
+		count_event_at(&t->cnt, user, PEV_FE_STALLED, TM_FLUSH);
+	}
 }
 
 void check_thread(void)
@@ -236,9 +284,53 @@ static __attribute__((noinline)) void after_flush(struct thr *t)
 	t->flush = false;
 }
 
+/* Threads of t's core that run (the card's pmushare_thread.running), t included. */
+static unsigned busy_threads(const struct thr *t)
+{
+	unsigned busy = 1, first = t->core * threads_per_core;
+
+	for (unsigned v = first; v < first + threads_per_core && v < ncpus; v++)
+		if (&thr[v] != t && *(volatile uint32_t *)&page->thread[v].running)
+			busy++;
+	return busy;
+}
+
+/*
+ * The timing model's counts of one execution of block b, at its first
+ * instruction (plugin/timing.h): its schedule from a fresh start, or, after
+ * a block of its privilege level that QEMU cut, the continuation of that
+ * one's.
+ */
+static __attribute__((noinline)) void block_timing(struct thr *t, const struct tb *b)
+{
+	unsigned g = tm_gap_index(busy_threads(t));
+	const struct tm_counts *c = &b->tm.at[g];
+	struct tm_counts run;
+	bool u = b->user;
+
+	if (t->carrying[u]) {
+		tm_run(b->insn, b->n, TM_ISSUE_GAP + g, &t->carry[u], &run, b->tm_exit ? &t->carry[u] : NULL);
+		c = &run;
+	} else if (b->tm_exit) {
+		t->carry[u] = b->tm_exit[g];
+	}
+	t->carrying[u] = b->tm_exit != NULL;
+	count(t, PEV_CPU_CLK_UNHALTED, c->cycles, 0);
+	count(t, PEV_FE_STALLED, c->cycles - (uint32_t)c->groups * (TM_ISSUE_GAP + g), 0);
+	count(t, PEV_EXEC_STAGE_CYCLES, c->exec, 0);
+	count(t, PEV_INSTRUCTIONS_EXECUTED_V_PIPE, c->vpipe, 0);
+	count(t, PEV_MEMORY_ACCESSES_IN_BOTH_PIPES, c->both_mem, 0);
+	count(t, PEV_MICROCODE_CYCLES, c->micro, 0);
+	count(t, PEV_PIPELINE_AGI_STALLS, c->agi, 0);
+}
+
 /* A counter with CMASK or edge detect counts: the block's fetches and vector instructions, each at its instruction. */
 static __attribute__((noinline)) void per_insn_counts(struct thr *t, const struct tb *b)
 {
+	if (t->cnt.mask & TIMING_EVENTS)
+		block_timing(t, b);
+	else
+		t->carrying[b->user] = false;
 	for (uint32_t i = 0; i < b->n; i++)
 		count(t, PEV_CODE_READ, 1, i);
 	for (int i = 0; i < b->nvec; i++) {
@@ -262,6 +354,10 @@ static __attribute__((noinline)) void code_pages(struct thr *t, const struct tb 
 /* A block's instructions, fetches and vector instructions, counted at its first instruction (no CMASK or edge mode). */
 static inline void block_counts(struct thr *t, const struct tb *b)
 {
+	if (t->cnt.mask & TIMING_EVENTS)
+		block_timing(t, b);
+	else
+		t->carrying[b->user] = false; /* a continuation of an uncounted block starts afresh */
 	if (!(t->cnt.mask & (EV(CODE_READ) | EV(VPU_INSTRUCTIONS_EXECUTED) | EV(VPU_ELEMENTS_ACTIVE))))
 		return;
 	count(t, PEV_CODE_READ, b->n, 0);

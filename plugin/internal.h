@@ -18,6 +18,7 @@
 #include "plugin/isacheck.h"
 #include "plugin/memsys.h"
 #include "plugin/qemu_plugin_api.h"
+#include "plugin/timing.h"
 #include "plugin/tlb.h"
 #include "pmu/plugin_events.h"
 
@@ -94,6 +95,9 @@ struct tb {
 	uint64_t hit_epoch;
 	uint32_t trans_vcpu;   /* the vCPU that ran a block last when QEMU translated this one */
 	uint32_t elements;     /* their elements */
+	struct tm_block tm;    /* its schedule from a fresh start (plugin/timing.h) */
+	struct tm_insn *insn;  /* its instructions as the timing model sees them: for a run after a cut */
+	struct tm_carry *tm_exit; /* without a branch at its end: its end states at each gap (else NULL) */
 	struct branch br;      /* br.kind BR_NONE: no branch at the end */
 	struct fetch *fetch;
 	struct slot *vec;      /* the nvec vector instructions' slots */
@@ -163,6 +167,14 @@ struct thr {
 	uint64_t op_seq, op_end, op_last_line;
 	bool op_write, op_missed;
 	uint64_t xc_gen;              /* translation cache generation << XC_GEN_SHIFT; a flush starts a new one */
+	/*
+	 * [user]: the timing model's state after the last block of that
+	 * privilege level, if it ended without a branch (QEMU cut it, or
+	 * ended it at an instruction it runs alone): the next one continues
+	 * its schedule (plugin/timing.h struct tm_carry).
+	 */
+	struct tm_carry carry[2];
+	bool carrying[2];
 	struct count_state cnt;       /* last: its per-instruction arrays are large and seldom used */
 };
 

@@ -54,6 +54,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "plugin/classify.h"
 #include "plugin/internal.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
@@ -167,6 +168,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	if (!parse_args(argc, argv, &path, &knc_log) || !map_codes() || !map_page(path) ||
 	    (knc_log && !knc_open_log(knc_log)))
 		return -1;
+	if (!classify_init()) {
+		fprintf(stderr, "pmuos-pmu: Capstone cannot decode x86-64: no timing model\n");
+		return -1;
+	}
 	uint32_t ncores = (ncpus + threads_per_core - 1) / threads_per_core;
 	thr = calloc(ncpus, sizeof(*thr));
 	if (!thr || !memsys_init(&mem, ncores, on_event)) {

@@ -28,8 +28,9 @@ PLUGIN_CFLAGS += -I. -Iinclude -I$(BUILD)/gen
 PLUGIN_LDFLAGS = -shared
 # The link compiles the LTO objects: the same optimisation level.
 PLUGIN_LDFLAGS += -O2 -flto
-# pthread_self(), for the check that QEMU runs every vCPU in one thread.
-PLUGIN_LDLIBS  = -lpthread
+# pthread_self(), for the check that QEMU runs every vCPU in one thread;
+# Capstone (Debian's libcapstone-dev), the timing model's instruction decoder (plugin/classify.c).
+PLUGIN_LDLIBS  = -lpthread -lcapstone
 
 $(BUILD)/plugin/%.o: %.c
 	@mkdir -p $(dir $@)

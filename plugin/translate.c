@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "plugin/classify.h"
 #include "plugin/internal.h"
 
 /* ---- translation ---- */
@@ -124,7 +125,8 @@ static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr,
 	struct tb *b = arena_alloc(sizeof(*b) + n * sizeof(b->slot[0]));
 	struct fetch *fetch = b ? arena_alloc(2 * n * sizeof(*fetch)) : NULL;
 	struct slot *vec = fetch ? arena_alloc(n * sizeof(*vec)) : NULL;
-	uint8_t *copy = vec ? arena_alloc(nbytes) : NULL;
+	struct tm_insn *tm = vec ? arena_alloc(n * sizeof(*tm)) : NULL;
+	uint8_t *copy = tm ? arena_alloc(nbytes) : NULL;
 	struct knc_hit *knc = copy && knc_mode != KNC_OFF ? arena_alloc(n * sizeof(*knc)) : NULL;
 
 	if (!copy || (knc_mode != KNC_OFF && !knc))
@@ -154,6 +156,7 @@ static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr,
 			b->elements += d.elements;
 		}
 		b->flush_tlb |= d.flush_tlb;
+		classify(qemu_plugin_insn_data(qi), len, va, d.vec_bytes != 0, &tm[i]);
 		if (knc_reported(d.knc_missing, d.port_io, va)) {
 			knc[b->nknc++] = (struct knc_hit){ (uint16_t)i, knc_site(va, d.knc_missing, b->user) };
 		}
@@ -169,6 +172,10 @@ static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr,
 		if (i == n - 1 && d.branch != BR_NONE)
 			b->br = (struct branch){ .vaddr = va, .next = va + len, .target = d.target, .kind = d.branch, .user = b->user };
 	}
+	b->insn = tm;
+	if (b->br.kind == BR_NONE && !(b->tm_exit = arena_alloc((TM_THREADS - 1) * sizeof(*b->tm_exit))))
+		return NULL;
+	tm_schedule(tm, n, &b->tm, b->tm_exit);
 	return b;
 }
 

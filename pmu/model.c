@@ -349,6 +349,8 @@ static void model_op_idle_enter(void)
 
 	model_set_halted(&pc->model, model_clock(), true);
 	model_sync_lazy(pc);
+	if (pc->share)
+		WRITE_ONCE(pc->share->running, 0);
 }
 
 static void model_op_idle_exit(void)
@@ -357,6 +359,8 @@ static void model_op_idle_exit(void)
 
 	model_set_halted(&pc->model, model_clock(), false);
 	model_sync_lazy(pc);
+	if (pc->share)
+		WRITE_ONCE(pc->share->running, 1);
 }
 
 static void model_op_to_user(void)
@@ -458,6 +462,8 @@ static void model_op_cpu_online(bool rejoin)
 	uint64_t now = model_clock();
 
 	pc->share = share_slot(this_cpu()->apic_id);
+	if (pc->share)
+		WRITE_ONCE(pc->share->running, 1); /* the plugin's core shares its issue turns with this thread */
 	if (!rejoin) {
 		model_reset(&pc->model, now);
 		pc->plugin_sel = 0; /* every EvtSel 0: EN clear */

@@ -2,11 +2,13 @@
 #include "pmu/model_core.h"
 #include "pmu/regs.h"
 
+bool model_plugin_cycles;
+
 bool model_counts_event(uint32_t evtsel)
 {
 	uint32_t code = EVTSEL_CODE(evtsel);
 
-	return code == KNC_EV_INSTRUCTIONS_EXECUTED || code == KNC_EV_CPU_CLK_UNHALTED;
+	return code == KNC_EV_INSTRUCTIONS_EXECUTED || (code == KNC_EV_CPU_CLK_UNHALTED && !model_plugin_cycles);
 }
 
 void model_reset(struct pmu_model *m, uint64_t now)

@@ -9,9 +9,10 @@
  *  - a 1-bit PMI line (OR of status bits whose EvtSel.INT is set) that
  *    signals the APIC only on a 0 -> 1 transition (327357-001 §1.4.3.9).
  * Time is in ticks of the thread's clock (pmu/share.h model_clock: its own
- * instructions with the QEMU plugin, else the TSC). The model observes two
- * events: every tick the thread is not halted is one CPU_CLK_UNHALTED cycle
- * and one INSTRUCTIONS_EXECUTED (for the TSC, under QEMU -icount shift=0). Other events are accepted and
+ * instructions with the QEMU plugin, else the TSC). The model observes
+ * INSTRUCTIONS_EXECUTED, every tick the thread is not halted (for the TSC,
+ * under QEMU -icount shift=0), and without the plugin CPU_CLK_UNHALTED the
+ * same (the plugin counts cycles by its timing model). Other events are accepted and
  * never tick (model_counts_event() says which); the QEMU plugin's counts of
  * the events it simulates come in through model_add() (pmu/share.h).
  * CMASK: a tick has one event, so CMASK 1 counts every tick, CMASK >= 2 none;
@@ -55,6 +56,8 @@ struct pmu_model {
 void model_reset(struct pmu_model *m, uint64_t now);
 /* Whether the model observes the event an EvtSel value selects. */
 bool model_counts_event(uint32_t evtsel);
+/* Set when the QEMU plugin counts CPU_CLK_UNHALTED (pmu/share.c): the model then does not. */
+extern bool model_plugin_cycles;
 /* model_advance's part for ticks that count: last < now and a counter active. */
 void model_advance_counting(struct pmu_model *m, uint64_t now);
 /*

@@ -6,9 +6,8 @@
  * event descriptions are Intel 327357-001 Table 1-6. The plugin's counting code
  * counts PEV_<NAME>. "Line" is a 64-byte cache line, "L1D"/"L1I"/"L2" the
  * core's caches (plugin/memsys.h), "an instruction" an executed instruction.
- * The model's own two events (INSTRUCTIONS_EXECUTED, CPU_CLK_UNHALTED) are
- * in MODEL_EVENTS. Which execution counts: an access counts once, in the
- * execution of its instruction that retires; the accesses that deliver an
+ * The model's own event (INSTRUCTIONS_EXECUTED) is in MODEL_EVENTS.
+ * Which execution counts: an access counts once, in the execution of its instruction that retires; the accesses that deliver an
  * interrupt or exception (IDT, descriptors, TSS, the frame) count nowhere
  * (the retired-instruction rule, docs/design.md §11).
  */
@@ -49,11 +48,19 @@
 	X(VPU_DATA_READ_MISS, "lines read by SSE/AVX instructions that missed the L1D") \
 	X(VPU_DATA_WRITE_MISS, "lines written by SSE/AVX instructions that missed the L1D") \
 	X(VPU_INSTRUCTIONS_EXECUTED, "SSE/AVX instructions executed (XMM/YMM operations; MMX, MXCSR and state saves excluded)") \
-	X(VPU_ELEMENTS_ACTIVE, "elements SSE/AVX instructions operate on: vector bytes / element bytes, 1 for scalar forms (all active: no masks)")
+	X(VPU_ELEMENTS_ACTIVE, "elements SSE/AVX instructions operate on: vector bytes / element bytes, 1 for scalar forms (all active: no masks)") \
+	X(CPU_CLK_UNHALTED, "cycles of the thread's core while the thread ran, by the timing model (plugin/timing.h): issue turns, stalls, misses, flushes") \
+	X(EXEC_STAGE_CYCLES, "E-stage cycles of the thread's instructions: one per issue group, a multi-cycle instruction's all") \
+	X(FE_STALLED, "cycles the thread could issue and did not: waits for results (AGI included), multi-cycle instructions, L1 misses, flushes") \
+	X(INSTRUCTIONS_EXECUTED_V_PIPE, "instructions that issued in the V pipe, paired with the one before (the Pentium's pairing rules)") \
+	X(MEMORY_ACCESSES_IN_BOTH_PIPES, "pairs whose both instructions access data memory") \
+	X(MICROCODE_CYCLES, "cycles of microcoded instructions (DIV, IDIV, CPUID, MSR access, IRET, string instructions ...)") \
+	X(PIPELINE_FLUSHES, "mispredicted branches and taken branches that missed the BTB") \
+	X(PIPELINE_AGI_STALLS, "issue groups an address generation interlock held back (an address register written less than a cycle before)")
 
 #define MODEL_EVENTS(X) \
-	X(INSTRUCTIONS_EXECUTED, "ticks of the thread's clock while it ran (not halted): with the plugin its own instructions; else the TSC, one per instruction under QEMU -icount shift=0") \
-	X(CPU_CLK_UNHALTED, "ticks of the thread's clock while it ran (not halted): with the plugin its own instructions; else the TSC")
+	X(INSTRUCTIONS_EXECUTED, "ticks of the thread's clock while it ran (not halted): with the plugin its own instructions; else the TSC, one per instruction under QEMU -icount shift=0")
+/* Without the plugin the model also counts CPU_CLK_UNHALTED, as TSC ticks while the thread ran (pmu/model_core.h). */
 
 /* The names, in PEV_ order: `static const char *const names[PEV_COUNT] = PLUGIN_EVENT_NAMES;` */
 #define PEV_NAME(name, def) #name,

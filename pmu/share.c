@@ -34,6 +34,7 @@ bool share_init(void)
 		}
 		page = p;
 		page->card_seen = 1;
+		model_plugin_cycles = true;
 		stamp_use_clock(&page->clock); /* before any AP starts: each thread counts its own instructions */
 		kprintf("pmu: QEMU plugin's page at %#lx: %d more events counted from execution\n", base, PEV_COUNT);
 		return true;

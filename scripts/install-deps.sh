@@ -13,6 +13,7 @@ gnu-efi
 libcmocka-dev
 python3 python3-pytest python3-pexpect
 libpfm4-dev
+libcapstone-dev
 libdw-dev libelf-dev
 linux-libc-dev linux-perf hotspot
 libjson-c-dev libedit-dev

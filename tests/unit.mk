@@ -12,7 +12,7 @@
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics regions vm parse mailbox \
 		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu cpuid bootmmap place boot apic \
-		cardtext isacheck
+		cardtext isacheck timing
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -125,6 +125,9 @@ $(BUILD)/unit/test_decode:  $(BUILD)/unit/obj/plugin/decode.o
 $(BUILD)/unit/test_count:   $(BUILD)/unit/obj/plugin/count.o
 $(BUILD)/unit/test_memsys:  $(BUILD)/unit/obj/plugin/memsys.o $(BUILD)/unit/obj/plugin/sacache.o
 $(BUILD)/unit/test_isacheck: $(BUILD)/unit/obj/plugin/isacheck.o
+# test_timing decodes real instruction bytes with Capstone, as the plugin does.
+$(BUILD)/unit/test_timing:  $(BUILD)/unit/obj/plugin/timing.o $(BUILD)/unit/obj/plugin/classify.o
+$(BUILD)/unit/test_timing: private UNIT_LDLIBS += -lcapstone
 
 # test_events checks the generated table against libpfm4 itself.
 $(BUILD)/unit/test_events: private UNIT_LDLIBS += -lpfm

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define PMUSHARE_MAGIC   0x4548535f554d5050ULL /* "PPMU_SHE" */
-#define PMUSHARE_VERSION 2
+#define PMUSHARE_VERSION 3
 #define PMUSHARE_BYTES   65536 /* the device's BAR 2 and the host file: a power of two */
 #define PMUSHARE_CPUS    256   /* thread slots, indexed by APIC ID (= QEMU's vCPU index here) */
 
@@ -38,7 +38,14 @@ struct pmushare_thread {
 	uint64_t delta[2];
 	/* Written by the plugin: the thread's clock (see pmushare.clock) while another thread runs. */
 	uint64_t clock;
-	uint64_t reserved[2];
+	/*
+	 * Written by the card: 1 while the thread runs, 0 while it is halted
+	 * or not started. The plugin's timing model shares a core's issue
+	 * turns among its running threads (plugin/timing.h).
+	 */
+	uint32_t running;
+	uint32_t reserved0;
+	uint64_t reserved;
 };
 
 struct pmushare {

@@ -17,7 +17,7 @@
 #include "host/metric_fmt.h"
 #include "pmu/plugin_events.h"
 
-/* What the card counts: the plugin's events and the model's two. */
+/* What the card counts: the plugin's events and the model's. */
 static const char *const counted[] = { PLUGIN_EVENTS(PEV_NAME) MODEL_EVENTS(PEV_NAME) };
 
 static int is_counted(const char *ev)
