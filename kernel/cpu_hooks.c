@@ -6,6 +6,7 @@ static void nothing(void) {}
 static void nothing_bool(bool b) {}
 static void nothing_cpu(uint32_t cpu) {}
 static void nothing_exit(uint64_t first_kernel, uint64_t first_user) {}
+static void nothing_assigned(uint32_t cpu, uint32_t launch) {}
 static void no_counts(struct pmuos_counts *c) { c->nev = 0; }
 static void no_events(struct pmuos_events *e) { e->nev = 0; }
 
@@ -14,7 +15,9 @@ struct cpu_hooks cpu_hooks = {
 	.online = nothing_bool,
 	.rejoined = nothing,
 	.init_sent = nothing_cpu,
+	.task_assigned = nothing_assigned,
 	.task_start = nothing,
+	.task_end = nothing_cpu,
 	.user_enter = nothing,
 	.user_exit = nothing_exit,
 	.idle_enter = nothing,

@@ -26,8 +26,15 @@ struct cpu_hooks {
 	void (*rejoined)(void);
 	/* The calling CPU is about to send INIT to `cpu`. */
 	void (*init_sent)(uint32_t cpu);
+	/*
+	 * A launch (its first task's id) has a task for `cpu`: called for each
+	 * of its CPUs on the launching CPU, before any of them starts.
+	 */
+	void (*task_assigned)(uint32_t cpu, uint32_t launch);
 	/* A task starts on the calling CPU (kernel/task.c), before its first instruction. */
 	void (*task_start)(void);
+	/* The task of `cpu` ended (on that CPU, or on the one that found it stopped for good). */
+	void (*task_end)(uint32_t cpu);
 	/* Just before the IRETQ to Ring 3 (kernel/task.c). */
 	void (*user_enter)(void);
 	/*

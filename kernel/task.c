@@ -241,8 +241,10 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 	if (text)
 		vm_text_put(text);
 	if (ok) {
-		for (uint32_t i = 0; i < n; i++)
+		for (uint32_t i = 0; i < n; i++) {
 			made[i]->active = true;
+			cpu_hooks.task_assigned(made[i]->cpu, first);
+		}
 		__atomic_add_fetch(&active_tasks, n, __ATOMIC_ACQ_REL);
 		if (__atomic_add_fetch(&held_tasks, n, __ATOMIC_ACQ_REL) == n)
 			running_changed();
@@ -306,6 +308,7 @@ static void task_finish(struct percpu *p, struct task *t)
 	if (p == this_cpu() && !READ_ONCE(p->runq))
 		host->return_service(); /* after the count: CPU 0 takes it once no task is active */
 	task_release(t);
+	cpu_hooks.task_end(t->cpu);
 	WRITE_ONCE(p->task, NULL);
 	smp_mb();
 	if (__atomic_exchange_n(&t->held, false, __ATOMIC_ACQ_REL) &&

@@ -49,6 +49,9 @@ bool map_codes(void)
 	return true;
 }
 
+/* A word the card writes (the shared page): read once, as it is now. */
+#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+
 /* The bit of an event in count_state.mask: a test of several at once before counting each. */
 #define EV(e) (1ULL << PEV_##e)
 /* The timing model's events (plugin/timing.h): counted per block, and a stall's. */
@@ -284,14 +287,33 @@ static __attribute__((noinline)) void after_flush(struct thr *t)
 	t->flush = false;
 }
 
-/* Threads of t's core that run (the card's pmushare_thread.running), t included. */
+/*
+ * Threads of t's core that share its issue turns now, t included: those
+ * with a task assigned or running, and those of t's launch whose task
+ * ended after as many instructions as t's task has run so far (the card's
+ * pmushare_thread task_*). QEMU runs one vCPU at a time, a long stretch
+ * each (to the next timer of any): the first thread of a launch to run
+ * would otherwise find its siblings not yet started, and the last find
+ * them ended, where on a card they run side by side. Threads without a
+ * task (the kernel's service, idle CPUs) do not share: a choice, so that
+ * a program's cycles do not depend on when the host asks the card
+ * something (docs/design.md §11).
+ */
 static unsigned busy_threads(const struct thr *t)
 {
+	const struct pmushare_thread *me = &page->thread[t - thr];
 	unsigned busy = 1, first = t->core * threads_per_core;
+	uint32_t launch = READ_ONCE(me->task_launch), state = READ_ONCE(me->task_state);
+	uint64_t ran = page->clock - READ_ONCE(me->task_clock);
 
-	for (unsigned v = first; v < first + threads_per_core && v < ncpus; v++)
-		if (&thr[v] != t && *(volatile uint32_t *)&page->thread[v].running)
-			busy++;
+	for (unsigned v = first; v < first + threads_per_core && v < ncpus; v++) {
+		const struct pmushare_thread *s = &page->thread[v];
+		if (s == me)
+			continue;
+		uint32_t st = READ_ONCE(s->task_state);
+		busy += st == PMUSHARE_TASK_RUN || (st == PMUSHARE_TASK_ENDED && state == PMUSHARE_TASK_RUN &&
+						    READ_ONCE(s->task_launch) == launch && ran < READ_ONCE(s->task_clock));
+	}
 	return busy;
 }
 

@@ -45,11 +45,13 @@ static void set_ready(int64_t *ready, uint32_t regs, int64_t at)
 void tm_run(const struct tm_insn *in, uint32_t n, unsigned gap, const struct tm_carry *entry, struct tm_counts *out,
 	    struct tm_carry *exit)
 {
-	int64_t ready[17] = { 0 }, next = 0, last_t = 0;
+	int64_t ready[17], next = 0, last_t = 0;
 	bool open = false;
 	const struct tm_insn *last = NULL;
 
 	*out = (struct tm_counts){ 0 };
+	for (int r = 0; r < 17; r++)
+		ready[r] = -TM_AGI; /* a fresh start: every register long ready, for an address too */
 	if (entry) {
 		last_t = -(int64_t)entry->last_back;
 		for (int r = 0; r < 17; r++)

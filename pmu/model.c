@@ -11,11 +11,10 @@
  * With the QEMU plugin's page (pmu/share.h) the counters also count the
  * plugin's events: each op first takes the plugin's counts, and every
  * register change is published to the plugin. A counter of a plugin event
- * that can overflow soon (share_sampling) is polled every SHARE_POLL_TICKS
- * by the overflow timer, since no deadline can be computed for it: its PMI
- * comes at the next kernel entry or poll after the wrap, at most
- * SHARE_POLL_TICKS ticks (plus the Ring-3 slack below) late (bench/plugin.py
- * measures it: up to 8,200 instructions in a loop without system calls).
+ * that can overflow soon is polled by the overflow timer (share_poll_ticks:
+ * closer and closer to its estimated wrap), since no deadline can be
+ * computed for it: its PMI comes at the next kernel entry or poll after the
+ * wrap (plus the Ring-3 slack below).
  */
 #include "pmu/internal.h"
 #include "pmu/share.h"
@@ -67,7 +66,6 @@ static void ovf_arm(struct pmu_cpu *pc, uint64_t at)
  * totals exact then (pmu/pmi.c reload).
  */
 #define OVF_HORIZON (1ULL << 32)  /* ticks of the model's clock: 4.3 s at 1 GHz */
-#define SHARE_POLL_TICKS 8192     /* ticks of the model's clock between looks at a sampling plugin event */
 
 /*
  * Ticks from `last` to the next wrap of the counters of `active` (what
@@ -79,8 +77,8 @@ static inline uint64_t ticks_left(const struct pmu_cpu *pc, uint8_t active)
 	const struct pmu_model *m = &pc->model;
 	uint64_t left = model_ticks_to_overflow(m, active);
 
-	if (pc->plugin_sel && !m->halted && share_sampling(pc->share, m))
-		left = MIN(left, SHARE_POLL_TICKS);
+	if (pc->plugin_sel && !m->halted)
+		left = MIN(left, share_poll_ticks(pc->share, m));
 	return left;
 }
 
@@ -349,8 +347,6 @@ static void model_op_idle_enter(void)
 
 	model_set_halted(&pc->model, model_clock(), true);
 	model_sync_lazy(pc);
-	if (pc->share)
-		WRITE_ONCE(pc->share->running, 0);
 }
 
 static void model_op_idle_exit(void)
@@ -359,8 +355,6 @@ static void model_op_idle_exit(void)
 
 	model_set_halted(&pc->model, model_clock(), false);
 	model_sync_lazy(pc);
-	if (pc->share)
-		WRITE_ONCE(pc->share->running, 1);
 }
 
 static void model_op_to_user(void)
@@ -462,8 +456,6 @@ static void model_op_cpu_online(bool rejoin)
 	uint64_t now = model_clock();
 
 	pc->share = share_slot(this_cpu()->apic_id);
-	if (pc->share)
-		WRITE_ONCE(pc->share->running, 1); /* the plugin's core shares its issue turns with this thread */
 	if (!rejoin) {
 		model_reset(&pc->model, now);
 		pc->plugin_sel = 0; /* every EvtSel 0: EN clear */

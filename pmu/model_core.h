@@ -50,6 +50,8 @@ struct pmu_model {
 	 */
 	uint8_t plain, sel_os, sel_usr, intr, at_os, at_usr;
 	uint64_t last;        /* tick up to which the counters are accounted */
+	/* Counter i was last written with set_val[i] at tick set_at[i]: its rate since (pmu/share.c polls by it). */
+	uint64_t set_at[2], set_val[2];
 };
 
 /* Warm/cold reset: every register 0 (327357-001 §1.4.4). `now` starts the accounting. */
@@ -125,7 +127,8 @@ static inline int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
 	case MSR_KNC_PERFCTR1:
 		if (v & ~KNC_CTR_MASK)
 			return -1;
-		m->ctr[msr - MSR_KNC_PERFCTR0] = v;
+		m->ctr[msr - MSR_KNC_PERFCTR0] = m->set_val[msr - MSR_KNC_PERFCTR0] = v;
+		m->set_at[msr - MSR_KNC_PERFCTR0] = m->last;
 		return 0; /* a count: what counts and the line stay as they are */
 	case MSR_KNC_GLOBAL_CTRL:
 		if (v & ~(uint64_t)GLOBAL_VALID)

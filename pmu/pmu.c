@@ -44,6 +44,17 @@ static void pmu_task_start(void)
 	if (pc)
 		pc->own_starts++;
 	cpu_clock_task_start();
+	share_task_start(this_cpu()->apic_id);
+}
+
+static void pmu_task_assigned(uint32_t cpu, uint32_t launch)
+{
+	share_task_assigned(cpu_table[cpu]->apic_id, launch);
+}
+
+static void pmu_task_end(uint32_t cpu)
+{
+	share_task_end(cpu_table[cpu]->apic_id, cpu_table[cpu] == this_cpu());
 }
 
 /* Whether pc's counts since its clear include another thread's (its CPU's, interrupts off). */
@@ -187,7 +198,9 @@ static const struct cpu_hooks pmu_cpu_hooks = {
 	.online = pmu_cpu_online,
 	.rejoined = pmu_rejoined,
 	.init_sent = pmu_cpu_init_sent,
+	.task_assigned = pmu_task_assigned,
 	.task_start = pmu_task_start,
+	.task_end = pmu_task_end,
 	.user_enter = pmu_user_enter,
 	.user_exit = pmu_user_exit,
 	.idle_enter = pmu_idle_enter,

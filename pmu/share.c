@@ -73,21 +73,64 @@ void share_publish(struct pmushare_thread *s, const struct pmu_model *m)
 	WRITE_ONCE(s->seq, seq + 1);
 }
 
+void share_task_assigned(uint32_t apic_id, uint32_t launch)
+{
+	struct pmushare_thread *s = share_slot(apic_id);
+
+	if (!s)
+		return;
+	WRITE_ONCE(s->task_launch, launch + 1);
+	WRITE_ONCE(s->task_clock, 0);
+	WRITE_ONCE(s->task_state, PMUSHARE_TASK_RUN);
+}
+
+void share_task_start(uint32_t apic_id)
+{
+	struct pmushare_thread *s = share_slot(apic_id);
+
+	if (s)
+		WRITE_ONCE(s->task_clock, model_clock());
+}
+
+void share_task_end(uint32_t apic_id, bool own)
+{
+	struct pmushare_thread *s = share_slot(apic_id);
+
+	if (!s)
+		return;
+	/* another CPU's clock is not this one's to read: that task stops sharing at once */
+	WRITE_ONCE(s->task_clock, own ? model_clock() - READ_ONCE(s->task_clock) : 0);
+	WRITE_ONCE(s->task_state, PMUSHARE_TASK_ENDED);
+}
+
 void share_drop(struct pmushare_thread *s)
 {
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
 		__atomic_exchange_n(&s->delta[i], 0, __ATOMIC_RELAXED);
 }
 
-bool share_sampling(const struct pmushare_thread *s, const struct pmu_model *m)
+uint64_t share_poll_ticks(const struct pmushare_thread *s, const struct pmu_model *m)
 {
+	uint64_t poll = UINT64_MAX;
+
 	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
 		uint32_t e = m->evtsel[i];
 		if ((e & (EVTSEL_EN | EVTSEL_INT)) != (EVTSEL_EN | EVTSEL_INT) || !(m->global_ctrl & GLOBAL_CTR(i)) ||
 		    !share_counts(e))
 			continue;
-		if (m->ctr[i] + READ_ONCE(s->delta[i]) >= KNC_CTR_MASK + 1 - SAMPLING_REACH)
-			return true;
+		uint64_t v = m->ctr[i] + READ_ONCE(s->delta[i]);
+		if (v < KNC_CTR_MASK + 1 - SAMPLING_REACH)
+			continue;
+		uint64_t left = v > KNC_CTR_MASK ? 1 : KNC_CTR_MASK + 1 - v, ticks = SHARE_POLL_TICKS;
+		uint64_t ran = m->last - m->set_at[i], got = v >= m->set_val[i] ? v - m->set_val[i] : 0;
+		while (ran >> 31) { /* left * ran below 2^63 (left is below 2^32) */
+			ran >>= 1;
+			got >>= 1;
+		}
+		if (got)
+			ticks = left * ran / got * SHARE_POLL_EARLY / 8;
+		ticks = ticks < SHARE_POLL_MIN ? SHARE_POLL_MIN : ticks > SHARE_POLL_TICKS ? SHARE_POLL_TICKS : ticks;
+		poll = ticks < poll ? ticks : poll;
 	}
-	return false;
+	return poll;
 }

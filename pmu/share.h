@@ -78,13 +78,32 @@ static inline void share_take(struct pmushare_thread *s, struct pmu_model *m)
 			/* XCHG: one instruction, so no plugin count falls between the read and the write. */
 			model_add(m, i, __atomic_exchange_n(&s->delta[i], 0, __ATOMIC_RELAXED));
 }
+/*
+ * The tasks the plugin's timing model shares a core among (pmushare_thread
+ * task_*): a launch assigned the thread with this APIC ID a task, on the
+ * launching CPU before any starts; the calling thread's task starts; the
+ * task of that thread ended (`own`: on it). Nothing without the page.
+ */
+void share_task_assigned(uint32_t apic_id, uint32_t launch);
+void share_task_start(uint32_t apic_id);
+void share_task_end(uint32_t apic_id, bool own);
 /* Drops the plugin's untaken counts (warm reset). */
 void share_drop(struct pmushare_thread *s);
 /*
- * Whether a counter counting a plugin event can raise a PMI soon: it is
- * enabled with INT and within 2^32 events of overflowing. Such a counter's
+ * Ticks of the model's clock until it should look again at the counters
+ * that count a plugin event and may raise a PMI soon (enabled with INT,
+ * within 2^32 events of overflowing), or UINT64_MAX if none: such an
  * overflow is only noticed when the model looks (pmu/model.c polls then).
+ * The events left to the wrap at the rate the counter has counted since it
+ * was last written, SHARE_POLL_EARLY/8 of it so the look comes before the
+ * wrap while the rate holds, from SHARE_POLL_MIN to SHARE_POLL_TICKS: near
+ * the wrap each look comes closer (a sample's PMI within about
+ * SHARE_POLL_MIN ticks of the wrap when the rate is steady), far from it
+ * the looks are sparse.
  */
-bool share_sampling(const struct pmushare_thread *s, const struct pmu_model *m);
+#define SHARE_POLL_TICKS 8192 /* at most this many ticks between two looks */
+#define SHARE_POLL_MIN   16   /* at least */
+#define SHARE_POLL_EARLY 6    /* eighths of the estimated ticks to the wrap */
+uint64_t share_poll_ticks(const struct pmushare_thread *s, const struct pmu_model *m);
 
 #endif

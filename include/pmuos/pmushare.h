@@ -22,6 +22,8 @@
 #define PMUSHARE_VERSION 3
 #define PMUSHARE_BYTES   65536 /* the device's BAR 2 and the host file: a power of two */
 #define PMUSHARE_CPUS    256   /* thread slots, indexed by APIC ID (= QEMU's vCPU index here) */
+#define PMUSHARE_TASK_RUN   1 /* pmushare_thread.task_state */
+#define PMUSHARE_TASK_ENDED 2
 
 /* One hardware thread. 64 bytes. */
 struct pmushare_thread {
@@ -39,13 +41,17 @@ struct pmushare_thread {
 	/* Written by the plugin: the thread's clock (see pmushare.clock) while another thread runs. */
 	uint64_t clock;
 	/*
-	 * Written by the card: 1 while the thread runs, 0 while it is halted
-	 * or not started. The plugin's timing model shares a core's issue
-	 * turns among its running threads (plugin/timing.h).
+	 * Written by the card, for the plugin's timing model, which shares a
+	 * core's issue turns among the threads that run tasks (plugin/exec.c
+	 * busy_threads): the thread's task's launch (its first task's id + 1,
+	 * 0: none yet), whether it is assigned or running (PMUSHARE_TASK_RUN)
+	 * or ended (PMUSHARE_TASK_ENDED); task_clock is the thread's clock at
+	 * the task's first instruction, and once it ended the instructions it
+	 * ran.
 	 */
-	uint32_t running;
-	uint32_t reserved0;
-	uint64_t reserved;
+	uint32_t task_launch;
+	uint32_t task_state;
+	uint64_t task_clock;
 };
 
 struct pmushare {

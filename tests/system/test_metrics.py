@@ -131,8 +131,11 @@ def check_counts(groups, counts, formulas):
     assert needed - {"TSC_Hz"} <= set(counts), (needed, counts)
     if PLUGIN:
         assert all(v is not None for v in counts.values()), counts
-    if "CPI" in groups:
-        # On the counters together (the group's first two events), under -icount: equal.
+    if "CPI" in groups and PLUGIN:
+        # The plugin's timing model: a thread issues at most a pair every other cycle (plugin/timing.h).
+        assert counts["CPU_CLK_UNHALTED"] >= counts["INSTRUCTIONS_EXECUTED"] > 0, counts
+    elif "CPI" in groups:
+        # Without the plugin both are ticks of the TSC while the thread runs, under -icount: equal.
         assert counts["CPU_CLK_UNHALTED"] == counts["INSTRUCTIONS_EXECUTED"] > 0, counts
 
 
@@ -144,7 +147,7 @@ def test_metric_table_follows_the_counts(card, formulas, tsc_hz, groups, program
     counts, printed = parse_table(p.stderr)
     check_counts(groups.split(","), counts, formulas)
     check_metrics(groups.split(","), printed, counts, formulas, tsc_hz)
-    if "CPI" in groups:
+    if "CPI" in groups and not PLUGIN:
         assert [v for v, n, _ in printed["CPI"] if n == "CPI"] == ["1"]
 
 
@@ -236,4 +239,5 @@ def test_shell_metrics(formulas, tsc_hz):
     counts, printed = parse_table(out)
     check_counts(["L1", "CPI"], counts, formulas)
     check_metrics(["L1", "CPI"], printed, counts, formulas, tsc_hz, places=3)
-    assert [v for v, n, _ in printed["CPI"] if n == "CPI"] == ["1.000"]
+    if not PLUGIN:
+        assert [v for v, n, _ in printed["CPI"] if n == "CPI"] == ["1.000"]

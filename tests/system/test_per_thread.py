@@ -130,15 +130,20 @@ def test_cpus_at_once_count_what_one_counts(card):
 
 
 def test_cycles_and_instructions_of_a_longer_program_are_each_cpus_own(card):
-    """matmul on three CPUs at once: instructions:u exactly the one-CPU run's on each,
-    and cycles (every tick the thread ran, kernel included) within the kernel's
-    share of the one-CPU run's, not three times it."""
-    one = pmuctl(card, "stat", "-C", "1", "-e", "instructions:u,cycles", "--", MATMUL, "32")
-    three = per_cpu(pmuctl(card, "stat", "-A", "-C", "1-3", "-e", "instructions:u,cycles", "--", MATMUL, "32"))
-    insns, cycles = total(one, "instructions:u"), total(one, "cycles")
+    """matmul on three CPUs at once: instructions:u exactly the one-CPU run's on each;
+    and on two CPUs of different cores at once, cycles (every cycle the thread ran,
+    kernel included) within the kernel's share of the one-CPU run's, not twice it.
+    (Threads of one core share its issue turns: docs/design.md §11, test_timing_model.)"""
+    # Apart: the program prints its region's counts at exit, and printf's instructions depend on the digits.
+    one = pmuctl(card, "stat", "-C", "1", "-e", "instructions:u", "--", MATMUL, "32")
+    three = per_cpu(pmuctl(card, "stat", "-A", "-C", "1-3", "-e", "instructions:u", "--", MATMUL, "32"))
+    one_cycles = pmuctl(card, "stat", "-C", "1", "-e", "cycles", "--", MATMUL, "32")
+    two = per_cpu(pmuctl(card, "stat", "-A", "-C", "1,5", "-e", "cycles", "--", MATMUL, "32"))
+    insns, cycles = total(one, "instructions:u"), total(one_cycles, "cycles")
     for cpu in (1, 2, 3):
-        assert three[(cpu, "instructions:u")] == insns
-        assert abs(three[(cpu, "cycles")] - cycles) < 0.05 * cycles, (three, cycles)
+        assert three[(cpu, "instructions:u")] == insns, (three, insns)
+    for cpu in (1, 5):
+        assert abs(two[(cpu, "cycles")] - cycles) < 0.05 * cycles, (two, cycles)
 
 
 def test_multiplexed_counts_on_seven_cpus_are_each_cpus_own(card):

@@ -142,10 +142,13 @@ def test_mux_takes_turns_on_the_counters(card):
     rows = re.findall(r"^\s+1\s+mux\s+(\S+)\s+(\d+)\s+-\s+stopped \(on a counter (\d+)% of the time\)$", out,
                       re.M)
     assert [r[0] for r in rows] == ["INSTRUCTIONS_EXECUTED:u", "CPU_CLK_UNHALTED:u", "INSTRUCTIONS_EXECUTED:u"], out
-    # Three events, two counters: each had one two thirds of the time, and its count scales to the whole.
+    # Three events, two counters: each had one two thirds of the time, and its count scales to the
+    # whole: the two instruction counts to the same, the cycles to at least that (with the plugin's
+    # timing model a thread issues a pair every other cycle at best; without it a cycle is an instruction).
     scaled = [int(v) * 100 // int(pct) for _, v, pct in rows]
     assert all(60 <= int(pct) <= 72 for _, _, pct in rows), out
-    assert max(scaled) - min(scaled) <= 0.05 * max(scaled), out
+    assert abs(scaled[0] - scaled[2]) <= 0.05 * scaled[0], out
+    assert scaled[1] >= 0.95 * scaled[0], out
     # Configuring a counter ends multiplexing.
     card.cmd("pmu set 1 0 INSTRUCTIONS_EXECUTED:u")
     assert "mux" not in card.cmd("pmu read 1")

@@ -158,6 +158,10 @@ static void test_latency(void **state)
 	b = schedule((struct code){ { "4883c301", "488b03" } });
 	assert_int_equal(b.at[0].agi, 0);
 	assert_int_equal(b.at[0].cycles, 4);
+	/* mov rax, [rbx] first in a block: its address register is long ready, no AGI */
+	b = schedule((struct code){ { "488b03" } });
+	assert_int_equal(b.at[0].agi, 0);
+	assert_int_equal(b.at[0].cycles, 2);
 	/* div rbx: its cycles are microcode cycles */
 	b = schedule((struct code){ { "48f7f3" } });
 	assert_int_equal(b.at[0].micro, 41);

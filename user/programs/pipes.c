@@ -1,0 +1,96 @@
+/*
+ * pipes: loops whose every iteration has the same known mix for the
+ * timing model's events (plugin/timing.h), each in a region named after
+ * it. pipes MODE N runs N iterations of MODE's loop:
+ *   chain  64 dependent ADDs (one result feeds the next): CPI 2 alone
+ *   pairs  32 pairs of independent ADDs (U and V pipe)
+ *   both   16 pairs of loads (a memory access in each pipe)
+ *   agi    8 IMULs whose result addresses the next load (an AGI each)
+ *   div    4 DIVs (microcoded)
+ *   flush  1 branch whose direction alternates (mispredicted each time)
+ * Each loop ends with DEC RCX / JNZ. The tests take the difference of two
+ * runs (N and 2N), which cancels the region's own instructions.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pmuos/pmu.h>
+
+#define REP4(x) x x x x
+#define REP16(x) REP4(REP4(x))
+
+static long buf[8];
+
+static void chain(long n)
+{
+	long a = 0;
+
+	__asm__ volatile("1:\n" REP16(REP4("add $1, %0\n")) "dec %1\njnz 1b" : "+r"(a), "+c"(n));
+}
+
+static void pairs(long n)
+{
+	long a = 0, b = 0;
+
+	__asm__ volatile("1:\n" REP16(REP4("add $1, %0\nadd $1, %1\n")) "dec %2\njnz 1b"
+			 : "+r"(a), "+r"(b), "+c"(n));
+}
+
+static void both(long n)
+{
+	long x, y;
+
+	__asm__ volatile("1:\n" REP16("mov (%3), %0\nmov 8(%3), %1\n") "dec %2\njnz 1b"
+			 : "=&r"(x), "=&r"(y), "+c"(n)
+			 : "r"(buf)
+			 : "memory");
+}
+
+static void agi(long n)
+{
+	long p = (long)buf, one = 1, x;
+
+	__asm__ volatile("1:\n" REP4("imul %3, %1\nmov (%1), %0\n") REP4("imul %3, %1\nmov (%1), %0\n") "dec %2\njnz 1b"
+			 : "=&r"(x), "+r"(p), "+c"(n)
+			 : "r"(one)
+			 : "memory");
+}
+
+static void divs(long n)
+{
+	long q = 0, d = 3;
+
+	__asm__ volatile("1:\n" REP4("xor %%edx, %%edx\nmov $1000, %%eax\ndiv %2\n") "dec %1\njnz 1b"
+			 : "=&a"(q), "+c"(n)
+			 : "r"(d)
+			 : "rdx");
+}
+
+static void flush(long n)
+{
+	long k = 0;
+
+	__asm__ volatile("1:\ninc %0\ntest $1, %0\njz 2f\nnop\n2:\ndec %1\njnz 1b" : "+r"(k), "+c"(n));
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		void (*run)(long);
+	} modes[] = { { "chain", chain }, { "pairs", pairs }, { "both", both },
+		      { "agi", agi },     { "div", divs },     { "flush", flush } };
+	long n = argc > 2 ? atol(argv[2]) : 0;
+
+	for (size_t i = 0; argc > 1 && n > 0 && i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strcmp(argv[1], modes[i].name) != 0)
+			continue;
+		pmu_region_begin(modes[i].name);
+		modes[i].run(n);
+		pmu_region_end(modes[i].name);
+		printf("pipes: %s, %ld iterations\n", modes[i].name, n);
+		return 0;
+	}
+	fprintf(stderr, "pipes: usage: pipes chain|pairs|both|agi|div|flush N (N > 0)\n");
+	return 2;
+}
