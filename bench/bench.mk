@@ -24,7 +24,8 @@ $(BUILD)/bench/%_sse.elf: user/programs/%.c $(USER_RUNTIME) $(NEWLIB_SSE_LIBC)
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BUILD)/kernel.mb $(BUILD)/bench/null.mb $(BUILD)/bench/timer_floor.mb $(BUILD)/pmuctl $(PLUGIN_SO) $(BENCH_SSE) \
-		$(BUILD)/user/memtest.elf $(BUILD)/test/memtest-linux $(BUILD)/gen/mbox_layout.json
+		$(BUILD)/user/memtest.elf $(BUILD)/user/pipes.elf $(BUILD)/user/chase.elf $(BUILD)/user/matmul.elf \
+		$(BUILD)/test/memtest-linux $(BUILD)/gen/mbox_layout.json
 	$(PYTHON) bench/boot.py
 	$(PYTHON) bench/pmi.py
 	$(PYTHON) bench/tasks.py
@@ -35,6 +36,7 @@ bench: deps
 	$(PYTHON) bench/callchain.py
 	$(PYTHON) bench/record.py
 	$(PYTHON) bench/plugin.py
+	$(PYTHON) bench/timing.py
 	$(PYTHON) bench/cache.py
 	$(PYTHON) bench/softfloat.py
 	$(PYTHON) bench/fullcard.py

@@ -250,4 +250,7 @@ void stat_print_tail(const struct stat_format *f, double elapsed)
 			elapsed * f->noise / 100, f->noise);
 	else
 		fprintf(f->table, "\n%16.9f seconds time elapsed\n\n", elapsed);
+	if (f->model_cycles)
+		fprintf(f->table, "cycles are the QEMU plugin's KNC timing model's; seconds are the card's TSC, "
+				  "QEMU's -icount virtual time\n\n");
 }

@@ -36,6 +36,7 @@ struct stat_format {
 	int metric_only;  /* --metric-only: the metrics in columns, no counts */
 	int runs;         /* -r N: with N > 1 each line shows `noise` */
 	double noise;     /* the event's spread over the runs, perf's "+- x.xx%": 100 * stddev of the mean / mean */
+	int model_cycles; /* the card's cycles are the QEMU plugin's timing model's (MBOX_CAP_MODEL_CYCLES): the tail says so */
 };
 
 /* perf's estimate: value * enabled / running, unrounded; 0 when the event never ran (running 0). */

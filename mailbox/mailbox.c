@@ -17,7 +17,8 @@
 
 uint64_t mbox_capabilities(void)
 {
-	return (pmu_counts_exact() ? MBOX_CAP_EXACT : 0) | (pmu_counts_own_thread() ? MBOX_CAP_OWN_THREAD : 0);
+	return (pmu_counts_exact() ? MBOX_CAP_EXACT : 0) | (pmu_counts_own_thread() ? MBOX_CAP_OWN_THREAD : 0) |
+	       (pmu_plugin_present() ? MBOX_CAP_MODEL_CYCLES : 0);
 }
 
 /*

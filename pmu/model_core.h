@@ -50,8 +50,12 @@ struct pmu_model {
 	 */
 	uint8_t plain, sel_os, sel_usr, intr, at_os, at_usr;
 	uint64_t last;        /* tick up to which the counters are accounted */
-	/* Counter i was last written with set_val[i] at tick set_at[i]: its rate since (pmu/share.c polls by it). */
-	uint64_t set_at[2], set_val[2];
+	/*
+	 * Counter i was last written with set_val[i] at tick set_at[i], and
+	 * had counted prior_got[i] events in the prior_ran[i] ticks before:
+	 * its rate (pmu/share.c polls by it).
+	 */
+	uint64_t set_at[2], set_val[2], prior_ran[2], prior_got[2];
 };
 
 /* Warm/cold reset: every register 0 (327357-001 §1.4.4). `now` starts the accounting. */
@@ -112,6 +116,19 @@ static inline void model_enables_changed(struct pmu_model *m)
 	model_state_changed(m);
 }
 
+/* Counter i (0 or 1) written with v (40 bits) at tick `last`: the count and the window of its rate. */
+static inline void model_counter_set(struct pmu_model *m, int i, uint64_t v)
+{
+	uint64_t got = (m->ctr[i] - m->set_val[i]) & KNC_CTR_MASK, ran = m->last - m->set_at[i];
+
+	if (got && ran) { /* the stretch that ends here, for a poll before the new one has a rate */
+		m->prior_got[i] = got;
+		m->prior_ran[i] = ran;
+	}
+	m->ctr[i] = m->set_val[i] = v;
+	m->set_at[i] = m->last;
+}
+
 /*
  * The register access alone, no time passing (see model_wrmsr): 0, or -1
  * for #GP. Inline, the cases the PMI handler's accesses take (a constant
@@ -127,8 +144,7 @@ static inline int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
 	case MSR_KNC_PERFCTR1:
 		if (v & ~KNC_CTR_MASK)
 			return -1;
-		m->ctr[msr - MSR_KNC_PERFCTR0] = m->set_val[msr - MSR_KNC_PERFCTR0] = v;
-		m->set_at[msr - MSR_KNC_PERFCTR0] = m->last;
+		model_counter_set(m, msr - MSR_KNC_PERFCTR0, v);
 		return 0; /* a count: what counts and the line stay as they are */
 	case MSR_KNC_GLOBAL_CTRL:
 		if (v & ~(uint64_t)GLOBAL_VALID)

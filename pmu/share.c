@@ -123,6 +123,10 @@ uint64_t share_poll_ticks(const struct pmushare_thread *s, const struct pmu_mode
 			continue;
 		uint64_t left = v > KNC_CTR_MASK ? 1 : KNC_CTR_MASK + 1 - v, ticks = SHARE_POLL_TICKS;
 		uint64_t ran = m->last - m->set_at[i], got = v >= m->set_val[i] ? v - m->set_val[i] : 0;
+		if (!got) { /* nothing counted since the write yet: the stretch before it */
+			ran = m->prior_ran[i];
+			got = m->prior_got[i];
+		}
 		while (ran >> 31) { /* left * ran below 2^63 (left is below 2^32) */
 			ran >>= 1;
 			got >>= 1;

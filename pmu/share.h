@@ -95,14 +95,17 @@ void share_drop(struct pmushare_thread *s);
  * within 2^32 events of overflowing), or UINT64_MAX if none: such an
  * overflow is only noticed when the model looks (pmu/model.c polls then).
  * The events left to the wrap at the rate the counter has counted since it
- * was last written, SHARE_POLL_EARLY/8 of it so the look comes before the
+ * was last written (before it counts anything, the rate of the stretch
+ * before that write), SHARE_POLL_EARLY/8 of it so the look comes before the
  * wrap while the rate holds, from SHARE_POLL_MIN to SHARE_POLL_TICKS: near
  * the wrap each look comes closer (a sample's PMI within about
- * SHARE_POLL_MIN ticks of the wrap when the rate is steady), far from it
- * the looks are sparse.
+ * SHARE_POLL_MIN ticks of the wrap when the rate is steady), far from it the
+ * looks are sparse. A floor of 16 ticks was tried: chase's DATA_READ_MISS
+ * sampled every 1,000 events then gave 57 samples where 8,192-tick polls
+ * gave 100 (and 1,024 gives 100); why is not known.
  */
 #define SHARE_POLL_TICKS 8192 /* at most this many ticks between two looks */
-#define SHARE_POLL_MIN   16   /* at least */
+#define SHARE_POLL_MIN   1024 /* at least */
 #define SHARE_POLL_EARLY 6    /* eighths of the estimated ticks to the wrap */
 uint64_t share_poll_ticks(const struct pmushare_thread *s, const struct pmu_model *m);
 

@@ -25,6 +25,9 @@ int cmd_info(struct card *c, int argc, char **argv)
 	printf("exact      %s\n", i->capabilities & MBOX_CAP_EXACT ? "yes" : "no");
 	printf("per-thread %s\n", i->capabilities & MBOX_CAP_OWN_THREAD ? "yes" :
 	       "no: with programs on several CPUs each count includes the others' (no QEMU plugin)");
+	printf("cycles     %s\n", i->capabilities & MBOX_CAP_MODEL_CYCLES ?
+	       "the QEMU plugin's KNC timing model (docs/design.md §11); the TSC is QEMU's -icount virtual time" :
+	       "the PMU's (without the QEMU plugin: TSC ticks while the thread runs)");
 	printf("heartbeat  %llu\n", (unsigned long long)c->hdr->heartbeat);
 	/* The service's transport, as the card reports it in the header (include/pmuos/mailbox.h). */
 	if (!(c->hdr->capabilities & MBOX_CAP_DOORBELL))

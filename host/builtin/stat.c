@@ -503,6 +503,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	st.plot_ncpu += !st.plot_ncpu; /* without -A one line: the CPUs' sum */
 	plot_setup(st.nev, st.plot_ncpu, st.fmt.per_cpu ? st.plot_cpus : NULL);
 	st.fmt.tsc_hz = c->seen.tsc_hz ? c->seen.tsc_hz : 1000000000;
+	st.fmt.model_cycles = (c->seen.capabilities & MBOX_CAP_MODEL_CYCLES) != 0;
 	stat_configure(c, &set, mux_ms);
 	/* SPFLT may gate both counters: one without an event counts nothing either way. */
 	uint32_t mask = spflt ? SPFLT_EN(0) | SPFLT_EN(1) : 0;

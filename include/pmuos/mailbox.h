@@ -80,6 +80,12 @@ enum mbox_state {
 #define MBOX_CAP_DOORBELL (1ULL << 1)
 /* Each thread's counts are its own whatever other threads run (MBOX_COUNT_SHARED never comes). */
 #define MBOX_CAP_OWN_THREAD (1ULL << 2)
+/*
+ * CPU_CLK_UNHALTED counts the QEMU plugin's KNC timing model's cycles
+ * (plugin/timing.h), and the TSC is QEMU's -icount virtual time (every
+ * vCPU's instructions, one tick each): the two are different clocks.
+ */
+#define MBOX_CAP_MODEL_CYCLES (1ULL << 3)
 
 struct mbox_ring_ctl {
 	volatile uint32_t head; /* slots produced */

@@ -193,7 +193,7 @@ def test_softfloat_program_on_the_strict_cpu(card_factory, tmp_path):
 # Every built-in program but the QEMU-only ones (user/user.mk SSE_PROGRAMS), with small arguments.
 CARD_PROGRAMS = ["hello", "triad 20000", "matmul 32", "chase 4096", "steady 200", "softfloat", "memtest ops 16",
                  "fault fpu-check", "smc 100", "fill 4", "calls 1000", "badstack all 1000",
-                 "regions", "badcounts", "calib"]  # calib last: its lines are checked below
+                 "regions", "badcounts", "pipes chain 100", "calib"]  # calib last: its lines are checked below
 
 
 def test_built_in_programs_run_on_the_strict_cpu(card_factory):
