@@ -18,6 +18,7 @@ import select
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -136,6 +137,27 @@ def on_card(cpus, dialogue, env=None, args=()):
     except BootFailed as e:
         print(g.failure(e), file=sys.stderr)
         return None
+    finally:
+        g.kill()
+
+
+def drain(fd):
+    """Reads a card's console until QEMU ends: a full pipe would stop QEMU."""
+    try:
+        while os.read(fd, 65536):
+            pass
+    except OSError:
+        pass
+
+
+def with_host_card(name, cpus, fn):
+    """fn(card name) on a booted card with the plugin on the strict KNC CPU, which host tools
+    (pmuctl) drive while its console is drained; the card ends after fn."""
+    g = Guest(PMUOS, cpus, {"CARD": f"{name}{os.getpid()}", "CPU": "knc", "PLUGIN": "1"})
+    try:
+        g.expect(PROMPT)
+        threading.Thread(target=drain, args=(g.proc.stdout.fileno(),), daemon=True).start()
+        return fn(g.card)
     finally:
         g.kill()
 

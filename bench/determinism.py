@@ -26,10 +26,9 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 
-from boot import BUILD, PMUOS, PROMPT, Guest, report
+from boot import BUILD, report, with_host_card
 
 RUNS = int(os.environ.get("RUNS", "50"))
 CPU = 1
@@ -97,23 +96,8 @@ def measure(card):
     return results
 
 
-def drain(fd):
-    """Reads the card's console until QEMU ends: a full pipe would stop QEMU."""
-    try:
-        while os.read(fd, 65536):
-            pass
-    except OSError:
-        pass
-
-
 def main():
-    g = Guest(PMUOS, 8, {"CARD": f"determinism{os.getpid()}", "CPU": "knc", "PLUGIN": "1"})
-    try:
-        g.expect(PROMPT)
-        threading.Thread(target=drain, args=(g.proc.stdout.fileno(),), daemon=True).start()
-        results = measure(g.card)
-    finally:
-        g.kill()
+    results = with_host_card("determinism", 8, measure)
     rows, ok = [], True
     for name, args, function, reads, writes, misses, rings, secs in results:
         vg = valgrind(args, function)

@@ -5,6 +5,7 @@
  * caches), counted into the thread's counters.
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,14 +56,26 @@ bool map_codes(void)
 /* The bit of an event in count_state.mask: a test of several at once before counting each. */
 #define EV(e) (1ULL << PEV_##e)
 /* The timing model's events (plugin/timing.h): counted per block, and a stall's. */
+/*
+ * (With the events of prefetches in flight, which need the thread's cycles,
+ * plugin/internal.h struct thr `cycles`: prefetches are in flight only
+ * while one of these counts.)
+ */
 #define TIMING_EVENTS                                                                                             \
 	(EV(CPU_CLK_UNHALTED) | EV(EXEC_STAGE_CYCLES) | EV(FE_STALLED) | EV(INSTRUCTIONS_EXECUTED_V_PIPE) |       \
-	 EV(MEMORY_ACCESSES_IN_BOTH_PIPES) | EV(MICROCODE_CYCLES) | EV(PIPELINE_FLUSHES) | EV(PIPELINE_AGI_STALLS))
-#define STALL_EVENTS (EV(CPU_CLK_UNHALTED) | EV(FE_STALLED))
+	 EV(MEMORY_ACCESSES_IN_BOTH_PIPES) | EV(MICROCODE_CYCLES) | EV(PIPELINE_FLUSHES) | EV(PIPELINE_AGI_STALLS) | \
+	 EV(L1_DATA_HIT_INFLIGHT_PF1) | EV(L2_DATA_HIT_INFLIGHT_PF2) | EV(L1_DATA_PF1_DROP) | EV(L2_DATA_PF2_DROP))
+#define STALL_EVENTS TIMING_EVENTS
+
+static inline struct thr *thr_of(struct count_state *s)
+{
+	return (struct thr *)((char *)s - offsetof(struct thr, cnt));
+}
 
 /* `cycles` the thread waited (a miss, a flush) at its current block's instruction idx. */
 static inline void stall(struct count_state *s, uint64_t cycles, uint32_t idx)
 {
+	thr_of(s)->cycles += cycles;
 	count_event(s, PEV_CPU_CLK_UNHALTED, cycles, idx);
 	count_event(s, PEV_FE_STALLED, cycles, idx);
 }
@@ -96,11 +109,14 @@ void on_event(void *ctx, int ev, uint64_t n)
 	struct count_state *s = ctx;
 
 	count_event(s, ev, n, s->n - 1);
-	if (s->mask & STALL_EVENTS) {
-		int from = served_from(ev);
-		if (from >= 0)
-			stall(s, n * tm_latency(from), s->n - 1);
-	}
+	int from = served_from(ev);
+	if (from < 0)
+		return;
+	struct thr *t = thr_of(s);
+	if (t->prefetching)
+		t->pf_from = from; /* a prefetch's fill: the thread goes on (its arrival is in flight) */
+	else if (s->mask & STALL_EVENTS)
+		stall(s, n * tm_latency(from), s->n - 1);
 }
 /* A vector instruction's events per line it touches, hit or miss: if one counts, on_access leaves the access to access_slow. */
 #define VPU_LINE_EVENTS (EV(VPU_DATA_READ) | EV(VPU_DATA_WRITE))
@@ -244,6 +260,7 @@ static void resolve_branch(struct thr *t, bool user, uint64_t next)
 	else if (bp->epoch == epoch) /* unchanged, so not mispredicted (a BTB hit moves the epoch) */
 		branch_settled(b, bp, next);
 	if (wrong || bp->allocs != allocs) { /* a flush: a misprediction, or a taken branch the BTB missed */
+		t->cycles += TM_FLUSH;
 		count_event_at(&t->cnt, user, PEV_PIPELINE_FLUSHES, 1);
 		count_event_at(&t->cnt, user, PEV_CPU_CLK_UNHALTED, TM_FLUSH);
 		count_event_at(&t->cnt, user, PEV_FE_STALLED, TM_FLUSH);
@@ -282,6 +299,7 @@ void threads_forget_blocks(void)
 static __attribute__((noinline)) void after_flush(struct thr *t)
 {
 	flush_translations(t);
+	t->npf = 0; /* a new address space: its program's prefetches are not this one's */
 	bpred_clear(&t->bp[1]); /* another address space: another program's branches */
 	t->pending[1] = NULL;
 	t->flush = false;
@@ -299,22 +317,38 @@ static __attribute__((noinline)) void after_flush(struct thr *t)
  * a program's cycles do not depend on when the host asks the card
  * something (docs/design.md §11).
  */
-static unsigned busy_threads(const struct thr *t)
+static __attribute__((noinline)) unsigned busy_threads_slow(struct thr *t, uint32_t gen)
 {
 	const struct pmushare_thread *me = &page->thread[t - thr];
 	unsigned busy = 1, first = t->core * threads_per_core;
 	uint32_t launch = READ_ONCE(me->task_launch), state = READ_ONCE(me->task_state);
-	uint64_t ran = page->clock - READ_ONCE(me->task_clock);
+	uint64_t start = READ_ONCE(me->task_clock), ran = page->clock - start, until = UINT64_MAX;
 
 	for (unsigned v = first; v < first + threads_per_core && v < ncpus; v++) {
 		const struct pmushare_thread *s = &page->thread[v];
 		if (s == me)
 			continue;
 		uint32_t st = READ_ONCE(s->task_state);
-		busy += st == PMUSHARE_TASK_RUN || (st == PMUSHARE_TASK_ENDED && state == PMUSHARE_TASK_RUN &&
-						    READ_ONCE(s->task_launch) == launch && ran < READ_ONCE(s->task_clock));
+		uint64_t len = READ_ONCE(s->task_clock);
+		bool ended_later = st == PMUSHARE_TASK_ENDED && state == PMUSHARE_TASK_RUN &&
+				   READ_ONCE(s->task_launch) == launch && ran < len;
+		busy += st == PMUSHARE_TASK_RUN || ended_later;
+		if (ended_later && start + len < until)
+			until = start + len; /* where it stops sharing */
 	}
+	t->busy_gen = gen;
+	t->busy = busy;
+	t->busy_until = until;
 	return busy;
+}
+
+static inline unsigned busy_threads(struct thr *t)
+{
+	uint32_t gen = READ_ONCE(page->task_gen);
+
+	if (gen == t->busy_gen && page->clock < t->busy_until)
+		return t->busy;
+	return busy_threads_slow(t, gen);
 }
 
 /*
@@ -337,7 +371,10 @@ static __attribute__((noinline)) void block_timing(struct thr *t, const struct t
 		t->carry[u] = b->tm_exit[g];
 	}
 	t->carrying[u] = b->tm_exit != NULL;
+	t->cycles += c->cycles;
 	count(t, PEV_CPU_CLK_UNHALTED, c->cycles, 0);
+	if ((t->cnt.mask & TIMING_EVENTS) == EV(CPU_CLK_UNHALTED))
+		return; /* cycles alone, the common case */
 	count(t, PEV_FE_STALLED, c->cycles - (uint32_t)c->groups * (TM_ISSUE_GAP + g), 0);
 	count(t, PEV_EXEC_STAGE_CYCLES, c->exec, 0);
 	count(t, PEV_INSTRUCTIONS_EXECUTED_V_PIPE, c->vpipe, 0);
@@ -498,11 +535,49 @@ slow:
 	block_slow(t, b);
 }
 
+/* The thread's prefetch of `line` in flight, or NULL. */
+static struct inflight *inflight(struct thr *t, uint64_t line)
+{
+	for (int i = 0; i < t->npf; i++)
+		if (t->pf[i].line == line)
+			return &t->pf[i];
+	return NULL;
+}
+
+static void inflight_drop(struct thr *t, struct inflight *p)
+{
+	*p = t->pf[--t->npf];
+}
+
+/*
+ * A demand access to `line` (`miss`: of the L1D) while prefetches are in
+ * flight: one not yet arrived makes it wait for the rest (a VPREFETCH1's
+ * beyond the L2 hit's latency, already waited), and counts as a hit on it.
+ * Arrived ones leave the list.
+ */
+static __attribute__((noinline)) void inflight_demand(struct thr *t, const struct slot *in, uint64_t line, bool miss)
+{
+	for (int i = t->npf - 1; i >= 0; i--) {
+		struct inflight *p = &t->pf[i];
+		if (p->line == line && p->ready > t->cycles && (!p->l2 || miss)) {
+			uint64_t left = p->ready - t->cycles, waited = p->l2 ? tm_latency(TM_FROM_L2) : 0;
+			count(t, p->l2 ? PEV_L2_DATA_HIT_INFLIGHT_PF2 : PEV_L1_DATA_HIT_INFLIGHT_PF1, 1, in->idx);
+			if (left > waited && (t->cnt.mask & STALL_EVENTS))
+				stall(&t->cnt, left - waited, in->idx);
+		}
+		if (p->line == line || p->ready <= t->cycles)
+			inflight_drop(t, p);
+	}
+}
+
 /* One line of the current operand (vaddr in it, at pa): the caches and the VPU's per-line events. */
 static inline __attribute__((always_inline)) void access_line(struct thr *t, const struct slot *in, uint64_t vaddr,
 								   uint64_t pa, bool write)
 {
 	bool miss = memsys_data(&mem, t->core, &t->cnt, pa >> MS_LINE_SHIFT, write);
+
+	if (t->npf)
+		inflight_demand(t, in, pa >> MS_LINE_SHIFT, miss);
 
 	if (((vaddr >> PAGE_4K_SHIFT) << 1 | in->user) == t->dmemo_page) {
 		t->lm_key = (vaddr >> MS_LINE_SHIFT) << 1 | in->user;
@@ -660,12 +735,74 @@ static bool executing(const struct thr *t, qemu_plugin_meminfo_t info, const str
 	return hw && qemu_plugin_hwaddr_is_io(hw);
 }
 
+/*
+ * The kernel's load for a task's VPREFETCH0 (kind 1) or VPREFETCH1 (2) of
+ * the byte at vaddr (pmu/emul.c): the prefetch, counted as the task's (Ring
+ * 3's counters). A VPREFETCH0 fills the L1D and the L2, a VPREFETCH1 the L2
+ * only; the thread goes on, and the line arrives after the latency of where
+ * it was served (a later access waits for the rest: inflight_demand). One
+ * to a line in flight from the thread's own prefetch, or to device memory,
+ * is dropped.
+ */
+static __attribute__((noinline)) void access_prefetch(struct thr *t, qemu_plugin_meminfo_t info, const struct slot *in,
+						      uint64_t vaddr)
+{
+	struct count_state *s = &t->cnt;
+	bool io, l1 = in->prefetch == 1;
+	uint64_t line = xlate(t, info, vaddr, &io) >> MS_LINE_SHIFT;
+
+	count_event_at(s, true, l1 ? PEV_L1_DATA_PF1 : PEV_L1_DATA_PF2, 1);
+	if (io) {
+		if (l1)
+			count_event_at(s, true, PEV_L1_DATA_PF1_DROP, 1);
+		return;
+	}
+	if (!l1)
+		count_event_at(s, true, PEV_L2_DATA_PF2, 1);
+	if (inflight(t, line)) {
+		count_event_at(s, true, l1 ? PEV_L1_DATA_PF1_DROP : PEV_L2_DATA_PF2_DROP, 1);
+		return;
+	}
+	/* the caches' events as the task's: its counters, no per-instruction mode (the block is the kernel's) */
+	bool user = s->user;
+	uint64_t mask = s->mask;
+	uint8_t cur = s->cur;
+	s->user = true;
+	s->mask = s->counted[1];
+	s->cur = 0;
+	t->prefetching = true;
+	t->pf_from = TM_FROM_L2;
+	bool missed = l1 ? memsys_data(&mem, t->core, s, line, false) : memsys_l2_prefetch(&mem, t->core, s, line);
+	t->prefetching = false;
+	t->lm_key = UINT64_MAX; /* the L1D may have changed under the memo */
+	if (missed) {
+		bool l2_missed = !l1 || t->pf_from != TM_FROM_L2;
+		if (l1)
+			count_event(s, PEV_L1_DATA_PF1_MISS, 1, 0);
+		if (l2_missed)
+			count_event(s, l1 ? PEV_L2_DATA_PF1_MISS : PEV_L2_DATA_PF2_MISS, 1, 0);
+	}
+	/* in flight only where the thread's cycles run: while its counters count a timing event */
+	if (missed && (s->mask & TIMING_EVENTS)) {
+		if (t->npf == sizeof(t->pf) / sizeof(t->pf[0]))
+			inflight_drop(t, &t->pf[0]); /* the oldest */
+		t->pf[t->npf++] = (struct inflight){ line, t->cycles + tm_latency(t->pf_from) + TM_L1_LAT, !l1 };
+	}
+	s->user = user;
+	s->mask = mask;
+	s->cur = cur;
+}
+
 /* An access on_access cannot settle by the last-line memo. */
 static __attribute__((noinline)) void access_slow(struct thr *t, qemu_plugin_meminfo_t info, struct slot *in,
 						  uint64_t vaddr)
 {
 	if (!executing(t, info, in, vaddr))
 		return;
+	if (in->prefetch) { /* before in->info is known: every such access comes here */
+		access_prefetch(t, info, in, vaddr);
+		return;
+	}
 	if (in->info != (info | SLOT_INFO_KNOWN)) {
 		in->info = info | SLOT_INFO_KNOWN;
 		in->write = qemu_plugin_mem_is_store(info);
@@ -717,7 +854,7 @@ void on_access(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, vo
 	uint64_t vline = vaddr >> MS_LINE_SHIFT;
 
 	if (in->info != (info | SLOT_INFO_KNOWN) || (end - 1) >> MS_LINE_SHIFT != vline || in - in->idx != t->cur_slots ||
-	    (in->elements && (t->cnt.mask & VPU_LINE_EVENTS)))
+	    (in->elements && (t->cnt.mask & VPU_LINE_EVENTS)) || t->npf)
 		goto slow;
 	if ((vline << 1 | in->user) != t->lm_key || t->lm_epoch != *t->l1d_epoch || (write && !t->lm_dirty)) {
 		/* Not the memo line: a page known without the TLB, and its set's most recent line? */

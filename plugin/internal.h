@@ -51,6 +51,7 @@ struct branch {
 struct slot {
 	uint16_t idx;      /* in its block */
 	uint8_t elements;  /* SSE/AVX: elements; 0: not a vector instruction */
+	uint8_t prefetch;  /* the kernel's load for a task's VPREFETCH0 (1) or VPREFETCH1 (2) (pmushare.prefetch_load); 0 */
 	bool user;         /* in the Ring-3 region: CPL 3 (see is_user) */
 	/*
 	 * The meminfo word of its last access | SLOT_INFO_KNOWN, and what QEMU
@@ -175,6 +176,21 @@ struct thr {
 	 */
 	struct tm_carry carry[2];
 	bool carrying[2];
+	/* The timing model's clock: the thread's cycles, while a counter counts one of its events. */
+	uint64_t cycles;
+	/* busy_threads' answer, while the card's task_gen is busy_gen and the thread's clock below busy_until. */
+	uint32_t busy_gen, busy;
+	uint64_t busy_until;
+	/*
+	 * The thread's prefetches in flight: the line, the cycle it arrives,
+	 * whether a VPREFETCH1 brings it (into the L2 only); npf entries, the
+	 * oldest overwritten when full. `prefetching`: a prefetch's fill is
+	 * under way, whose misses wait for nothing (pf_from: where it was served).
+	 */
+	struct inflight { uint64_t line, ready; bool l2; } pf[8];
+	uint8_t npf;
+	bool prefetching;
+	int8_t pf_from;
 	struct count_state cnt;       /* last: its per-instruction arrays are large and seldom used */
 };
 

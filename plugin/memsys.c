@@ -182,6 +182,16 @@ __attribute__((flatten)) bool memsys_data_slow(struct memsys *m, uint32_t c, voi
 	return true;
 }
 
+bool memsys_l2_prefetch(struct memsys *m, uint32_t c, void *thread, uint64_t line)
+{
+	struct ms_core *k = &m->core[c];
+
+	if (sa_lookup(&k->l2, line, NULL))
+		return false; /* a hit: the line is the set's most recent now, as a read's would be */
+	l2_request(m, k, thread, line, REQ_READ);
+	return true;
+}
+
 bool memsys_code_slow(struct memsys *m, uint32_t c, void *thread, uint64_t line)
 {
 	struct ms_core *k = &m->core[c];

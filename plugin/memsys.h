@@ -79,6 +79,12 @@ bool memsys_attach(struct memsys *m, uint32_t c, void *thread);
  * misses (per operand); this counts what happens below the L1D.
  */
 static inline bool memsys_data(struct memsys *m, uint32_t c, void *thread, uint64_t line, bool write);
+/*
+ * A VPREFETCH1 of `line` by `thread` on core c: into the L2 only (the L1D
+ * keeps what it has); returns whether it missed the L2. A miss is a read's:
+ * L2_READ_MISS and the fill's event, as a demand read's.
+ */
+bool memsys_l2_prefetch(struct memsys *m, uint32_t c, void *thread, uint64_t line);
 /* An instruction fetch from `line`; returns whether it missed the L1I. */
 static inline bool memsys_code(struct memsys *m, uint32_t c, void *thread, uint64_t line);
 

@@ -150,7 +150,8 @@ static struct tb *tb_build(struct qemu_plugin_tb *qtb, size_t n, uint64_t vaddr,
 		size_t len = qemu_plugin_insn_size(qi);
 		struct x86_insn d;
 		x86_decode(qemu_plugin_insn_data(qi), len, va, &d);
-		b->slot[i] = (struct slot){ .idx = i, .elements = d.vec_bytes ? d.elements : 0, .user = b->user };
+		b->slot[i] = (struct slot){ .idx = i, .elements = d.vec_bytes ? d.elements : 0, .user = b->user,
+					    .prefetch = va == page->prefetch_load[0] ? 1 : va == page->prefetch_load[1] ? 2 : 0 };
 		if (d.vec_bytes) {
 			vec[b->nvec++] = b->slot[i];
 			b->elements += d.elements;

@@ -1,12 +1,19 @@
 /*
- * RDPMC and SPFLT for CPUs that lack them (QEMU raises #UD, or #GP for RDPMC
- * without CR4.PCE): the #UD/#GP handler recognises exactly these encodings
- * (327357-001 §1.4.2, docs/design.md §5.6), performs them on the software model and skips
- * the instruction. The handler runs at CPL 0, so emulation time is OS time
- * and never shows in USR counts. Anything else is left to the fault path.
+ * RDPMC, SPFLT and VPREFETCH for CPUs that lack them (QEMU raises #UD, or
+ * #GP for RDPMC without CR4.PCE): the #UD/#GP handler recognises exactly
+ * these encodings (327357-001 §1.4.2, docs/design.md §5.6), performs them on
+ * the software model and skips the instruction. The handler runs at CPL 0,
+ * so emulation time is OS time and never shows in USR counts. Anything else
+ * is left to the fault path.
  *   RDPMC          0F 33                ECX = 0 or 1 -> EDX:EAX (40 bits)
  *   SPFLT r32      C5 FB AE /6 (mod 11)  USER_PREF = bit 0 of the register
  *   SPFLT r32/r64  C4 E1|C1 7B|FB AE /6  (VEX.B clear selects r8-r15)
+ *   VPREFETCHh m8  C5 F8 18 /r, C4 [RXB]1 78 18 /r (Intel 327364-001: /1
+ *                  VPREFETCH0, /2 VPREFETCH1, the others hints of their
+ *                  own): a hint, so a no-op; with the QEMU plugin, /1 and
+ *                  /2 of a mapped byte load it through pmu_vprefetch_load,
+ *                  whose load the plugin takes for the prefetch
+ *                  (pmushare.prefetch_load) and counts as the task's
  * A task's RDPMC or SPFLT takes the fast path from the vector stub
  * (exc_fast_register): fetch in place, decode, emulate, skip, with the
  * Ring-3 exit and re-entry accounted in the same pass; what it cannot take
@@ -24,6 +31,20 @@
 #include <stddef.h>
 
 #define MAX_INSN 5
+#define MAX_PREFETCH 10 /* C4 xx xx 18 ModRM SIB disp32 */
+
+/*
+ * The loads the plugin takes for a VPREFETCH0 ([0]) and a VPREFETCH1 ([1]):
+ * each reads the byte at RDI (the kernel's alias of the task's byte). One
+ * instruction each, at an address the plugin is told.
+ */
+__asm__(".pushsection .text\n"
+	".global pmu_vprefetch0_load, pmu_vprefetch1_load\n"
+	"pmu_vprefetch0_load: movzbl (%rdi), %eax\n ret\n"
+	"pmu_vprefetch1_load: movzbl (%rdi), %eax\n ret\n"
+	".popsection");
+uint8_t pmu_vprefetch0_load(const uint8_t *p);
+uint8_t pmu_vprefetch1_load(const uint8_t *p);
 
 /* A decoded RDPMC or SPFLT. */
 struct insn {
@@ -104,15 +125,81 @@ static inline __attribute__((always_inline)) bool decode(struct trap_frame *f, c
 	return false;
 }
 
+/*
+ * The n bytes b of a task's instruction at f as a VPREFETCHh with a memory
+ * operand: its length, hint (the ModRM reg field) and address. 64-bit
+ * addressing: base and index from ModRM/SIB with VEX's inverted B and X, a
+ * disp8 or disp32, RIP-relative for mod 00 rm 101.
+ */
+static bool decode_prefetch(const struct trap_frame *f, const uint8_t *b, int n, int *len, int *hint, uint64_t *ea)
+{
+	int i, rex_b = 0, rex_x = 0;
+
+	if (n >= 4 && b[0] == 0xc5 && (b[1] & 0x7f) == 0x78 && b[2] == 0x18) {
+		i = 3;
+	} else if (n >= 5 && b[0] == 0xc4 && (b[1] & 0x1f) == 1 && (b[2] & 0x7f) == 0x78 && b[3] == 0x18) {
+		rex_b = b[1] & 0x20 ? 0 : 8;
+		rex_x = b[1] & 0x40 ? 0 : 8;
+		i = 4;
+	} else {
+		return false;
+	}
+	uint8_t modrm = b[i++], mod = modrm >> 6, rm = modrm & 7;
+	if (mod == 3)
+		return false;
+	uint64_t a = 0;
+	if (rm == 4) { /* SIB */
+		if (i >= n)
+			return false;
+		uint8_t sib = b[i++], base = sib & 7, index = (sib >> 3 & 7) | rex_x;
+		if (index != 4)
+			a += gpr(f, index) << (sib >> 6);
+		if (base == 5 && mod == 0)
+			rm = 8; /* disp32, no base */
+		else
+			a += gpr(f, base | rex_b);
+	} else if (!(rm == 5 && mod == 0)) {
+		a += gpr(f, rm | rex_b);
+	}
+	int disp = mod == 1 ? 1 : mod == 2 || (mod == 0 && (rm == 5 || rm == 8)) ? 4 : 0;
+	if (i + disp > n)
+		return false;
+	int32_t d = disp == 1 ? (int8_t)b[i] : disp == 4 ? (int32_t)(b[i] | b[i + 1] << 8 | b[i + 2] << 16 | (uint32_t)b[i + 3] << 24) : 0;
+	*len = i + disp;
+	*hint = modrm >> 3 & 7;
+	*ea = a + (int64_t)d + (rm == 5 && mod == 0 ? f->rip + *len : 0);
+	return true;
+}
+
+/* A task's VPREFETCH0/1 of a byte its address space maps: the load the plugin takes (see above). */
+static void prefetch(uint64_t ea, int hint)
+{
+	struct task *t = this_cpu()->task;
+	const uint8_t *p = t && (hint == 1 || hint == 2) ? vm_translate(t->as, ea) : NULL;
+
+	if (!p)
+		return; /* another hint, or a byte not mapped: a prefetch never faults */
+	if (hint == 1)
+		pmu_vprefetch0_load(p);
+	else
+		pmu_vprefetch1_load(p);
+}
+
 /* The general path (exc_register): after user_exit, from either privilege level. */
 static int emulate(struct trap_frame *f)
 {
 	struct pmu_cpu *pc = pmu_this();
-	uint8_t b[MAX_INSN];
+	uint8_t b[MAX_PREFETCH];
 	struct insn in;
-	uint64_t v;
+	uint64_t v, ea;
+	int n = pc ? fetch(f, b, MAX_PREFETCH) : 0, len, hint;
 
-	if (!pc || !decode(f, b, fetch(f, b, MAX_INSN), &in))
+	if (n && (f->cs & 3) && decode_prefetch(f, b, n, &len, &hint, &ea)) {
+		prefetch(ea, hint);
+		f->rip += len;
+		return 1;
+	}
+	if (!pc || !decode(f, b, n, &in))
 		return 0;
 	if (in.rdpmc) {
 		model_share_take(pc);
@@ -190,6 +277,7 @@ static bool emulate_fast(struct trap_frame *f, uint64_t first_kernel, uint64_t f
 
 void pmu_emul_init(void)
 {
+	share_prefetch_loads((uintptr_t)pmu_vprefetch0_load, (uintptr_t)pmu_vprefetch1_load);
 	exc_register(EXC_UD, emulate);
 	exc_register(EXC_GP, emulate);
 	exc_fast_register(emulate_fast);

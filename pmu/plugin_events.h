@@ -56,7 +56,17 @@
 	X(MEMORY_ACCESSES_IN_BOTH_PIPES, "pairs whose both instructions access data memory") \
 	X(MICROCODE_CYCLES, "cycles of microcoded instructions (DIV, IDIV, CPUID, MSR access, IRET, string instructions ...)") \
 	X(PIPELINE_FLUSHES, "mispredicted branches and taken branches that missed the BTB") \
-	X(PIPELINE_AGI_STALLS, "issue groups an address generation interlock held back (an address register written less than a cycle before)")
+	X(PIPELINE_AGI_STALLS, "issue groups an address generation interlock held back (an address register written less than a cycle before)") \
+	X(L1_DATA_PF1, "VPREFETCH0s (emulated: QEMU has none) seen by the L1D, dropped ones included") \
+	X(L1_DATA_PF1_MISS, "VPREFETCH0s that missed the L1D: each fills the L1D and the L2") \
+	X(L1_DATA_PF1_DROP, "VPREFETCH0s dropped: their line in flight from an earlier prefetch of the thread's, or device memory") \
+	X(L1_DATA_HIT_INFLIGHT_PF1, "data reads and writes of a line a VPREFETCH0 of the thread's has not yet brought in (the rest of its latency waited)") \
+	X(L2_DATA_PF1_MISS, "VPREFETCH0s that missed the L2 too") \
+	X(L1_DATA_PF2, "VPREFETCH1s seen by the L1D, dropped ones included") \
+	X(L2_DATA_PF2, "VPREFETCH1s seen by the L2 (all but those to device memory)") \
+	X(L2_DATA_PF2_DROP, "VPREFETCH1s the L2 dropped: their line in flight from an earlier prefetch of the thread's") \
+	X(L2_DATA_PF2_MISS, "VPREFETCH1s that missed the L2: each fills the L2 only") \
+	X(L2_DATA_HIT_INFLIGHT_PF2, "L1 misses of a line a VPREFETCH1 of the thread's has not yet brought into the L2")
 
 #define MODEL_EVENTS(X) \
 	X(INSTRUCTIONS_EXECUTED, "ticks of the thread's clock while it ran (not halted): with the plugin its own instructions; else the TSC, one per instruction under QEMU -icount shift=0")

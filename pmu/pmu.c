@@ -112,9 +112,9 @@ void pmu_init(void)
 {
 	pmu_ops = pmu_choose();
 	if (pmu_ops == &pmu_model_ops)
-		pmu_emul_init(); /* RDPMC and SPFLT trap without a KNC PMU */
-	if (pmu_ops == &pmu_model_ops)
 		share_init();
+	if (pmu_ops == &pmu_model_ops)
+		pmu_emul_init(); /* RDPMC, SPFLT and VPREFETCH trap without a KNC PMU (after the page: it names its loads) */
 	pmi_init();
 	cpu_hooks_set(&pmu_cpu_hooks);
 }

@@ -73,6 +73,14 @@ void share_publish(struct pmushare_thread *s, const struct pmu_model *m)
 	WRITE_ONCE(s->seq, seq + 1);
 }
 
+void share_prefetch_loads(uint64_t vprefetch0, uint64_t vprefetch1)
+{
+	if (!page)
+		return;
+	WRITE_ONCE(page->prefetch_load[0], vprefetch0);
+	WRITE_ONCE(page->prefetch_load[1], vprefetch1);
+}
+
 void share_task_assigned(uint32_t apic_id, uint32_t launch)
 {
 	struct pmushare_thread *s = share_slot(apic_id);
@@ -82,14 +90,17 @@ void share_task_assigned(uint32_t apic_id, uint32_t launch)
 	WRITE_ONCE(s->task_launch, launch + 1);
 	WRITE_ONCE(s->task_clock, 0);
 	WRITE_ONCE(s->task_state, PMUSHARE_TASK_RUN);
+	__atomic_add_fetch(&page->task_gen, 1, __ATOMIC_RELEASE);
 }
 
 void share_task_start(uint32_t apic_id)
 {
 	struct pmushare_thread *s = share_slot(apic_id);
 
-	if (s)
-		WRITE_ONCE(s->task_clock, model_clock());
+	if (!s)
+		return;
+	WRITE_ONCE(s->task_clock, model_clock());
+	__atomic_add_fetch(&page->task_gen, 1, __ATOMIC_RELEASE);
 }
 
 void share_task_end(uint32_t apic_id, bool own)
@@ -101,6 +112,7 @@ void share_task_end(uint32_t apic_id, bool own)
 	/* another CPU's clock is not this one's to read: that task stops sharing at once */
 	WRITE_ONCE(s->task_clock, own ? model_clock() - READ_ONCE(s->task_clock) : 0);
 	WRITE_ONCE(s->task_state, PMUSHARE_TASK_ENDED);
+	__atomic_add_fetch(&page->task_gen, 1, __ATOMIC_RELEASE);
 }
 
 void share_drop(struct pmushare_thread *s)

@@ -87,6 +87,8 @@ static inline void share_take(struct pmushare_thread *s, struct pmu_model *m)
 void share_task_assigned(uint32_t apic_id, uint32_t launch);
 void share_task_start(uint32_t apic_id);
 void share_task_end(uint32_t apic_id, bool own);
+/* Tells the plugin the kernel's loads that stand for VPREFETCH0 and VPREFETCH1 (pmu/emul.c); nothing without the page. */
+void share_prefetch_loads(uint64_t vprefetch0, uint64_t vprefetch1);
 /* Drops the plugin's untaken counts (warm reset). */
 void share_drop(struct pmushare_thread *s);
 /*

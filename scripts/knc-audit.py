@@ -113,7 +113,72 @@ def disassembly(path):
         for lo, hi, mode in ranges:
             parts.append(objdump(path, "-M", mode, f"--start-address={lo:#x}", f"--stop-address={hi:#x}"))
         return "\n".join(parts)
-    return objdump(path)
+    dump = objdump(path)
+    return knc_own(path, dump) if "(bad)" in dump else dump
+
+
+# KNC's own instructions that objdump does not know for x86-64 (it prints "(bad)" and decodes what
+# follows out of step): VPREFETCHh, VEX 0F 18 /r with a memory operand (327364-001), by hint.
+VPREFETCH = ["vprefetchnta", "vprefetch0", "vprefetch1", "vprefetch2", "vprefetchenta", "vprefetche0",
+             "vprefetche1", "vprefetche2"]
+
+
+def vprefetch(b):
+    """(mnemonic, length) of the VPREFETCHh at the start of bytes b, or None."""
+    if len(b) >= 4 and b[0] == 0xc5 and b[1] & 0x7f == 0x78 and b[2] == 0x18:
+        i = 3
+    elif len(b) >= 5 and b[0] == 0xc4 and b[1] & 0x1f == 1 and b[2] & 0x7f == 0x78 and b[3] == 0x18:
+        i = 4
+    else:
+        return None
+    mod, reg, rm = b[i] >> 6, b[i] >> 3 & 7, b[i] & 7
+    i += 1
+    if mod == 3:
+        return None
+    if rm == 4:
+        i += 1
+        if mod == 0 and b[i - 1] & 7 == 5:
+            i += 4
+    elif mod == 0 and rm == 5:
+        i += 4
+    return VPREFETCH[reg], i + (1 if mod == 1 else 4 if mod == 2 else 0)
+
+
+def raw_bytes(path, addr, n):
+    """The n bytes at address addr of path (an executable or object), by objdump -s."""
+    dump = objdump_s(path, f"--start-address={addr:#x}", f"--stop-address={addr + n:#x}")
+    out = bytearray()
+    for m in re.finditer(r"^ ([0-9a-f]+) ((?:[0-9a-f]{2,8} ){1,4})", dump, re.M):
+        out += bytes.fromhex(m[2].replace(" ", ""))
+    return bytes(out)
+
+
+def objdump_s(path, *args):
+    return subprocess.run(["objdump", "-s", *args, path], capture_output=True, text=True).stdout
+
+
+def knc_own(path, dump):
+    """objdump's text with each VPREFETCHh it could not decode in its place, and the rest of its
+    function decoded again from the instruction after it."""
+    syms = sorted(set(symbols(path).values()))
+    lines, out, i = dump.splitlines(), [], 0
+    while i < len(lines):
+        m = re.match(r"^\s*([0-9a-f]+):\s+\(bad\)", lines[i])
+        found = m and vprefetch(raw_bytes(path, int(m[1], 16), 15))
+        if not found:
+            out.append(lines[i])
+            i += 1
+            continue
+        addr = int(m[1], 16)
+        out.append(f"{addr:x}:\t{found[0]}")
+        end = next((s for s in syms if s > addr), addr + 4096)
+        while i + 1 < len(lines) and re.match(r"^\s*([0-9a-f]+):", lines[i + 1]) and \
+                int(re.match(r"^\s*([0-9a-f]+):", lines[i + 1])[1], 16) < end:
+            i += 1
+        rest = objdump(path, f"--start-address={addr + found[1]:#x}", f"--stop-address={end:#x}")
+        out += [l for l in knc_own(path, rest).splitlines() if re.match(r"^\s*[0-9a-f]+:", l)]
+        i += 1
+    return "\n".join(out)
 
 
 def drop_ranges(dump, ranges):
@@ -151,6 +216,8 @@ def audit(path, kernel=False):
         if (section, mnem) == EXEMPT:
             continue
         if mnem == "nop" and not ops:  # the one-byte NOP (90) every x86 has
+            continue
+        if mnem in VPREFETCH:  # KNC's own (knc_own)
             continue
         why = next((w for r, w in mnem_rules if r.match(mnem)), None) or \
             next((w for r, w in reg_rules if r.search(ops)), None)

@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #define PMUSHARE_MAGIC   0x4548535f554d5050ULL /* "PPMU_SHE" */
-#define PMUSHARE_VERSION 3
+#define PMUSHARE_VERSION 4
 #define PMUSHARE_BYTES   65536 /* the device's BAR 2 and the host file: a power of two */
 #define PMUSHARE_CPUS    256   /* thread slots, indexed by APIC ID (= QEMU's vCPU index here) */
 #define PMUSHARE_TASK_RUN   1 /* pmushare_thread.task_state */
@@ -77,7 +77,16 @@ struct pmushare {
 	 * every vCPU advances.
 	 */
 	uint64_t clock;
-	uint64_t reserved;
+	/*
+	 * Written by the card: the address of the kernel's load that stands
+	 * for a task's VPREFETCH0 ([0]) and VPREFETCH1 ([1]), which QEMU cannot
+	 * execute (pmu/emul.c): the plugin takes that load's access for the
+	 * prefetch, the task's. 0: none.
+	 */
+	uint64_t prefetch_load[2];
+	/* Written by the card: goes up by one at every change of a thread's task_* (the plugin caches what they give). */
+	uint32_t task_gen;
+	uint32_t reserved;
 	struct pmushare_thread thread[PMUSHARE_CPUS];
 };
 

@@ -92,6 +92,22 @@ static void test_read_hierarchy(void **state)
 	assert_true(memsys_data(&m, 0, &t0, L1SET(1), false)); /* the one 0x1000 evicted */
 }
 
+/* A VPREFETCH1 fills the L2 alone: a read's miss events, then a demand read misses the L1D and hits the L2. */
+static void test_l2_prefetch(void **state)
+{
+	(void)state;
+	assert_true(memsys_l2_prefetch(&m, 0, &t0, 0x1000));
+	ONLY(&t0, PEV_L2_READ_MISS, 1ULL, PEV_L2_DATA_READ_MISS_MEM_FILL, 1ULL);
+	clear();
+	assert_false(memsys_l2_prefetch(&m, 0, &t0, 0x1000)); /* in the L2 already: nothing */
+	ONLY(&t0, -1, 0ULL);
+	assert_true(memsys_data(&m, 0, &t0, 0x1000, false)); /* not in the L1D */
+	ONLY(&t0, PEV_L2_READ_HIT_E, 1ULL);
+	clear();
+	assert_true(memsys_l2_prefetch(&m, 1, &t1, 0x2000)); /* another core's: its own L2 */
+	ONLY(&t1, PEV_L2_READ_MISS, 1ULL, PEV_L2_DATA_READ_MISS_MEM_FILL, 1ULL);
+}
+
 static void test_write_back(void **state)
 {
 	(void)state;
@@ -254,6 +270,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_read_hierarchy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_l2_prefetch, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inclusion, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_code, setup, teardown),
