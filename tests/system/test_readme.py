@@ -143,4 +143,4 @@ def test_the_tour_runs_as_written(tmp_path):
     card.wait()
     assert steps[-1][1] == "poweroff" and card.exitstatus == 0, card.exitstatus
     check_card_gone(name)
-    assert (tmp_path / "matmul.svg").stat().st_size > 1000
+    assert (tmp_path / "calls.svg").stat().st_size > 1000
