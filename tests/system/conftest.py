@@ -157,6 +157,14 @@ def plugin_card(**kw):
     return Card(**kw)
 
 
+def pmuctl_ok(card, *args, timeout=600):
+    """pmuctl ARGS against `card` (a Card), which must succeed: the finished process."""
+    p = subprocess.run([os.path.join(BUILD, "pmuctl"), "--card", card.name, *args], capture_output=True, text=True,
+                       timeout=timeout)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p
+
+
 def card_files(name):
     """What card `name` has in /dev/shm of the files scripts/card-keeper.py makes: its mailbox, -pmu, -knc,
     -ram, .sock, .lock (not what a test or the simulated card makes beside them)."""

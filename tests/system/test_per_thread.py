@@ -22,7 +22,7 @@ import subprocess
 
 import pytest
 
-from conftest import BUILD, Card, plugin_card
+from conftest import BUILD, Card, plugin_card, pmuctl_ok as pmuctl
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 CALIB = os.path.join(BUILD, "user", "calib.elf")
@@ -37,11 +37,6 @@ def card():
     yield c
     c.close()
 
-
-def pmuctl(card, *args):
-    p = subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return p
 
 
 def per_cpu(p):

@@ -15,7 +15,7 @@ import threading
 
 import pytest
 
-from conftest import BUILD, plugin_card
+from conftest import BUILD, plugin_card, pmuctl_ok as pmuctl
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 PIPES = os.path.join(BUILD, "user", "pipes.elf")
@@ -36,11 +36,6 @@ def card():
     yield c
     c.close()
 
-
-def pmuctl(card, *args):
-    p = subprocess.run([PMUCTL, "--card", card.name, *args], capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return p
 
 
 def region(card, cpus, events, *program):

@@ -88,41 +88,19 @@ static void flush(long n)
 
 static char *pf_buf;
 
-static void pf0(long n)
-{
-	for (char *p = pf_buf; n--; p += 64)
-		__asm__ volatile(VPREFETCH0 : : "D"(p) : "memory");
-}
-
-static void pf0hit(long n)
-{
-	for (char *p = pf_buf; n--; p += 64)
-		__asm__ volatile(VPREFETCH0 "movzbl (%0), %%eax" : : "D"(p) : "rax", "memory");
-}
-
-static void pf0twice(long n)
-{
-	for (char *p = pf_buf; n--; p += 64)
-		__asm__ volatile(VPREFETCH0 VPREFETCH0 : : "D"(p) : "memory");
-}
-
-static void pf1(long n)
-{
-	for (char *p = pf_buf; n--; p += 64)
-		__asm__ volatile(VPREFETCH1 : : "D"(p) : "memory");
-}
-
-static void pf1hit(long n)
-{
-	for (char *p = pf_buf; n--; p += 64)
-		__asm__ volatile(VPREFETCH1 "movzbl (%0), %%eax" : : "D"(p) : "rax", "memory");
-}
-
-static void pf1twice(long n)
-{
-	for (char *p = pf_buf; n--; p += 64)
-		__asm__ volatile(VPREFETCH1 VPREFETCH1 : : "D"(p) : "memory");
-}
+/* n prefetches (and what follows each) of consecutive lines of pf_buf. */
+#define PF_LOOP(name, body)                                                          \
+	static void name(long n)                                                     \
+	{                                                                            \
+		for (char *p = pf_buf; n--; p += 64)                                 \
+			__asm__ volatile(body : : "D"(p) : "rax", "memory");         \
+	}
+PF_LOOP(pf0, VPREFETCH0)
+PF_LOOP(pf0hit, VPREFETCH0 "movzbl (%0), %%eax")
+PF_LOOP(pf0twice, VPREFETCH0 VPREFETCH0)
+PF_LOOP(pf1, VPREFETCH1)
+PF_LOOP(pf1hit, VPREFETCH1 "movzbl (%0), %%eax")
+PF_LOOP(pf1twice, VPREFETCH1 VPREFETCH1)
 
 int main(int argc, char **argv)
 {
