@@ -8,11 +8,11 @@
  * platform (a PC in QEMU) has a flush of QEMU's TLB that the guest does
  * not see; the kernel calls it a few times early in every task that runs
  * long, on the task's CPU, and each call lets QEMU double a full TLB. A
- * SPFLT region's open and close set the next flush HOST_TLB_GAP_US after
- * them: inside a region, where the card serves no host request (docs/design.md
- * §7), the flushes' interrupts then fall at the same instructions in every
- * run, and so do the kernel accesses they add, and a region's counts are
- * the same in every run (§11). A card registers nothing: then this does
+ * SPFLT region's open cancels the next flush and its close sets it
+ * HOST_TLB_GAP_US later: inside a region no flush's interrupt adds kernel
+ * accesses at host-timed points, and a region's counts and cycles are the
+ * same in every run (docs/design.md §11); a region that opens early in a
+ * task runs on QEMU's smaller TLB, slower in host time. A card registers nothing: then this does
  * nothing.
  */
 #ifndef KERNEL_HOSTTLB_H
