@@ -192,7 +192,8 @@ static int emulate(struct trap_frame *f)
 	uint8_t b[MAX_PREFETCH];
 	struct insn in;
 	uint64_t v, ea;
-	int n = pc ? fetch(f, b, MAX_PREFETCH) : 0, len, hint;
+	/* a task's bytes through its page tables; the kernel's as before, no further than an RDPMC or SPFLT */
+	int n = pc ? fetch(f, b, (f->cs & 3) ? MAX_PREFETCH : MAX_INSN) : 0, len, hint;
 
 	if (n && (f->cs & 3) && decode_prefetch(f, b, n, &len, &hint, &ea)) {
 		prefetch(ea, hint);
