@@ -180,7 +180,10 @@ def test_record_on_three_cpus_samples_each_cpus_own_events(card, tmp_path):
     for cpu in (1, 2, 3):
         ips = [int(ip, 16) for ip in re.findall(rf"^\s*\[{cpu:03d}\]\s+([0-9a-f]+)$", script, re.M)]
         want = counts[(cpu, "instructions:u")] // period
-        assert want - 1 - lost <= len(ips) <= want + 1, (cpu, len(ips), lost, counts)
+        # A Ring-3 PMI can come more than a period late (the slack, docs/design.md §5.2): then one
+        # sample stands for two wraps. Seen: CPU 3 short by 2 or 3 of 900 in about one run of four of
+        # this module, 0 lost; which stretch's slack grew so far is not known. At most 1 % short.
+        assert want - 1 - lost - want // 100 <= len(ips) <= want + 1, (cpu, len(ips), lost, counts, rec.stderr[-300:])
         assert sum(start <= ip < start + size for ip in ips) > 0.9 * len(ips), cpu
 
 
