@@ -78,28 +78,33 @@ static void flush(long n)
 }
 
 /*
- * VPREFETCH0/1 (%rdi): C5 F8 18 /1 and /2 (Intel 327364-001), which the
- * assembler does not know for x86-64; a QEMU CPU raises #UD and the kernel
- * performs it (pmu/emul.c).
+ * VPREFETCH0/1 -0x70(%rdi): C5 F8 18 /1 and /2 with a disp8 (Intel
+ * 327364-001), which the assembler does not know for x86-64; a QEMU CPU
+ * raises #UD and the kernel performs it (pmu/emul.c). The operand's form is
+ * for objdump, which does not know it either: it prints (bad) for C5 F8 18
+ * and decodes on from the ModRM byte, and ModRM 4F or 57 with a disp8 of
+ * 90 read as one instruction of no harm (XCHG, or PUSH and NOP), so what
+ * follows decodes in step (with (%rdi) it read CMOVs and MMX).
  */
-#define VPREFETCH0 ".byte 0xc5, 0xf8, 0x18, 0x0f\n"
-#define VPREFETCH1 ".byte 0xc5, 0xf8, 0x18, 0x17\n"
+#define VPREFETCH0 ".byte 0xc5, 0xf8, 0x18, 0x4f, 0x90\n"
+#define VPREFETCH1 ".byte 0xc5, 0xf8, 0x18, 0x57, 0x90\n"
+#define PF_DISP 0x70
 #define PF_BYTES (4 << 20)
 
 static char *pf_buf;
 
-/* n prefetches (and what follows each) of consecutive lines of pf_buf. */
+/* n prefetches (and what follows each) of consecutive lines of pf_buf; RDI is the line + PF_DISP. */
 #define PF_LOOP(name, body)                                                          \
 	static void name(long n)                                                     \
 	{                                                                            \
 		for (char *p = pf_buf; n--; p += 64)                                 \
-			__asm__ volatile(body : : "D"(p) : "rax", "memory");         \
+			__asm__ volatile(body : : "D"(p + PF_DISP) : "rax", "memory"); \
 	}
 PF_LOOP(pf0, VPREFETCH0)
-PF_LOOP(pf0hit, VPREFETCH0 "movzbl (%0), %%eax")
+PF_LOOP(pf0hit, VPREFETCH0 "movzbl -0x70(%0), %%eax")
 PF_LOOP(pf0twice, VPREFETCH0 VPREFETCH0)
 PF_LOOP(pf1, VPREFETCH1)
-PF_LOOP(pf1hit, VPREFETCH1 "movzbl (%0), %%eax")
+PF_LOOP(pf1hit, VPREFETCH1 "movzbl -0x70(%0), %%eax")
 PF_LOOP(pf1twice, VPREFETCH1 VPREFETCH1)
 
 int main(int argc, char **argv)
