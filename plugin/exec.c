@@ -65,7 +65,6 @@ bool map_codes(void)
 	(EV(CPU_CLK_UNHALTED) | EV(EXEC_STAGE_CYCLES) | EV(FE_STALLED) | EV(INSTRUCTIONS_EXECUTED_V_PIPE) |       \
 	 EV(MEMORY_ACCESSES_IN_BOTH_PIPES) | EV(MICROCODE_CYCLES) | EV(PIPELINE_FLUSHES) | EV(PIPELINE_AGI_STALLS) | \
 	 EV(L1_DATA_HIT_INFLIGHT_PF1) | EV(L2_DATA_HIT_INFLIGHT_PF2) | EV(L1_DATA_PF1_DROP) | EV(L2_DATA_PF2_DROP))
-#define STALL_EVENTS TIMING_EVENTS
 
 static inline struct thr *thr_of(struct count_state *s)
 {
@@ -115,7 +114,7 @@ void on_event(void *ctx, int ev, uint64_t n)
 	struct thr *t = thr_of(s);
 	if (t->prefetching)
 		t->pf_from = from; /* a prefetch's fill: the thread goes on (its arrival is in flight) */
-	else if (s->mask & STALL_EVENTS)
+	else if (s->mask & TIMING_EVENTS)
 		stall(s, n * tm_latency(from), s->n - 1);
 }
 /* A vector instruction's events per line it touches, hit or miss: if one counts, on_access leaves the access to access_slow. */
@@ -383,13 +382,19 @@ static __attribute__((noinline)) void block_timing(struct thr *t, const struct t
 	count(t, PEV_PIPELINE_AGI_STALLS, c->agi, 0);
 }
 
-/* A counter with CMASK or edge detect counts: the block's fetches and vector instructions, each at its instruction. */
-static __attribute__((noinline)) void per_insn_counts(struct thr *t, const struct tb *b)
+/* The timing model for block b when a counter counts one of its events; else a continuation of it starts afresh. */
+static inline void timing(struct thr *t, const struct tb *b)
 {
 	if (t->cnt.mask & TIMING_EVENTS)
 		block_timing(t, b);
 	else
 		t->carrying[b->user] = false;
+}
+
+/* A counter with CMASK or edge detect counts: the block's fetches and vector instructions, each at its instruction. */
+static __attribute__((noinline)) void per_insn_counts(struct thr *t, const struct tb *b)
+{
+	timing(t, b);
 	for (uint32_t i = 0; i < b->n; i++)
 		count(t, PEV_CODE_READ, 1, i);
 	for (int i = 0; i < b->nvec; i++) {
@@ -413,10 +418,7 @@ static __attribute__((noinline)) void code_pages(struct thr *t, const struct tb 
 /* A block's instructions, fetches and vector instructions, counted at its first instruction (no CMASK or edge mode). */
 static inline void block_counts(struct thr *t, const struct tb *b)
 {
-	if (t->cnt.mask & TIMING_EVENTS)
-		block_timing(t, b);
-	else
-		t->carrying[b->user] = false; /* a continuation of an uncounted block starts afresh */
+	timing(t, b);
 	if (!(t->cnt.mask & (EV(CODE_READ) | EV(VPU_INSTRUCTIONS_EXECUTED) | EV(VPU_ELEMENTS_ACTIVE))))
 		return;
 	count(t, PEV_CODE_READ, b->n, 0);
@@ -562,7 +564,7 @@ static __attribute__((noinline)) void inflight_demand(struct thr *t, const struc
 		if (p->line == line && p->ready > t->cycles && (!p->l2 || miss)) {
 			uint64_t left = p->ready - t->cycles, waited = p->l2 ? tm_latency(TM_FROM_L2) : 0;
 			count(t, p->l2 ? PEV_L2_DATA_HIT_INFLIGHT_PF2 : PEV_L1_DATA_HIT_INFLIGHT_PF1, 1, in->idx);
-			if (left > waited && (t->cnt.mask & STALL_EVENTS))
+			if (left > waited && (t->cnt.mask & TIMING_EVENTS))
 				stall(&t->cnt, left - waited, in->idx);
 		}
 		if (p->line == line || p->ready <= t->cycles)
