@@ -10,7 +10,7 @@ measured loop left out) and splits each PMI, vector entry to IRET, into
 the driver's instructions and the model's: those inside a pmu_ops
 pmi_stop/pmi_counters/pmi_ack/pmi_restart call (the emulated MSR
 accesses, whose count it also gives). On a card each of those calls is the knc backend's
-op instead (pmu/knc.c: its RDMSR or WRMSR and the few instructions around
+op instead (pmu/knc/backend.c: its RDMSR or WRMSR and the few instructions around
 it, counted here from the kernel's own code along the path the PMI takes:
 pmi_ack reloads counter 0 in a sampling PMI, pmu/bench.c's, none in a
 counting one), so the driver's share plus those is what a card runs. Exits non-zero only when a boot fails."""
@@ -174,7 +174,7 @@ def main():
             "the self-IPI by which the model delivers the PMI (what the APIC does in hardware) is in it.",
             "Traced (a second boot, QEMU's instruction log): the PMI from vector entry to IRET, split into",
             "the driver's instructions and the model's emulation of its MSR accesses (pmu_ops calls).",
-            "On a card each of those calls runs the knc backend's op instead (pmu/knc.c, its RDMSR/WRMSR",
+            "On a card each of those calls runs the knc backend's op instead (pmu/knc/backend.c, its RDMSR/WRMSR",
             "and the instructions around it, counted from this kernel's code): card = driver + those."],
            [("overflow", 9), ("PMI path", 8), ("target", 30), ("timer", 5), ("total", 5),
             ("traced", 6), ("driver", 6), ("emulation", 9), ("MSR accesses", 12), ("card", 4),

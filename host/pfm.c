@@ -9,7 +9,7 @@
 
 #include "host/pfm.h"
 #include "host/pmuctl.h"
-#include "pmu/regs.h"
+#include "pmu/knc/regs.h"
 
 static pfm_pmu_info_t knc;
 

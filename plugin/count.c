@@ -1,6 +1,6 @@
 /* Counting rules for the plugin's events; see plugin/count.h. */
 #include "plugin/count.h"
-#include "pmu/regs.h"
+#include "pmu/knc/regs.h"
 
 #include <string.h>
 

@@ -7,10 +7,12 @@
 
 #include <stdint.h>
 #include <stdbool.h>
+#include "pmu/desc.h"
 
 struct pmu_ops {
 	const char *name;
-	/* RDMSR/WRMSR of a PMU MSR (pmu/regs.h); 0 or -1 (the #GP cases). */
+	const struct pmu_desc *desc; /* the PMU the backend drives or models: its MSRs, counters, width */
+	/* RDMSR/WRMSR of one of desc's MSRs; 0 or -1 (the #GP cases). */
 	int (*rdmsr)(uint32_t msr, uint64_t *v);
 	int (*wrmsr)(uint32_t msr, uint64_t v);
 	/* Whether the backend observes the event an EvtSel value selects. */
@@ -32,23 +34,23 @@ struct pmu_ops {
 	 * line and its overflow timer, once at pmi_restart).
 	 *   pmi_stop: reads GLOBAL_CTRL (returned), writes 0 to it and reads
 	 *     GLOBAL_STATUS into *status;
-	 *   pmi_counters: reads both counters into ctr[0] and ctr[1];
-	 *   pmi_ack: writes ctr[i] to PERFCTRi for each bit i of `reload`
+	 *   pmi_counters: reads counters 0 .. desc->counters - 1 into ctr[];
+	 *   pmi_ack: writes ctr[i] to counter i for each bit i of `reload`
 	 *     (a sampling counter's next period), then `status` to
 	 *     GLOBAL_OVF_CTRL; returns GLOBAL_STATUS read again;
 	 *   pmi_restart: writes `ctrl` to GLOBAL_CTRL.
 	 * The registers are the PMU's own: none of these accesses can #GP.
 	 */
 	uint64_t (*pmi_stop)(uint64_t *status);
-	void (*pmi_counters)(uint64_t ctr[2]);
-	uint64_t (*pmi_ack)(uint64_t status, uint32_t reload, const uint64_t ctr[2]);
+	void (*pmi_counters)(uint64_t ctr[PMU_MAX_COUNTERS]);
+	uint64_t (*pmi_ack)(uint64_t status, uint32_t reload, const uint64_t ctr[PMU_MAX_COUNTERS]);
 	void (*pmi_restart)(uint64_t ctrl);
 	/* The calling CPU halts / wakes (halted cycles are not counted). */
 	void (*idle_enter)(void);
 	void (*idle_exit)(void);
 };
 
-extern const struct pmu_ops pmu_knc_ops;   /* pmu/knc.c: RDMSR/WRMSR */
+extern const struct pmu_ops pmu_knc_ops;   /* pmu/knc/backend.c: RDMSR/WRMSR */
 extern const struct pmu_ops pmu_model_ops; /* pmu/model.c: software model */
 
 #endif

@@ -12,7 +12,6 @@
 #include "pmu/bench.h"
 #include "pmu/pmu.h"
 #include "pmu/internal.h"
-#include "pmu/regs.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
 #include "arch/irq.h"
@@ -32,10 +31,10 @@ static uint64_t loop_ticks(enum run run, bool lvt_masked)
 	struct cpuset me = { 0 };
 
 	cpuset_add(&me, this_cpu()->cpu);
-	pmu_configure(&me, 0, KNC_EV_INSTRUCTIONS_EXECUTED | EVTSEL_OS,
+	pmu_configure(&me, 0, pmu_hw->ev_instructions | EVTSEL_OS,
 		      run == SAMPLING ? WRAP_AT : 0);
 	if (run == COUNTING)
-		pmu_ops->wrmsr(MSR_KNC_PERFCTR0, KNC_CTR_MASK + 1 - WRAP_AT);
+		pmu_ops->wrmsr(pmu_ctr_msr(pmu_hw, 0), pmu_ctr_mask(pmu_hw) + 1 - WRAP_AT);
 	if (lvt_masked)
 		apic_lvt_pc_set(VEC_PMI, true);
 	pmu_start(&me);
@@ -43,7 +42,7 @@ static uint64_t loop_ticks(enum run run, bool lvt_masked)
 	pmu_calib_1m();
 	uint64_t t1 = rdtsc();
 	pmu_stop(&me);
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_VALID);
+	pmu_ops->wrmsr(pmu_hw->global_ovf_ctrl, pmu_all_counters(pmu_hw));
 	apic_lvt_pc_set(VEC_PMI, false);
 	pmu_configure(&me, 0, 0, 0);
 	return t1 - t0;

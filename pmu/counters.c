@@ -9,30 +9,31 @@
 #include "arch/tsc.h"
 
 const struct pmu_ops *pmu_ops = &pmu_model_ops;
+const struct pmu_desc *pmu_hw = &pmu_knc_desc;
 
 uint64_t pmu_counter_events(struct pmu_cpu *pc, int i)
 {
-	uint64_t c = pmu_rdmsr(MSR_KNC_PERFCTR(i));
+	uint64_t c = pmu_rdmsr(pmu_ctr_msr(pmu_hw, i));
 
 	if (pc->period[i])
-		return pc->samples[i] * pc->period[i] + pc->late[i] + ((c - pmu_preload(pc, i)) & KNC_CTR_MASK);
-	return (pc->wraps[i] << KNC_CTR_BITS) + c;
+		return pc->samples[i] * pc->period[i] + pc->late[i] + ((c - pmu_preload(pc, i)) & pmu_ctr_mask(pmu_hw));
+	return (pc->wraps[i] << pmu_hw->width) + c;
 }
 
 void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t period)
 {
 	pc->enabled &= ~GLOBAL_CTR(i);
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, pmu_rdmsr(MSR_KNC_GLOBAL_CTRL) & ~(uint64_t)GLOBAL_CTR(i));
-	pmu_ops->wrmsr(MSR_KNC_EVNTSEL(i), 0);
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_CTR(i));
+	pmu_ops->wrmsr(pmu_hw->global_ctrl, pmu_rdmsr(pmu_hw->global_ctrl) & ~(uint64_t)GLOBAL_CTR(i));
+	pmu_ops->wrmsr(pmu_evtsel_msr(pmu_hw, i), 0);
+	pmu_ops->wrmsr(pmu_hw->global_ovf_ctrl, GLOBAL_CTR(i));
 	pc->evtsel[i] = evtsel;
 	pc->period[i] = period;
 	pc->sampling = (pc->sampling & ~GLOBAL_CTR(i)) | (period ? GLOBAL_CTR(i) : 0);
 	pc->wraps[i] = pc->samples[i] = pc->late[i] = 0;
-	pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), pmu_preload(pc, i));
+	pmu_ops->wrmsr(pmu_ctr_msr(pmu_hw, i), pmu_preload(pc, i));
 	if (evtsel) {
 		/* INT always: a counting counter's wraps are added up in the PMI handler. */
-		pmu_ops->wrmsr(MSR_KNC_EVNTSEL(i), evtsel | EVTSEL_EN | EVTSEL_INT);
+		pmu_ops->wrmsr(pmu_evtsel_msr(pmu_hw, i), evtsel | EVTSEL_EN | EVTSEL_INT);
 		pc->enabled |= GLOBAL_CTR(i);
 	}
 }
@@ -40,5 +41,5 @@ void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t pe
 void pmu_counters_go(struct pmu_cpu *pc)
 {
 	pc->start_tsc = model_clock();
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, pc->enabled & ~pc->throttled);
+	pmu_ops->wrmsr(pmu_hw->global_ctrl, pc->enabled & ~pc->throttled);
 }

@@ -21,7 +21,7 @@
  * general way.
  */
 #include "pmu/internal.h"
-#include "pmu/regs.h"
+#include "pmu/knc/regs.h"
 #include "kernel/trap.h"
 #include "kernel/percpu.h"
 #include "kernel/task.h"

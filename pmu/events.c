@@ -6,7 +6,7 @@
  */
 #include "pmu/events.h"
 #include "pmu/plugin_events.h"
-#include "pmu/regs.h"
+#include "pmu/knc/regs.h"
 #include "pmu/rules.h"
 #include "lib/fmt.h"
 #include "lib/lib.h"

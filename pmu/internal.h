@@ -13,7 +13,6 @@
 #include "pmu/backend.h"
 #include "pmu/model_core.h"
 #include "pmu/share.h"
-#include "pmu/regs.h"
 #include "pmu/pmu.h"
 #include "kernel/timer.h"
 #include "kernel/percpu.h" /* MAX_CPUS */
@@ -31,7 +30,7 @@ struct pmu_mux {
 	uint32_t paired;               /* bit i: events i and i+1 share every slice (pmu_place) */
 	uint64_t value[MBOX_MUX_MAX];   /* events */
 	uint64_t running[MBOX_MUX_MAX]; /* TSC ticks on a counter */
-	int on[KNC_NUM_COUNTERS];      /* event on counter i this slice; -1: none */
+	int on[PMU_MAX_COUNTERS];      /* event on counter i this slice; -1: none */
 	uint32_t next;                 /* first event of the next slice */
 	uint64_t slice_ticks, slice_ran;
 	struct timer timer;
@@ -40,12 +39,12 @@ struct pmu_mux {
 /* Per hardware thread. Survives INIT: only a warm reset (reboot) clears it. */
 struct pmu_cpu {
 	/* driver configuration */
-	uint32_t evtsel[2];     /* configured EvtSel without EN/INT; 0 = unused */
-	uint64_t period[2];     /* events per sample; 0 = counting only */
+	uint32_t evtsel[PMU_MAX_COUNTERS]; /* configured EvtSel without EN/INT; 0 = unused */
+	uint64_t period[PMU_MAX_COUNTERS]; /* events per sample; 0 = counting only */
 	uint32_t sampling;      /* GLOBAL_CTRL bits of the counters whose period is not 0 */
-	uint64_t wraps[2];      /* overflows of a counting counter (2^40 each) */
-	uint64_t samples[2];    /* overflows of a sampling counter */
-	uint64_t late[2];       /* a sampling counter's events past a whole period at its PMI (pmi.c reload) */
+	uint64_t wraps[PMU_MAX_COUNTERS];   /* overflows of a counting counter (2^width each) */
+	uint64_t samples[PMU_MAX_COUNTERS]; /* overflows of a sampling counter */
+	uint64_t late[PMU_MAX_COUNTERS];    /* a sampling counter's events past a whole period at its PMI (pmi.c reload) */
 	uint32_t enabled;       /* GLOBAL_CTRL bits while running */
 	bool running;
 	uint64_t start_tsc;     /* counters last started (or a slice began), in the model's clock (pmu/share.h) */
@@ -103,8 +102,9 @@ struct pmu_cpu {
 /* callchain.c: frames each CPU's samples carry (0: none), which pmi.c looks at before it calls pmu_callchain. */
 extern volatile uint8_t pmu_chain_frames[MAX_CPUS];
 
-/* counters.c: the backend in use (pmu.c chooses it at pmu_init). */
+/* counters.c: the backend in use (pmu.c chooses it at pmu_init), and the PMU it drives (pmu_ops->desc). */
 extern const struct pmu_ops *pmu_ops;
+extern const struct pmu_desc *pmu_hw;
 
 /* The calling CPU's PMU state. Inline: the PMI handler and the model's ops start with it. */
 static inline struct pmu_cpu *pmu_this(void)
@@ -127,7 +127,7 @@ static inline uint64_t pmu_rdmsr(uint32_t msr)
 /* Counter i's start value: a sampling counter overflows after `period` events, a counting one from 0. */
 static inline uint64_t pmu_preload(const struct pmu_cpu *pc, int i)
 {
-	return pc->period[i] ? KNC_CTR_MASK + 1 - pc->period[i] : 0;
+	return pc->period[i] ? pmu_ctr_mask(pmu_hw) + 1 - pc->period[i] : 0;
 }
 
 /* counters.c, for pmu.c and mux.c: counter i's events (64-bit total); (re)programs counter i, stopped and at 0. */

@@ -298,7 +298,7 @@ static uint64_t model_op_pmi_stop(uint64_t *status)
 	return ctrl;
 }
 
-static void model_op_pmi_counters(uint64_t ctr[2])
+static void model_op_pmi_counters(uint64_t ctr[PMU_MAX_COUNTERS])
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
 	bool quiet = pmi_quiet(pc);
@@ -307,7 +307,7 @@ static void model_op_pmi_counters(uint64_t ctr[2])
 	pmi_read_stopped(pc, quiet, MSR_KNC_PERFCTR1, &ctr[1]);
 }
 
-static uint64_t model_op_pmi_ack(uint64_t status, uint32_t reload, const uint64_t ctr[2])
+static uint64_t model_op_pmi_ack(uint64_t status, uint32_t reload, const uint64_t ctr[PMU_MAX_COUNTERS])
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
 	bool quiet = pmi_quiet(pc);
@@ -474,6 +474,7 @@ static void model_op_cpu_online(bool rejoin)
 
 const struct pmu_ops pmu_model_ops = {
 	.name = "model",
+	.desc = &pmu_knc_desc, /* the model is a KNC PMU in software */
 	.rdmsr = model_op_rdmsr,
 	.wrmsr = model_op_wrmsr,
 	.counts_event = model_op_counts_event,

@@ -1,6 +1,6 @@
 /* Software model of the KNC core PMU; see pmu/model_core.h. Pure, unit-tested on the host. */
 #include "pmu/model_core.h"
-#include "pmu/regs.h"
+#include "pmu/knc/regs.h"
 
 bool model_plugin_cycles;
 

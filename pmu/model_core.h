@@ -26,7 +26,7 @@
 
 #include <stdint.h>
 #include <stdbool.h>
-#include "pmu/regs.h"
+#include "pmu/knc/regs.h"
 
 struct pmu_model {
 	uint64_t ctr[2];      /* 40 bits, as of `last` */

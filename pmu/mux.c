@@ -16,7 +16,6 @@
  * (pmu/rules.c).
  */
 #include "pmu/internal.h"
-#include "pmu/regs.h"
 #include "lib/lib.h"
 #include "pmu/share.h"
 
@@ -25,8 +24,8 @@ static void slice_load(struct pmu_cpu *pc)
 {
 	struct pmu_mux *m = &pc->mux;
 
-	m->next = (m->next + pmu_place(m->nev, m->evtsel, m->paired, m->next, m->on)) % m->nev;
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
+	m->next = (m->next + pmu_place(pmu_hw, m->nev, m->evtsel, m->paired, m->next, m->on)) % m->nev;
+	for (int i = 0; i < pmu_hw->counters; i++)
 		pmu_program_counter(pc, i, m->on[i] >= 0 ? m->evtsel[m->on[i]] : 0, 0);
 	m->slice_ran = 0;
 }
@@ -36,7 +35,7 @@ static void slice_account(struct pmu_cpu *pc)
 {
 	struct pmu_mux *m = &pc->mux;
 
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+	for (int i = 0; i < pmu_hw->counters; i++) {
 		if (m->on[i] < 0)
 			continue;
 		m->value[m->on[i]] += pmu_counter_events(pc, i);
@@ -64,7 +63,7 @@ static void slice_end(struct timer *t)
 		timer_arm(&pc->mux.timer, model_clock_deadline(due), slice_end, pc);
 		return;
 	}
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
+	pmu_ops->wrmsr(pmu_hw->global_ctrl, 0);
 	uint64_t now = model_clock();
 	pc->enabled_ticks += now - pc->start_tsc;
 	pc->mux.slice_ran += now - pc->start_tsc;
@@ -92,7 +91,7 @@ void mux_off(struct pmu_cpu *pc)
 {
 	timer_cancel(&pc->mux.timer);
 	pc->mux.nev = 0;
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
+	for (int i = 0; i < pmu_hw->counters; i++)
 		pmu_program_counter(pc, i, 0, 0);
 }
 
@@ -100,7 +99,7 @@ void mux_started(struct pmu_cpu *pc)
 {
 	struct pmu_mux *m = &pc->mux;
 
-	if (pmu_mux_rotates(m->nev, m->evtsel, m->paired))
+	if (pmu_mux_rotates(pmu_hw, m->nev, m->evtsel, m->paired))
 		timer_arm(&m->timer, model_clock_deadline(slice_due(pc)), slice_end, pc);
 }
 
@@ -132,7 +131,7 @@ void mux_read(struct pmu_cpu *pc, struct pmu_reading *r, uint64_t live)
 		r->value[e] = m->value[e];
 		r->running_ticks[e] = m->running[e];
 	}
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+	for (int i = 0; i < pmu_hw->counters; i++) {
 		if (m->on[i] < 0)
 			continue;
 		r->value[m->on[i]] += pmu_counter_events(pc, i);

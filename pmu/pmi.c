@@ -20,7 +20,6 @@
  */
 #include "pmu/pmu.h"
 #include "pmu/internal.h"
-#include "pmu/regs.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
 #include "kernel/trap.h"
@@ -79,9 +78,9 @@ static uint64_t reload(struct pmu_cpu *pc, int i, uint64_t past)
 	uint64_t period = pc->period[i];
 
 	if (past < period)
-		return KNC_CTR_MASK + 1 - period + past;
+		return pmu_ctr_mask(pmu_hw) + 1 - period + past;
 	pc->late[i] += past;
-	return KNC_CTR_MASK + 1 - period;
+	return pmu_ctr_mask(pmu_hw) + 1 - period;
 }
 
 void pmi_unthrottle(struct pmu_cpu *pc)
@@ -94,8 +93,8 @@ void pmi_unthrottle(struct pmu_cpu *pc)
 	timer_cancel(&pc->unthrottle);
 	if (pc->running) {
 		uint64_t ctrl;
-		pmu_ops->rdmsr(MSR_KNC_GLOBAL_CTRL, &ctrl);
-		pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl | bits);
+		pmu_ops->rdmsr(pmu_hw->global_ctrl, &ctrl);
+		pmu_ops->wrmsr(pmu_hw->global_ctrl, ctrl | bits);
 	}
 }
 
@@ -158,44 +157,44 @@ static uint32_t throttle(struct pmu_cpu *pc, uint64_t now)
  * One round's new overflow bits (`fresh`, none handled in an earlier
  * round): a sample for the sampling counters among them, and a wrap for
  * the counting ones. Returns the counters to reload (bit i: counter i,
- * with next[i]), which pmi_ack writes. Counter by counter without a loop:
- * KNC_NUM_COUNTERS is 2 (327357-001 §1.4.3).
+ * with next[i]), which pmi_ack writes. `fresh` has bits of the PMU's
+ * counters only (the handler masks it), so the loops over PMU_MAX_COUNTERS,
+ * which the compiler unrolls, touch no counter the PMU lacks.
  */
 static uint32_t account(struct pmu_cpu *pc, struct trap_frame *f, uint32_t status, uint32_t fresh,
-			uint64_t now, uint64_t next[2])
+			uint64_t now, uint64_t next[PMU_MAX_COUNTERS])
 {
 	uint32_t sampled = fresh & pc->sampling;
 	uint32_t wrapped = fresh & ~sampled;
 
-	if (wrapped) {
-		pc->wraps[0] += wrapped & 1;
-		pc->wraps[1] += wrapped >> 1 & 1;
-	}
+	if (wrapped)
+		for (int i = 0; i < PMU_MAX_COUNTERS; i++)
+			pc->wraps[i] += wrapped >> i & 1;
 	if (!sampled)
 		return 0;
-	pc->samples[0] += sampled & 1;
-	pc->samples[1] += sampled >> 1 & 1;
+	for (int i = 0; i < PMU_MAX_COUNTERS; i++)
+		pc->samples[i] += sampled >> i & 1;
 	const struct pmu_sample *s = record(pc, f, status, now);
 
-	if (sampled & GLOBAL_CTR(0))
-		next[0] = reload(pc, 0, s->ctr[0]);
-	if (sampled & GLOBAL_CTR(1))
-		next[1] = reload(pc, 1, s->ctr[1]);
+	for (int i = 0; i < PMU_MAX_COUNTERS; i++)
+		if (sampled & GLOBAL_CTR(i))
+			next[i] = reload(pc, i, s->ctr[i]);
 	return sampled;
 }
 
 static void pmi_handler(struct trap_frame *f)
 {
 	struct pmu_cpu *pc = pmu_this();
-	uint64_t ctrl, status, next[2];
+	uint64_t ctrl, status, next[PMU_MAX_COUNTERS];
 	uint32_t handled = 0; /* counters are stopped: a bit that comes back is stuck, not new */
 	const struct pmu_ops *ops = pmu_ops; /* once: the calls cannot change it */
+	const uint32_t counters = pmu_all_counters(ops->desc);
 
 	ctrl = ops->pmi_stop(&status);                                   /* 1, 2 */
 	uint64_t now = rdtsc(); /* the samples' time and the throttle's */
 
 	pc->pmis++;
-	for (int round = 0; (status &= GLOBAL_VALID); round++) {
+	for (int round = 0; (status &= counters); round++) {
 		if (round == PMI_MAX_ROUNDS) {
 			/* Overflow bits that will not clear: leave the counters stopped. */
 			pc->stuck++;

@@ -1,12 +1,11 @@
 /*
  * The PMU driver: backend choice, per-CPU state, configuration and control
  * on CPU sets through IPIs (docs/design.md §5). The PMI path is pmu/pmi.c; the
- * register layout pmu/regs.h; the backends pmu/knc.c and pmu/model.c.
+ * PMU's description pmu/desc.h; the backends pmu/knc/backend.c and pmu/model.c.
  */
 #include "pmu/pmu.h"
 #include "pmu/internal.h"
 #include "pmu/events.h"
-#include "pmu/regs.h"
 #include "pmu/share.h"
 #include "kernel/boot.h"
 #include "kernel/cpu_hooks.h"
@@ -26,6 +25,7 @@
 static bool counts_exact;
 
 const char *pmu_backend_name(void) { return pmu_ops->name; }
+const struct pmu_desc *pmu_description(void) { return pmu_hw; }
 bool pmu_counts_exact(void) { return counts_exact; }
 
 bool pmu_counts_own_thread(void)
@@ -111,6 +111,7 @@ static const struct pmu_ops *pmu_choose(void)
 void pmu_init(void)
 {
 	pmu_ops = pmu_choose();
+	pmu_hw = pmu_ops->desc;
 	if (pmu_ops == &pmu_model_ops)
 		share_init();
 	if (pmu_ops == &pmu_model_ops)
@@ -214,7 +215,7 @@ static const struct cpu_hooks pmu_cpu_hooks = {
 /* Stops the counters and accounts their time up to now. */
 static void counters_halt(struct pmu_cpu *pc)
 {
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
+	pmu_ops->wrmsr(pmu_hw->global_ctrl, 0);
 	if (!pc->running)
 		return;
 	uint64_t now = model_clock();
@@ -231,7 +232,7 @@ static void cpu_configure(struct pmu_cpu *pc)
 	}
 	pmu_program_counter(pc, pc->cfg.ctr, pc->cfg.evtsel, pc->cfg.period);
 	if (pc->running)
-		pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, pc->enabled & ~pc->throttled);
+		pmu_ops->wrmsr(pmu_hw->global_ctrl, pc->enabled & ~pc->throttled);
 }
 
 static void cpu_mux_configure(struct pmu_cpu *pc)
@@ -258,14 +259,14 @@ static void cpu_stop(struct pmu_cpu *pc)
 
 static void cpu_clear(struct pmu_cpu *pc)
 {
-	uint64_t ctrl = pmu_rdmsr(MSR_KNC_GLOBAL_CTRL);
+	uint64_t ctrl = pmu_rdmsr(pmu_hw->global_ctrl);
 
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+	pmu_ops->wrmsr(pmu_hw->global_ctrl, 0);
+	for (int i = 0; i < pmu_hw->counters; i++) {
 		pc->wraps[i] = pc->samples[i] = pc->late[i] = 0;
-		pmu_ops->wrmsr(MSR_KNC_PERFCTR(i), pmu_preload(pc, i));
+		pmu_ops->wrmsr(pmu_ctr_msr(pmu_hw, i), pmu_preload(pc, i));
 	}
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_OVF_CTRL, GLOBAL_VALID);
+	pmu_ops->wrmsr(pmu_hw->global_ovf_ctrl, pmu_all_counters(pmu_hw));
 	pc->ring_written = 0;
 	pc->pmis = pc->throttles = pc->stuck = 0;
 	pc->enabled_ticks = 0;
@@ -273,13 +274,14 @@ static void cpu_clear(struct pmu_cpu *pc)
 	pc->others_at_clear = task_held() > (this_cpu()->task ? 1u : 0u);
 	mux_clear(pc);
 	pc->start_tsc = model_clock();
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl);
+	pmu_ops->wrmsr(pmu_hw->global_ctrl, ctrl);
 }
 
 static void cpu_spflt(struct pmu_cpu *pc)
 {
 	/* USER_PREF starts at 0: gated counters wait for the program's SPFLT 1. */
-	pmu_ops->wrmsr(MSR_KNC_SPFLT_CTRL, pc->cfg.spflt & (SPFLT_EN(0) | SPFLT_EN(1)));
+	if (pmu_hw->spflt_ctrl) /* pmu_check_spflt refuses a mask for a PMU without SPFLT */
+		pmu_ops->wrmsr(pmu_hw->spflt_ctrl, pc->cfg.spflt & pmu_all_counters(pmu_hw));
 }
 
 /* pc's counts into *r, on the CPU itself with interrupts off. */
@@ -299,8 +301,8 @@ static void read_into(struct pmu_cpu *pc, struct pmu_reading *r)
 		mux_read(pc, r, live);
 		return;
 	}
-	r->nev = KNC_NUM_COUNTERS;
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+	r->nev = pmu_hw->counters;
+	for (int i = 0; i < pmu_hw->counters; i++) {
 		r->evtsel[i] = pc->evtsel[i];
 		r->period[i] = pc->period[i];
 		r->samples[i] = pc->samples[i];
@@ -324,7 +326,7 @@ static void pmu_task_counts(struct pmuos_counts *c)
 	struct pmu_reading r;
 
 	c->nev = 0;
-	if (!pc || !pc->mux.nev || !pmu_mux_rotates(pc->mux.nev, pc->mux.evtsel, pc->mux.paired))
+	if (!pc || !pc->mux.nev || !pmu_mux_rotates(pmu_hw, pc->mux.nev, pc->mux.evtsel, pc->mux.paired))
 		return;
 	read_into(pc, &r);
 	c->nev = MIN(r.nev, PMUOS_COUNTS_MAX);
@@ -341,7 +343,7 @@ static void pmu_task_events(struct pmuos_events *e)
 	struct pmu_cpu *pc = pmu_this();
 	const uint32_t *evtsel = pc && pc->mux.nev ? pc->mux.evtsel : pc ? pc->evtsel : NULL;
 
-	e->nev = !pc ? 0 : pc->mux.nev ? MIN(pc->mux.nev, PMUOS_COUNTS_MAX) : KNC_NUM_COUNTERS;
+	e->nev = !pc ? 0 : pc->mux.nev ? MIN(pc->mux.nev, PMUOS_COUNTS_MAX) : pmu_hw->counters;
 	for (uint32_t i = 0; i < e->nev; i++)
 		if (evtsel[i])
 			knc_event_format(evtsel[i], e->name[i], sizeof(e->name[i]));
@@ -352,13 +354,13 @@ static void cpu_regs(struct pmu_cpu *pc)
 	struct pmu_regs *r = &pc->regs;
 
 	r->tsc = rdtsc();
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
-		r->ctr[i] = pmu_rdmsr(MSR_KNC_PERFCTR(i));
-		r->evtsel[i] = pmu_rdmsr(MSR_KNC_EVNTSEL(i));
+	for (int i = 0; i < pmu_hw->counters; i++) {
+		r->ctr[i] = pmu_rdmsr(pmu_ctr_msr(pmu_hw, i));
+		r->evtsel[i] = pmu_rdmsr(pmu_evtsel_msr(pmu_hw, i));
 	}
-	r->spflt = pmu_rdmsr(MSR_KNC_SPFLT_CTRL);
-	r->status = pmu_rdmsr(MSR_KNC_GLOBAL_STATUS);
-	r->global_ctrl = pmu_rdmsr(MSR_KNC_GLOBAL_CTRL);
+	r->spflt = pmu_hw->spflt_ctrl ? pmu_rdmsr(pmu_hw->spflt_ctrl) : 0;
+	r->status = pmu_rdmsr(pmu_hw->global_status);
+	r->global_ctrl = pmu_rdmsr(pmu_hw->global_ctrl);
 	r->lvt_pc = apic_lvt_pc_read();
 }
 
@@ -490,7 +492,7 @@ static enum pmu_err need_ring(struct pmu_cpu *pc, const void *arg)
 
 struct pmu_result pmu_configure(const struct cpuset *set, uint64_t ctr, uint32_t evtsel, uint64_t period)
 {
-	struct pmu_result r = pmu_check_config(ctr, evtsel, period);
+	struct pmu_result r = pmu_check_config(pmu_hw, ctr, evtsel, period);
 	struct pmu_cfg cfg = { .ctr = ctr, .evtsel = evtsel, .period = period };
 
 	if (r.err)
@@ -506,7 +508,7 @@ static void prepare_mux(struct pmu_cpu *pc, const void *arg)
 struct pmu_result pmu_mux_configure(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel,
 				    uint32_t paired, uint64_t slice_ticks)
 {
-	struct pmu_result r = pmu_check_mux(nev, evtsel, paired, slice_ticks, tsc_hz);
+	struct pmu_result r = pmu_check_mux(pmu_hw, nev, evtsel, paired, slice_ticks, tsc_hz);
 	struct pmu_mux_cfg cfg = { .nev = nev, .paired = paired, .slice_ticks = slice_ticks };
 
 	if (r.err)
@@ -520,12 +522,12 @@ static enum pmu_err spflt_fits(struct pmu_cpu *pc, const void *arg)
 {
 	bool gates = ((const struct pmu_cfg *)arg)->spflt != 0;
 
-	return gates && pmu_mux_rotates(pc->mux.nev, pc->mux.evtsel, pc->mux.paired) ? PMU_ERR_SPFLT_MUX : PMU_OK;
+	return gates && pmu_mux_rotates(pmu_hw, pc->mux.nev, pc->mux.evtsel, pc->mux.paired) ? PMU_ERR_SPFLT_MUX : PMU_OK;
 }
 
 struct pmu_result pmu_set_spflt(const struct cpuset *set, uint64_t mask)
 {
-	struct pmu_result r = pmu_check_spflt(mask);
+	struct pmu_result r = pmu_check_spflt(pmu_hw, mask);
 	struct pmu_cfg cfg = { .spflt = mask };
 
 	if (r.err)
@@ -598,19 +600,20 @@ size_t pmu_samples(uint32_t cpu, struct pmu_sample *out, size_t max, uint64_t *o
 uint64_t pmu_count_region(void (*region)(void))
 {
 	uint64_t f = irq_save();
-	uint64_t save_ctrl = pmu_rdmsr(MSR_KNC_GLOBAL_CTRL), save_sel = pmu_rdmsr(MSR_KNC_EVNTSEL0);
-	uint64_t save_ctr = pmu_rdmsr(MSR_KNC_PERFCTR0), v;
+	const struct pmu_desc *d = pmu_hw;
+	uint64_t save_ctrl = pmu_rdmsr(d->global_ctrl), save_sel = pmu_rdmsr(pmu_evtsel_msr(d, 0));
+	uint64_t save_ctr = pmu_rdmsr(pmu_ctr_msr(d, 0)), v;
 
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
-	pmu_ops->wrmsr(MSR_KNC_EVNTSEL0, KNC_EV_INSTRUCTIONS_EXECUTED | EVTSEL_OS | EVTSEL_EN);
-	pmu_ops->wrmsr(MSR_KNC_PERFCTR0, 0);
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, GLOBAL_CTR(0));
+	pmu_ops->wrmsr(d->global_ctrl, 0);
+	pmu_ops->wrmsr(pmu_evtsel_msr(d, 0), d->ev_instructions | EVTSEL_OS | EVTSEL_EN);
+	pmu_ops->wrmsr(pmu_ctr_msr(d, 0), 0);
+	pmu_ops->wrmsr(d->global_ctrl, GLOBAL_CTR(0));
 	region();
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
-	v = pmu_rdmsr(MSR_KNC_PERFCTR0);
-	pmu_ops->wrmsr(MSR_KNC_PERFCTR0, save_ctr);
-	pmu_ops->wrmsr(MSR_KNC_EVNTSEL0, save_sel);
-	pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, save_ctrl);
+	pmu_ops->wrmsr(d->global_ctrl, 0);
+	v = pmu_rdmsr(pmu_ctr_msr(d, 0));
+	pmu_ops->wrmsr(pmu_ctr_msr(d, 0), save_ctr);
+	pmu_ops->wrmsr(pmu_evtsel_msr(d, 0), save_sel);
+	pmu_ops->wrmsr(d->global_ctrl, save_ctrl);
 	irq_restore(f);
 	return v;
 }

@@ -42,6 +42,8 @@ void pmu_report_state(const char *what);
 void pmu_calibrate(void);
 
 const char *pmu_backend_name(void);
+/* The PMU in use, described (pmu/desc.h): counters, width, MSRs, constraints. Set at pmu_init. */
+const struct pmu_desc *pmu_description(void);
 /* The model's counts are exact (one TSC tick per instruction, QEMU -icount shift=0). */
 bool pmu_counts_exact(void);
 /*
@@ -124,7 +126,7 @@ struct pmu_reading {
 enum pmu_err pmu_read(uint32_t cpu, struct pmu_reading *r);
 
 struct pmu_regs {
-	uint64_t tsc, ctr[2], evtsel[2], spflt, status, global_ctrl;
+	uint64_t tsc, ctr[PMU_MAX_COUNTERS], evtsel[PMU_MAX_COUNTERS], spflt, status, global_ctrl;
 	uint32_t lvt_pc;
 };
 /* Raw registers of `cpu` (327357-001 §1.4.3): PMU_OK, PMU_ERR_CPUSET, _OFFLINE or _BUSY. */

@@ -14,10 +14,12 @@
 #include <stdint.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include "pmu/regs.h"
+#include "pmu/desc.h"
+#include "pmu/evtsel.h"
 #include <pmuos/mailbox.h> /* MBOX_MUX_MAX: events that can take turns on the 2 counters */
 
-#define PMU_MAX_PERIOD (1ULL << KNC_CTR_BITS) /* a period is 1 .. 2^40 events (327357-001 §1.4.3.2) */
+/* A period is 1 .. 2^width events of the PMU's counters: 2^40 on KNC (327357-001 §1.4.3.2), the texts' bound. */
+#define PMU_MAX_PERIOD (1ULL << 40)
 /* A multiplexing time slice is 1 ms .. 1 s of counting time, as perf's interval (ms, >= 1). */
 #define PMU_SLICE_MIN_PER_S 1000                /* shortest slice: 1/1000 s */
 
@@ -56,11 +58,11 @@ struct pmu_result {
 /* EvtSel (without EN/INT) a counter can take: PMU_OK or PMU_ERR_EVENT. 327357-001 Table 1-5. */
 enum pmu_err pmu_check_evtsel(uint32_t evtsel);
 /*
- * Counter `ctr` counting `evtsel` (0: free the counter), sampling every
- * `period` events if period > 0: PMU_OK, PMU_ERR_COUNTER, PMU_ERR_EVENT,
+ * Counter `ctr` of PMU `d` counting `evtsel` (0: free the counter), sampling
+ * every `period` events if period > 0 (1 .. 2^d->width): PMU_OK, PMU_ERR_COUNTER, PMU_ERR_EVENT,
  * PMU_ERR_L2_COUNTER or PMU_ERR_PERIOD (the verdict names the value).
  */
-struct pmu_result pmu_check_config(uint64_t ctr, uint32_t evtsel, uint64_t period);
+struct pmu_result pmu_check_config(const struct pmu_desc *d, uint64_t ctr, uint32_t evtsel, uint64_t period);
 /*
  * `nev` events taking turns with slices of `slice_ticks` TSC ticks, at
  * `tsc_hz` ticks per second, bit i of `paired` putting events i and i+1 on
@@ -69,8 +71,8 @@ struct pmu_result pmu_check_config(uint64_t ctr, uint32_t evtsel, uint64_t perio
  * above), PMU_ERR_GROUP_L2 or PMU_ERR_SLICE. evtsel[] is read only when nev
  * is in range.
  */
-struct pmu_result pmu_check_mux(uint32_t nev, const uint32_t *evtsel, uint32_t paired, uint64_t slice_ticks,
-				uint64_t tsc_hz);
+struct pmu_result pmu_check_mux(const struct pmu_desc *d, uint32_t nev, const uint32_t *evtsel, uint32_t paired,
+				uint64_t slice_ticks, uint64_t tsc_hz);
 /* Frames of a sample's call chain: 0..PMU_CALLCHAIN_MAX (include/pmuos/sample.h). PMU_OK or PMU_ERR_FRAMES. */
 struct pmu_result pmu_check_callchain(uint32_t frames);
 /*
@@ -80,24 +82,28 @@ struct pmu_result pmu_check_callchain(uint32_t frames);
 #define PMU_CPU_CLOCK_MIN_NS 10000ULL
 #define PMU_CPU_CLOCK_MAX_NS 1000000000ULL
 struct pmu_result pmu_check_cpu_clock(uint64_t ns);
-/* PERF_SPFLT_CONTROL enable mask: bit i gates counter i (327357-001 §1.4.3.4). PMU_OK or PMU_ERR_SPFLT. */
-struct pmu_result pmu_check_spflt(uint64_t mask);
+/*
+ * PERF_SPFLT_CONTROL enable mask: bit i gates counter i of `d` (327357-001
+ * §1.4.3.4). PMU_OK or PMU_ERR_SPFLT (also for a PMU without SPFLT, a mask not 0).
+ */
+struct pmu_result pmu_check_spflt(const struct pmu_desc *d, uint64_t mask);
 
 /*
- * Event placement, decided here only: the events of the slice that starts
- * with event `first` of evtsel[0..nev): on[0], on[1] (-1: none); returns
- * how many. An L2 event goes on counter 0 only, so two L2 events cannot
+ * Event placement on PMU `d`'s first two counters, decided here only: the
+ * events of the slice that starts with event `first` of evtsel[0..nev):
+ * on[0], on[1] (-1: none); returns how many. An event counter 1 cannot
+ * count (KNC's L2 events) goes on counter 0, so two such events cannot
  * share a slice (docs/design.md §5.1). A pair (bit i of `paired`, as
  * pmu_check_mux allows) shares every slice and no other event joins it;
  * the next slice starts past the events placed, so a slice never starts
  * inside a pair.
  */
-uint32_t pmu_place(uint32_t nev, const uint32_t *evtsel, uint32_t paired, uint32_t first,
-		   int on[KNC_NUM_COUNTERS]);
+uint32_t pmu_place(const struct pmu_desc *d, uint32_t nev, const uint32_t *evtsel, uint32_t paired, uint32_t first,
+		   int on[PMU_MAX_COUNTERS]);
 /* Whether two events can be on the counters at once: not both L2 events, counter 0 only (docs/design.md §5.1). */
-bool pmu_pair_fits(uint32_t a, uint32_t b);
+bool pmu_pair_fits(const struct pmu_desc *d, uint32_t a, uint32_t b);
 /* Whether the events need more than one slice to all get a counter (they take turns). */
-bool pmu_mux_rotates(uint32_t nev, const uint32_t *evtsel, uint32_t paired);
+bool pmu_mux_rotates(const struct pmu_desc *d, uint32_t nev, const uint32_t *evtsel, uint32_t paired);
 
 /*
  * `n` units of 1/per_second s (1000: ms, 1000000: us) in TSC ticks at

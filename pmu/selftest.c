@@ -14,7 +14,6 @@
 #include "pmu/selftest.h"
 #include "pmu/pmu.h"
 #include "pmu/internal.h"
-#include "pmu/regs.h"
 #include "apic/apic.h"
 #include "kernel/console.h"
 #include "lib/fmt.h"
@@ -66,7 +65,7 @@ static struct cpuset self_set(void)
 static void sampling(void)
 {
 	struct cpuset me = self_set();
-	uint32_t ev = KNC_EV_INSTRUCTIONS_EXECUTED | EVTSEL_OS;
+	uint32_t ev = pmu_hw->ev_instructions | EVTSEL_OS;
 	static struct pmu_sample s[32];
 	char line[120];
 	uint64_t overwritten;
@@ -101,7 +100,7 @@ static void overflows(void)
 {
 	struct cpuset me = self_set();
 	struct pmu_cpu *pc = pmu_this();
-	uint32_t ev = KNC_EV_INSTRUCTIONS_EXECUTED | EVTSEL_OS;
+	uint32_t ev = pmu_hw->ev_instructions | EVTSEL_OS;
 	/* A period far beyond a round: each counter wraps exactly once per round. */
 	uint64_t period = 1000000;
 	char line[120];
@@ -116,15 +115,15 @@ static void overflows(void)
 		uint64_t head = pc->ring_written;
 		/* Even rounds: both wrap in the same instruction; odd: counter 1 one later. */
 		uint64_t f = irq_save();
-		pmu_ops->wrmsr(MSR_KNC_PERFCTR0, KNC_CTR_MASK + 1 - OVERFLOW_AT);
-		pmu_ops->wrmsr(MSR_KNC_PERFCTR1, KNC_CTR_MASK + 1 - OVERFLOW_AT - (r & 1));
-		pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, GLOBAL_CTR(0) | GLOBAL_CTR(1));
+		pmu_ops->wrmsr(pmu_ctr_msr(pmu_hw, 0), pmu_ctr_mask(pmu_hw) + 1 - OVERFLOW_AT);
+		pmu_ops->wrmsr(pmu_ctr_msr(pmu_hw, 1), pmu_ctr_mask(pmu_hw) + 1 - OVERFLOW_AT - (r & 1));
+		pmu_ops->wrmsr(pmu_hw->global_ctrl, GLOBAL_CTR(0) | GLOBAL_CTR(1));
 		sti();
 		pmu_calib_100();
 		cli();
-		pmu_ops->wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
+		pmu_ops->wrmsr(pmu_hw->global_ctrl, 0);
 		irq_restore(f);
-		pmu_ops->rdmsr(MSR_KNC_GLOBAL_STATUS, &status);
+		pmu_ops->rdmsr(pmu_hw->global_status, &status);
 
 		unsigned bits = 0, records = pc->ring_written - head;
 		for (unsigned i = 0; i < records; i++)

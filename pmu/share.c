@@ -2,7 +2,7 @@
 #include "pmu/share.h"
 #include "pmu/events.h"
 #include "pmu/plugin_events.h"
-#include "pmu/regs.h"
+#include "pmu/knc/regs.h"
 #include "kernel/console.h"
 #include "kernel/paging.h"
 #include "platform/platform.h"

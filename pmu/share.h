@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <pmuos/pmushare.h>
 #include "pmu/model_core.h"
-#include "pmu/regs.h"
+#include "pmu/knc/regs.h"
 #include "kernel/stamp.h"
 #include "arch/x86.h"
 #include "arch/sync.h"

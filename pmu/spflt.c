@@ -6,7 +6,6 @@
  */
 #include "pmu/pmu.h"
 #include "pmu/internal.h"
-#include "pmu/regs.h"
 #include "kernel/percpu.h"
 
 /* Who is told: the mailbox service and, on a PC in QEMU, kernel/hosttlb.c. */
@@ -16,14 +15,15 @@ static void (*region_hooks[REGION_HOOKS])(bool open);
 /* PERF_SPFLT_CONTROL: a counter gated (SPFLT_EN) while USER_PREF is 1 (327357-001 §1.4.3.4, Table 1-7). */
 bool pmu_spflt_open(uint64_t spflt)
 {
-	return (spflt & SPFLT_USER_PREF) && (spflt & (SPFLT_EN(0) | SPFLT_EN(1)));
+	return (spflt & SPFLT_USER_PREF) && (spflt & pmu_all_counters(pmu_hw));
 }
 
 bool pmu_region_open(void)
 {
 	uint64_t v;
 
-	return pmu_ops && this_cpu()->pmu && pmu_ops->rdmsr(MSR_KNC_SPFLT_CTRL, &v) == 0 && pmu_spflt_open(v);
+	return pmu_ops && this_cpu()->pmu && pmu_hw->spflt_ctrl && pmu_ops->rdmsr(pmu_hw->spflt_ctrl, &v) == 0 &&
+	       pmu_spflt_open(v);
 }
 
 bool pmu_on_region(void (*fn)(bool open))

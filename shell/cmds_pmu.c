@@ -6,7 +6,8 @@
 #include "pmu/pmu.h"
 #include "pmu/bench.h"
 #include "pmu/events.h"
-#include "pmu/regs.h"
+#include "pmu/desc.h"
+#include "pmu/evtsel.h"
 #include "pmu/selftest.h"
 #include "shell/shell.h"
 #include "shell/cmds_pmu.h"
@@ -54,7 +55,7 @@ static int pmu_info(int argc, char **argv)
 	kprintf("per-thread   %s\n", pmu_counts_own_thread() ? "yes: each thread's counts are its own" :
 		"no: the model counts by the TSC, which every CPU advances (no QEMU plugin); with tasks on "
 		"several CPUs each count includes the others'");
-	kprintf("counters     %d per hardware thread, %d bits\n", KNC_NUM_COUNTERS, KNC_CTR_BITS);
+	kprintf("counters     %d per hardware thread, %d bits\n", pmu_description()->counters, pmu_description()->width);
 	kprintf("PMI          LVT 0x340 -> vector %#x, limit %u PMIs/s per thread\n", VEC_PMI, pmu_pmi_limit());
 	kprintf("plugin       %s\n", pmu_plugin_present() ?
 		"yes: QEMU's pmuos-pmu.so counts caches, TLBs, branches and SSE/AVX (as VPU) from execution" :
@@ -83,7 +84,7 @@ static int pmu_events(int argc, char **argv)
 		bool plugin;
 		const char *def = knc_event_definition(e->name, &plugin);
 		kprintf("%-34s umask 0x%02x event 0x%02x%s", e->name, e->code >> 8, e->code & 0xff,
-			knc_event_counter0_only(e->code) ? "  counter 0 only" : "");
+			pmu_counter_can(pmu_description(), 1, e->code) ? "" : "  counter 0 only");
 		if (pmu_counts_event(e->code))
 			kprintf("  %s: %s\n", plugin ? "plugin" : "model", def);
 		else if (def)
@@ -228,13 +229,15 @@ static int pmu_regs_cmd(int argc, char **argv)
 	if (e != PMU_OK)
 		return pmu_verdict((struct pmu_result){ .err = e, .cpu = cpu });
 	kprintf("IA32_TIME_STAMP_COUNTER   (0x10) %#018lx\n", r.tsc);
-	kprintf("IA32_PerfCnt0             (0x20) %#012lx\n", r.ctr[0]);
-	kprintf("IA32_PerfCnt1             (0x21) %#012lx\n", r.ctr[1]);
-	kprintf("IA32_PerfEvtSel0          (0x28) %#010lx\n", r.evtsel[0]);
-	kprintf("IA32_PerfEvtSel1          (0x29) %#010lx\n", r.evtsel[1]);
-	kprintf("PERF_SPFLT_CONTROL        (0x2c) %#018lx\n", r.spflt);
-	kprintf("IA32_PERF_GLOBAL_STATUS   (0x2d) %#010lx\n", r.status);
-	kprintf("IA32_PERF_GLOBAL_CTRL     (0x2f) %#010lx\n", r.global_ctrl);
+	const struct pmu_desc *d = pmu_description();
+	for (int i = 0; i < d->counters; i++)
+		kprintf("IA32_PerfCnt%d             (%#x) %#012lx\n", i, pmu_ctr_msr(d, i), r.ctr[i]);
+	for (int i = 0; i < d->counters; i++)
+		kprintf("IA32_PerfEvtSel%d          (%#x) %#010lx\n", i, pmu_evtsel_msr(d, i), r.evtsel[i]);
+	if (d->spflt_ctrl)
+		kprintf("PERF_SPFLT_CONTROL        (%#x) %#018lx\n", d->spflt_ctrl, r.spflt);
+	kprintf("IA32_PERF_GLOBAL_STATUS   (%#x) %#010lx\n", d->global_status, r.status);
+	kprintf("IA32_PERF_GLOBAL_CTRL     (%#x) %#010lx\n", d->global_ctrl, r.global_ctrl);
 	kprintf("APIC LVT performance counter (0x340) %#010x%s\n", r.lvt_pc,
 		r.lvt_pc & (1u << 16) ? " (masked)" : "");
 	return 0;

@@ -72,17 +72,17 @@ $(FUZZ_OBJ)/pmu/events.o: FUZZ_CFLAGS += -I$(BUILD)/gen
 
 # fuzz_mailbox's PMU doubles check through the PMU's own rules (pmu/rules.c).
 $(BUILD)/fuzz/fuzz_mailbox: $(FUZZ_OBJ)/tests/fuzz/fuzz_mailbox.o $(FUZZ_OBJ)/mailbox/mailbox_proto.o \
-	$(FUZZ_OBJ)/lib/cpuset.o $(FUZZ_OBJ)/pmu/rules.o
+	$(FUZZ_OBJ)/lib/cpuset.o $(FUZZ_OBJ)/pmu/rules.o $(FUZZ_OBJ)/pmu/knc/desc.o
 # The loader, on the page-allocator double of the unit tests.
 $(BUILD)/fuzz/fuzz_elf: $(FUZZ_OBJ)/tests/fuzz/fuzz_elf.o $(FUZZ_OBJ)/tests/unit/page_double.o \
 	$(FUZZ_OBJ)/kernel/elf_check.o $(FUZZ_OBJ)/kernel/elf.o $(FUZZ_OBJ)/kernel/vm.o
 # The shell's input side: line editor, line parser, the commands' argument parsers.
 $(BUILD)/fuzz/fuzz_shell: $(FUZZ_OBJ)/tests/fuzz/fuzz_shell.o $(FUZZ_OBJ)/shell/line.o $(FUZZ_OBJ)/shell/parse.o \
-	$(FUZZ_OBJ)/lib/cpuset.o $(FUZZ_OBJ)/pmu/events.o $(FUZZ_OBJ)/pmu/rules.o
+	$(FUZZ_OBJ)/lib/cpuset.o $(FUZZ_OBJ)/pmu/events.o $(FUZZ_OBJ)/pmu/rules.o $(FUZZ_OBJ)/pmu/knc/desc.o
 # pmuctl's mailbox client and ring readers: host code, the C library's names; and the
 # card's verdict texts it prints (pmu/events.c and the rules it uses, k_ names).
 $(BUILD)/fuzz/fuzz_pmuctl: $(FUZZ_OBJ)/tests/fuzz/fuzz_pmuctl.o $(FUZZ_OBJ)/host/mbox.o $(FUZZ_OBJ)/host/wire.o $(FUZZ_OBJ)/host/ivshmem_peer.o $(FUZZ_OBJ)/host/rings.o \
-	$(FUZZ_OBJ)/host/progress.o $(FUZZ_OBJ)/host/clock.o $(FUZZ_OBJ)/pmu/events.o $(FUZZ_OBJ)/pmu/rules.o
+	$(FUZZ_OBJ)/host/progress.o $(FUZZ_OBJ)/host/clock.o $(FUZZ_OBJ)/pmu/events.o $(FUZZ_OBJ)/pmu/rules.o $(FUZZ_OBJ)/pmu/knc/desc.o
 $(FUZZ_OBJ)/host/%.o $(FUZZ_OBJ)/tests/fuzz/fuzz_pmuctl.o: FUZZ_DEFS =
 
 $(FUZZ_BINS): $(BUILD)/fuzz/%: $(FUZZ_LIB)

@@ -65,18 +65,18 @@ $(BUILD)/unit/test_pmm:    $(BUILD)/unit/obj/kernel/pmm.o
 $(BUILD)/unit/test_acpi:   $(BUILD)/unit/obj/platform/pc/acpi_parse.o
 $(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model_core.o
 # test_events: the event strings and the PMU's rules and texts they use (pmu/rules*.c).
-$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/pmu/rules.o
+$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/pmu/rules.o $(BUILD)/unit/obj/pmu/knc/desc.o
 $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o
 # test_vm: address spaces on the page-allocator double (tests/unit/page_double.c, shared with fuzz_elf).
 $(BUILD)/unit/test_vm:     $(BUILD)/unit/obj/kernel/vm.o $(BUILD)/unit/obj/tests/unit/page_double.o
 # test_pmi: the PMI handler on the software model; its test file has the
 # doubles for the kernel (pmu_ops, pmu_this, this_cpu, rdtsc, kprintf, APIC, IRQ, timers).
-$(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/model_core.o
+$(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/model_core.o $(BUILD)/unit/obj/pmu/knc/desc.o
 # test_mux: multiplexing over two fake counters; its doubles stand in for pmu.c and the timers.
-$(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o $(BUILD)/unit/obj/pmu/rules.o
+$(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o $(BUILD)/unit/obj/pmu/rules.o $(BUILD)/unit/obj/pmu/knc/desc.o
 # test_mailbox: the request decoder, the status of each opcode; its PMU doubles check through
 # the PMU's own rules (pmu/rules.c) as the driver does.
-$(BUILD)/unit/test_mailbox: $(BUILD)/unit/obj/mailbox/mailbox_proto.o $(BUILD)/unit/obj/pmu/rules.o
+$(BUILD)/unit/test_mailbox: $(BUILD)/unit/obj/mailbox/mailbox_proto.o $(BUILD)/unit/obj/pmu/rules.o $(BUILD)/unit/obj/pmu/knc/desc.o
 $(BUILD)/unit/test_task_slot: $(BUILD)/unit/obj/kernel/task_slot.o
 # test_stat_fmt: pmuctl stat's scaling and its table, -x and --json output.
 $(BUILD)/unit/test_stat_fmt: $(BUILD)/unit/obj/host/stat_fmt.o

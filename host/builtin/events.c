@@ -8,7 +8,7 @@
 
 #include "host/pfm.h"
 #include "host/pmuctl.h"
-#include "pmu/regs.h"
+#include "pmu/knc/regs.h"
 
 enum { OPT_JSON = 256 };
 

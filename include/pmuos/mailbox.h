@@ -218,7 +218,7 @@ struct mbox_info {
 
 struct mbox_pmu_config {
 	uint32_t counter;  /* 0 or 1 */
-	uint32_t evtsel;   /* EvtSel without EN/INT (pmu/regs.h); 0 frees the counter */
+	uint32_t evtsel;   /* EvtSel without EN/INT (pmu/evtsel.h); 0 frees the counter */
 	uint64_t period;   /* 0: counting; else sample every `period` events, 1..2^40 */
 };
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mailbox/mailbox.h"
+#include "pmu/knc/regs.h"
 
 static uint8_t upload[64];
 
@@ -22,18 +23,18 @@ static struct pmu_result done(struct pmu_result r, const struct cpuset *set)
 }
 static struct pmu_result configure(const struct cpuset *set, uint64_t ctr, uint32_t evtsel, uint64_t period)
 {
-	return done(pmu_check_config(ctr, evtsel, period), set);
+	return done(pmu_check_config(&pmu_knc_desc, ctr, evtsel, period), set);
 }
 static struct pmu_result control(const struct cpuset *set, uint16_t op) { return done((struct pmu_result){ 0 }, set); }
 static bool counts(uint32_t evtsel) { return evtsel & 1; }
-static struct pmu_result spflt(const struct cpuset *set, uint64_t mask) { return done(pmu_check_spflt(mask), set); }
+static struct pmu_result spflt(const struct cpuset *set, uint64_t mask) { return done(pmu_check_spflt(&pmu_knc_desc, mask), set); }
 static struct pmu_result callchain(const struct cpuset *set, uint32_t frames) { return done(pmu_check_callchain(frames), set); }
 static struct pmu_result cpu_clock(const struct cpuset *set, uint64_t ns) { return done(pmu_check_cpu_clock(ns), set); }
 static struct pmu_result mux(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel, uint32_t paired,
 			     uint64_t slice_ticks)
 {
 	/* The list the decoder passes holds MBOX_MUX_MAX events; nev past it is the PMU's to refuse. */
-	struct pmu_result r = pmu_check_mux(nev, evtsel, paired, slice_ticks, 1000000000);
+	struct pmu_result r = pmu_check_mux(&pmu_knc_desc, nev, evtsel, paired, slice_ticks, 1000000000);
 	if (r.err == PMU_OK && !evtsel[nev - 1])
 		abort(); /* the decoder promised a list as long as nev */
 	return done(r, set);

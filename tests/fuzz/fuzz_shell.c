@@ -27,7 +27,7 @@
 #include "lib/fmt.h"
 #include "lib/lib.h"
 #include "pmu/events.h"
-#include "pmu/regs.h"
+#include "pmu/knc/regs.h"
 
 #define check(cond) do { if (!(cond)) abort(); } while (0)
 #define NCPUS 244 /* a KNC card's hardware threads */

@@ -23,6 +23,7 @@
 #include "pmu/events.h"
 #include "pmu/plugin_events.h"
 #include "pmu/rules.h"
+#include "pmu/knc/regs.h"
 
 /* IA32_PerfEvtSel bits, from 327357-001 Table 1-5 */
 #define USR       (1u << 16)
@@ -452,7 +453,7 @@ static void test_definitions(void **state)
 /* The PMU's verdict on counter `ctr` counting `evtsel`, its text in err (pmu/rules.h). */
 static bool allowed(uint32_t evtsel, int ctr, char *err, size_t errlen)
 {
-	struct pmu_result r = pmu_check_config(ctr, evtsel, 0);
+	struct pmu_result r = pmu_check_config(&pmu_knc_desc, ctr, evtsel, 0);
 
 	pmu_result_text(&r, err, errlen);
 	return r.err == PMU_OK;

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "mailbox/mailbox.h"
+#include "pmu/knc/regs.h"
 
 #define NCPUS    4
 #define OFFLINE  2
@@ -55,7 +56,7 @@ static struct pmu_result configure(const struct cpuset *set, uint64_t ctr, uint3
 	seen.ctr = ctr;
 	seen.evtsel = evtsel;
 	seen.period = period;
-	return on_set(pmu_check_config(ctr, evtsel, period), set);
+	return on_set(pmu_check_config(&pmu_knc_desc, ctr, evtsel, period), set);
 }
 
 static struct pmu_result control(const struct cpuset *set, uint16_t opcode)
@@ -66,7 +67,7 @@ static struct pmu_result control(const struct cpuset *set, uint16_t opcode)
 
 static struct pmu_result spflt(const struct cpuset *set, uint64_t mask)
 {
-	struct pmu_result r = pmu_check_spflt(mask);
+	struct pmu_result r = pmu_check_spflt(&pmu_knc_desc, mask);
 
 	seen.mask = mask;
 	if (!r.err && mask && seen.mux_rotates)
@@ -92,7 +93,7 @@ static struct pmu_result mux(const struct cpuset *set, uint32_t nev, const uint3
 	seen.nev = nev;
 	seen.paired = paired;
 	seen.slice = slice;
-	return on_set(pmu_check_mux(nev, evtsel, paired, slice, TSC_HZ), set);
+	return on_set(pmu_check_mux(&pmu_knc_desc, nev, evtsel, paired, slice, TSC_HZ), set);
 }
 
 static enum pmu_err read_cpu(uint32_t cpu, struct pmu_reading *r)

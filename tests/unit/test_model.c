@@ -2,7 +2,7 @@
  * pmu/model_core.c on the host: the software model of one hardware thread's
  * KNC core PMU (pmu/model_core.h), one test per rule of 327357-001 §1.4.3 / docs/design.md §5.1.
  * Register addresses and EvtSel bits are spelled out here from 327357-001's
- * tables (not taken from pmu/regs.h), so a wrong constant there shows too.
+ * tables (not taken from pmu/knc/regs.h), so a wrong constant there shows too.
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -47,7 +47,7 @@ static struct pmu_cpu cpu;
 
 static int op_wrmsr(uint32_t msr, uint64_t v)
 {
-	assert_int_equal(msr, MSR_KNC_GLOBAL_CTRL); /* mux.c only stops the counters itself */
+	assert_int_equal(msr, pmu_knc_desc.global_ctrl); /* mux.c only stops the counters itself */
 	assert_int_equal(v, 0);
 	for (int i = 0; i < 2; i++)
 		ctr_base[i] = ctr_value(i, &cpu);
@@ -55,8 +55,9 @@ static int op_wrmsr(uint32_t msr, uint64_t v)
 	return 0;
 }
 
-static const struct pmu_ops test_ops = { .name = "test", .wrmsr = op_wrmsr };
+static const struct pmu_ops test_ops = { .name = "test", .desc = &pmu_knc_desc, .wrmsr = op_wrmsr };
 const struct pmu_ops *pmu_ops = &test_ops;
+const struct pmu_desc *pmu_hw = &pmu_knc_desc;
 
 uint64_t pmu_counter_events(struct pmu_cpu *pc, int i) { return ctr_value(i, pc); }
 
@@ -229,7 +230,7 @@ static void stop_keeps_the_slice_and_restart_finishes_it(void **state)
 
 	start(ev, 3);
 	now += 300;
-	op_wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
+	op_wrmsr(pmu_knc_desc.global_ctrl, 0);
 	cpu.running = false;
 	mux_stopped(&cpu, now);
 	assert_null(armed);
@@ -353,7 +354,7 @@ static void clear_zeroes_everything(void **state)
 	next_slice();
 	now += 10;
 	/* pmu.c's clear: counters to 0 while stopped, then mux_clear, then the clock restarts. */
-	op_wrmsr(MSR_KNC_GLOBAL_CTRL, 0);
+	op_wrmsr(pmu_knc_desc.global_ctrl, 0);
 	ctr_base[0] = ctr_base[1] = 0;
 	mux_clear(&cpu);
 	pmu_counters_go(&cpu);

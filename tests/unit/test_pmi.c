@@ -10,7 +10,7 @@
  * that moves one tick per MSR access, so a counter left running where the
  * handler should have stopped it shows in the values it records.
  * Register addresses are spelled out from 327357-001's Table 1-2 (not taken
- * from pmu/regs.h), so a wrong constant there shows too.
+ * from pmu/knc/regs.h), so a wrong constant there shows too.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -176,6 +176,7 @@ static void test_pmi_restart(uint64_t ctrl)
 
 static const struct pmu_ops test_ops = {
 	.name = "test",
+	.desc = &pmu_knc_desc,
 	.rdmsr = test_rdmsr,
 	.wrmsr = test_wrmsr,
 	.pmi_stop = test_pmi_stop,
@@ -184,6 +185,7 @@ static const struct pmu_ops test_ops = {
 	.pmi_restart = test_pmi_restart,
 };
 const struct pmu_ops *pmu_ops = &test_ops;
+const struct pmu_desc *pmu_hw = &pmu_knc_desc;
 
 struct percpu *this_cpu(void) { return &percpu; }
 uint64_t rdtsc(void) { return now; }

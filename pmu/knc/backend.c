@@ -4,7 +4,7 @@
  * business, and INIT leaves the registers as they were (327357-001 §1.4.4).
  */
 #include "pmu/backend.h"
-#include "pmu/regs.h"
+#include "pmu/knc/regs.h"
 #include "arch/x86.h"
 
 static int knc_rdmsr(uint32_t msr, uint64_t *v)
@@ -32,13 +32,13 @@ static uint64_t knc_pmi_stop(uint64_t *status)
 	return ctrl;
 }
 
-static void knc_pmi_counters(uint64_t ctr[2])
+static void knc_pmi_counters(uint64_t ctr[PMU_MAX_COUNTERS])
 {
 	ctr[0] = rdmsr(MSR_KNC_PERFCTR0);
 	ctr[1] = rdmsr(MSR_KNC_PERFCTR1);
 }
 
-static uint64_t knc_pmi_ack(uint64_t status, uint32_t reload, const uint64_t ctr[2])
+static uint64_t knc_pmi_ack(uint64_t status, uint32_t reload, const uint64_t ctr[PMU_MAX_COUNTERS])
 {
 	if (reload & 1)
 		wrmsr(MSR_KNC_PERFCTR0, ctr[0]);
@@ -60,6 +60,7 @@ static void knc_from_user(uint64_t first_kernel, uint64_t first_user) {}
 
 const struct pmu_ops pmu_knc_ops = {
 	.name = "knc",
+	.desc = &pmu_knc_desc,
 	.rdmsr = knc_rdmsr,
 	.wrmsr = knc_wrmsr,
 	.counts_event = knc_counts_event,

@@ -1,0 +1,78 @@
+/*
+ * A core PMU described as data (docs/design.md §5.1), as Linux describes one
+ * in arch/x86/events (struct x86_pmu: MSR bases, counter count and width,
+ * constraints): the generic driver computes a register's MSR from a base and
+ * a counter index and never names a backend's MSR. Pure data and inline
+ * helpers: the kernel, the model, the host tool and the tests share it.
+ */
+#ifndef PMU_DESC_H
+#define PMU_DESC_H
+
+#include <stdint.h>
+#include <stdbool.h>
+
+/* General-purpose counters any described PMU has at most (KNC: 2, 327357-001 §1.4.3). */
+#define PMU_MAX_COUNTERS 2
+
+struct pmu_desc {
+	const char *name;           /* the PMU, for `pmu info` and `pmuctl info` */
+	uint8_t counters;           /* general-purpose counters, 1..PMU_MAX_COUNTERS */
+	uint8_t width;              /* bits of each counter: a write sets them all, a read zero-extends */
+	uint32_t evtsel0, ctr0;     /* MSRs of EvtSel 0 and counter 0; counter i's are these + i */
+	uint32_t global_ctrl;       /* GLOBAL_CTRL: bit i enables counter i */
+	uint32_t global_status;     /* GLOBAL_STATUS (read-only): bit i, counter i overflowed */
+	uint32_t global_ovf_ctrl;   /* GLOBAL_OVF_CTRL (write-only): bit i clears status bit i */
+	uint32_t spflt_ctrl;        /* PERF_SPFLT_CONTROL, or 0: the PMU has no SPFLT */
+	uint32_t ev_instructions;   /* EvtSel code (umask << 8 | event) of instructions executed */
+	uint32_t ev_cycles;         /* and of unhalted core cycles */
+	/* Bit i: counter i can count the event of this code (umask << 8 | event). */
+	uint32_t (*counters_for)(uint32_t code);
+};
+
+/* What one register of a PMU is: pmu_desc_reg's answer. */
+enum pmu_reg {
+	PMU_REG_NONE,          /* not one of the PMU's */
+	PMU_REG_CTR,           /* counter `index` */
+	PMU_REG_EVTSEL,        /* EvtSel `index` */
+	PMU_REG_GLOBAL_CTRL,
+	PMU_REG_GLOBAL_STATUS,
+	PMU_REG_GLOBAL_OVF_CTRL,
+	PMU_REG_SPFLT_CTRL,
+};
+
+static inline uint32_t pmu_ctr_msr(const struct pmu_desc *d, int i) { return d->ctr0 + (uint32_t)i; }
+static inline uint32_t pmu_evtsel_msr(const struct pmu_desc *d, int i) { return d->evtsel0 + (uint32_t)i; }
+/* The counters' value mask: 2^width - 1. */
+static inline uint64_t pmu_ctr_mask(const struct pmu_desc *d) { return (1ULL << d->width) - 1; }
+/* The GLOBAL_CTRL / STATUS / OVF_CTRL bits of all the counters. */
+static inline uint32_t pmu_all_counters(const struct pmu_desc *d) { return (1u << d->counters) - 1; }
+
+/* MSR `msr` of PMU `d`: its role, and for a counter or EvtSel its index in *index. */
+static inline enum pmu_reg pmu_desc_reg(const struct pmu_desc *d, uint32_t msr, int *index)
+{
+	if (msr - d->ctr0 < d->counters) {
+		*index = (int)(msr - d->ctr0);
+		return PMU_REG_CTR;
+	}
+	if (msr - d->evtsel0 < d->counters) {
+		*index = (int)(msr - d->evtsel0);
+		return PMU_REG_EVTSEL;
+	}
+	if (msr == d->global_ctrl)
+		return PMU_REG_GLOBAL_CTRL;
+	if (msr == d->global_status)
+		return PMU_REG_GLOBAL_STATUS;
+	if (msr == d->global_ovf_ctrl)
+		return PMU_REG_GLOBAL_OVF_CTRL;
+	if (d->spflt_ctrl && msr == d->spflt_ctrl)
+		return PMU_REG_SPFLT_CTRL;
+	return PMU_REG_NONE;
+}
+
+/* Whether counter i of PMU `d` can count the event of `code` (umask << 8 | event). */
+static inline bool pmu_counter_can(const struct pmu_desc *d, int i, uint32_t code)
+{
+	return (d->counters_for(code) >> i) & 1;
+}
+
+#endif
