@@ -21,7 +21,7 @@ Skid: CODE_READ:u (one event per instruction) sampled every 100,000 events
 on a loop with no system calls (memtest branches): each sample's counter
 value is what the counter counted after the wrap before the PMI came, in
 instructions. Without a kernel entry, the model notices a plugin counter's
-wrap at its poll (pmu/model.c: every 8,192 TSC ticks plus the Ring-3 slack
+wrap at its poll (pmu/model/backend.c: every 8,192 TSC ticks plus the Ring-3 slack
 of 512 while a plugin event samples).
 
 QEMU: the same cost on the QEMU pmuos runs beside Debian's own (issue 36's

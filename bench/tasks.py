@@ -37,7 +37,7 @@ def main():
     rdpmc, spflt, empty = result
     report(["Ring-3 counter access on the model backend (CPUS=4, -icount shift=0, task on CPU 1):",
             "RDPMC and SPFLT trap in QEMU and the kernel emulates them (the #UD/#GP fast path,",
-            "pmu/emul.c); averages over 1000 of each."],
+            "pmu/model/emul.c); averages over 1000 of each."],
            [("what", 52), ("instructions", 12), ("target", 30)],
            [("kernel instructions per emulated RDPMC", rdpmc, target(rdpmc, 200)),
             ("kernel instructions per emulated SPFLT", spflt, target(spflt, 200)),

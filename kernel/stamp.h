@@ -2,7 +2,7 @@
  * The Ring-3 entry and exit stamps (kernel/isr.S, kernel/user.S) read the
  * clock the PMU model counts by (docs/design.md §5.2): the TSC, or, once
  * stamp_use_clock() has named one, a 64-bit word in memory that counts the
- * reading thread's own instructions (the QEMU plugin's, pmu/share.h).
+ * reading thread's own instructions (the QEMU plugin's, pmu/model/share.h).
  * CLOCK_READ leaves the value in RAX, clobbers RDX and flags, and is 4
  * instructions either way, the read the second: the stamps' instruction
  * distances (kernel/trap.c entry_insns, kernel/syscall.c) hold for both.
@@ -29,7 +29,7 @@ extern const volatile uint64_t *stamp_clock;
 /*
  * From now on every stamp reads *clock (a monotonic count that one load
  * reads whole): the BSP rewrites each site, before any AP runs (pmu_init).
- * Code that compares with a stamp reads the same clock (pmu/share.h).
+ * Code that compares with a stamp reads the same clock (pmu/model/share.h).
  */
 void stamp_use_clock(const volatile uint64_t *clock);
 #endif

@@ -21,7 +21,7 @@ void irq_register(uint8_t vector, irq_handler h);
  * Runs vector's handler (32..255) on frame f, as if the CPU took that
  * interrupt at f's instruction boundary; no EOI (the APIC did not deliver
  * it). For interrupts the kernel raises in software while it handles
- * another one that f is the context of (pmu/model.c's PMI).
+ * another one that f is the context of (pmu/model/backend.c's PMI).
  */
 void irq_invoke(uint8_t vector, struct trap_frame *f);
 
@@ -42,7 +42,7 @@ void exc_register(uint8_t vector, exc_handler h);
  * to Ring 3. False, with nothing changed: the general path (user_exit,
  * exc_handler, fault) follows. Only entries with no work pending on the
  * way back to Ring 3 (task_return_to_user) get there. For instructions the
- * kernel emulates (pmu/emul.c), whose general path costs several times the
+ * kernel emulates (pmu/model/emul.c), whose general path costs several times the
  * emulation (bench/tasks.py).
  */
 typedef bool (*exc_fast_handler)(struct trap_frame *f, uint64_t first_kernel, uint64_t first_user);

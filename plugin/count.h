@@ -1,7 +1,7 @@
 /*
  * Counting the plugin's events into a thread's two counters under the
  * registers the card's model publishes (include/pmuos/pmushare.h), by the
- * rules of Intel 327357-001 §1.4.3.3-7, as pmu/model_core.c applies them to
+ * rules of Intel 327357-001 §1.4.3.3-7, as pmu/model/core.c applies them to
  * instructions:
  *  - counter i counts when EvtSel_i.EN and GLOBAL_CTRL[i] are set, its
  *    event is one the plugin counts, the privilege of the instruction the
@@ -16,7 +16,7 @@
  *    when CMASK is 0); an instruction where the counter does not count
  *    breaks the run, so edge detection starts afresh, as in the model;
  *  - the counts go to the page's delta[i]; the card adds them to its 40-bit
- *    counters, with overflow status and PMI (pmu/model.c).
+ *    counters, with overflow status and PMI (pmu/model/backend.c).
  * The plugin sees execution a block at a time (QEMU's translation block: a
  * straight run of instructions of one privilege level, ending at a branch),
  * so instructions are numbered within their block; the registers as they

@@ -739,7 +739,7 @@ static bool executing(const struct thr *t, qemu_plugin_meminfo_t info, const str
 
 /*
  * The kernel's load for a task's VPREFETCH0 (kind 1) or VPREFETCH1 (2) of
- * the byte at vaddr (pmu/emul.c): the prefetch, counted as the task's (Ring
+ * the byte at vaddr (pmu/model/emul.c): the prefetch, counted as the task's (Ring
  * 3's counters). A VPREFETCH0 fills the L1D and the L2, a VPREFETCH1 the L2
  * only; the thread goes on, and the line arrives after the latency of where
  * it was served (a later access waits for the rest: inflight_demand). One

@@ -51,6 +51,6 @@ struct pmu_ops {
 };
 
 extern const struct pmu_ops pmu_knc_ops;   /* pmu/knc/backend.c: RDMSR/WRMSR */
-extern const struct pmu_ops pmu_model_ops; /* pmu/model.c: software model */
+extern const struct pmu_ops pmu_model_ops; /* pmu/model/backend.c: software model */
 
 #endif

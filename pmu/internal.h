@@ -11,8 +11,8 @@
 #include <pmuos/pmushare.h>
 #include <pmuos/sample.h>
 #include "pmu/backend.h"
-#include "pmu/model_core.h"
-#include "pmu/share.h"
+#include "pmu/model/core.h"
+#include "pmu/model/share.h"
 #include "pmu/pmu.h"
 #include "kernel/timer.h"
 #include "kernel/percpu.h" /* MAX_CPUS */
@@ -47,7 +47,7 @@ struct pmu_cpu {
 	uint64_t late[PMU_MAX_COUNTERS];    /* a sampling counter's events past a whole period at its PMI (pmi.c reload) */
 	uint32_t enabled;       /* GLOBAL_CTRL bits while running */
 	bool running;
-	uint64_t start_tsc;     /* counters last started (or a slice began), in the model's clock (pmu/share.h) */
+	uint64_t start_tsc;     /* counters last started (or a slice began), in the model's clock (pmu/model/share.h) */
 	uint64_t enabled_ticks; /* counting time since the last clear, up to start_tsc (multiplexed: unhalted only) */
 	/*
 	 * Whether the counts since the last clear include other threads' (a
@@ -95,7 +95,7 @@ struct pmu_cpu {
 	uint64_t user_armed_by; /* from_user armed the overflow timer for a to_user up to this tick (model.c) */
 	uint8_t slack_shift;    /* a Ring-3 deadline's slack is USER_ENTRY_SLACK << this (model.c) */
 	volatile uint64_t init_sent_tsc; /* written by the CPU that sends INIT: the model's clock of this CPU */
-	struct pmushare_thread *share; /* this thread's slot of the plugin's page, or NULL (pmu/share.h) */
+	struct pmushare_thread *share; /* this thread's slot of the plugin's page, or NULL (pmu/model/share.h) */
 	uint8_t plugin_sel;     /* with `share`, bit i: EvtSel i enables an event of the plugin's */
 };
 
@@ -146,7 +146,7 @@ void mux_read(struct pmu_cpu *pc, struct pmu_reading *r, uint64_t live);
 
 /*
  * model.c and emul.c: take the plugin's counts before reading a counter
- * (pmu/share.h), only while an enabled EvtSel selects an event of the
+ * (pmu/model/share.h), only while an enabled EvtSel selects an event of the
  * plugin's: the take comes first in every emulated access (a write takes
  * in any case, so what the plugin counted before it belongs before it).
  */
@@ -175,7 +175,7 @@ static inline void model_slack_update(struct pmu_cpu *pc, uint64_t first_kernel,
 		/*
 		 * Not if the overflow timer came more than a slack early: with
 		 * the plugin's clock it comes early while other threads run
-		 * (pmu/share.h model_clock_deadline), and one taken before the
+		 * (pmu/model/share.h model_clock_deadline), and one taken before the
 		 * task's first instruction then is no sign of a deadline inside
 		 * the kernel's path. (A tick only a little early, as the APIC's
 		 * one-shot rounding gives, is such a sign.)

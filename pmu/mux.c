@@ -1,7 +1,7 @@
 /*
  * Multiplexing: more counting events than the two counters, taking turns in
  * time slices, as perf does. Each CPU cuts its own slices with a timer in
- * ticks of its counting time (the model's clock, pmu/share.h: the TSC, or
+ * ticks of its counting time (the model's clock, pmu/model/share.h: the TSC, or
  * with the QEMU plugin the thread's own instructions, so that threads
  * running at once share no time), so an event's share of the time is
  * measured where it counted; readings carry each event's count and time on
@@ -17,7 +17,7 @@
  */
 #include "pmu/internal.h"
 #include "lib/lib.h"
-#include "pmu/share.h"
+#include "pmu/model/share.h"
 
 /* Puts the next slice's events on the (stopped) counters, at 0. */
 static void slice_load(struct pmu_cpu *pc)

@@ -70,7 +70,7 @@
 
 #define MODEL_EVENTS(X) \
 	X(INSTRUCTIONS_EXECUTED, "ticks of the thread's clock while it ran (not halted): with the plugin its own instructions; else the TSC, one per instruction under QEMU -icount shift=0")
-/* Without the plugin the model also counts CPU_CLK_UNHALTED, as TSC ticks while the thread ran (pmu/model_core.h). */
+/* Without the plugin the model also counts CPU_CLK_UNHALTED, as TSC ticks while the thread ran (pmu/model/core.h). */
 
 /* The names, in PEV_ order: `static const char *const names[PEV_COUNT] = PLUGIN_EVENT_NAMES;` */
 #define PEV_NAME(name, def) #name,

@@ -69,7 +69,7 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
  * stay exactly `period` events apart, and the driver's totals (samples x
  * period + late + what the counter has counted since its reload) stay
  * exact. A counter that reads `period` or more at its PMI came back late
- * (a PMI in Ring 3 can come up to the model's slack late: pmu/model.c) or
+ * (a PMI in Ring 3 can come up to the model's slack late: pmu/model/backend.c) or
  * missed a whole period: it starts a full one, and what it read goes to
  * `late`, in the total but in no sample.
  */

@@ -1,12 +1,12 @@
 /*
  * The PMU driver: backend choice, per-CPU state, configuration and control
  * on CPU sets through IPIs (docs/design.md §5). The PMI path is pmu/pmi.c; the
- * PMU's description pmu/desc.h; the backends pmu/knc/backend.c and pmu/model.c.
+ * PMU's description pmu/desc.h; the backends pmu/knc/backend.c and pmu/model/backend.c.
  */
 #include "pmu/pmu.h"
 #include "pmu/internal.h"
 #include "pmu/events.h"
-#include "pmu/share.h"
+#include "pmu/model/share.h"
 #include "kernel/boot.h"
 #include "kernel/cpu_hooks.h"
 #include "apic/apic.h"

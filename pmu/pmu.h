@@ -49,12 +49,12 @@ bool pmu_counts_exact(void);
 /*
  * Whether each thread's counts are its own whatever other threads run: the
  * hardware's counters (knc), or the model counting by the QEMU plugin's
- * per-thread clock (pmu/share.h). False for the model on the TSC, which
+ * per-thread clock (pmu/model/share.h). False for the model on the TSC, which
  * every CPU advances under -icount (docs/design.md §5.2).
  */
 bool pmu_counts_own_thread(void);
 bool pmu_counts_event(uint32_t evtsel);
-/* Whether the QEMU plugin's page was found: its events count (pmu/share.h). */
+/* Whether the QEMU plugin's page was found: its events count (pmu/model/share.h). */
 bool pmu_plugin_present(void);
 
 /*
@@ -204,7 +204,7 @@ void pmu_idle_exit(void);
  */
 bool pmu_region_open(void);
 /*
- * fn(open) runs on a CPU whose emulated SPFLT (pmu/emul.c: QEMU, where
+ * fn(open) runs on a CPU whose emulated SPFLT (pmu/model/emul.c: QEMU, where
  * SPFLT traps) just opened or closed a region, interrupts off. A KNC core
  * runs SPFLT itself and tells nobody: pmu_region_open is all there is.
  * At boot; at most two functions (false: no room, fn is not told).

@@ -6,7 +6,7 @@
 #
 # Each binary links one kernel source, compiled for the host into
 # $(BUILD)/unit/obj/<path>.o, with its test in tests/unit/test_<module>.c
-# and lib/ (test_pmi also links the model, pmu/model_core.o, its PMU). test_stat_fmt links pmuctl's
+# and lib/ (test_pmi also links the model, pmu/model/core.o, its PMU). test_stat_fmt links pmuctl's
 # pure stat output, host/stat_fmt.o (a host program: libc as it is), and
 # test_metrics its metric groups, host/metric_fmt.o.
 
@@ -63,7 +63,7 @@ $(BUILD)/unit/test_parse:  $(BUILD)/unit/obj/shell/parse.o
 $(BUILD)/unit/test_timerq: $(BUILD)/unit/obj/kernel/timerq.o
 $(BUILD)/unit/test_pmm:    $(BUILD)/unit/obj/kernel/pmm.o
 $(BUILD)/unit/test_acpi:   $(BUILD)/unit/obj/platform/pc/acpi_parse.o
-$(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model_core.o
+$(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model/core.o
 # test_events: the event strings and the PMU's rules and texts they use (pmu/rules*.c).
 $(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/pmu/rules.o $(BUILD)/unit/obj/pmu/knc/desc.o
 $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o
@@ -71,7 +71,7 @@ $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o
 $(BUILD)/unit/test_vm:     $(BUILD)/unit/obj/kernel/vm.o $(BUILD)/unit/obj/tests/unit/page_double.o
 # test_pmi: the PMI handler on the software model; its test file has the
 # doubles for the kernel (pmu_ops, pmu_this, this_cpu, rdtsc, kprintf, APIC, IRQ, timers).
-$(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/model_core.o $(BUILD)/unit/obj/pmu/knc/desc.o
+$(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/model/core.o $(BUILD)/unit/obj/pmu/knc/desc.o
 # test_mux: multiplexing over two fake counters; its doubles stand in for pmu.c and the timers.
 $(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o $(BUILD)/unit/obj/pmu/rules.o $(BUILD)/unit/obj/pmu/knc/desc.o
 # test_mailbox: the request decoder, the status of each opcode; its PMU doubles check through

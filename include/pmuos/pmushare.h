@@ -73,14 +73,14 @@ struct pmushare {
 	 * the new thread's first instruction; QEMU switches vCPUs only between
 	 * blocks. So one load by the card reads the reading thread's own
 	 * count, whatever the other threads did: the time base of the card's
-	 * model (pmu/share.h), in place of -icount's one virtual clock, which
+	 * model (pmu/model/share.h), in place of -icount's one virtual clock, which
 	 * every vCPU advances.
 	 */
 	uint64_t clock;
 	/*
 	 * Written by the card: the address of the kernel's load that stands
 	 * for a task's VPREFETCH0 ([0]) and VPREFETCH1 ([1]), which QEMU cannot
-	 * execute (pmu/emul.c): the plugin takes that load's access for the
+	 * execute (pmu/model/emul.c): the plugin takes that load's access for the
 	 * prefetch, the task's. 0: none.
 	 */
 	uint64_t prefetch_load[2];

@@ -298,7 +298,7 @@ def test_checker_finds_a_circle_inside_a_folder(tmp_path):
         "pmu/internal.h": "int pmu_go(void);\nint mux_on(void);\n",
         "pmu/pmu.c": '#include "internal.h"\nint pmu_go(void)\n{\n\treturn mux_on();\n}\n',
         "pmu/mux.c": '#include "internal.h"\nint mux_on(void)\n{\n\treturn pmu_go();\n}\n',
-        "pmu/share.c": '#include "internal.h"\nstruct pmu_go { int x; };\n/* pmu_go */\n'
+        "pmu/model/share.c": '#include "internal.h"\nstruct pmu_go { int x; };\n/* pmu_go */\n'
                        'static int mux_on(void)\n{\n\treturn 1;\n}\nconst char *s = "mux_on";\n',
         "apic/lapic.c": "int apic_id(void)\n{\n\treturn 0;\n}\n",
         "apic/ipi.c": "int apic_send(void)\n{\n\treturn apic_id();\n}\n",

@@ -370,7 +370,7 @@ def test_cmask_inv_edge(card):
 
 def test_sampling_a_plugin_event(card):
     # A counter of a plugin event samples: its PMIs come at the next kernel entry or poll
-    # after the wrap (pmu/model.c), the reload keeps what was counted since, so samples
+    # after the wrap (pmu/model/backend.c), the reload keeps what was counted since, so samples
     # are exactly a period apart and the total stays exact.
     counters(card, 1, "DATA_READ:u period=10000", "DATA_READ:u", "off")
     run(card, "walk 4194304 8 1", 1)
@@ -395,7 +395,7 @@ def test_record_a_plugin_event_from_the_host(card, tmp_path):
                         "-c", "1000", "-o", str(data), "--", os.path.join(BUILD, "user", "chase.elf")],
                        capture_output=True, text=True, timeout=300)
     # A plugin event's wraps are taken at the overflow timer's polls (SHARE_POLL_TICKS apart,
-    # pmu/model.c) or at a kernel entry, whichever comes first; several wraps between two
+    # pmu/model/backend.c) or at a kernel entry, whichever comes first; several wraps between two
     # make one sample. chase runs about 100 polls long; host-timed entries (pmuctl's status
     # polls, doorbells) add a few more, fewer on a loaded host (exactly 100 seen under load).
     m = re.search(r"\[ pmuctl record: (\d+) samples, 0 lost", p.stderr)

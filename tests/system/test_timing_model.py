@@ -126,7 +126,7 @@ PREFETCH = {
 
 
 def test_prefetch_events_per_iteration(card):
-    """VPREFETCH0/1, which QEMU cannot execute (the kernel performs them, pmu/emul.c, and the plugin
+    """VPREFETCH0/1, which QEMU cannot execute (the kernel performs them, pmu/model/emul.c, and the plugin
     takes its load for the prefetch): seen, missed, dropped when in flight already, a load that
     meets one in flight; each event per iteration as the plugin's rules say (pmu/plugin_events.h)."""
     for mode, want in PREFETCH.items():

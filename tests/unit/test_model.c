@@ -1,6 +1,6 @@
 /*
- * pmu/model_core.c on the host: the software model of one hardware thread's
- * KNC core PMU (pmu/model_core.h), one test per rule of 327357-001 §1.4.3 / docs/design.md §5.1.
+ * pmu/model/core.c on the host: the software model of one hardware thread's
+ * KNC core PMU (pmu/model/core.h), one test per rule of 327357-001 §1.4.3 / docs/design.md §5.1.
  * Register addresses and EvtSel bits are spelled out here from 327357-001's
  * tables (not taken from pmu/knc/regs.h), so a wrong constant there shows too.
  */
@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "pmu/model_core.h"
+#include "pmu/model/core.h"
 
 /* 327357-001 Table 1-2 */
 #define PERFCTR0   0x20u
@@ -503,7 +503,7 @@ static void test_pmi_line_is_or_of_int_bits(void **state)
 }
 
 /*
- * #GP cases (pmu/model_core.h, 327357-001 Table 1-2): GLOBAL_STATUS is read-only,
+ * #GP cases (pmu/model/core.h, 327357-001 Table 1-2): GLOBAL_STATUS is read-only,
  * GLOBAL_OVF_CTRL write-only; an MSR that is not the PMU's fails both ways
  * (the TSC, 0x10, is not modelled).
  */
@@ -641,7 +641,7 @@ static void test_ticks_to_overflow(void **state)
 }
 
 /*
- * CMASK/INV (327357-001 Table 1-5, pmu/model_core.h): a tick has one event, so CMASK 1
+ * CMASK/INV (327357-001 Table 1-5, pmu/model/core.h): a tick has one event, so CMASK 1
  * counts every tick, CMASK >= 2 none; INV inverts the comparison.
  */
 static void test_cmask_inv(void **state)
@@ -670,7 +670,7 @@ static void test_cmask_inv(void **state)
 }
 
 /*
- * Edge detect (327357-001 Table 1-5, pmu/model_core.h): counts 1 at the start of each
+ * Edge detect (327357-001 Table 1-5, pmu/model/core.h): counts 1 at the start of each
  * stretch of counting, however long the stretch.
  */
 static void test_edge_detect(void **state)

@@ -33,7 +33,7 @@ static struct timer *armed;          /* the slice timer, if armed */
 
 uint64_t rdtsc(void) { return now; }
 
-/* kernel/stamp.h: NULL, the TSC; or the thread's own clock, `own` (pmu/share.h model_clock). */
+/* kernel/stamp.h: NULL, the TSC; or the thread's own clock, `own` (pmu/model/share.h model_clock). */
 const volatile uint64_t *stamp_clock;
 static uint64_t own;
 

@@ -3,7 +3,7 @@
  * protocol for multiple and rapid overflows (327357-001 §1.4.3.8-9, docs/design.md §5.4)
  * and of the driver's rate limit.
  *
- * The handler runs against the software model (pmu/model_core.c) of the
+ * The handler runs against the software model (pmu/model/core.c) of the
  * calling CPU's PMU, reached through a test pmu_ops table that logs every
  * RDMSR/WRMSR in order, together with the calls pmi.c makes to the rest of
  * the kernel (LVT unmask, timers, kprintf). The model's clock is a fake TSC

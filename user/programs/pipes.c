@@ -80,7 +80,7 @@ static void flush(long n)
 /*
  * VPREFETCH0/1 -0x70(%rdi): C5 F8 18 /1 and /2 with a disp8 (Intel
  * 327364-001), which the assembler does not know for x86-64; a QEMU CPU
- * raises #UD and the kernel performs it (pmu/emul.c). The operand's form is
+ * raises #UD and the kernel performs it (pmu/model/emul.c). The operand's form is
  * for objdump, which does not know it either: it prints (bad) for C5 F8 18
  * and decodes on from the ModRM byte, and ModRM 4F or 57 with a disp8 of
  * 90 read as one instruction of no harm (XCHG, or PUSH and NOP), so what

@@ -1,5 +1,5 @@
-/* Software model of the KNC core PMU; see pmu/model_core.h. Pure, unit-tested on the host. */
-#include "pmu/model_core.h"
+/* Software model of the KNC core PMU; see pmu/model/core.h. Pure, unit-tested on the host. */
+#include "pmu/model/core.h"
 #include "pmu/knc/regs.h"
 
 bool model_plugin_cycles;

@@ -1,5 +1,5 @@
-/* The page shared with the QEMU plugin; see pmu/share.h. */
-#include "pmu/share.h"
+/* The page shared with the QEMU plugin; see pmu/model/share.h. */
+#include "pmu/model/share.h"
 #include "pmu/events.h"
 #include "pmu/plugin_events.h"
 #include "pmu/knc/regs.h"

@@ -1,6 +1,6 @@
 /*
- * model backend: the kernel side of the software PMU (pmu/model_core.c).
- * Each op reads the thread's clock (pmu/share.h model_clock: the TSC, or
+ * model backend: the kernel side of the software PMU (pmu/model/core.c).
+ * Each op reads the thread's clock (pmu/model/share.h model_clock: the TSC, or
  * with the plugin the thread's own instructions) as `now`; afterwards
  * sync() delivers a PMI if the
  * line rose and arms the thread's overflow timer for the tick at which the
@@ -8,7 +8,7 @@
  * A rise noticed on an entry from Ring 3 (a counter wrapped while the task
  * ran) is delivered at once on the task's frame, where the CPU would take
  * the PMI: one entry per sample instead of a second one for a self-IPI.
- * With the QEMU plugin's page (pmu/share.h) the counters also count the
+ * With the QEMU plugin's page (pmu/model/share.h) the counters also count the
  * plugin's events: each op first takes the plugin's counts, and every
  * register change is published to the plugin. A counter of a plugin event
  * that can overflow soon is polled by the overflow timer (share_poll_ticks:
@@ -17,7 +17,7 @@
  * wrap (plus the Ring-3 slack below).
  */
 #include "pmu/internal.h"
-#include "pmu/share.h"
+#include "pmu/model/share.h"
 #include "apic/apic.h"
 #include "lib/lib.h"
 #include "kernel/percpu.h"
@@ -210,7 +210,7 @@ static int __attribute__((noinline)) wrmsr_synced(struct pmu_cpu *pc, uint32_t m
 				pc->plugin_sel |= GLOBAL_CTR(i);
 		share_publish(pc->share, &pc->model);
 	} else if (msr == MSR_KNC_GLOBAL_CTRL || msr == MSR_KNC_SPFLT_CTRL) {
-		model_share_publish(pc); /* what the plugin reads changed (pmu/share.h) */
+		model_share_publish(pc); /* what the plugin reads changed (pmu/model/share.h) */
 	}
 	if (!pc->in_pmi)
 		sync(pc);

@@ -4,7 +4,7 @@
  * counters also count the events the plugin simulates (pmu/plugin_events.h):
  * the model publishes each thread's registers after every change and takes
  * the plugin's counts into its 40-bit counters (with overflow status and
- * PMI, pmu/model_core.c) before every use of a counter.
+ * PMI, pmu/model/core.c) before every use of a counter.
  */
 #ifndef PMU_SHARE_H
 #define PMU_SHARE_H
@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <pmuos/pmushare.h>
-#include "pmu/model_core.h"
+#include "pmu/model/core.h"
 #include "pmu/knc/regs.h"
 #include "kernel/stamp.h"
 #include "arch/x86.h"
@@ -69,7 +69,7 @@ bool share_counts(uint32_t evtsel);
 void share_publish(struct pmushare_thread *s, const struct pmu_model *m);
 /*
  * Adds the plugin's counts since the last take to the model's counters.
- * Inline: every emulated access takes first (pmu/model.c).
+ * Inline: every emulated access takes first (pmu/model/backend.c).
  */
 static inline void share_take(struct pmushare_thread *s, struct pmu_model *m)
 {
@@ -87,7 +87,7 @@ static inline void share_take(struct pmushare_thread *s, struct pmu_model *m)
 void share_task_assigned(uint32_t apic_id, uint32_t launch);
 void share_task_start(uint32_t apic_id);
 void share_task_end(uint32_t apic_id, bool own);
-/* Tells the plugin the kernel's loads that stand for VPREFETCH0 and VPREFETCH1 (pmu/emul.c); nothing without the page. */
+/* Tells the plugin the kernel's loads that stand for VPREFETCH0 and VPREFETCH1 (pmu/model/emul.c); nothing without the page. */
 void share_prefetch_loads(uint64_t vprefetch0, uint64_t vprefetch1);
 /* Drops the plugin's untaken counts (warm reset). */
 void share_drop(struct pmushare_thread *s);
@@ -95,7 +95,7 @@ void share_drop(struct pmushare_thread *s);
  * Ticks of the model's clock until it should look again at the counters
  * that count a plugin event and may raise a PMI soon (enabled with INT,
  * within 2^32 events of overflowing), or UINT64_MAX if none: such an
- * overflow is only noticed when the model looks (pmu/model.c polls then).
+ * overflow is only noticed when the model looks (pmu/model/backend.c polls then).
  * The events left to the wrap at the rate the counter has counted since it
  * was last written (before it counts anything, the rate of the stretch
  * before that write), SHARE_POLL_EARLY/8 of it so the look comes before the

@@ -8,18 +8,18 @@
  *  - sticky GLOBAL_STATUS, cleared only through GLOBAL_OVF_CTRL;
  *  - a 1-bit PMI line (OR of status bits whose EvtSel.INT is set) that
  *    signals the APIC only on a 0 -> 1 transition (327357-001 §1.4.3.9).
- * Time is in ticks of the thread's clock (pmu/share.h model_clock: its own
+ * Time is in ticks of the thread's clock (pmu/model/share.h model_clock: its own
  * instructions with the QEMU plugin, else the TSC). The model observes
  * INSTRUCTIONS_EXECUTED, every tick the thread is not halted (for the TSC,
  * under QEMU -icount shift=0), and without the plugin CPU_CLK_UNHALTED the
  * same (the plugin counts cycles by its timing model). Other events are accepted and
  * never tick (model_counts_event() says which); the QEMU plugin's counts of
- * the events it simulates come in through model_add() (pmu/share.h).
+ * the events it simulates come in through model_add() (pmu/model/share.h).
  * CMASK: a tick has one event, so CMASK 1 counts every tick, CMASK >= 2 none;
  * INV inverts that comparison; edge detect counts the ticks where the
  * comparison turns true, which in the model is the start of each stretch of
  * counting.
- * Pure code (no hardware access): the kernel glue is pmu/model.c.
+ * Pure code (no hardware access): the kernel glue is pmu/model/backend.c.
  */
 #ifndef PMU_MODEL_CORE_H
 #define PMU_MODEL_CORE_H
@@ -53,7 +53,7 @@ struct pmu_model {
 	/*
 	 * Counter i was last written with set_val[i] at tick set_at[i], and
 	 * had counted prior_got[i] events in the prior_ran[i] ticks before:
-	 * its rate (pmu/share.c polls by it).
+	 * its rate (pmu/model/share.c polls by it).
 	 */
 	uint64_t set_at[2], set_val[2], prior_ran[2], prior_got[2];
 };
@@ -62,7 +62,7 @@ struct pmu_model {
 void model_reset(struct pmu_model *m, uint64_t now);
 /* Whether the model observes the event an EvtSel value selects. */
 bool model_counts_event(uint32_t evtsel);
-/* Set when the QEMU plugin counts CPU_CLK_UNHALTED (pmu/share.c): the model then does not. */
+/* Set when the QEMU plugin counts CPU_CLK_UNHALTED (pmu/model/share.c): the model then does not. */
 extern bool model_plugin_cycles;
 /* model_advance's part for ticks that count: last < now and a counter active. */
 void model_advance_counting(struct pmu_model *m, uint64_t now);
@@ -133,7 +133,7 @@ static inline void model_counter_set(struct pmu_model *m, int i, uint64_t v)
  * The register access alone, no time passing (see model_wrmsr): 0, or -1
  * for #GP. Inline, the cases the PMI handler's accesses take (a constant
  * MSR folds each to a few instructions); model_write_reg_rest
- * (model_core.c) the others.
+ * (pmu/model/core.c) the others.
  */
 int model_write_reg_rest(struct pmu_model *m, uint32_t msr, uint64_t v);
 
@@ -243,7 +243,7 @@ void model_user_stretch(struct pmu_model *m, uint64_t first_user, uint64_t first
  * where order cannot matter: every counter that counts is plain and none
  * wraps. Returns false, having changed nothing, otherwise (and when the
  * ticks are out of order): then the step-by-step calls serve. Inline: the
- * emulation's fast path (pmu/emul.c) is all one function.
+ * emulation's fast path (pmu/model/emul.c) is all one function.
  */
 static inline bool model_user_insn(struct pmu_model *m, uint64_t first_user, uint64_t first_kernel, uint64_t now,
 				   int ecx, uint64_t operand, uint64_t *v)
