@@ -13,7 +13,8 @@
 # PLUGIN=1|0 (default 1: load build/pmuos-pmu.so, the events beyond
 # instructions and cycles), MBOX=ivshmem|card (default ivshmem: where the
 # mailbox is; card: in card memory, as on a Xeon Phi, scripts/qemu.sh),
-# CPU=max|knc (run: default max, QEMU's full CPU; knc: the strict CPU, KNC's
+# CPU=max|knl|knc (run: default max, QEMU's full CPU; knl: the same as a Xeon Phi
+# x200, Knights Landing, whose architectural perfmon the model presents; knc: the strict CPU, KNC's
 # scalar ISA and CPUID, the plugin reporting what QEMU runs that a KNC core
 # lacks; test: default knc, but for the tests tests/system/conftest.py names).
 
@@ -66,7 +67,7 @@ KLDFLAGS = -nostdlib -static -no-pie -z max-page-size=0x1000 -z noexecstack -Wl,
 # chooses (platform/platform.h).
 KSRC := $(wildcard lib/*.c arch/*.S arch/*.c apic/*.c kernel/*.S kernel/*.c platform/*.c platform/pc/*.c platform/knc/*.c \
 	  boot/*.S boot/*.c \
-	  boot/linux/*.c pmu/*.S pmu/*.c pmu/knc/*.c pmu/model/*.c shell/*.c mailbox/*.c init/*.c)
+	  boot/linux/*.c pmu/*.S pmu/*.c pmu/knc/*.c pmu/arch/*.c pmu/model/*.c shell/*.c mailbox/*.c init/*.c)
 # Host-side code that lives beside kernel sources: not kernel code.
 KSRC := $(filter-out pmu/gen_events.c boot/linux/bzimage_check.c,$(KSRC)) $(BUILD)/gen/programs.S
 KOBJ := $(patsubst %,$(BUILD)/k/%.o,$(KSRC))

@@ -58,6 +58,21 @@ static inline uint32_t cpuid_family(uint32_t eax)
 	uint32_t f = (eax >> 8) & 0xf;
 	return f == 0xf ? f + ((eax >> 20) & 0xff) : f;
 }
+/*
+ * The model in CPUID.1:EAX (SDM Vol. 2A, CPUID, "Model": bits 7:4, plus the
+ * extended model in bits 19:16 shifted left by 4 for families 6 and 0xF).
+ */
+static inline uint32_t cpuid_model(uint32_t eax)
+{
+	uint32_t f = (eax >> 8) & 0xf, m = (eax >> 4) & 0xf;
+	return f == 6 || f == 0xf ? m + (((eax >> 16) & 0xf) << 4) : m;
+}
+/* A Xeon Phi x200 core: Knights Landing, family 6 model 0x57, or Knights Mill, 0x85 (Linux INTEL_FAM6_XEON_PHI_KNL/KNM). */
+static inline bool cpuid_xeon_phi_x200(struct cpuid_regs l1)
+{
+	uint32_t m = cpuid_model(l1.eax);
+	return cpuid_family(l1.eax) == 6 && (m == 0x57 || m == 0x85);
+}
 /* A Knights Corner core (k1om): family 11, model 1 (Linux drivers/misc/mic/card/mic_x100.c mic_init). */
 #define CPUID_FAMILY_KNC 0x0b
 /*

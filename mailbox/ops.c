@@ -22,6 +22,13 @@ static void info(struct mbox_info *out)
 	memset(out->core, 0xff, sizeof(out->core));
 	for (uint32_t i = 0; i < cpu_count && i < ARRAY_SIZE(out->core); i++)
 		out->core[i] = (uint16_t)smp_core_of(i);
+	const struct pmu_desc *d = pmu_description();
+	strlcpy(out->pmu, d->name, sizeof(out->pmu));
+	out->pmu_version = d->version;
+	out->counters = d->counters;
+	out->counter_bits = d->width;
+	out->fixed = d->fixed;
+	out->pmu_flags = d->spflt_ctrl ? MBOX_PMU_SPFLT : 0;
 }
 
 static struct pmu_result control(const struct cpuset *set, uint16_t opcode)

@@ -11,7 +11,12 @@
 
 struct pmu_ops {
 	const char *name;
-	const struct pmu_desc *desc; /* the PMU the backend drives or models: its MSRs, counters, width */
+	/*
+	 * Once, on the boot CPU at pmu_init, before any other op: the
+	 * backend's own set-up, and the PMU it drives or models (its MSRs,
+	 * counters, width), which the driver reads as pmu_hw from then on.
+	 */
+	const struct pmu_desc *(*init)(void);
 	/* RDMSR/WRMSR of one of desc's MSRs; 0 or -1 (the #GP cases). */
 	int (*rdmsr)(uint32_t msr, uint64_t *v);
 	int (*wrmsr)(uint32_t msr, uint64_t v);
@@ -51,6 +56,7 @@ struct pmu_ops {
 };
 
 extern const struct pmu_ops pmu_knc_ops;   /* pmu/knc/backend.c: RDMSR/WRMSR */
+extern const struct pmu_ops pmu_arch_ops;  /* pmu/arch/backend.c: RDMSR/WRMSR */
 extern const struct pmu_ops pmu_model_ops; /* pmu/model/backend.c: software model */
 
 #endif

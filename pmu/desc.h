@@ -17,7 +17,18 @@
 struct pmu_desc {
 	const char *name;           /* the PMU, for `pmu info` and `pmuctl info` */
 	uint8_t counters;           /* general-purpose counters, 1..PMU_MAX_COUNTERS */
-	uint8_t width;              /* bits of each counter: a write sets them all, a read zero-extends */
+	uint8_t width;              /* bits of each counter; a read zero-extends */
+	/*
+	 * A counter write's bits: false, all `width` (KNC, 327357-001 §1.4.3.2: #GP
+	 * beyond them); true, bits 31:0 sign-extended (architectural IA32_PMCx
+	 * without full-width writes, Intel SDM Vol. 3B §18.2.1), so a period is
+	 * below 2^31.
+	 */
+	bool ctr_write_sext32;
+	uint8_t version;            /* architectural perfmon version (CPUID 0AH:EAX[7:0]); 0: not architectural */
+	uint8_t fixed;              /* fixed-function counters the PMU has (the driver does not use them yet) */
+	uint32_t evtsel_reserved;   /* EvtSel bits 31:0 a write must leave 0 (bits 63:32 always) */
+	uint64_t max_period;        /* the longest sampling period, in events */
 	uint32_t evtsel0, ctr0;     /* MSRs of EvtSel 0 and counter 0; counter i's are these + i */
 	uint32_t global_ctrl;       /* GLOBAL_CTRL: bit i enables counter i */
 	uint32_t global_status;     /* GLOBAL_STATUS (read-only): bit i, counter i overflowed */

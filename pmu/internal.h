@@ -204,7 +204,7 @@ static inline bool model_sync_needed(const struct pmu_cpu *pc)
 	return pc->model.rose || (pc->model.active & pc->model.plain) || pc->plugin_sel;
 }
 
-/* emul.c: RDPMC/SPFLT emulation on the model */
+/* emul.c: RDPMC/SPFLT emulation on the model, set up at pmu_init after the backend's init (nothing for another backend) */
 void pmu_emul_init(void);
 
 /*

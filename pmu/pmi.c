@@ -188,7 +188,7 @@ static void pmi_handler(struct trap_frame *f)
 	uint64_t ctrl, status, next[PMU_MAX_COUNTERS];
 	uint32_t handled = 0; /* counters are stopped: a bit that comes back is stuck, not new */
 	const struct pmu_ops *ops = pmu_ops; /* once: the calls cannot change it */
-	const uint32_t counters = pmu_all_counters(ops->desc);
+	const uint32_t counters = pmu_all_counters(pmu_hw);
 
 	ctrl = ops->pmi_stop(&status);                                   /* 1, 2 */
 	uint64_t now = rdtsc(); /* the samples' time and the throttle's */

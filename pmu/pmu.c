@@ -21,6 +21,7 @@
 #include "arch/sync.h"
 #include "arch/tsc.h"
 #include "pmu/calib.h"
+#include "pmu/arch/regs.h"
 
 static bool counts_exact;
 
@@ -64,22 +65,35 @@ static bool counts_shared(const struct pmu_cpu *pc)
 	       (pc->others_at_clear || READ_ONCE(task_starts) - pc->own_starts != pc->starts_mark);
 }
 bool pmu_counts_event(uint32_t evtsel) { return pmu_ops->counts_event(evtsel); }
-bool pmu_plugin_present(void) { return pmu_ops == &pmu_model_ops && share_slot(0); }
+/* The plugin's events count only on the PMU whose codes they have, KNC's (pmu/model/share.c). */
+bool pmu_plugin_present(void) { return pmu_ops == &pmu_model_ops && share_slot(0) && model_plugin_cycles; }
 
 static const struct cpu_hooks pmu_cpu_hooks; /* below, with the functions it names */
 
+/* CPUID leaf 0AH's architectural perfmon, as pmu_arch_desc: whether it is version 2 or later. */
+static bool arch_perfmon(void)
+{
+	if (cpuid(0, 0).eax < 0xa)
+		return false;
+	struct cpuid_regs a = cpuid(0xa, 0);
+	return pmu_arch_describe(&pmu_arch_desc, a.eax, a.edx);
+}
+
 /*
  * The backend, and why: knc on a KNC card's core (arch/x86.h
- * cpuid_knc_card), model elsewhere (QEMU's strict KNC CPU among them: KNC's
- * ISA and CPUID, none of its PMU MSRs), unless the command line's
- * pmuos.pmu=model|knc says otherwise; knc on another family than 0x0B is
- * refused (its RDMSRs would fault).
+ * cpuid_knc_card), arch where CPUID leaf 0AH reports architectural
+ * perfmon version 2 or later (a Xeon Phi x200, any recent Intel core, a
+ * virtual CPU with a PMU), model elsewhere (QEMU's TCG CPUs, whose leaf 0AH
+ * is zeros, the strict KNC CPU among them: KNC's ISA and CPUID, none of its
+ * PMU MSRs), unless the command line's pmuos.pmu=model|knc|arch says
+ * otherwise; knc on another family than 0x0B, and arch without the leaf,
+ * are refused (their RDMSRs would fault).
  */
 static const struct pmu_ops *pmu_choose(void)
 {
 	struct cpuid_regs l1 = cpuid(1, 0);
 	uint32_t family = cpuid_family(l1.eax);
-	bool card = cpuid_knc_card(l1);
+	bool card = cpuid_knc_card(l1), arch = !card && arch_perfmon();
 	const char *v;
 	size_t n;
 
@@ -92,30 +106,36 @@ static const struct pmu_ops *pmu_choose(void)
 			kprintf("pmu: backend knc: pmuos.pmu=knc\n");
 			return &pmu_knc_ops;
 		}
+		if (n == 4 && !strncmp(v, "arch", 4) && arch) {
+			kprintf("pmu: backend arch: pmuos.pmu=arch\n");
+			return &pmu_arch_ops;
+		}
 		if (n == 3 && !strncmp(v, "knc", 3))
 			kprintf("pmu: pmuos.pmu=knc refused: CPUID family %#x is not a KNC core's 0xb "
 				"(its PMU MSRs would fault)\n", family);
+		else if (n == 4 && !strncmp(v, "arch", 4))
+			kprintf("pmu: pmuos.pmu=arch refused: CPUID leaf 0xa reports no architectural perfmon of "
+				"version 2 or later (its PMU MSRs would fault)\n");
 		else
-			kprintf("pmu: pmuos.pmu=%.*s: not model or knc; ignored\n", (int)n, v);
+			kprintf("pmu: pmuos.pmu=%.*s: not model, knc or arch; ignored\n", (int)n, v);
 	}
 	if (card)
 		kprintf("pmu: backend knc: CPUID family 0xb, a KNC card's core\n");
+	else if (arch)
+		kprintf("pmu: backend arch: CPUID leaf 0xa, architectural perfmon version %u\n", pmu_arch_desc.version);
 	else if (family == CPUID_FAMILY_KNC)
 		kprintf("pmu: backend model: CPUID family 0xb under a hypervisor (QEMU's strict KNC CPU: "
 			"no KNC PMU MSRs)\n");
 	else
 		kprintf("pmu: backend model: CPUID family %#x, not a KNC core (0xb)\n", family);
-	return card ? &pmu_knc_ops : &pmu_model_ops;
+	return card ? &pmu_knc_ops : arch ? &pmu_arch_ops : &pmu_model_ops;
 }
 
 void pmu_init(void)
 {
 	pmu_ops = pmu_choose();
-	pmu_hw = pmu_ops->desc;
-	if (pmu_ops == &pmu_model_ops)
-		share_init();
-	if (pmu_ops == &pmu_model_ops)
-		pmu_emul_init(); /* RDPMC, SPFLT and VPREFETCH trap without a KNC PMU (after the page: it names its loads) */
+	pmu_hw = pmu_ops->init();
+	pmu_emul_init(); /* the model's: RDPMC, SPFLT and VPREFETCH trap without a KNC PMU */
 	pmi_init();
 	cpu_hooks_set(&pmu_cpu_hooks);
 }

@@ -54,7 +54,7 @@ bool pmu_counts_exact(void);
  */
 bool pmu_counts_own_thread(void);
 bool pmu_counts_event(uint32_t evtsel);
-/* Whether the QEMU plugin's page was found: its events count (pmu/model/share.h). */
+/* Whether the QEMU plugin's events count: its page was found and the PMU is KNC's, whose codes they have (pmu/model/share.h). */
 bool pmu_plugin_present(void);
 
 /*

@@ -21,8 +21,8 @@ struct pmu_result pmu_check_config(const struct pmu_desc *d, uint64_t ctr, uint3
 		return refuse(PMU_ERR_EVENT, evtsel);
 	if (evtsel && !pmu_counter_can(d, (int)ctr, EVTSEL_CODE(evtsel)))
 		return refuse(PMU_ERR_L2_COUNTER, evtsel);
-	/* A counter's `width` bits hold at most 2^width events to an overflow (KNC: 327357-001 §1.4.3.2). */
-	if (period > pmu_ctr_mask(d) + 1 || (period && !evtsel))
+	/* At most the PMU's longest period (KNC: 2^40 events, 327357-001 §1.4.3.2). */
+	if (period > d->max_period || (period && !evtsel))
 		return refuse(PMU_ERR_PERIOD, period);
 	return refuse(PMU_OK, 0);
 }

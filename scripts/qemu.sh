@@ -8,7 +8,9 @@
 #   BOOT    multiboot (QEMU -kernel, default), uefi (OVMF + BOOTX64.EFI) or
 #           linux (QEMU -kernel with the bzImage: the Linux boot protocol)
 #   ACCEL   tcg (default) or kvm
-#   CPU     max (default): QEMU's full CPU; knc: a CPU stripped to what a
+#   CPU     max (default): QEMU's full CPU; knl: the same presenting as a
+#           Xeon Phi x200 (family 6 model 0x57), whose PMU the model
+#           presents (architectural perfmon); knc: a CPU stripped to what a
 #           KNC core reports and executes (docs/knc.md "The strict CPU"):
 #           CPUID family 0x0B model 1, maximum basic leaf 4 (no leaf 0xB),
 #           leaves 1 and 0x80000001 as a card's, so CMOV, FCMOV/FCOMI,
@@ -141,12 +143,17 @@ KNC_CPU=qemu64,vendor=GenuineIntel,family=11,model=1,level=4,xlevel=0x80000008
 KNC_CPU=$KNC_CPU,-sep,-pse36,-clflush,-cmov,-mmx,-sse,-sse2,-pni,-cx16,-svm
 case "$CPU" in
 max) CPU_ARG=max,vendor=GenuineIntel ;;
+# A Xeon Phi x200 (Knights Landing, family 6 model 0x57: Linux's
+# INTEL_FAM6_XEON_PHI_KNL) on QEMU's full CPU. TCG reports CPUID leaf 0xA as
+# zeros and has no PMU MSRs, so the model backend presents KNL's
+# architectural perfmon (pmu/arch/regs.h); AVX-512, which TCG lacks, is absent.
+knl) CPU_ARG=max,vendor=GenuineIntel,family=6,model=87,stepping=1 ;;
 knc)
 	[ "$ACCEL" = tcg ] || die "CPU=knc is QEMU's TCG CPU stripped to KNC's: ACCEL=tcg (KVM runs the host's instructions)"
 	[ "$BOOT" != uefi ] || die "CPU=knc cannot run OVMF, which is SSE code: BOOT=multiboot or linux"
 	CPU_ARG=$KNC_CPU
 	;;
-*) die "CPU must be max or knc, got '$CPU'" ;;
+*) die "CPU must be max, knl or knc, got '$CPU'" ;;
 esac
 
 case "$ACCEL" in

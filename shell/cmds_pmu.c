@@ -59,7 +59,7 @@ static int pmu_info(int argc, char **argv)
 	kprintf("PMI          LVT 0x340 -> vector %#x, limit %u PMIs/s per thread\n", VEC_PMI, pmu_pmi_limit());
 	kprintf("plugin       %s\n", pmu_plugin_present() ?
 		"yes: QEMU's pmuos-pmu.so counts caches, TLBs, branches and SSE/AVX (as VPU) from execution" :
-		"no (QEMU without pmuos-pmu.so, or PLUGIN=0)");
+		"no (QEMU without pmuos-pmu.so, PLUGIN=0, or a PMU other than KNC's, whose event codes the plugin has)");
 	kprintf("events       %lu (libpfm4 knc); counted by this backend:", knc_event_count());
 	for (size_t i = 0; i < knc_event_count(); i++)
 		if (pmu_counts_event(knc_event_at(i)->code))

@@ -63,7 +63,7 @@ $(BUILD)/unit/test_parse:  $(BUILD)/unit/obj/shell/parse.o
 $(BUILD)/unit/test_timerq: $(BUILD)/unit/obj/kernel/timerq.o
 $(BUILD)/unit/test_pmm:    $(BUILD)/unit/obj/kernel/pmm.o
 $(BUILD)/unit/test_acpi:   $(BUILD)/unit/obj/platform/pc/acpi_parse.o
-$(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model/core.o
+$(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model/core.o $(BUILD)/unit/obj/pmu/knc/desc.o $(BUILD)/unit/obj/pmu/arch/desc.o
 # test_events: the event strings and the PMU's rules and texts they use (pmu/rules*.c).
 $(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/pmu/rules.o $(BUILD)/unit/obj/pmu/knc/desc.o
 $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o

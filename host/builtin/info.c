@@ -22,12 +22,20 @@ int cmd_info(struct card *c, int argc, char **argv)
 	printf("backend    ");
 	print_card_text(stdout, i->backend, sizeof(i->backend));
 	putchar('\n');
+	printf("pmu        ");
+	print_card_text(stdout, i->pmu, sizeof(i->pmu));
+	if (i->pmu_version)
+		printf(", version %u", i->pmu_version);
+	printf(": %u counters of %u bits per thread", i->counters, i->counter_bits);
+	if (i->fixed)
+		printf(", %u fixed (not used)", i->fixed);
+	printf("%s\n", i->pmu_flags & MBOX_PMU_SPFLT ? ", SPFLT" : ", no SPFLT");
 	printf("exact      %s\n", i->capabilities & MBOX_CAP_EXACT ? "yes" : "no");
 	printf("per-thread %s\n", i->capabilities & MBOX_CAP_OWN_THREAD ? "yes" :
 	       "no: with programs on several CPUs each count includes the others' (no QEMU plugin)");
 	printf("cycles     %s\n", i->capabilities & MBOX_CAP_MODEL_CYCLES ?
 	       "the QEMU plugin's KNC timing model (docs/design.md §11); the TSC is QEMU's -icount virtual time" :
-	       "the PMU's (without the QEMU plugin: TSC ticks while the thread runs)");
+	       "the PMU's; in QEMU the model's, one per instruction (the timing model needs the plugin and KNC's PMU)");
 	printf("heartbeat  %llu\n", (unsigned long long)c->hdr->heartbeat);
 	/* The service's transport, as the card reports it in the header (include/pmuos/mailbox.h). */
 	if (!(c->hdr->capabilities & MBOX_CAP_DOORBELL))

@@ -53,6 +53,7 @@ static void knc_pmi_restart(uint64_t ctrl)
 	wrmsr(MSR_KNC_GLOBAL_CTRL, ctrl);
 }
 
+static const struct pmu_desc *knc_init(void) { return &pmu_knc_desc; }
 static bool knc_counts_event(uint32_t evtsel) { return true; }
 static void knc_nothing(void) {}
 static void knc_cpu_online(bool rejoin) {}
@@ -60,7 +61,7 @@ static void knc_from_user(uint64_t first_kernel, uint64_t first_user) {}
 
 const struct pmu_ops pmu_knc_ops = {
 	.name = "knc",
-	.desc = &pmu_knc_desc,
+	.init = knc_init,
 	.rdmsr = knc_rdmsr,
 	.wrmsr = knc_wrmsr,
 	.counts_event = knc_counts_event,

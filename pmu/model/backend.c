@@ -18,6 +18,8 @@
  */
 #include "pmu/internal.h"
 #include "pmu/model/share.h"
+#include "pmu/arch/regs.h"
+#include "kernel/console.h"
 #include "apic/apic.h"
 #include "lib/lib.h"
 #include "kernel/percpu.h"
@@ -183,33 +185,37 @@ static void overflow_due(struct timer *t)
 	sync(pc);
 }
 
-/* An access in full: the plugin's counts taken first, its page published and the model synced after. */
-static int __attribute__((noinline)) rdmsr_synced(struct pmu_cpu *pc, uint32_t msr, uint64_t *v)
+/*
+ * An access in full, by role (pmu/desc.h: counter or EvtSel i, a global
+ * register): the plugin's counts taken first, its page published and the
+ * model synced after.
+ */
+static int __attribute__((noinline)) rdmsr_synced(struct pmu_cpu *pc, enum pmu_reg reg, int i, uint64_t *v)
 {
 	uint64_t f = irq_save();
 
 	model_share_take(pc);
-	int r = model_rdmsr(&pc->model, model_clock(), msr, v);
+	int r = model_reg_rdmsr(&pc->model, model_clock(), reg, i, v);
 	if (!pc->in_pmi)
 		sync(pc);
 	irq_restore(f);
 	return r;
 }
 
-static int __attribute__((noinline)) wrmsr_synced(struct pmu_cpu *pc, uint32_t msr, uint64_t v)
+static int __attribute__((noinline)) wrmsr_synced(struct pmu_cpu *pc, enum pmu_reg reg, int i, uint64_t v)
 {
 	uint64_t f = irq_save();
 
 	if (pc->share)
 		share_take(pc->share, &pc->model); /* counts from before the write belong before it */
-	int r = model_wrmsr(&pc->model, model_clock(), msr, v);
-	if (pc->share && (msr == MSR_KNC_EVNTSEL0 || msr == MSR_KNC_EVNTSEL1)) {
+	int r = model_reg_wrmsr(&pc->model, model_clock(), reg, i, v);
+	if (pc->share && reg == PMU_REG_EVTSEL) {
 		pc->plugin_sel = 0;
-		for (int i = 0; i < KNC_NUM_COUNTERS; i++)
-			if ((pc->model.evtsel[i] & EVTSEL_EN) && share_counts(pc->model.evtsel[i]))
-				pc->plugin_sel |= GLOBAL_CTR(i);
+		for (int c = 0; c < PMU_MAX_COUNTERS; c++)
+			if ((pc->model.evtsel[c] & EVTSEL_EN) && share_counts(pc->model.evtsel[c]))
+				pc->plugin_sel |= GLOBAL_CTR(c);
 		share_publish(pc->share, &pc->model);
-	} else if (msr == MSR_KNC_GLOBAL_CTRL || msr == MSR_KNC_SPFLT_CTRL) {
+	} else if (reg == PMU_REG_GLOBAL_CTRL || reg == PMU_REG_SPFLT_CTRL) {
 		model_share_publish(pc); /* what the plugin reads changed (pmu/model/share.h) */
 	}
 	if (!pc->in_pmi)
@@ -224,18 +230,18 @@ static int __attribute__((noinline)) wrmsr_synced(struct pmu_cpu *pc, uint32_t m
  * alone, at its own tick: the handler makes 9 per sampling PMI
  * (bench/pmi.py), all but the reload through the pmi_* ops below.
  */
-static inline int pmi_read(struct pmu_cpu *pc, uint32_t msr, uint64_t *v)
+static inline int pmi_read(struct pmu_cpu *pc, enum pmu_reg reg, int i, uint64_t *v)
 {
 	if (!pc->plugin_sel)
-		return model_rdmsr(&pc->model, model_clock(), msr, v);
-	return rdmsr_synced(pc, msr, v);
+		return model_reg_rdmsr(&pc->model, model_clock(), reg, i, v);
+	return rdmsr_synced(pc, reg, i, v);
 }
 
-static inline int pmi_write(struct pmu_cpu *pc, uint32_t msr, uint64_t v)
+static inline int pmi_write(struct pmu_cpu *pc, enum pmu_reg reg, int i, uint64_t v)
 {
 	if (!pc->plugin_sel)
-		return model_wrmsr(&pc->model, model_clock(), msr, v);
-	return wrmsr_synced(pc, msr, v);
+		return model_reg_wrmsr(&pc->model, model_clock(), reg, i, v);
+	return wrmsr_synced(pc, reg, i, v);
 }
 
 /*
@@ -250,32 +256,37 @@ static inline bool pmi_quiet(const struct pmu_cpu *pc)
 	return !pc->plugin_sel && !pc->model.active;
 }
 
-static inline int pmi_read_stopped(struct pmu_cpu *pc, bool quiet, uint32_t msr, uint64_t *v)
+static inline int pmi_read_stopped(struct pmu_cpu *pc, bool quiet, enum pmu_reg reg, int i, uint64_t *v)
 {
-	return quiet ? model_read_reg(&pc->model, msr, v) : pmi_read(pc, msr, v);
+	return quiet ? model_reg_read(&pc->model, reg, i, v) : pmi_read(pc, reg, i, v);
 }
 
-static inline int pmi_write_stopped(struct pmu_cpu *pc, bool quiet, uint32_t msr, uint64_t v)
+static inline int pmi_write_stopped(struct pmu_cpu *pc, bool quiet, enum pmu_reg reg, int i, uint64_t v)
 {
-	return quiet ? model_write_reg(&pc->model, msr, v) : pmi_write(pc, msr, v);
+	return quiet ? model_reg_write(&pc->model, reg, i, v) : pmi_write(pc, reg, i, v);
 }
 
+/* The driver's accesses by MSR number, of the PMU the model presents (model_desc). */
 static int model_op_rdmsr(uint32_t msr, uint64_t *v)
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
+	int i = 0;
+	enum pmu_reg reg = pmu_desc_reg(model_desc, msr, &i);
 
 	if (pc->in_pmi)
-		return pmi_read(pc, msr, v);
-	return rdmsr_synced(pc, msr, v);
+		return pmi_read(pc, reg, i, v);
+	return rdmsr_synced(pc, reg, i, v);
 }
 
 static int model_op_wrmsr(uint32_t msr, uint64_t v)
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
+	int i = 0;
+	enum pmu_reg reg = pmu_desc_reg(model_desc, msr, &i);
 
-	if (pc->in_pmi && !(pc->share && (msr == MSR_KNC_EVNTSEL0 || msr == MSR_KNC_EVNTSEL1)))
-		return pmi_write(pc, msr, v);
-	return wrmsr_synced(pc, msr, v);
+	if (pc->in_pmi && !(pc->share && reg == PMU_REG_EVTSEL))
+		return pmi_write(pc, reg, i, v);
+	return wrmsr_synced(pc, reg, i, v);
 }
 
 static uint64_t model_op_pmi_stop(uint64_t *status)
@@ -287,14 +298,14 @@ static uint64_t model_op_pmi_stop(uint64_t *status)
 
 	pc->in_pmi = true;
 	/* Its value does not move with time: the write's advance covers the ticks up to it. */
-	model_read_reg(&pc->model, MSR_KNC_GLOBAL_CTRL, &ctrl);
+	model_reg_read(&pc->model, PMU_REG_GLOBAL_CTRL, 0, &ctrl);
 	/*
 	 * Quiet already (nothing counts at this privilege level, as at a
 	 * Ring-3 sample's entry for USR counters): nothing to advance either;
 	 * pmi_restart's write advances over the handler.
 	 */
-	pmi_write_stopped(pc, quiet, MSR_KNC_GLOBAL_CTRL, 0);
-	pmi_read_stopped(pc, quiet || pmi_quiet(pc), MSR_KNC_GLOBAL_STATUS, status);
+	pmi_write_stopped(pc, quiet, PMU_REG_GLOBAL_CTRL, 0, 0);
+	pmi_read_stopped(pc, quiet || pmi_quiet(pc), PMU_REG_GLOBAL_STATUS, 0, status);
 	return ctrl;
 }
 
@@ -303,8 +314,8 @@ static void model_op_pmi_counters(uint64_t ctr[PMU_MAX_COUNTERS])
 	struct pmu_cpu *pc = this_cpu()->pmu;
 	bool quiet = pmi_quiet(pc);
 
-	pmi_read_stopped(pc, quiet, MSR_KNC_PERFCTR0, &ctr[0]);
-	pmi_read_stopped(pc, quiet, MSR_KNC_PERFCTR1, &ctr[1]);
+	pmi_read_stopped(pc, quiet, PMU_REG_CTR, 0, &ctr[0]);
+	pmi_read_stopped(pc, quiet, PMU_REG_CTR, 1, &ctr[1]);
 }
 
 static uint64_t model_op_pmi_ack(uint64_t status, uint32_t reload, const uint64_t ctr[PMU_MAX_COUNTERS])
@@ -313,11 +324,11 @@ static uint64_t model_op_pmi_ack(uint64_t status, uint32_t reload, const uint64_
 	bool quiet = pmi_quiet(pc);
 
 	if (reload & 1)
-		pmi_write_stopped(pc, quiet, MSR_KNC_PERFCTR0, ctr[0]);
+		pmi_write_stopped(pc, quiet, PMU_REG_CTR, 0, ctr[0]);
 	if (reload & 2)
-		pmi_write_stopped(pc, quiet, MSR_KNC_PERFCTR1, ctr[1]);
-	pmi_write_stopped(pc, quiet, MSR_KNC_GLOBAL_OVF_CTRL, status);
-	pmi_read_stopped(pc, quiet, MSR_KNC_GLOBAL_STATUS, &status);
+		pmi_write_stopped(pc, quiet, PMU_REG_CTR, 1, ctr[1]);
+	pmi_write_stopped(pc, quiet, PMU_REG_GLOBAL_OVF_CTRL, 0, status);
+	pmi_read_stopped(pc, quiet, PMU_REG_GLOBAL_STATUS, 0, &status);
 	return status;
 }
 
@@ -330,7 +341,7 @@ static void model_op_pmi_restart(uint64_t ctrl)
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
 
-	pmi_write(pc, MSR_KNC_GLOBAL_CTRL, ctrl);
+	pmi_write(pc, PMU_REG_GLOBAL_CTRL, 0, ctrl);
 	pc->in_pmi = false;
 	if (!pc->delivering) /* sync_at delivered this PMI, and goes on syncing after it */
 		sync_at(pc, NULL, true);
@@ -472,9 +483,28 @@ static void model_op_cpu_online(bool rejoin)
 	sync(pc);
 }
 
+/*
+ * The PMU the model presents: a Xeon Phi x200's (Knights Landing's
+ * architectural perfmon, from the CPUID leaf 0AH such a core reports:
+ * pmu/arch/regs.h) on a CPU that says it is one (`make run CPU=knl`), KNC's
+ * everywhere else. Then the plugin's page (pmu_init sets up the emulation
+ * of what the CPU lacks after it: the page names the prefetches' loads).
+ */
+static const struct pmu_desc *model_op_init(void)
+{
+	if (cpuid_xeon_phi_x200(cpuid(1, 0)) && pmu_arch_describe(&pmu_arch_desc, KNL_CPUID_0A_EAX, KNL_CPUID_0A_EDX)) {
+		pmu_arch_desc.name = "Intel architectural perfmon (Knights Landing's, modelled)";
+		model_desc = &pmu_arch_desc;
+	}
+	kprintf("pmu: the model presents the %s: %u counters of %u bits%s\n", model_desc->name, model_desc->counters,
+		model_desc->width, model_desc->version ? ", architectural perfmon" : "");
+	share_init();
+	return model_desc;
+}
+
 const struct pmu_ops pmu_model_ops = {
 	.name = "model",
-	.desc = &pmu_knc_desc, /* the model is a KNC PMU in software */
+	.init = model_op_init,
 	.rdmsr = model_op_rdmsr,
 	.wrmsr = model_op_wrmsr,
 	.counts_event = model_op_counts_event,

@@ -1,14 +1,14 @@
-/* Software model of the KNC core PMU; see pmu/model/core.h. Pure, unit-tested on the host. */
+/* Software model of a core PMU (KNC's by default); see pmu/model/core.h. Pure, unit-tested on the host. */
 #include "pmu/model/core.h"
-#include "pmu/knc/regs.h"
 
 bool model_plugin_cycles;
+const struct pmu_desc *model_desc = &pmu_knc_desc;
 
 bool model_counts_event(uint32_t evtsel)
 {
 	uint32_t code = EVTSEL_CODE(evtsel);
 
-	return code == KNC_EV_INSTRUCTIONS_EXECUTED || (code == KNC_EV_CPU_CLK_UNHALTED && !model_plugin_cycles);
+	return code == model_desc->ev_instructions || (code == model_desc->ev_cycles && !model_plugin_cycles);
 }
 
 void model_reset(struct pmu_model *m, uint64_t now)
@@ -37,7 +37,9 @@ static void update_line(struct pmu_model *m)
 /* model_advance for counters that are not all plain: edge detect and the CMASK/INV comparison. */
 static void advance_general(struct pmu_model *m, uint64_t ticks)
 {
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+	uint64_t mask = model_mask();
+
+	for (int i = 0; i < PMU_MAX_COUNTERS; i++) {
 		if (!(m->active & GLOBAL_CTR(i)))
 			continue;
 		uint32_t e = m->evtsel[i];
@@ -52,9 +54,9 @@ static void advance_general(struct pmu_model *m, uint64_t ticks)
 		if (inc == 0)
 			continue;
 		uint64_t v = m->ctr[i] + inc;
-		if (v > KNC_CTR_MASK)
+		if (v > mask)
 			m->status |= GLOBAL_CTR(i); /* sticky, with or without INT (327357-001 §1.4.3.5) */
-		m->ctr[i] = v & KNC_CTR_MASK;
+		m->ctr[i] = v & mask;
 	}
 }
 
@@ -65,7 +67,7 @@ static void advance_general(struct pmu_model *m, uint64_t ticks)
  */
 void model_advance_counting(struct pmu_model *m, uint64_t now)
 {
-	uint64_t ticks = now - m->last;
+	uint64_t ticks = now - m->last, mask = model_mask();
 	uint32_t status = m->status;
 	uint8_t a = m->active;
 
@@ -73,14 +75,14 @@ void model_advance_counting(struct pmu_model *m, uint64_t now)
 	if (a & ~m->plain) {
 		advance_general(m, ticks);
 	} else {
-		/* Branch-free: an inactive counter adds 0 (KNC_NUM_COUNTERS is 2). */
+		/* Branch-free: an inactive counter adds 0 (PMU_MAX_COUNTERS is 2). */
 		uint64_t v0 = m->ctr[0] + ticks * (a & 1);
 		uint64_t v1 = m->ctr[1] + ticks * (a >> 1 & 1);
 
 		m->cond |= a; /* a plain counter's condition holds on every tick */
-		m->status |= (uint32_t)(v0 > KNC_CTR_MASK) | (uint32_t)(v1 > KNC_CTR_MASK) << 1; /* sticky (327357-001 §1.4.3.5) */
-		m->ctr[0] = v0 & KNC_CTR_MASK;
-		m->ctr[1] = v1 & KNC_CTR_MASK;
+		m->status |= (uint32_t)(v0 > mask) | (uint32_t)(v1 > mask) << 1; /* sticky (327357-001 §1.4.3.5) */
+		m->ctr[0] = v0 & mask;
+		m->ctr[1] = v1 & mask;
 	}
 	if (m->status != status)
 		update_line(m);
@@ -88,13 +90,13 @@ void model_advance_counting(struct pmu_model *m, uint64_t now)
 
 void model_add(struct pmu_model *m, int i, uint64_t n)
 {
-	uint64_t v = m->ctr[i] + n;
+	uint64_t v = m->ctr[i] + n, mask = model_mask();
 
-	if (v > KNC_CTR_MASK) {
+	if (v > mask) {
 		m->status |= GLOBAL_CTR(i); /* sticky (327357-001 §1.4.3.5) */
 		update_line(m);
 	}
-	m->ctr[i] = v & KNC_CTR_MASK;
+	m->ctr[i] = v & mask;
 }
 
 
@@ -103,7 +105,7 @@ void model_add(struct pmu_model *m, int i, uint64_t n)
 static void evtsel_changed(struct pmu_model *m)
 {
 	m->plain = m->sel_os = m->sel_usr = m->intr = 0;
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+	for (int i = 0; i < PMU_MAX_COUNTERS; i++) {
 		uint32_t e = m->evtsel[i];
 		if (!(e & EVTSEL_EDGE) && tick_condition(e))
 			m->plain |= GLOBAL_CTR(i);
@@ -119,19 +121,18 @@ static void evtsel_changed(struct pmu_model *m)
 	model_enables_changed(m);
 }
 
-int model_write_reg_rest(struct pmu_model *m, uint32_t msr, uint64_t v)
+int model_write_reg_rest(struct pmu_model *m, enum pmu_reg r, int i, uint64_t v)
 {
-	switch (msr) {
-	case MSR_KNC_EVNTSEL0:
-	case MSR_KNC_EVNTSEL1:
-		if (v > 0xffffffffULL || (v & EVTSEL_RESERVED))
+	switch (r) {
+	case PMU_REG_EVTSEL:
+		if (v > 0xffffffffULL || (v & model_desc->evtsel_reserved))
 			return -1;
-		m->evtsel[msr - MSR_KNC_EVNTSEL0] = v;
+		m->evtsel[i] = v;
 		evtsel_changed(m);
 		update_line(m); /* EvtSel.INT gates the line */
 		return 0;
-	case MSR_KNC_SPFLT_CTRL:
-		if (v & ~SPFLT_VALID)
+	case PMU_REG_SPFLT_CTRL: /* only a PMU with SPFLT has the register (pmu_desc_reg) */
+		if (v & ~(pmu_all_counters(model_desc) | SPFLT_USER_PREF))
 			return -1;
 		m->spflt = v;
 		break;
@@ -142,23 +143,23 @@ int model_write_reg_rest(struct pmu_model *m, uint32_t msr, uint64_t v)
 	return 0;
 }
 
-int model_counted_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
+int model_counted_write(struct pmu_model *m, uint64_t now, enum pmu_reg r, int i, uint64_t v)
 {
 	model_advance_counting(m, now);
-	return model_write_reg(m, msr, v);
+	return model_reg_write(m, r, i, v);
 }
 
-int model_counted_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
+int model_counted_read(struct pmu_model *m, uint64_t now, enum pmu_reg r, int i, uint64_t *v)
 {
 	model_advance_counting(m, now);
-	return model_read_reg(m, msr, v);
+	return model_reg_read(m, r, i, v);
 }
 
 int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v)
 {
-	if (ecx >= KNC_NUM_COUNTERS)
+	if (ecx >= model_desc->counters) /* ECX bit 30, a fixed counter: none modelled (#GP) */
 		return -1;
-	return model_rdmsr(m, now, MSR_KNC_PERFCTR(ecx), v);
+	return model_reg_rdmsr(m, now, PMU_REG_CTR, (int)ecx, v);
 }
 
 void model_spflt(struct pmu_model *m, uint64_t now, uint64_t operand)

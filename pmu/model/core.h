@@ -26,7 +26,25 @@
 
 #include <stdint.h>
 #include <stdbool.h>
-#include "pmu/knc/regs.h"
+#include "pmu/desc.h"
+#include "pmu/evtsel.h"
+#include "pmu/knc/regs.h" /* the PMU it presents by default */
+
+/*
+ * The PMU the model presents (pmu/desc.h): its MSRs, counter width, the
+ * codes of the events it counts, SPFLT or not. KNC's (pmu_knc_desc) unless
+ * the model backend's init chose another (Knights Landing's architectural
+ * perfmon on a CPU that says it is one). The model's fast paths are written
+ * for two counters.
+ */
+extern const struct pmu_desc *model_desc;
+_Static_assert(PMU_MAX_COUNTERS == 2, "the model's fast paths are unrolled for two counters");
+
+/* The counters' value mask, 2^width - 1. */
+static inline uint64_t model_mask(void)
+{
+	return pmu_ctr_mask(model_desc);
+}
 
 struct pmu_model {
 	uint64_t ctr[2];      /* 40 bits, as of `last` */
@@ -102,7 +120,7 @@ static inline void model_state_changed(struct pmu_model *m)
 	uint8_t gate = m->halted ? 0 : 0xff;
 
 	if (!(m->spflt & SPFLT_USER_PREF))
-		gate &= ~(uint8_t)(m->spflt & (SPFLT_EN(0) | SPFLT_EN(1))); /* held by SPFLT (327357-001 §1.4.3.4) */
+		gate &= ~(uint8_t)m->spflt; /* held by SPFLT (327357-001 §1.4.3.4): SPFLT_EN(i) is bit i */
 	m->active_at[0] = m->at_os & gate;
 	m->active_at[1] = m->at_usr & gate;
 	model_select_active(m);
@@ -119,7 +137,7 @@ static inline void model_enables_changed(struct pmu_model *m)
 /* Counter i (0 or 1) written with v (40 bits) at tick `last`: the count and the window of its rate. */
 static inline void model_counter_set(struct pmu_model *m, int i, uint64_t v)
 {
-	uint64_t got = (m->ctr[i] - m->set_val[i]) & KNC_CTR_MASK, ran = m->last - m->set_at[i];
+	uint64_t got = (m->ctr[i] - m->set_val[i]) & model_mask(), ran = m->last - m->set_at[i];
 
 	if (got && ran) { /* the stretch that ends here, for a poll before the new one has a rate */
 		m->prior_got[i] = got;
@@ -130,62 +148,90 @@ static inline void model_counter_set(struct pmu_model *m, int i, uint64_t v)
 }
 
 /*
- * The register access alone, no time passing (see model_wrmsr): 0, or -1
- * for #GP. Inline, the cases the PMI handler's accesses take (a constant
- * MSR folds each to a few instructions); model_write_reg_rest
+ * The register access alone, no time passing (see model_wrmsr), by role
+ * (pmu/desc.h pmu_desc_reg: counter or EvtSel i, a global register, SPFLT):
+ * 0, or -1 for #GP. Inline, the cases the PMI handler's accesses take (a
+ * constant role folds each to a few instructions); model_write_reg_rest
  * (pmu/model/core.c) the others.
  */
-int model_write_reg_rest(struct pmu_model *m, uint32_t msr, uint64_t v);
+int model_write_reg_rest(struct pmu_model *m, enum pmu_reg r, int i, uint64_t v);
 
-static inline int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
+/*
+ * A counter write's value into *out: all `width` bits, #GP (-1) beyond them
+ * (KNC, 327357-001 §1.4.3.2); or bits 31:0 sign-extended (architectural
+ * IA32_PMCx, Intel SDM Vol. 3B §18.2.1), which never faults.
+ */
+static inline int model_counter_value(uint64_t v, uint64_t *out)
 {
-	switch (msr) {
-	case MSR_KNC_PERFCTR0:
-	case MSR_KNC_PERFCTR1:
-		if (v & ~KNC_CTR_MASK)
+	if (model_desc->ctr_write_sext32) {
+		*out = (uint64_t)(int64_t)(int32_t)(uint32_t)v & model_mask();
+		return 0;
+	}
+	if (v & ~model_mask())
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static inline int model_reg_write(struct pmu_model *m, enum pmu_reg r, int i, uint64_t v)
+{
+	switch (r) {
+	case PMU_REG_CTR:
+		if (model_counter_value(v, &v))
 			return -1;
-		model_counter_set(m, msr - MSR_KNC_PERFCTR0, v);
+		model_counter_set(m, i, v);
 		return 0; /* a count: what counts and the line stay as they are */
-	case MSR_KNC_GLOBAL_CTRL:
-		if (v & ~(uint64_t)GLOBAL_VALID)
+	case PMU_REG_GLOBAL_CTRL:
+		if (v & ~(uint64_t)pmu_all_counters(model_desc))
 			return -1;
 		m->global_ctrl = v;
 		model_enables_changed(m);
 		return 0;
-	case MSR_KNC_GLOBAL_OVF_CTRL:
-		if (v & ~(uint64_t)GLOBAL_VALID)
+	case PMU_REG_GLOBAL_OVF_CTRL:
+		if (v & ~(uint64_t)pmu_all_counters(model_desc))
 			return -1;
 		m->status &= ~(uint32_t)v;
 		m->line = (m->status & m->intr) != 0; /* it can only fall: no rise to note */
 		return 0;
 	default:
-		return model_write_reg_rest(m, msr, v);
+		return model_write_reg_rest(m, r, i, v);
 	}
+}
+
+static inline int model_reg_read(const struct pmu_model *m, enum pmu_reg r, int i, uint64_t *v)
+{
+	switch (r) {
+	case PMU_REG_CTR:
+		*v = m->ctr[i];
+		return 0;
+	case PMU_REG_EVTSEL:
+		*v = m->evtsel[i];
+		return 0;
+	case PMU_REG_SPFLT_CTRL:
+		*v = m->spflt;
+		return 0;
+	case PMU_REG_GLOBAL_STATUS:
+		*v = m->status;
+		return 0;
+	case PMU_REG_GLOBAL_CTRL:
+		*v = m->global_ctrl;
+		return 0;
+	default: /* GLOBAL_OVF_CTRL is write-only (KNC: 327357-001 Table 1-2) */
+		return -1;
+	}
+}
+
+/* The same by MSR number, of the PMU the model presents (model_desc). */
+static inline int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
+{
+	int i = 0;
+	return model_reg_write(m, pmu_desc_reg(model_desc, msr, &i), i, v);
 }
 
 static inline int model_read_reg(const struct pmu_model *m, uint32_t msr, uint64_t *v)
 {
-	switch (msr) {
-	case MSR_KNC_PERFCTR0:
-	case MSR_KNC_PERFCTR1:
-		*v = m->ctr[msr - MSR_KNC_PERFCTR0];
-		return 0;
-	case MSR_KNC_EVNTSEL0:
-	case MSR_KNC_EVNTSEL1:
-		*v = m->evtsel[msr - MSR_KNC_EVNTSEL0];
-		return 0;
-	case MSR_KNC_SPFLT_CTRL:
-		*v = m->spflt;
-		return 0;
-	case MSR_KNC_GLOBAL_STATUS:
-		*v = m->status;
-		return 0;
-	case MSR_KNC_GLOBAL_CTRL:
-		*v = m->global_ctrl;
-		return 0;
-	default: /* GLOBAL_OVF_CTRL is write-only */
-		return -1;
-	}
+	int i = 0;
+	return model_reg_read(m, pmu_desc_reg(model_desc, msr, &i), i, v);
 }
 
 /*
@@ -199,27 +245,45 @@ static inline int model_read_reg(const struct pmu_model *m, uint32_t msr, uint64
  * (the PMI handler's, the counters stopped) is a few instructions and a
  * jump, without a frame.
  */
-int model_counted_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v);
-int model_counted_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v);
+int model_counted_write(struct pmu_model *m, uint64_t now, enum pmu_reg r, int i, uint64_t v);
+int model_counted_read(struct pmu_model *m, uint64_t now, enum pmu_reg r, int i, uint64_t *v);
 
-static inline int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
+/* By role (the PMI path's accesses, whose constant roles fold). */
+static inline int model_reg_wrmsr(struct pmu_model *m, uint64_t now, enum pmu_reg r, int i, uint64_t v)
 {
 	if (now > m->last) {
 		if (m->active)
-			return model_counted_wrmsr(m, now, msr, v);
+			return model_counted_write(m, now, r, i, v);
 		m->last = now;
 	}
-	return model_write_reg(m, msr, v);
+	return model_reg_write(m, r, i, v);
+}
+
+static inline int model_reg_rdmsr(struct pmu_model *m, uint64_t now, enum pmu_reg r, int i, uint64_t *v)
+{
+	if (now > m->last) {
+		if (m->active)
+			return model_counted_read(m, now, r, i, v);
+		m->last = now;
+	}
+	return model_reg_read(m, r, i, v);
+}
+
+/* By MSR number, of the PMU the model presents (model_desc). */
+static inline int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
+{
+	int i = 0;
+	enum pmu_reg r = pmu_desc_reg(model_desc, msr, &i);
+
+	return model_reg_wrmsr(m, now, r, i, v);
 }
 
 static inline int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
 {
-	if (now > m->last) {
-		if (m->active)
-			return model_counted_rdmsr(m, now, msr, v);
-		m->last = now;
-	}
-	return model_read_reg(m, msr, v);
+	int i = 0;
+	enum pmu_reg r = pmu_desc_reg(model_desc, msr, &i);
+
+	return model_reg_rdmsr(m, now, r, i, v);
 }
 /* RDPMC: counter 0 or 1, zero-extended 40 bits; -1 for another ECX. */
 int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v);
@@ -264,7 +328,7 @@ static inline bool model_user_insn(struct pmu_model *m, uint64_t first_user, uin
 	if (u & 2)
 		v1 += ut;
 
-	if ((v0 | v1) > KNC_CTR_MASK)
+	if ((v0 | v1) > model_mask())
 		return false; /* a wrap: its place in the sequence decides where the PMI lands */
 	m->ctr[0] = v0;
 	m->ctr[1] = v1;
@@ -291,8 +355,8 @@ void model_set_halted(struct pmu_model *m, uint64_t now, bool halted);
 static inline uint64_t model_ticks_to_overflow(const struct pmu_model *m, uint8_t active)
 {
 	uint8_t a = active & m->plain; /* an edge counter counts stretches, and is never near */
-	uint64_t l0 = a & 1 ? KNC_CTR_MASK + 1 - m->ctr[0] : UINT64_MAX; /* KNC_NUM_COUNTERS is 2 */
-	uint64_t l1 = a & 2 ? KNC_CTR_MASK + 1 - m->ctr[1] : UINT64_MAX;
+	uint64_t l0 = a & 1 ? model_mask() + 1 - m->ctr[0] : UINT64_MAX; /* PMU_MAX_COUNTERS is 2 */
+	uint64_t l1 = a & 2 ? model_mask() + 1 - m->ctr[1] : UINT64_MAX;
 
 	return l0 < l1 ? l0 : l1;
 }

@@ -21,7 +21,6 @@
  * general way.
  */
 #include "pmu/internal.h"
-#include "pmu/knc/regs.h"
 #include "kernel/trap.h"
 #include "kernel/percpu.h"
 #include "kernel/task.h"
@@ -45,6 +44,14 @@ __asm__(".pushsection .text\n"
 	".popsection");
 uint8_t pmu_vprefetch0_load(const uint8_t *p);
 uint8_t pmu_vprefetch1_load(const uint8_t *p);
+
+/*
+ * Whether the CPU the model stands in for is a KNC core, whose ISA has
+ * SPFLT and VPREFETCHh (Intel 327364-001); the other PMU it presents,
+ * Knights Landing's, has neither (a task's SPFLT or VPREFETCH is #UD there).
+ * KNC's is the PMU with a PERF_SPFLT_CONTROL. Set at pmu_emul_init.
+ */
+static bool knc_isa;
 
 /* A decoded RDPMC or SPFLT. */
 struct insn {
@@ -111,8 +118,10 @@ static inline __attribute__((always_inline)) bool decode(struct trap_frame *f, c
 
 	if (n >= 2 && b[0] == 0x0f && b[1] == 0x33) {
 		*in = (struct insn){ .rdpmc = true, .len = 2 };
-		return (uint32_t)f->rcx < KNC_NUM_COUNTERS;
+		return (uint32_t)f->rcx < model_desc->counters;
 	}
+	if (!knc_isa)
+		return false;
 	if (n >= 4 && b[0] == 0xc5 && b[1] == 0xfb && b[2] == 0xae && (rm = spflt_rm(b[3])) >= 0) {
 		*in = (struct insn){ .len = 4, .spflt = gpr(f, rm) };
 		return true;
@@ -195,7 +204,7 @@ static int emulate(struct trap_frame *f)
 	/* a task's bytes through its page tables; the kernel's as before, no further than an RDPMC or SPFLT */
 	int n = pc ? fetch(f, b, (f->cs & 3) ? MAX_PREFETCH : MAX_INSN) : 0, len, hint;
 
-	if (n && (f->cs & 3) && decode_prefetch(f, b, n, &len, &hint, &ea)) {
+	if (n && (f->cs & 3) && knc_isa && decode_prefetch(f, b, n, &len, &hint, &ea)) {
 		prefetch(ea, hint);
 		f->rip += len;
 		return 1;
@@ -278,6 +287,9 @@ static bool emulate_fast(struct trap_frame *f, uint64_t first_kernel, uint64_t f
 
 void pmu_emul_init(void)
 {
+	if (pmu_ops != &pmu_model_ops)
+		return; /* a CPU with a PMU executes RDPMC and SPFLT itself */
+	knc_isa = model_desc->spflt_ctrl != 0;
 	share_prefetch_loads((uintptr_t)pmu_vprefetch0_load, (uintptr_t)pmu_vprefetch1_load);
 	exc_register(EXC_UD, emulate);
 	exc_register(EXC_GP, emulate);

@@ -2,7 +2,6 @@
 #include "pmu/model/share.h"
 #include "pmu/events.h"
 #include "pmu/plugin_events.h"
-#include "pmu/knc/regs.h"
 #include "kernel/console.h"
 #include "kernel/paging.h"
 #include "platform/platform.h"
@@ -11,6 +10,12 @@
 #define SAMPLING_REACH (1ULL << 32) /* events from overflow */
 
 static struct pmushare *page;
+/*
+ * Whether the plugin's events count: its event codes are KNC's (pmu/plugin_events.h),
+ * so not when the model presents another PMU (Knights Landing's): then the page
+ * gives each thread its own clock only.
+ */
+static bool plugin_events;
 /* Bit c: the plugin counts the event whose umask << 8 | event code is c (EVTSEL_CODE). */
 static uint8_t counted[(EVTSEL_UMASK_MASK | EVTSEL_EVENT_MASK) / 8 + 1];
 
@@ -27,16 +32,21 @@ bool share_init(void)
 		struct pmushare *p = (struct pmushare *)base;
 		if (p->magic != PMUSHARE_MAGIC || p->version != PMUSHARE_VERSION)
 			continue;
-		for (int i = 0; i < PEV_COUNT; i++) {
+		plugin_events = model_desc == &pmu_knc_desc;
+		for (int i = 0; plugin_events && i < PEV_COUNT; i++) {
 			const struct knc_event *e = knc_event_named(names[i]);
 			if (e) /* a name libpfm4 lacks: nothing selects it */
 				counted[e->code / 8] |= 1 << (e->code % 8);
 		}
 		page = p;
 		page->card_seen = 1;
-		model_plugin_cycles = true;
+		model_plugin_cycles = plugin_events;
 		stamp_use_clock(&page->clock); /* before any AP starts: each thread counts its own instructions */
-		kprintf("pmu: QEMU plugin's page at %#lx: %d more events counted from execution\n", base, PEV_COUNT);
+		if (plugin_events)
+			kprintf("pmu: QEMU plugin's page at %#lx: %d more events counted from execution\n", base, PEV_COUNT);
+		else
+			kprintf("pmu: QEMU plugin's page at %#lx: each thread's own clock; its events are KNC's, "
+				"not counted on %s\n", base, model_desc->name);
 		return true;
 	}
 	return false;
@@ -65,8 +75,8 @@ void share_publish(struct pmushare_thread *s, const struct pmu_model *m)
 
 	WRITE_ONCE(s->seq, seq);
 	barrier();
-	WRITE_ONCE(s->evtsel[0], m->evtsel[0]);
-	WRITE_ONCE(s->evtsel[1], m->evtsel[1]);
+	for (int i = 0; i < PMU_MAX_COUNTERS; i++) /* 0 where the plugin's KNC codes mean nothing */
+		WRITE_ONCE(s->evtsel[i], plugin_events ? m->evtsel[i] : 0);
 	WRITE_ONCE(s->global_ctrl, m->global_ctrl);
 	WRITE_ONCE(s->spflt, m->spflt);
 	barrier();
@@ -117,7 +127,7 @@ void share_task_end(uint32_t apic_id, bool own)
 
 void share_drop(struct pmushare_thread *s)
 {
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
+	for (int i = 0; i < PMU_MAX_COUNTERS; i++)
 		__atomic_exchange_n(&s->delta[i], 0, __ATOMIC_RELAXED);
 }
 
@@ -125,15 +135,15 @@ uint64_t share_poll_ticks(const struct pmushare_thread *s, const struct pmu_mode
 {
 	uint64_t poll = UINT64_MAX;
 
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++) {
+	for (int i = 0; i < PMU_MAX_COUNTERS; i++) {
 		uint32_t e = m->evtsel[i];
 		if ((e & (EVTSEL_EN | EVTSEL_INT)) != (EVTSEL_EN | EVTSEL_INT) || !(m->global_ctrl & GLOBAL_CTR(i)) ||
 		    !share_counts(e))
 			continue;
 		uint64_t v = m->ctr[i] + READ_ONCE(s->delta[i]);
-		if (v < KNC_CTR_MASK + 1 - SAMPLING_REACH)
+		if (v < model_mask() + 1 - SAMPLING_REACH)
 			continue;
-		uint64_t left = v > KNC_CTR_MASK ? 1 : KNC_CTR_MASK + 1 - v, ticks = SHARE_POLL_TICKS;
+		uint64_t left = v > model_mask() ? 1 : model_mask() + 1 - v, ticks = SHARE_POLL_TICKS;
 		uint64_t ran = m->last - m->set_at[i], got = v >= m->set_val[i] ? v - m->set_val[i] : 0;
 		if (!got) { /* nothing counted since the write yet: the stretch before it */
 			ran = m->prior_ran[i];

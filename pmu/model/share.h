@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <pmuos/pmushare.h>
 #include "pmu/model/core.h"
-#include "pmu/knc/regs.h"
 #include "kernel/stamp.h"
 #include "arch/x86.h"
 #include "arch/sync.h"
@@ -73,7 +72,7 @@ void share_publish(struct pmushare_thread *s, const struct pmu_model *m);
  */
 static inline void share_take(struct pmushare_thread *s, struct pmu_model *m)
 {
-	for (int i = 0; i < KNC_NUM_COUNTERS; i++)
+	for (int i = 0; i < PMU_MAX_COUNTERS; i++)
 		if (__atomic_load_n(&s->delta[i], __ATOMIC_RELAXED))
 			/* XCHG: one instruction, so no plugin count falls between the read and the write. */
 			model_add(m, i, __atomic_exchange_n(&s->delta[i], 0, __ATOMIC_RELAXED));

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "pmu/model/core.h"
+#include "pmu/arch/regs.h"
 
 /* 327357-001 Table 1-2 */
 #define PERFCTR0   0x20u
@@ -876,6 +877,86 @@ static void test_user_insn_same_as_steps(void **state)
 	assert_true(declined > 1000);
 }
 
+/*
+ * The model presenting architectural perfmon (Intel SDM Vol. 3B §18.2; MSRs
+ * from Vol. 4 Table 2-2, spelled out here): CPUID leaf 0AH as a Knights
+ * Landing core reports it describes 2 counters of 40 bits at IA32_PMC0
+ * 0xC1 and IA32_PERFEVTSEL0 0x186, global registers at 0x38E-0x390, no
+ * SPFLT; a version 1 leaf, or one of no counters, is refused.
+ */
+#define A_PMC0     0xc1u
+#define A_PMC1     0xc2u
+#define A_EVTSEL0  0x186u
+#define A_STATUS   0x38eu
+#define A_GLOBAL   0x38fu
+#define A_OVF      0x390u
+#define A_INST     0x00c0u /* INST_RETIRED.ANY_P (Table 18-1) */
+
+static void test_arch_description(void **state)
+{
+	(void)state;
+	struct pmu_desc d;
+
+	assert_true(pmu_arch_describe(&d, 0x07280203u, 0x503u)); /* version 3, 2 x 40 bits, EBX length 7; 3 fixed x 40 */
+	assert_int_equal(d.version, 3);
+	assert_int_equal(d.counters, 2);
+	assert_int_equal(d.width, 40);
+	assert_int_equal(d.fixed, 3);
+	assert_int_equal(d.ctr0, A_PMC0);
+	assert_int_equal(d.evtsel0, A_EVTSEL0);
+	assert_int_equal(d.global_status, A_STATUS);
+	assert_int_equal(d.global_ctrl, A_GLOBAL);
+	assert_int_equal(d.global_ovf_ctrl, A_OVF);
+	assert_int_equal(d.spflt_ctrl, 0);
+	assert_int_equal(d.ev_instructions, A_INST);
+	assert_true(d.max_period < (1ULL << 31)); /* 32-bit writes, sign-extended */
+	assert_true(pmu_arch_describe(&d, 0x07300803u, 0)); /* 8 counters of 48 bits: the first PMU_MAX_COUNTERS */
+	assert_int_equal(d.counters, PMU_MAX_COUNTERS);
+	assert_int_equal(d.width, 48);
+	assert_false(pmu_arch_describe(&d, 0x07280201u, 0)); /* version 1: no global control */
+	assert_false(pmu_arch_describe(&d, 0x07280003u, 0)); /* no counters */
+	assert_false(pmu_arch_describe(&d, 0, 0));          /* TCG's leaf of zeros */
+}
+
+static void test_arch_registers(void **state)
+{
+	(void)state;
+	struct pmu_desc d;
+	struct pmu_model m;
+	uint64_t v;
+
+	assert_true(pmu_arch_describe(&d, 0x07280203u, 0x503u));
+	model_desc = &d;
+	model_reset(&m, 0);
+	/* A counter write takes bits 31:0 sign-extended (§18.2.1): 2^40 - 5 from its low 32 bits. */
+	WR(&m, 0, A_PMC0, 0xfffffffbULL);
+	READS(&m, 0, A_PMC0, TWO40 - 5);
+	WR(&m, 0, A_PMC1, 0x123456789ULL); /* bit 32 and above ignored, bit 31 clear */
+	READS(&m, 0, A_PMC1, 0x23456789ULL);
+	/* Bit 19 (PC) is an EvtSel bit here, not reserved as on KNC; bits 63:32 are. */
+	WR(&m, 0, A_EVTSEL0, A_INST | OS | USR | RSVD19 | INT | EN);
+	REFUSED_WR(&m, 0, A_EVTSEL0, 1ULL << 32);
+	WR(&m, 0, A_EVTSEL0, A_INST | OS | USR | INT | EN);
+	WR(&m, 0, A_GLOBAL, 1);
+	/* Counts INST_RETIRED by the tick, wraps after 5, status bit 0 and the PMI line. */
+	READS(&m, 4, A_PMC0, TWO40 - 1);
+	READS(&m, 6, A_PMC0, 1);
+	READS(&m, 6, A_STATUS, 1);
+	assert_true(m.rose);
+	WR(&m, 6, A_OVF, 1);
+	READS(&m, 6, A_STATUS, 0);
+	REFUSED_WR(&m, 6, A_STATUS, 0);
+	/* No SPFLT_CONTROL, and KNC's MSRs are not this PMU's. */
+	assert_int_equal(model_rdmsr(&m, 6, SPFLT, &v), -1);
+	assert_int_equal(model_rdmsr(&m, 6, PERFCTR0, &v), -1);
+	REFUSED_WR(&m, 6, GLOBAL, 1);
+	/* RDPMC: counters 0 and 1; ECX bit 30 (a fixed counter) is not modelled. */
+	assert_int_equal(model_rdpmc(&m, 7, 0, &v), 0);
+	assert_int_equal(v, 2);
+	assert_int_equal(model_rdpmc(&m, 7, 1u << 30, &v), -1);
+	model_desc = &pmu_knc_desc;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -901,6 +982,8 @@ int main(void)
 		cmocka_unit_test(test_ring_and_state_changes),
 		cmocka_unit_test(test_add),
 		cmocka_unit_test(test_user_insn_same_as_steps),
+		cmocka_unit_test(test_arch_description),
+		cmocka_unit_test(test_arch_registers),
 	};
 
 	alarm(60); /* a hang is a failure too */

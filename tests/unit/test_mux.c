@@ -55,7 +55,7 @@ static int op_wrmsr(uint32_t msr, uint64_t v)
 	return 0;
 }
 
-static const struct pmu_ops test_ops = { .name = "test", .desc = &pmu_knc_desc, .wrmsr = op_wrmsr };
+static const struct pmu_ops test_ops = { .name = "test", .wrmsr = op_wrmsr };
 const struct pmu_ops *pmu_ops = &test_ops;
 const struct pmu_desc *pmu_hw = &pmu_knc_desc;
 

@@ -176,7 +176,6 @@ static void test_pmi_restart(uint64_t ctrl)
 
 static const struct pmu_ops test_ops = {
 	.name = "test",
-	.desc = &pmu_knc_desc,
 	.rdmsr = test_rdmsr,
 	.wrmsr = test_wrmsr,
 	.pmi_stop = test_pmi_stop,

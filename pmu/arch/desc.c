@@ -1,0 +1,36 @@
+/* Architectural perfmon as data (pmu/desc.h) from CPUID leaf 0AH: Intel SDM Vol. 3B §18.2. */
+#include "pmu/arch/regs.h"
+#include "pmu/evtsel.h"
+
+/* Every event on every counter: no constraint is architectural (§18.2.1). */
+static uint32_t arch_counters_for(uint32_t code)
+{
+	(void)code;
+	return (1u << PMU_MAX_COUNTERS) - 1;
+}
+
+bool pmu_arch_describe(struct pmu_desc *d, uint32_t eax, uint32_t edx)
+{
+	uint32_t version = CPUID_0A_VERSION(eax), n = CPUID_0A_COUNTERS(eax), width = CPUID_0A_WIDTH(eax);
+
+	if (version < 2 || n < 1 || width < 32 || width > 63)
+		return false;
+	*d = (struct pmu_desc){
+		.name = "Intel architectural perfmon",
+		.counters = n < PMU_MAX_COUNTERS ? n : PMU_MAX_COUNTERS,
+		.width = width,
+		.ctr_write_sext32 = true, /* IA32_PMCx: bits 31:0, sign-extended (§18.2.1) */
+		.version = version,
+		.fixed = CPUID_0A_FIXED(edx),
+		.max_period = (1ULL << 31) - 1,
+		.evtsel0 = MSR_ARCH_PERFEVTSEL0,
+		.ctr0 = MSR_ARCH_PMC0,
+		.global_ctrl = MSR_ARCH_PERF_GLOBAL_CTRL,
+		.global_status = MSR_ARCH_PERF_GLOBAL_STATUS,
+		.global_ovf_ctrl = MSR_ARCH_PERF_GLOBAL_OVF_CTRL,
+		.ev_instructions = ARCH_EV_INSTRUCTIONS_RETIRED,
+		.ev_cycles = ARCH_EV_UNHALTED_CORE_CYCLES,
+		.counters_for = arch_counters_for,
+	};
+	return true;
+}

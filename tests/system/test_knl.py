@@ -1,0 +1,94 @@
+"""A card presenting as a Xeon Phi x200 (Knights Landing: `make run CPU=knl`,
+scripts/qemu.sh): QEMU's TCG has no PMU and reports CPUID leaf 0xA as zeros,
+so the model backend presents KNL's architectural perfmon (pmu/arch/regs.h:
+version 3, 2 counters of 40 bits, 3 fixed ones not used), at the
+architectural MSRs, counting the architectural events INST_RETIRED (0xC0)
+and UNHALTED_CORE_CYCLES (0x3C). What only KNL silicon can show (its own
+events, the arch backend's RDMSRs) is not tested here."""
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import BUILD, Card, pmuctl_ok as pmuctl
+
+PMUCTL = os.path.join(BUILD, "pmuctl")
+USER = os.path.join(BUILD, "user")
+
+
+@pytest.fixture(scope="module")
+def knl():
+    c = Card(cpus=4, cpu="knl")
+    yield c
+    c.close()
+
+
+def regions(stat_x):
+    """The `-x,` region lines of a stat: {(region, event): count}, and the program's total per event."""
+    per = {(m[1], m[3]): int(m[2]) for m in re.finditer(r"^(\w+),(\d+),,(\S+)$", stat_x, re.M) if m[3] != "calls"}
+    total = {m[2]: int(m[1]) for m in re.finditer(r"^(\d+),,(\S+),\d+,[\d.]+$", stat_x, re.M)}
+    return per, total
+
+
+def test_info_names_knls_pmu_and_the_knc_cards_own(knl, card):
+    out = pmuctl(knl, "info").stdout
+    assert re.search(r"^backend\s+model$", out, re.M), out
+    assert re.search(r"^pmu\s+Intel architectural perfmon \(Knights Landing's, modelled\), version 3: 2 counters "
+                     r"of 40 bits per thread, 3 fixed \(not used\), no SPFLT$", out, re.M), out
+    assert re.search(r"^cycles\s+the PMU's; in QEMU the model's, one per instruction", out, re.M), out
+    knc = pmuctl(card, "info").stdout
+    assert re.search(r"^pmu\s+KNC core PMU: 2 counters of 40 bits per thread, SPFLT$", knc, re.M), knc
+
+
+def test_regions_read_with_rdpmc_count_as_on_knc(knl, card):
+    """KNL has no SPFLT: a program's named regions are read with RDPMC. The
+    same program's regions count the same instructions as INST_RETIRED on the
+    KNL card and as INSTRUCTIONS_EXECUTED on the KNC one, and cycles count as
+    instructions (the model's: no timing model for this PMU). The totals
+    differ between the cards: the library writes each event's name into the
+    region table, and "r00c0" is not "INSTRUCTIONS_EXECUTED"."""
+    prog = os.path.join(USER, "regions.elf")
+    a, at = regions(pmuctl(knl, "stat", "-x,", "-e", "r00c0:u", "-C", "1", "--", prog).stderr)
+    c, ct = regions(pmuctl(knl, "stat", "-x,", "-e", "r003c:u", "-C", "1", "--", prog).stderr)
+    b, bt = regions(pmuctl(card, "stat", "-x,", "-e", "INSTRUCTIONS_EXECUTED:u", "-C", "1", "--", prog).stderr)
+    assert at["r00c0:u"] == ct["r003c:u"] > 0 and bt["INSTRUCTIONS_EXECUTED:u"] > 0, (at, bt, ct)
+    for region in ("sum", "mix", "empty"):
+        assert a[(region, "r00c0:u")] == b[(region, "INSTRUCTIONS_EXECUTED:u")] == c[(region, "r003c:u")], \
+            (region, a, b, c)
+    # per call: sum_words' 4096 loads and mix's 10,000 rounds, above the markers' cost (empty's)
+    assert a[("sum", "r00c0:u")] > 4096 + a[("empty", "r00c0:u")] and a[("mix", "r00c0:u")] > 10000, a
+
+
+def test_spflt_is_an_invalid_opcode_on_knl(knl):
+    """calib's regions open with SPFLT, which a KNL core does not have: the
+    task ends with #UD named, and the card goes on answering."""
+    p = subprocess.run([PMUCTL, "--card", knl.name, "run", "-C", "1", "--", os.path.join(USER, "calib.elf")],
+                       capture_output=True, text=True, timeout=120)
+    assert "#UD invalid opcode (vector 6)" in p.stdout + p.stderr, p
+    assert "calib.elf" in p.stdout + p.stderr, p
+    pmuctl(knl, "ping")
+
+
+def test_record_samples_open_in_perf(knl, tmp_path):
+    """Sampling INST_RETIRED:u every 10,007: calls' b, c, a take 50, 30 and 20 %
+    of its work, and Debian's perf reads the file with the same shares; a
+    cpu-clock recording at 1 kHz samples every millisecond of card time."""
+    data, perf = tmp_path / "calls.data", tmp_path / "calls.perf"
+    pmuctl(knl, "record", "-e", "r00c0:u", "-c", "10007", "-o", str(data), "--", os.path.join(USER, "calls.elf"),
+           "100000")
+    subprocess.run([PMUCTL, "report", "-i", str(data), "--to-perf", str(perf)], check=True, capture_output=True)
+    rep = subprocess.run(["perf", "report", "-i", str(perf), "--stdio", "--sort", "sym"], capture_output=True,
+                         text=True, check=True).stdout
+    share = {m[2]: float(m[1]) for m in re.finditer(r"^\s+([\d.]+)%\s+\[\.\]\s+(\w+)$", rep, re.M)}
+    assert abs(share["b"] - 50) < 1 and abs(share["c"] - 30) < 1 and abs(share["a"] - 20) < 1, rep
+    clock, clock_perf = tmp_path / "clock.data", tmp_path / "clock.perf"
+    pmuctl(knl, "record", "-e", "cpu-clock,r00c0:u", "-F", "1000", "-o", str(clock), "--",
+           os.path.join(USER, "matmul.elf"), "64")
+    subprocess.run([PMUCTL, "report", "-i", str(clock), "--to-perf", str(clock_perf)], check=True,
+                   capture_output=True)
+    script = subprocess.run(["perf", "script", "-i", str(clock_perf), "-F", "event,time"], capture_output=True,
+                            text=True, check=True).stdout
+    t = [float(m[1]) for m in re.finditer(r"^\s*([\d.]+): cpu-clock:", script, re.M)]
+    gaps = [b - a for a, b in zip(t, t[1:])]
+    assert len(t) >= 20 and all(abs(g - 0.001) <= 0.00001 for g in gaps), (len(t), gaps[:5])
