@@ -51,6 +51,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "host/pfm.h"
 #include "host/pmuctl.h"
 #include "host/record.h"
 
@@ -241,6 +242,7 @@ static void events_of(const struct rec_header *h, struct events *ev)
 	if (!rec_timed(h))
 		return;
 	snprintf(ev->name[0], sizeof(ev->name[0]), "cpu-clock");
+	pfm_setup(pfm_pmu_at(h->pmu)); /* the names are the recorded card's PMU's */
 	int n = rec_cpu_clock_events(h->event, ev->evtsel + 1, ev->name + 1);
 	ev->n += n > 0 ? n : 0; /* record wrote at most 2 */
 }

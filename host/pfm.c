@@ -1,4 +1,4 @@
-/* Event names as pmuctl takes them: libpfm4's knc PMU and perf's generic names; see host/pfm.h. */
+/* Event names as pmuctl takes them: libpfm4's table of the card's PMU and perf's generic names; see host/pfm.h. */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
@@ -9,16 +9,15 @@
 
 #include "host/pfm.h"
 #include "host/pmuctl.h"
-#include "pmu/knc/regs.h"
-
-static pfm_pmu_info_t knc;
+#include "host/cardtext.h"
+#include "pmu/evtsel.h"
 
 /*
  * perf's generic hardware events (perf_event_open(2), PERF_COUNT_HW_*) as
  * the KNC events Linux counts for them (arch/x86/events/intel/knc.c,
  * knc_perfmon_event_map), by their libpfm4 names: libpfm4 gives the codes.
  */
-static const struct pfm_generic generic[] = {
+static const struct pfm_generic knc_generic[] = {
 	{ "cycles", "CPU_CLK_UNHALTED" },          { "cpu-cycles", "CPU_CLK_UNHALTED" },
 	{ "instructions", "INSTRUCTIONS_EXECUTED" }, { "branches", "BRANCHES" },
 	{ "branch-instructions", "BRANCHES" },     { "branch-misses", "BRANCHES_MISPREDICTED" },
@@ -34,40 +33,99 @@ static const struct pfm_generic generic[] = {
 	{ "dTLB-stores", "DATA_WRITE" },           { "dTLB-store-misses", "DATA_PAGE_WALK" },
 	{ "iTLB-loads", "CODE_READ" },             { "iTLB-load-misses", "CODE_PAGE_WALK" },
 	{ "branch-loads", "BRANCHES" },            { "branch-load-misses", "BRANCHES_MISPREDICTED" },
+	{ NULL, NULL },
 };
 
 /* perf's cache events knc_hw_cache_event_ids maps to no event (0 there): perf says <not supported>. */
-static const char *const no_knc_event[] = { "LLC-loads", "LLC-store-misses", "L1-icache-prefetches",
-					    "L1-icache-prefetch-misses", "dTLB-prefetches", "dTLB-prefetch-misses" };
+static const char *const knc_none[] = { "LLC-loads", "LLC-store-misses", "L1-icache-prefetches",
+					"L1-icache-prefetch-misses", "dTLB-prefetches", "dTLB-prefetch-misses", NULL };
 
-void pfm_setup(void)
+/*
+ * Architectural perfmon's (Knights Landing's, libpfm4's knl and ix86arch
+ * names): the architectural events Linux's intel_perfmon_event_map counts
+ * for the generic ones (arch/x86/events/intel/core.c).
+ */
+static const struct pfm_generic arch_generic[] = {
+	{ "cycles", "UNHALTED_CORE_CYCLES" },         { "cpu-cycles", "UNHALTED_CORE_CYCLES" },
+	{ "instructions", "INSTRUCTION_RETIRED" },    { "branches", "BRANCH_INSTRUCTIONS_RETIRED" },
+	{ "branch-instructions", "BRANCH_INSTRUCTIONS_RETIRED" }, { "branch-misses", "MISPREDICTED_BRANCH_RETIRED" },
+	{ "cache-references", "LLC_REFERENCES" },     { "cache-misses", "LLC_MISSES" },
+	{ NULL, NULL },
+};
+static const char *const arch_none[] = { NULL };
+
+/* The PMUs a card can have (include/pmuos/mailbox.h mbox_header.pmu), by libpfm4's names. */
+static const struct pmu_names {
+	const char *name;
+	pfm_pmu_t id;
+	const struct pfm_generic *generic;
+	const char *const *none; /* generic names the PMU's Linux driver maps to no event */
+	const char *driver;      /* whose map the generic names follow */
+} pmus[] = {
+	{ "knc", PFM_PMU_INTEL_KNC, knc_generic, knc_none, "Linux's KNC driver" },
+	{ "knl", PFM_PMU_INTEL_KNL, arch_generic, arch_none, "Linux's Intel core driver" },
+	{ "ix86arch", PFM_PMU_INTEL_X86_ARCH, arch_generic, arch_none, "Linux's Intel core driver" },
+};
+
+static const struct pmu_names *pmu = &pmus[0];
+static pfm_pmu_info_t info;
+
+void pfm_setup(const char *name)
 {
+	size_t len = name ? strnlen(name, 16) : 0; /* a card's 16 bytes need not end in a NUL */
+
+	pmu = &pmus[0];
+	for (size_t i = 0; len && i < sizeof(pmus) / sizeof(pmus[0]); i++)
+		if (strlen(pmus[i].name) == len && !strncmp(name, pmus[i].name, len))
+			pmu = &pmus[i];
+	if (len && (strlen(pmu->name) != len || strncmp(name, pmu->name, len))) {
+		fprintf(stderr, "pmuctl: warning: the card's PMU '");
+		print_card_text(stderr, name, len);
+		fprintf(stderr, "' is not one pmuctl names events of; knc's names are used\n");
+	}
 	/*
 	 * libpfm4 encodes only for PMUs it detects: the card's is not the host's.
 	 * pfm_initialize() has no per-PMU form; with LIBPFM_FORCE_PMU it skips
-	 * every other PMU's detection and initialises the knc PMU alone (libpfm(3)).
+	 * every other PMU's detection and initialises that PMU alone (libpfm(3)).
 	 */
-	setenv("LIBPFM_FORCE_PMU", "knc", 1);
+	setenv("LIBPFM_FORCE_PMU", pmu->name, 1);
 	if (pfm_initialize() != PFM_SUCCESS) {
 		fprintf(stderr, "pmuctl: libpfm4 failed to initialise\n");
 		exit(1);
 	}
-	knc.size = sizeof(knc);
-	if (pfm_get_pmu_info(PFM_PMU_INTEL_KNC, &knc) != PFM_SUCCESS) {
-		fprintf(stderr, "pmuctl: this libpfm4 has no knc PMU\n");
+	info = (pfm_pmu_info_t){ .size = sizeof(info) };
+	if (pfm_get_pmu_info(pmu->id, &info) != PFM_SUCCESS) {
+		fprintf(stderr, "pmuctl: this libpfm4 has no %s PMU\n", pmu->name);
 		exit(1);
 	}
 }
 
-
-int pfm_knc_first_event(void)
+const char *pfm_pmu_name(void)
 {
-	return knc.first_event;
+	return pmu->name;
+}
+
+uint32_t pfm_pmu_index(void)
+{
+	return (uint32_t)(pmu - pmus);
+}
+
+const char *pfm_pmu_at(uint32_t i)
+{
+	return i < sizeof(pmus) / sizeof(pmus[0]) ? pmus[i].name : NULL;
+}
+
+int pfm_first_event(void)
+{
+	return info.first_event;
 }
 
 const struct pfm_generic *pfm_generic_at(size_t i)
 {
-	return i < sizeof(generic) / sizeof(generic[0]) ? &generic[i] : NULL;
+	for (size_t j = 0; pmu->generic[j].alias; j++)
+		if (j == i)
+			return &pmu->generic[j];
+	return NULL;
 }
 /* Edit distance between two names, ignoring case; 99 for names over 63 characters. */
 static int distance(const char *a, const char *b)
@@ -103,27 +161,27 @@ static void consider(const char *name, const char *cand, const char *best[3], in
 		}
 }
 
-/* The three event names (libpfm4's KNC table and perf's generic ones) closest to name, nearest first. */
+/* The three event names (libpfm4's table of the PMU and perf's generic ones) closest to name, nearest first. */
 void pfm_closest(const char *name, const char *best[3])
 {
 	int bestd[3] = { 99, 99, 99 };
 
 	best[0] = best[1] = best[2] = "";
-	for (int i = knc.first_event; i != -1; i = pfm_get_event_next(i)) {
+	for (int i = info.first_event; i != -1; i = pfm_get_event_next(i)) {
 		pfm_event_info_t e = { .size = sizeof(e) };
 		if (pfm_get_event_info(i, PFM_OS_NONE, &e) == PFM_SUCCESS)
 			consider(name, e.name, best, bestd);
 	}
-	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++)
-		consider(name, generic[i].alias, best, bestd);
+	for (size_t i = 0; pmu->generic[i].alias; i++)
+		consider(name, pmu->generic[i].alias, best, bestd);
 }
 
-/* The KNC name perf's generic event name[0..len) stands for, or NULL. */
+/* The PMU's event name perf's generic event name[0..len) stands for, or NULL. */
 static const char *event_alias(const char *name, size_t len)
 {
-	for (size_t i = 0; i < sizeof(generic) / sizeof(generic[0]); i++)
-		if (strlen(generic[i].alias) == len && !strncmp(name, generic[i].alias, len))
-			return generic[i].knc;
+	for (size_t i = 0; pmu->generic[i].alias; i++)
+		if (strlen(pmu->generic[i].alias) == len && !strncmp(name, pmu->generic[i].alias, len))
+			return pmu->generic[i].event;
 	return NULL;
 }
 
@@ -159,13 +217,14 @@ static int raw_event(const char *ev, uint32_t *sel)
 static void bad_modifier(const char *ev, int r)
 {
 	char name[80];
-	snprintf(name, sizeof(name), "knc::%.*s", (int)strcspn(ev, ":"), ev);
+	snprintf(name, sizeof(name), "%s::%.*s", pmu->name, (int)strcspn(ev, ":"), ev);
 	int e = pfm_find_event(name);
-	pfm_event_info_t info = { .size = sizeof(info) };
+	pfm_event_info_t ei = { .size = sizeof(ei) };
 
-	fprintf(stderr, "pmuctl: event '%s': %s; the modifiers of %s are", ev, pfm_strerror(r), name + 5);
-	if (e >= 0 && pfm_get_event_info(e, PFM_OS_NONE, &info) == PFM_SUCCESS)
-		for (int a = 0; a < info.nattrs; a++) {
+	fprintf(stderr, "pmuctl: event '%s': %s; the modifiers of %s are", ev, pfm_strerror(r),
+		name + strlen(pmu->name) + 2);
+	if (e >= 0 && pfm_get_event_info(e, PFM_OS_NONE, &ei) == PFM_SUCCESS)
+		for (int a = 0; a < ei.nattrs; a++) {
 			pfm_event_attr_info_t at = { .size = sizeof(at) };
 			if (pfm_get_event_attr_info(e, a, PFM_OS_NONE, &at) == PFM_SUCCESS && at.type != PFM_ATTR_UMASK)
 				fprintf(stderr, "%s :%s%s (%s)", a ? "," : "", at.name,
@@ -180,21 +239,21 @@ uint32_t encode(const char *ev)
 	uint64_t code = 0;
 	uint32_t sel;
 	pfm_pmu_encode_arg_t arg = { .size = sizeof(arg), .codes = &code, .count = 1 };
-	char knc_name[128];
+	char pmu_name_buf[128];
 	size_t base_len = strcspn(ev, ":");
 	const char *alias = event_alias(ev, base_len);
 
 	if (raw_event(ev, &sel))
 		return sel;
-	for (size_t i = 0; i < sizeof(no_knc_event) / sizeof(no_knc_event[0]); i++)
-		if (strlen(no_knc_event[i]) == base_len && !strncmp(ev, no_knc_event[i], base_len)) {
-			fprintf(stderr, "pmuctl: event '%s': Linux's KNC driver counts no event for it (perf shows "
-				"<not supported>); pmuctl events lists those it does\n", ev);
+	for (size_t i = 0; pmu->none[i]; i++)
+		if (strlen(pmu->none[i]) == base_len && !strncmp(ev, pmu->none[i], base_len)) {
+			fprintf(stderr, "pmuctl: event '%s': %s counts no event for it (perf shows "
+				"<not supported>); pmuctl events lists those it does\n", ev, pmu->driver);
 			exit(1);
 		}
 	if (alias) {
-		snprintf(knc_name, sizeof(knc_name), "%s%s", alias, ev + base_len);
-		ev = knc_name;
+		snprintf(pmu_name_buf, sizeof(pmu_name_buf), "%s%s", alias, ev + base_len);
+		ev = pmu_name_buf;
 	}
 	int r = pfm_get_os_event_encoding(ev, PFM_PLM0 | PFM_PLM3, PFM_OS_NONE, &arg);
 	if (r == PFM_SUCCESS)
@@ -202,7 +261,8 @@ uint32_t encode(const char *ev)
 	if (r == PFM_ERR_ATTR || r == PFM_ERR_ATTR_VAL || r == PFM_ERR_ATTR_SET)
 		bad_modifier(ev, r);
 	char name[64];
-	const char *base = strncmp(ev, "knc::", 5) ? ev : ev + 5;
+	size_t pl = strlen(pmu->name);
+	const char *base = strncmp(ev, pmu->name, pl) || strncmp(ev + pl, "::", 2) ? ev : ev + pl + 2;
 	snprintf(name, sizeof(name), "%.*s", (int)strcspn(base, ":"), base);
 	fprintf(stderr, "pmuctl: event '%s': %s", ev, pfm_strerror(r));
 	const char *best[3];

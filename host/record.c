@@ -16,7 +16,6 @@ int rec_cpu_clock_events(const char *ev, uint32_t sel[2], char name[2][64])
 	int n = 0;
 
 	snprintf(list, sizeof(list), "%s", ev + 9);
-	pfm_setup();
 	for (char *save, *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
 		if (n == 2)
 			return -1;

@@ -30,7 +30,7 @@ struct rec_header {
 	uint32_t evtsel;           /* the event's EvtSel without EN/INT (327357-001 Table 1-5) */
 	uint32_t build_id_len;     /* 0: the program has no build ID */
 	uint8_t build_id[REC_BUILD_ID_MAX];
-	uint32_t reserved;
+	uint32_t pmu;              /* the card's PMU, whose event names -e gave: pfm_pmu_at (0 knc: files before it, 0) */
 	char path[4096];           /* the program's absolute path when recorded */
 };
 #define REC_HEADER_V1 ((size_t)&((struct rec_header *)0)->tsc_hz)
@@ -52,7 +52,8 @@ static inline int rec_timed(const struct rec_header *h)
  * The events of a cpu-clock -e list ("cpu-clock,EV,EV", rec_names_cpu_clock)
  * counted beside it: their EvtSels into sel[] and names into name[] (each
  * cut to 63 characters); how many, 0 to 2 (a KNC hardware thread's counters),
- * or -1 for more. A name libpfm4 does not know exits 2 naming it (encode).
+ * or -1 for more. The names are of the PMU pfm_setup set up (host/pfm.h);
+ * one libpfm4 does not know exits 2 naming it (encode).
  */
 int rec_cpu_clock_events(const char *ev, uint32_t sel[2], char name[2][64]);
 /* What a recording's period counts: "ns" (rec_timed) or "events". */

@@ -165,6 +165,7 @@ bool mailbox_layout(uint64_t base, uint64_t size)
 	mbox_hdr->cpus_online = smp_online_count();
 	mbox_hdr->capabilities = mbox_capabilities();
 	strlcpy(mbox_hdr->backend, pmu_backend_name(), sizeof(mbox_hdr->backend));
+	strlcpy(mbox_hdr->pmu, pmu_description()->pfm, sizeof(mbox_hdr->pmu));
 	strlcpy(mbox_hdr->kernel_version, PMUOS_VERSION, sizeof(mbox_hdr->kernel_version));
 	mbox_hdr->req_ctl_off = req_off - 64;
 	mbox_hdr->req_off = req_off;

@@ -16,6 +16,7 @@
 
 struct pmu_desc {
 	const char *name;           /* the PMU, for `pmu info` and `pmuctl info` */
+	const char *pfm;            /* libpfm4's name of its PMU, whose event names pmuctl takes: "knc", "knl", "ix86arch" */
 	uint8_t counters;           /* general-purpose counters, 1..PMU_MAX_COUNTERS */
 	uint8_t width;              /* bits of each counter; a read zero-extends */
 	/*

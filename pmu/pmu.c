@@ -76,7 +76,13 @@ static bool arch_perfmon(void)
 	if (cpuid(0, 0).eax < 0xa)
 		return false;
 	struct cpuid_regs a = cpuid(0xa, 0);
-	return pmu_arch_describe(&pmu_arch_desc, a.eax, a.edx);
+	if (!pmu_arch_describe(&pmu_arch_desc, a.eax, a.edx))
+		return false;
+	if (cpuid_xeon_phi_x200(cpuid(1, 0))) { /* its own events beside the architectural ones: libpfm4's knl */
+		pmu_arch_desc.name = "Intel architectural perfmon (Knights Landing)";
+		pmu_arch_desc.pfm = "knl";
+	}
+	return true;
 }
 
 /*

@@ -46,15 +46,14 @@ static void event_json(const struct event_row *e)
 }
 
 /*
- * Asks the card which rows' events its PMU backend counts (EVENTS_COUNTED,
- * MBOX_COUNTED_MAX at a time); without a card (none named, none running)
- * the rows say nothing, and stderr says why after card_open's reason.
+ * Asks card `c` which rows' events its PMU backend counts (EVENTS_COUNTED,
+ * MBOX_COUNTED_MAX at a time), and closes it; without a card (NULL: none
+ * named, none running) the rows say nothing, and stderr says why after
+ * card_open's reason.
  */
-static void ask_counted(struct event_row *rows, int n)
+static void ask_counted(struct card *c, struct event_row *rows, int n)
 {
-	struct card c;
-
-	if (card_open(&c, card_name) != 0) {
+	if (!c) {
 		fprintf(stderr, "pmuctl events: no card to ask, so no column saying which events it counts "
 			"(--card NAME)\n");
 		return;
@@ -64,14 +63,14 @@ static void ask_counted(struct event_row *rows, int n)
 		uint64_t bits;
 		for (uint32_t j = 0; j < k; j++)
 			sel[j] = rows[i + j].code | EVTSEL_USR | EVTSEL_OS;
-		int st = call(&c, MBOX_OP_EVENTS_COUNTED, NULL, sel, k * sizeof(sel[0]), &resp);
+		int st = call(c, MBOX_OP_EVENTS_COUNTED, NULL, sel, k * sizeof(sel[0]), &resp);
 		if (st != MBOX_OK)
-			die_status(&c, "events", st);
+			die_status(c, "events", st);
 		memcpy(&bits, resp.payload, sizeof(bits));
 		for (uint32_t j = 0; j < k; j++)
 			rows[i + j].counted = bits >> j & 1;
 	}
-	card_close(&c);
+	card_close(c);
 }
 
 int cmd_events(struct card *c, int argc, char **argv)
@@ -88,26 +87,32 @@ int cmd_events(struct card *c, int argc, char **argv)
 		pattern = argv[optind++];
 	if (optind < argc)
 		return usage_arg("one pattern at a time; unexpected argument", argv[optind]);
-	pfm_setup();
-	for (int i = pfm_knc_first_event(); i != -1 && n < EVENTS_MAX; i = pfm_get_event_next(i)) {
+	/* The card first, if there is one: its PMU's names (libpfm4's knc, knl, ...) are the ones listed. */
+	struct card card, *have = card_open(&card, card_name) == 0 ? &card : NULL;
+	pfm_setup(have ? have->seen.pmu : NULL);
+	for (int i = pfm_first_event(); i != -1 && n < EVENTS_MAX; i = pfm_get_event_next(i)) {
 		pfm_event_info_t e = { .size = sizeof(e) };
 		if (pfm_get_event_info(i, PFM_OS_NONE, &e) == PFM_SUCCESS && (!pattern || strcasestr(e.name, pattern)))
 			rows[n++] = (struct event_row){ e.name, e.desc, NULL, (uint32_t)e.code };
 	}
 	for (const struct pfm_generic *g; n < EVENTS_MAX && (g = pfm_generic_at(gi)); gi++)
 		if (!pattern || strcasestr(g->alias, pattern))
-			rows[n++] = (struct event_row){ g->alias, "perf's generic event", g->knc, EVTSEL_CODE(encode(g->knc)) };
+			rows[n++] = (struct event_row){ g->alias, "perf's generic event", g->event, EVTSEL_CODE(encode(g->event)) };
 	if (pattern && !n) {
 		const char *best[3];
 		pfm_closest(pattern, best);
 		fprintf(stderr, "pmuctl: events: no event name holds '%s' (matched ignoring case); closest: %s, %s, %s\n",
 			pattern, best[0], best[1], best[2]);
+		if (have)
+			card_close(have);
 		return 1;
 	}
 	for (int i = 0; i < n; i++)
 		rows[i].counted = -1;
 	if (n)
-		ask_counted(rows, n);
+		ask_counted(have, rows, n);
+	else if (have)
+		card_close(have);
 	for (int i = 0; i < n; i++) {
 		const struct event_row *e = &rows[i];
 		if (json)

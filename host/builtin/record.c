@@ -123,7 +123,7 @@ int cmd_record(struct card *c, int argc, char **argv)
 		period = (timed ? 1000000000 : c->seen.tsc_hz ? c->seen.tsc_hz : 1000000000) / (freq ? freq : FREQ_DEFAULT);
 		period = period ? period : 1;
 	}
-	pfm_setup();
+	pfm_setup(c->seen.pmu);
 	parse_cpus(c, cpus, &set);
 	struct mbox_pmu_config cfg0 = { .counter = 0, .period = period }, cfg1 = { .counter = 1 };
 	uint64_t clock_ns = 0;
@@ -154,7 +154,7 @@ int cmd_record(struct card *c, int argc, char **argv)
 		return 1;
 	}
 	struct rec_header h = { .version = REC_VERSION, .frames = frames, .period = period,
-				.tsc_hz = c->seen.tsc_hz, .evtsel = sel };
+				.tsc_hz = c->seen.tsc_hz, .evtsel = sel, .pmu = pfm_pmu_index() };
 	memcpy(h.magic, REC_MAGIC, 8);
 	snprintf(h.program, sizeof(h.program), "%s", argv[optind]);
 	snprintf(h.event, sizeof(h.event), "%s", ev);

@@ -477,7 +477,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		fprintf(stderr, "pmuctl: --plot %s draws the counts over time: give -I MS too\n", st.plot);
 		return 2;
 	}
-	pfm_setup();
+	pfm_setup(c->seen.pmu);
 	if (events)
 		add_events(events);
 	if (metrics)

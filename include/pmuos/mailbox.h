@@ -130,6 +130,7 @@ struct mbox_header {
 	 * host-timed points (version 8).
 	 */
 	volatile uint32_t tasks_ended;
+	char pmu[16];                    /* libpfm4's name of the PMU, whose events pmuctl names: "knc", "knl", "ix86arch" (version 9) */
 };
 
 enum mbox_opcode {

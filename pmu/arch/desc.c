@@ -17,6 +17,7 @@ bool pmu_arch_describe(struct pmu_desc *d, uint32_t eax, uint32_t edx)
 		return false;
 	*d = (struct pmu_desc){
 		.name = "Intel architectural perfmon",
+		.pfm = "ix86arch", /* libpfm4's architectural events; a known core's table is the caller's to name */
 		.counters = n < PMU_MAX_COUNTERS ? n : PMU_MAX_COUNTERS,
 		.width = width,
 		.ctr_write_sext32 = true, /* IA32_PMCx: bits 31:0, sign-extended (§18.2.1) */

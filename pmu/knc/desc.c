@@ -9,6 +9,7 @@ static uint32_t knc_counters_for(uint32_t code)
 
 const struct pmu_desc pmu_knc_desc = {
 	.name = "KNC core PMU",
+	.pfm = "knc",
 	.counters = KNC_NUM_COUNTERS,
 	.width = KNC_CTR_BITS,
 	.evtsel_reserved = EVTSEL_RESERVED,        /* bit 19 (Table 1-5) */

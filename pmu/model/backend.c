@@ -494,6 +494,7 @@ static const struct pmu_desc *model_op_init(void)
 {
 	if (cpuid_xeon_phi_x200(cpuid(1, 0)) && pmu_arch_describe(&pmu_arch_desc, KNL_CPUID_0A_EAX, KNL_CPUID_0A_EDX)) {
 		pmu_arch_desc.name = "Intel architectural perfmon (Knights Landing's, modelled)";
+		pmu_arch_desc.pfm = "knl";
 		model_desc = &pmu_arch_desc;
 	}
 	kprintf("pmu: the model presents the %s: %u counters of %u bits%s\n", model_desc->name, model_desc->counters,

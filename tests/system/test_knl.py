@@ -3,8 +3,9 @@ scripts/qemu.sh): QEMU's TCG has no PMU and reports CPUID leaf 0xA as zeros,
 so the model backend presents KNL's architectural perfmon (pmu/arch/regs.h:
 version 3, 2 counters of 40 bits, 3 fixed ones not used), at the
 architectural MSRs, counting the architectural events INST_RETIRED (0xC0)
-and UNHALTED_CORE_CYCLES (0x3C). What only KNL silicon can show (its own
-events, the arch backend's RDMSRs) is not tested here."""
+and UNHALTED_CORE_CYCLES (0x3C); pmuctl takes libpfm4's knl names on it.
+What only KNL silicon can show (its own events, the arch backend's RDMSRs)
+is not tested here."""
 import os
 import re
 import subprocess
@@ -41,6 +42,22 @@ def test_info_names_knls_pmu_and_the_knc_cards_own(knl, card):
     assert re.search(r"^pmu\s+KNC core PMU: 2 counters of 40 bits per thread, SPFLT$", knc, re.M), knc
 
 
+def test_events_are_libpfm4s_knl_ones(knl):
+    """`pmuctl events` on the KNL card lists libpfm4's knl table (its codes from
+    libpfm4, which the table's names are checked against here too) and perf's
+    generic names as Linux's Intel core driver maps them; the card counts
+    INST_RETIRED and UNHALTED_CORE_CYCLES and says not counted of the rest."""
+    out = pmuctl(knl, "events").stdout
+    rows = {m[1]: (int(m[2], 16), m[3]) for m in re.finditer(r"^(\S+)\s+0x([0-9a-f]{4})\s+(counted|not counted)", out, re.M)}
+    assert rows["INSTRUCTION_RETIRED"] == (0xc0, "counted") and rows["UNHALTED_CORE_CYCLES"] == (0x3c, "counted"), out
+    assert rows["BR_MISP_RETIRED"] == (0xc5, "not counted") and rows["LLC_MISSES"] == (0x412e, "not counted"), out
+    assert rows["instructions"] == (0xc0, "counted") and rows["cycles"] == (0x3c, "counted"), out
+    assert "DATA_READ_MISS" not in rows and "INSTRUCTIONS_EXECUTED" not in rows, out  # KNC's
+    p = subprocess.run([PMUCTL, "--card", knl.name, "stat", "-e", "INSTRUCTIONS_EXECUTED", "--",
+                        os.path.join(USER, "hello.elf")], capture_output=True, text=True)
+    assert p.returncode == 1 and "event 'INSTRUCTIONS_EXECUTED'" in p.stderr and "closest: " in p.stderr, p.stderr
+
+
 def test_regions_read_with_rdpmc_count_as_on_knc(knl, card):
     """KNL has no SPFLT: a program's named regions are read with RDPMC. The
     same program's regions count the same instructions as INST_RETIRED on the
@@ -49,8 +66,10 @@ def test_regions_read_with_rdpmc_count_as_on_knc(knl, card):
     differ between the cards: the library writes each event's name into the
     region table, and "r00c0" is not "INSTRUCTIONS_EXECUTED"."""
     prog = os.path.join(USER, "regions.elf")
-    a, at = regions(pmuctl(knl, "stat", "-x,", "-e", "r00c0:u", "-C", "1", "--", prog).stderr)
+    a, at = regions(pmuctl(knl, "stat", "-x,", "-e", "INSTRUCTION_RETIRED:u", "-C", "1", "--", prog).stderr)
     c, ct = regions(pmuctl(knl, "stat", "-x,", "-e", "r003c:u", "-C", "1", "--", prog).stderr)
+    a = {(r, "r00c0:u"): v for (r, _), v in a.items()}  # libpfm4's name and the raw code count alike
+    at = {"r00c0:u": v for v in at.values()}
     b, bt = regions(pmuctl(card, "stat", "-x,", "-e", "INSTRUCTIONS_EXECUTED:u", "-C", "1", "--", prog).stderr)
     assert at["r00c0:u"] == ct["r003c:u"] > 0 and bt["INSTRUCTIONS_EXECUTED:u"] > 0, (at, bt, ct)
     for region in ("sum", "mix", "empty"):
@@ -83,12 +102,13 @@ def test_record_samples_open_in_perf(knl, tmp_path):
     share = {m[2]: float(m[1]) for m in re.finditer(r"^\s+([\d.]+)%\s+\[\.\]\s+(\w+)$", rep, re.M)}
     assert abs(share["b"] - 50) < 1 and abs(share["c"] - 30) < 1 and abs(share["a"] - 20) < 1, rep
     clock, clock_perf = tmp_path / "clock.data", tmp_path / "clock.perf"
-    pmuctl(knl, "record", "-e", "cpu-clock,r00c0:u", "-F", "1000", "-o", str(clock), "--",
+    pmuctl(knl, "record", "-e", "cpu-clock,INST_RETIRED:u", "-F", "1000", "-o", str(clock), "--",
            os.path.join(USER, "matmul.elf"), "64")
     subprocess.run([PMUCTL, "report", "-i", str(clock), "--to-perf", str(clock_perf)], check=True,
                    capture_output=True)
     script = subprocess.run(["perf", "script", "-i", str(clock_perf), "-F", "event,time"], capture_output=True,
                             text=True, check=True).stdout
-    t = [float(m[1]) for m in re.finditer(r"^\s*([\d.]+): cpu-clock:", script, re.M)]
+    assert "INST_RETIRED:u" in script, script[:300]  # the counted event, named from knl's table again
+    t = [float(m[1]) for m in re.finditer(r"^\s*([\d.]+):\s+cpu-clock:", script, re.M)]
     gaps = [b - a for a, b in zip(t, t[1:])]
     assert len(t) >= 20 and all(abs(g - 0.001) <= 0.00001 for g in gaps), (len(t), gaps[:5])
