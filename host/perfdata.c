@@ -229,8 +229,8 @@ struct events {
 	int n;                         /* 1 + the counted events */
 	uint32_t evtsel[1 + 2];        /* [0] the sampling event's (0 for cpu-clock) */
 	char name[1 + 2][64];
-	uint64_t last[2];              /* cpu-clock: each counted event's count so far (40-bit counters unwrapped) */
-	uint64_t raw[2], clock;        /* the counters' last readings; the cpu-clock's ns so far */
+	uint64_t last[PMU_SAMPLE_COUNTERS];              /* cpu-clock: each counted event's count so far (40-bit counters unwrapped) */
+	uint64_t raw[PMU_SAMPLE_COUNTERS], clock;        /* the counters' last readings; the cpu-clock's ns so far */
 };
 
 static void events_of(const struct rec_header *h, struct events *ev)

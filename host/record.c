@@ -10,14 +10,14 @@
 #include "host/pmuctl.h"
 #include "host/record.h"
 
-int rec_cpu_clock_events(const char *ev, uint32_t sel[2], char name[2][64])
+int rec_cpu_clock_events(const char *ev, uint32_t sel[PMU_SAMPLE_COUNTERS], char name[PMU_SAMPLE_COUNTERS][64])
 {
 	char list[256];
 	int n = 0;
 
 	snprintf(list, sizeof(list), "%s", ev + 9);
 	for (char *save, *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
-		if (n == 2)
+		if (n == PMU_SAMPLE_COUNTERS)
 			return -1;
 		snprintf(name[n], 64, "%s", e);
 		sel[n++] = encode(e);

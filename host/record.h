@@ -55,7 +55,7 @@ static inline int rec_timed(const struct rec_header *h)
  * or -1 for more. The names are of the PMU pfm_setup set up (host/pfm.h);
  * one libpfm4 does not know exits 2 naming it (encode).
  */
-int rec_cpu_clock_events(const char *ev, uint32_t sel[2], char name[2][64]);
+int rec_cpu_clock_events(const char *ev, uint32_t sel[PMU_SAMPLE_COUNTERS], char name[PMU_SAMPLE_COUNTERS][64]);
 /* What a recording's period counts: "ns" (rec_timed) or "events". */
 static inline const char *rec_period_unit(const struct rec_header *h)
 {

@@ -114,7 +114,7 @@ static void add(struct region_total *t, const struct region_total *r)
 		t->value[e] += r->value[e];
 		t->running[e] += r->running[e];
 	}
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < PMU_SAMPLE_COUNTERS; i++) {
 		t->count[i] += r->count[i];
 		t->sampling[i] |= r->sampling[i];
 	}
@@ -156,7 +156,7 @@ struct region_view {
 };
 
 static void view_of(struct region_view *v, const struct region_total *r, const char *const *names, int nev,
-		    const int on[2], const char *why, const char *turns)
+		    const int on[PMU_SAMPLE_COUNTERS], const char *why, const char *turns)
 {
 	memset(v, 0, sizeof(*v));
 	v->turns = r->nev > 0;
@@ -177,7 +177,7 @@ static void view_of(struct region_view *v, const struct region_total *r, const c
 		}
 		return;
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < PMU_SAMPLE_COUNTERS; i++)
 		if (on[i] >= 0 && on[i] < nev) {
 			v->mc[v->n] = (struct metric_count){ names[on[i]], r->count[i], !r->sampling[i] };
 			v->none[v->n] = r->sampling[i] ? "<sampling>" : NULL;
@@ -332,7 +332,7 @@ static void print_region_table(const struct stat_format *f, const struct region_
 
 /* One region's totals r as printed: in every format, a run's mean with -r. */
 static void print_one(const struct stat_format *f, struct region_total mean, const char *const *names, int nev,
-		      const int on[2], const char *why, const char *turns, const struct metric_group *const *g,
+		      const int on[PMU_SAMPLE_COUNTERS], const char *why, const char *turns, const struct metric_group *const *g,
 		      int ng, bool shared, int cpu)
 {
 	uint64_t runs = f->runs > 1 ? (uint64_t)f->runs : 1;
@@ -341,7 +341,7 @@ static void print_one(const struct stat_format *f, struct region_total mean, con
 
 	r->calls = (r->calls + runs / 2) / runs;
 	r->ticks = (r->ticks + runs / 2) / runs;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < PMU_SAMPLE_COUNTERS; i++)
 		r->count[i] = (r->count[i] + runs / 2) / runs;
 	for (int e = 0; e < r->nev; e++)
 		r->value[e] = (r->value[e] + runs / 2) / runs; /* the time's shares are the runs' together */
@@ -353,7 +353,7 @@ static void print_one(const struct stat_format *f, struct region_total mean, con
 		print_region_table(f, r, &v, g, ng, cpu, runs);
 }
 
-void regions_print(const struct stat_format *f, const char *const *names, int nev, const int on[2],
+void regions_print(const struct stat_format *f, const char *const *names, int nev, const int on[PMU_SAMPLE_COUNTERS],
 		   const char *why, const char *turns, const struct metric_group *const *g, int ng, bool shared)
 {
 	for (int k = 0; k < nregions; k++) {

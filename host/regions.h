@@ -24,9 +24,9 @@
 
 struct region_total {
 	char name[64];
-	uint64_t calls, count[2];
+	uint64_t calls, count[PMU_SAMPLE_COUNTERS];
 	uint64_t ticks;  /* TSC ticks the calls took, 0 if the line has none */
-	int sampling[2]; /* the counter sampled in the region: its count is unknown */
+	int sampling[PMU_SAMPLE_COUNTERS]; /* the counter sampled in the region: its count is unknown */
 	int open;        /* a begin without its end at exit */
 	/* the events took turns: nev events, each value[e] in running[e] of `enabled` TSC ticks */
 	int nev;
@@ -60,7 +60,7 @@ int regions_take_line(const char *line, size_t len, uint32_t cpu);
  * runs (rounded): a run's mean, as stat's counts. `shared`: the counters'
  * counts include other threads' (MBOX_COUNT_SHARED), said on each count's line.
  */
-void regions_print(const struct stat_format *f, const char *const *names, int nev, const int on[2],
+void regions_print(const struct stat_format *f, const char *const *names, int nev, const int on[PMU_SAMPLE_COUNTERS],
 		   const char *why, const char *turns, const struct metric_group *const *g, int ng, bool shared);
 
 #endif

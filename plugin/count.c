@@ -35,7 +35,9 @@ static void refresh(struct count_state *s)
 
 	if (seq == s->seq || (seq & 1))
 		return;
-	uint32_t evtsel[2] = { sh->evtsel[0], sh->evtsel[1] }, global_ctrl = sh->global_ctrl;
+	uint32_t evtsel[PMUSHARE_COUNTERS], global_ctrl = sh->global_ctrl;
+	for (int i = 0; i < PMUSHARE_COUNTERS; i++)
+		evtsel[i] = sh->evtsel[i];
 	uint64_t spflt = sh->spflt;
 	if (sh->seq != seq)
 		return; /* rewritten meanwhile: the next block reads it again */
@@ -45,7 +47,7 @@ static void refresh(struct count_state *s)
 	memset(s->enabled, 0, sizeof(s->enabled));
 	memset(s->counted, 0, sizeof(s->counted));
 	s->programmed = 0;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < PMUSHARE_COUNTERS; i++) {
 		uint32_t e = evtsel[i];
 		int ev = s->event_of(EVTSEL_CODE(e));
 		/* A change of a counter's event or mode restarts its edge detection. */
@@ -82,7 +84,7 @@ static bool condition(uint32_t e, uint64_t k)
 void count_block_slow(struct count_state *s, bool user, uint32_t n)
 {
 	/* Close the previous block, instruction by instruction, for the counters that counted during it. */
-	for (int i = 0; s->cur && i < 2; i++) {
+	for (int i = 0; s->cur && i < PMUSHARE_COUNTERS; i++) {
 		uint8_t bit = 1u << i;
 		if (!(s->cur & bit))
 			continue;
@@ -110,7 +112,7 @@ void count_event_at(struct count_state *s, bool user, int ev, uint64_t n)
 		return;
 	}
 	uint8_t plain = s->plain[user][ev];
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < PMUSHARE_COUNTERS; i++)
 		if (plain & (1u << i))
 			s->sh->delta[i] += n;
 }

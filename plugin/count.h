@@ -44,7 +44,7 @@ struct count_state {
 	struct pmushare_thread *sh;
 	count_event_of_t event_of;
 	uint32_t seq;                   /* publication the rest was computed from */
-	uint32_t evtsel[2];
+	uint32_t evtsel[PMUSHARE_COUNTERS];
 	uint8_t plain[2][PEV_COUNT];    /* [user][event]: counters that add every event */
 	uint8_t per_insn[2][PEV_COUNT]; /* [user][event]: counters with CMASK or edge detect */
 	uint8_t enabled[2];             /* [user]: counters with CMASK or edge detect that count */
@@ -123,7 +123,7 @@ static inline void count_event(struct count_state *s, int ev, uint64_t n, uint32
 		s->sh->delta[1] += n;
 	if (per_insn) {
 		idx = idx < s->n ? idx : s->n - 1;
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < PMUSHARE_COUNTERS; i++)
 			if (per_insn & (1u << i))
 				s->k[i][idx] += n;
 	}

@@ -27,6 +27,7 @@
 #include "arch/tsc.h"
 
 #define PMI_MAX_ROUNDS 8
+_Static_assert(PMU_MAX_COUNTERS <= PMU_SAMPLE_COUNTERS, "a sample holds every counter a PMU described has");
 #define THROTTLE_WINDOWS_PER_S 1000 /* windows of 1 ms, longer for limits under 1000/s */
 
 static volatile uint32_t pmi_limit = PMU_PMI_LIMIT_DEFAULT;
@@ -55,6 +56,7 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
 	s->cpu = this_cpu()->cpu;
 	s->cpl = f->cs & 3;
 	s->ovf_mask = mask;
+	s->ncounters = pmu_hw->counters;
 	pmu_ops->pmi_counters(s->ctr);
 	s->nframes = pmu_chain_frames[s->cpu] ? pmu_callchain(f, chain) : 0; /* no call when off */
 	sample_sink(s, chain); /* for the host, drained without a request */

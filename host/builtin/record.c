@@ -75,8 +75,8 @@ static void report_throttled(struct card *c, const struct cpuset *set, uint64_t 
  */
 static void counting_events(const char *ev, struct mbox_pmu_config *cfg0, struct mbox_pmu_config *cfg1)
 {
-	uint32_t sel[2] = { 0, 0 };
-	char name[2][64];
+	uint32_t sel[PMU_SAMPLE_COUNTERS] = { 0 };
+	char name[PMU_SAMPLE_COUNTERS][64];
 
 	if (strlen(ev) >= sizeof(((struct rec_header *)0)->event)) {
 		fprintf(stderr, "pmuctl: record: -e %s: at most %zu characters\n", ev,

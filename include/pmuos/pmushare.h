@@ -22,6 +22,7 @@
 #define PMUSHARE_VERSION 4
 #define PMUSHARE_BYTES   65536 /* the device's BAR 2 and the host file: a power of two */
 #define PMUSHARE_CPUS    256   /* thread slots, indexed by APIC ID (= QEMU's vCPU index here) */
+#define PMUSHARE_COUNTERS 2    /* a slot's counters: EvtSel and delta of counters 0..pmushare.counters-1 */
 #define PMUSHARE_TASK_RUN   1 /* pmushare_thread.task_state */
 #define PMUSHARE_TASK_ENDED 2
 
@@ -33,11 +34,11 @@ struct pmushare_thread {
 	 * plugin uses a stable (even) set.
 	 */
 	uint32_t seq;
-	uint32_t evtsel[2];
+	uint32_t evtsel[PMUSHARE_COUNTERS];
 	uint32_t global_ctrl;
 	uint64_t spflt;
 	/* Written by the plugin: events counted into counter i since the card last took them (XCHG with 0). */
-	uint64_t delta[2];
+	uint64_t delta[PMUSHARE_COUNTERS];
 	/* Written by the plugin: the thread's clock (see pmushare.clock) while another thread runs. */
 	uint64_t clock;
 	/*
@@ -83,10 +84,11 @@ struct pmushare {
 	 * execute (pmu/model/emul.c): the plugin takes that load's access for the
 	 * prefetch, the task's. 0: none.
 	 */
-	uint64_t prefetch_load[2];
+	uint64_t prefetch_load[2]; /* [0] VPREFETCH0, [1] VPREFETCH1: hints, not counters */
 	/* Written by the card: goes up by one at every change of a thread's task_* (the plugin caches what they give). */
 	uint32_t task_gen;
-	uint32_t reserved;
+	/* Written by the card: the counters it publishes per slot, 1..PMUSHARE_COUNTERS (its PMU's); 0 before it counts. */
+	uint32_t counters;
 	struct pmushare_thread thread[PMUSHARE_CPUS];
 };
 

@@ -22,16 +22,24 @@
  */
 #define PMU_CALLCHAIN_MAX 16
 
-#define PMU_SAMPLE_CTR_BITS 40 /* a KNC counter's width (Intel 327357-001 §1.4.3.2) */
+#define PMU_SAMPLE_CTR_BITS 40 /* the counters' width: KNC's (Intel 327357-001 §1.4.3.2), KNL's */
+/* General-purpose counters a sample holds at most: every PMU the kernel describes has 2 (pmu/desc.h). */
+#define PMU_SAMPLE_COUNTERS 2
 
 struct pmu_sample {
 	uint64_t tsc;      /* TSC ticks when the PMI handler ran */
 	uint64_t rip;      /* interrupted instruction pointer */
-	uint64_t ctr[2];   /* both counters, PMU_SAMPLE_CTR_BITS bits, read after stopping them */
+	uint64_t ctr[PMU_SAMPLE_COUNTERS]; /* counters 0..ncounters-1, PMU_SAMPLE_CTR_BITS bits, read after stopping them */
 	uint32_t cpu;      /* logical CPU number */
 	uint8_t cpl;       /* privilege level of the interrupted code (0 or 3) */
 	uint8_t ovf_mask;  /* GLOBAL_STATUS bits this sample handled; 0: a time sample (cpu-clock, pmu/cpu_clock.c) */
-	uint16_t nframes;  /* 0..PMU_CALLCHAIN_MAX return addresses in the slots that follow */
+	uint8_t nframes;   /* 0..PMU_CALLCHAIN_MAX return addresses in the slots that follow */
+	/*
+	 * The PMU's counters, 1..PMU_SAMPLE_COUNTERS, whose values ctr[] holds
+	 * (mailbox version 9; the high byte of a 16-bit nframes before, so 0 in
+	 * older recordings, whose samples hold 2).
+	 */
+	uint8_t ncounters;
 };
 
 #define PMU_FRAMES_PER_SLOT (sizeof(struct pmu_sample) / sizeof(uint64_t))

@@ -47,8 +47,8 @@ static inline uint64_t model_mask(void)
 }
 
 struct pmu_model {
-	uint64_t ctr[2];      /* 40 bits, as of `last` */
-	uint32_t evtsel[2];
+	uint64_t ctr[PMU_MAX_COUNTERS]; /* `width` bits, as of `last` */
+	uint32_t evtsel[PMU_MAX_COUNTERS];
 	uint64_t spflt;
 	uint32_t status;      /* GLOBAL_STATUS */
 	uint32_t global_ctrl; /* GLOBAL_CTRL */
@@ -73,7 +73,7 @@ struct pmu_model {
 	 * had counted prior_got[i] events in the prior_ran[i] ticks before:
 	 * its rate (pmu/model/share.c polls by it).
 	 */
-	uint64_t set_at[2], set_val[2], prior_ran[2], prior_got[2];
+	uint64_t set_at[PMU_MAX_COUNTERS], set_val[PMU_MAX_COUNTERS], prior_ran[PMU_MAX_COUNTERS], prior_got[PMU_MAX_COUNTERS];
 };
 
 /* Warm/cold reset: every register 0 (327357-001 §1.4.4). `now` starts the accounting. */

@@ -9,6 +9,7 @@
 
 #define SAMPLING_REACH (1ULL << 32) /* events from overflow */
 
+_Static_assert(PMU_MAX_COUNTERS <= PMUSHARE_COUNTERS, "a slot holds every counter of the model");
 static struct pmushare *page;
 /*
  * Whether the plugin's events count: its event codes are KNC's (pmu/plugin_events.h),
@@ -39,6 +40,7 @@ bool share_init(void)
 				counted[e->code / 8] |= 1 << (e->code % 8);
 		}
 		page = p;
+		page->counters = model_desc->counters;
 		page->card_seen = 1;
 		model_plugin_cycles = plugin_events;
 		stamp_use_clock(&page->clock); /* before any AP starts: each thread counts its own instructions */
