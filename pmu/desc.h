@@ -11,14 +11,20 @@
 #include <stdint.h>
 #include <stdbool.h>
 
-/* General-purpose counters any described PMU has at most (KNC: 2, 327357-001 §1.4.3). */
+/*
+ * The general-purpose counters the driver uses: every PMU it describes has
+ * at least these (KNC exactly 2, 327357-001 §1.4.3; architectural perfmon 2
+ * or more), and the PMI path takes their number as a constant.
+ */
 #define PMU_MAX_COUNTERS 2
+#define PMU_ALL_COUNTERS ((1u << PMU_MAX_COUNTERS) - 1) /* their global-register bits */
 
 struct pmu_desc {
 	const char *name;           /* the PMU, for `pmu info` and `pmuctl info` */
 	const char *pfm;            /* libpfm4's name of its PMU, whose event names pmuctl takes: "knc", "knl", "ix86arch" */
-	uint8_t counters;           /* general-purpose counters, 1..PMU_MAX_COUNTERS */
+	uint8_t counters;           /* general-purpose counters the driver uses: PMU_MAX_COUNTERS */
 	uint8_t width;              /* bits of each counter; a read zero-extends */
+	uint64_t ctr_mask;          /* derived: 2^width - 1, for the PMI path's one load */
 	/*
 	 * A counter write's bits: false, all `width` (KNC, 327357-001 §1.4.3.2: #GP
 	 * beyond them); true, bits 31:0 sign-extended (architectural IA32_PMCx
@@ -41,35 +47,40 @@ struct pmu_desc {
 	uint32_t (*counters_for)(uint32_t code);
 };
 
-/* What one register of a PMU is: pmu_desc_reg's answer. */
+/*
+ * What one register of a PMU is, pmu_desc_reg's answer: one number, so that
+ * an access by role passes one argument as an access by MSR did.
+ */
 enum pmu_reg {
 	PMU_REG_NONE,          /* not one of the PMU's */
-	PMU_REG_CTR,           /* counter `index` */
-	PMU_REG_EVTSEL,        /* EvtSel `index` */
 	PMU_REG_GLOBAL_CTRL,
 	PMU_REG_GLOBAL_STATUS,
 	PMU_REG_GLOBAL_OVF_CTRL,
 	PMU_REG_SPFLT_CTRL,
+	PMU_REG_CTR0,                                   /* counter i: PMU_REG_CTR(i) */
+	PMU_REG_EVTSEL0 = PMU_REG_CTR0 + PMU_MAX_COUNTERS, /* EvtSel i: PMU_REG_EVTSEL(i) */
+	PMU_REG_END = PMU_REG_EVTSEL0 + PMU_MAX_COUNTERS,
 };
+#define PMU_REG_CTR(i)    (PMU_REG_CTR0 + (unsigned)(i))
+#define PMU_REG_EVTSEL(i) (PMU_REG_EVTSEL0 + (unsigned)(i))
+/* The counter or EvtSel index of register r, when it is one: r - PMU_REG_CTR0 < PMU_MAX_COUNTERS, and so on. */
+#define PMU_REG_IS_CTR(r)    ((unsigned)(r) - PMU_REG_CTR0 < PMU_MAX_COUNTERS)
+#define PMU_REG_IS_EVTSEL(r) ((unsigned)(r) - PMU_REG_EVTSEL0 < PMU_MAX_COUNTERS)
 
 static inline uint32_t pmu_ctr_msr(const struct pmu_desc *d, int i) { return d->ctr0 + (uint32_t)i; }
 static inline uint32_t pmu_evtsel_msr(const struct pmu_desc *d, int i) { return d->evtsel0 + (uint32_t)i; }
 /* The counters' value mask: 2^width - 1. */
-static inline uint64_t pmu_ctr_mask(const struct pmu_desc *d) { return (1ULL << d->width) - 1; }
-/* The GLOBAL_CTRL / STATUS / OVF_CTRL bits of all the counters. */
-static inline uint32_t pmu_all_counters(const struct pmu_desc *d) { return (1u << d->counters) - 1; }
+static inline uint64_t pmu_ctr_mask(const struct pmu_desc *d) { return d->ctr_mask; }
+/* The GLOBAL_CTRL / STATUS / OVF_CTRL bits of all the counters the driver uses. */
+static inline uint32_t pmu_all_counters(const struct pmu_desc *d) { (void)d; return PMU_ALL_COUNTERS; }
 
-/* MSR `msr` of PMU `d`: its role, and for a counter or EvtSel its index in *index. */
-static inline enum pmu_reg pmu_desc_reg(const struct pmu_desc *d, uint32_t msr, int *index)
+/* MSR `msr` of PMU `d`: which register it is (PMU_REG_NONE: not the PMU's). */
+static inline unsigned pmu_desc_reg(const struct pmu_desc *d, uint32_t msr)
 {
-	if (msr - d->ctr0 < d->counters) {
-		*index = (int)(msr - d->ctr0);
-		return PMU_REG_CTR;
-	}
-	if (msr - d->evtsel0 < d->counters) {
-		*index = (int)(msr - d->evtsel0);
-		return PMU_REG_EVTSEL;
-	}
+	if (msr - d->ctr0 < d->counters)
+		return PMU_REG_CTR(msr - d->ctr0);
+	if (msr - d->evtsel0 < d->counters)
+		return PMU_REG_EVTSEL(msr - d->evtsel0);
 	if (msr == d->global_ctrl)
 		return PMU_REG_GLOBAL_CTRL;
 	if (msr == d->global_status)

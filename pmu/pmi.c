@@ -28,6 +28,9 @@
 
 #define PMI_MAX_ROUNDS 8
 _Static_assert(PMU_MAX_COUNTERS <= PMU_SAMPLE_COUNTERS, "a sample holds every counter a PMU described has");
+
+/* pmu_hw's width as the handler reads it, a load: set at pmi_init, after the backend's init. */
+static uint64_t wrap; /* 2^width: a counter's range */
 #define THROTTLE_WINDOWS_PER_S 1000 /* windows of 1 ms, longer for limits under 1000/s */
 
 static volatile uint32_t pmi_limit = PMU_PMI_LIMIT_DEFAULT;
@@ -56,7 +59,7 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
 	s->cpu = this_cpu()->cpu;
 	s->cpl = f->cs & 3;
 	s->ovf_mask = mask;
-	s->ncounters = pmu_hw->counters;
+	s->ncounters = PMU_MAX_COUNTERS;
 	pmu_ops->pmi_counters(s->ctr);
 	s->nframes = pmu_chain_frames[s->cpu] ? pmu_callchain(f, chain) : 0; /* no call when off */
 	sample_sink(s, chain); /* for the host, drained without a request */
@@ -80,9 +83,9 @@ static uint64_t reload(struct pmu_cpu *pc, int i, uint64_t past)
 	uint64_t period = pc->period[i];
 
 	if (past < period)
-		return pmu_ctr_mask(pmu_hw) + 1 - period + past;
+		return wrap - period + past;
 	pc->late[i] += past;
-	return pmu_ctr_mask(pmu_hw) + 1 - period;
+	return wrap - period;
 }
 
 void pmi_unthrottle(struct pmu_cpu *pc)
@@ -190,13 +193,12 @@ static void pmi_handler(struct trap_frame *f)
 	uint64_t ctrl, status, next[PMU_MAX_COUNTERS];
 	uint32_t handled = 0; /* counters are stopped: a bit that comes back is stuck, not new */
 	const struct pmu_ops *ops = pmu_ops; /* once: the calls cannot change it */
-	const uint32_t counters = pmu_all_counters(pmu_hw);
 
 	ctrl = ops->pmi_stop(&status);                                   /* 1, 2 */
 	uint64_t now = rdtsc(); /* the samples' time and the throttle's */
 
 	pc->pmis++;
-	for (int round = 0; (status &= counters); round++) {
+	for (int round = 0; (status &= PMU_ALL_COUNTERS); round++) {
 		if (round == PMI_MAX_ROUNDS) {
 			/* Overflow bits that will not clear: leave the counters stopped. */
 			pc->stuck++;
@@ -230,6 +232,7 @@ void pmi_time_sample(struct pmu_cpu *pc, struct trap_frame *f)
 
 void pmi_init(void)
 {
+	wrap = pmu_ctr_mask(pmu_hw) + 1;
 	window_for(pmi_limit);
 	irq_register(VEC_PMI, pmi_handler);
 }

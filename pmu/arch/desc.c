@@ -13,13 +13,14 @@ bool pmu_arch_describe(struct pmu_desc *d, uint32_t eax, uint32_t edx)
 {
 	uint32_t version = CPUID_0A_VERSION(eax), n = CPUID_0A_COUNTERS(eax), width = CPUID_0A_WIDTH(eax);
 
-	if (version < 2 || n < 1 || width < 32 || width > 63)
+	if (version < 2 || n < PMU_MAX_COUNTERS || width < 32 || width > 63)
 		return false;
 	*d = (struct pmu_desc){
 		.name = "Intel architectural perfmon",
 		.pfm = "ix86arch", /* libpfm4's architectural events; a known core's table is the caller's to name */
-		.counters = n < PMU_MAX_COUNTERS ? n : PMU_MAX_COUNTERS,
+		.counters = PMU_MAX_COUNTERS, /* the first ones of n */
 		.width = width,
+		.ctr_mask = (1ULL << width) - 1,
 		.ctr_write_sext32 = true, /* IA32_PMCx: bits 31:0, sign-extended (§18.2.1) */
 		.version = version,
 		.fixed = CPUID_0A_FIXED(edx),

@@ -44,9 +44,9 @@
 
 /*
  * Fills *d from CPUID leaf 0AH's EAX and EDX: true for version 2 or later
- * with 1 or more counters of 32 to 63 bits (counters beyond
- * PMU_MAX_COUNTERS are not used); false, *d untouched, otherwise (version
- * 1 has no global control: not supported).
+ * with PMU_MAX_COUNTERS or more counters of 32 to 63 bits (those beyond
+ * are not used); false, *d untouched, otherwise (version 1 has no global
+ * control: not supported).
  */
 bool pmu_arch_describe(struct pmu_desc *d, uint32_t eax, uint32_t edx);
 

@@ -12,6 +12,7 @@ const struct pmu_desc pmu_knc_desc = {
 	.pfm = "knc",
 	.counters = KNC_NUM_COUNTERS,
 	.width = KNC_CTR_BITS,
+	.ctr_mask = KNC_CTR_MASK,
 	.evtsel_reserved = EVTSEL_RESERVED,        /* bit 19 (Table 1-5) */
 	.max_period = 1ULL << KNC_CTR_BITS,         /* 2^40 events to a wrap (§1.4.3.2) */
 	.evtsel0 = MSR_KNC_EVNTSEL0,

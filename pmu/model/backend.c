@@ -186,30 +186,30 @@ static void overflow_due(struct timer *t)
 }
 
 /*
- * An access in full, by role (pmu/desc.h: counter or EvtSel i, a global
- * register): the plugin's counts taken first, its page published and the
+ * An access in full, by register (pmu/desc.h enum pmu_reg: counter or
+ * EvtSel i, a global register): the plugin's counts taken first, its page published and the
  * model synced after.
  */
-static int __attribute__((noinline)) rdmsr_synced(struct pmu_cpu *pc, enum pmu_reg reg, int i, uint64_t *v)
+static int __attribute__((noinline)) rdmsr_synced(struct pmu_cpu *pc, unsigned reg, uint64_t *v)
 {
 	uint64_t f = irq_save();
 
 	model_share_take(pc);
-	int r = model_reg_rdmsr(&pc->model, model_clock(), reg, i, v);
+	int r = model_reg_rdmsr(&pc->model, model_clock(), reg, v);
 	if (!pc->in_pmi)
 		sync(pc);
 	irq_restore(f);
 	return r;
 }
 
-static int __attribute__((noinline)) wrmsr_synced(struct pmu_cpu *pc, enum pmu_reg reg, int i, uint64_t v)
+static int __attribute__((noinline)) wrmsr_synced(struct pmu_cpu *pc, unsigned reg, uint64_t v)
 {
 	uint64_t f = irq_save();
 
 	if (pc->share)
 		share_take(pc->share, &pc->model); /* counts from before the write belong before it */
-	int r = model_reg_wrmsr(&pc->model, model_clock(), reg, i, v);
-	if (pc->share && reg == PMU_REG_EVTSEL) {
+	int r = model_reg_wrmsr(&pc->model, model_clock(), reg, v);
+	if (pc->share && PMU_REG_IS_EVTSEL(reg)) {
 		pc->plugin_sel = 0;
 		for (int c = 0; c < PMU_MAX_COUNTERS; c++)
 			if ((pc->model.evtsel[c] & EVTSEL_EN) && share_counts(pc->model.evtsel[c]))
@@ -230,18 +230,18 @@ static int __attribute__((noinline)) wrmsr_synced(struct pmu_cpu *pc, enum pmu_r
  * alone, at its own tick: the handler makes 9 per sampling PMI
  * (bench/pmi.py), all but the reload through the pmi_* ops below.
  */
-static inline int pmi_read(struct pmu_cpu *pc, enum pmu_reg reg, int i, uint64_t *v)
+static inline int pmi_read(struct pmu_cpu *pc, unsigned reg, uint64_t *v)
 {
 	if (!pc->plugin_sel)
-		return model_reg_rdmsr(&pc->model, model_clock(), reg, i, v);
-	return rdmsr_synced(pc, reg, i, v);
+		return model_reg_rdmsr(&pc->model, model_clock(), reg, v);
+	return rdmsr_synced(pc, reg, v);
 }
 
-static inline int pmi_write(struct pmu_cpu *pc, enum pmu_reg reg, int i, uint64_t v)
+static inline int pmi_write(struct pmu_cpu *pc, unsigned reg, uint64_t v)
 {
 	if (!pc->plugin_sel)
-		return model_reg_wrmsr(&pc->model, model_clock(), reg, i, v);
-	return wrmsr_synced(pc, reg, i, v);
+		return model_reg_wrmsr(&pc->model, model_clock(), reg, v);
+	return wrmsr_synced(pc, reg, v);
 }
 
 /*
@@ -256,37 +256,35 @@ static inline bool pmi_quiet(const struct pmu_cpu *pc)
 	return !pc->plugin_sel && !pc->model.active;
 }
 
-static inline int pmi_read_stopped(struct pmu_cpu *pc, bool quiet, enum pmu_reg reg, int i, uint64_t *v)
+static inline int pmi_read_stopped(struct pmu_cpu *pc, bool quiet, unsigned reg, uint64_t *v)
 {
-	return quiet ? model_reg_read(&pc->model, reg, i, v) : pmi_read(pc, reg, i, v);
+	return quiet ? model_reg_read(&pc->model, reg, v) : pmi_read(pc, reg, v);
 }
 
-static inline int pmi_write_stopped(struct pmu_cpu *pc, bool quiet, enum pmu_reg reg, int i, uint64_t v)
+static inline int pmi_write_stopped(struct pmu_cpu *pc, bool quiet, unsigned reg, uint64_t v)
 {
-	return quiet ? model_reg_write(&pc->model, reg, i, v) : pmi_write(pc, reg, i, v);
+	return quiet ? model_reg_write(&pc->model, reg, v) : pmi_write(pc, reg, v);
 }
 
 /* The driver's accesses by MSR number, of the PMU the model presents (model_desc). */
 static int model_op_rdmsr(uint32_t msr, uint64_t *v)
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
-	int i = 0;
-	enum pmu_reg reg = pmu_desc_reg(model_desc, msr, &i);
+	unsigned reg = pmu_desc_reg(model_desc, msr);
 
 	if (pc->in_pmi)
-		return pmi_read(pc, reg, i, v);
-	return rdmsr_synced(pc, reg, i, v);
+		return pmi_read(pc, reg, v);
+	return rdmsr_synced(pc, reg, v);
 }
 
 static int model_op_wrmsr(uint32_t msr, uint64_t v)
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
-	int i = 0;
-	enum pmu_reg reg = pmu_desc_reg(model_desc, msr, &i);
+	unsigned reg = pmu_desc_reg(model_desc, msr);
 
-	if (pc->in_pmi && !(pc->share && reg == PMU_REG_EVTSEL))
-		return pmi_write(pc, reg, i, v);
-	return wrmsr_synced(pc, reg, i, v);
+	if (pc->in_pmi && !(pc->share && PMU_REG_IS_EVTSEL(reg)))
+		return pmi_write(pc, reg, v);
+	return wrmsr_synced(pc, reg, v);
 }
 
 static uint64_t model_op_pmi_stop(uint64_t *status)
@@ -298,14 +296,14 @@ static uint64_t model_op_pmi_stop(uint64_t *status)
 
 	pc->in_pmi = true;
 	/* Its value does not move with time: the write's advance covers the ticks up to it. */
-	model_reg_read(&pc->model, PMU_REG_GLOBAL_CTRL, 0, &ctrl);
+	model_reg_read(&pc->model, PMU_REG_GLOBAL_CTRL, &ctrl);
 	/*
 	 * Quiet already (nothing counts at this privilege level, as at a
 	 * Ring-3 sample's entry for USR counters): nothing to advance either;
 	 * pmi_restart's write advances over the handler.
 	 */
-	pmi_write_stopped(pc, quiet, PMU_REG_GLOBAL_CTRL, 0, 0);
-	pmi_read_stopped(pc, quiet || pmi_quiet(pc), PMU_REG_GLOBAL_STATUS, 0, status);
+	pmi_write_stopped(pc, quiet, PMU_REG_GLOBAL_CTRL, 0);
+	pmi_read_stopped(pc, quiet || pmi_quiet(pc), PMU_REG_GLOBAL_STATUS, status);
 	return ctrl;
 }
 
@@ -314,8 +312,8 @@ static void model_op_pmi_counters(uint64_t ctr[PMU_MAX_COUNTERS])
 	struct pmu_cpu *pc = this_cpu()->pmu;
 	bool quiet = pmi_quiet(pc);
 
-	pmi_read_stopped(pc, quiet, PMU_REG_CTR, 0, &ctr[0]);
-	pmi_read_stopped(pc, quiet, PMU_REG_CTR, 1, &ctr[1]);
+	pmi_read_stopped(pc, quiet, PMU_REG_CTR(0), &ctr[0]);
+	pmi_read_stopped(pc, quiet, PMU_REG_CTR(1), &ctr[1]);
 }
 
 static uint64_t model_op_pmi_ack(uint64_t status, uint32_t reload, const uint64_t ctr[PMU_MAX_COUNTERS])
@@ -324,11 +322,11 @@ static uint64_t model_op_pmi_ack(uint64_t status, uint32_t reload, const uint64_
 	bool quiet = pmi_quiet(pc);
 
 	if (reload & 1)
-		pmi_write_stopped(pc, quiet, PMU_REG_CTR, 0, ctr[0]);
+		pmi_write_stopped(pc, quiet, PMU_REG_CTR(0), ctr[0]);
 	if (reload & 2)
-		pmi_write_stopped(pc, quiet, PMU_REG_CTR, 1, ctr[1]);
-	pmi_write_stopped(pc, quiet, PMU_REG_GLOBAL_OVF_CTRL, 0, status);
-	pmi_read_stopped(pc, quiet, PMU_REG_GLOBAL_STATUS, 0, &status);
+		pmi_write_stopped(pc, quiet, PMU_REG_CTR(1), ctr[1]);
+	pmi_write_stopped(pc, quiet, PMU_REG_GLOBAL_OVF_CTRL, status);
+	pmi_read_stopped(pc, quiet, PMU_REG_GLOBAL_STATUS, &status);
 	return status;
 }
 
@@ -341,7 +339,7 @@ static void model_op_pmi_restart(uint64_t ctrl)
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
 
-	pmi_write(pc, PMU_REG_GLOBAL_CTRL, 0, ctrl);
+	pmi_write(pc, PMU_REG_GLOBAL_CTRL, ctrl);
 	pc->in_pmi = false;
 	if (!pc->delivering) /* sync_at delivered this PMI, and goes on syncing after it */
 		sync_at(pc, NULL, true);
@@ -495,7 +493,7 @@ static const struct pmu_desc *model_op_init(void)
 	if (cpuid_xeon_phi_x200(cpuid(1, 0)) && pmu_arch_describe(&pmu_arch_desc, KNL_CPUID_0A_EAX, KNL_CPUID_0A_EDX)) {
 		pmu_arch_desc.name = "Intel architectural perfmon (Knights Landing's, modelled)";
 		pmu_arch_desc.pfm = "knl";
-		model_desc = &pmu_arch_desc;
+		model_present(&pmu_arch_desc);
 	}
 	kprintf("pmu: the model presents the %s: %u counters of %u bits%s\n", model_desc->name, model_desc->counters,
 		model_desc->width, model_desc->version ? ", architectural perfmon" : "");

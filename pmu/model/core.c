@@ -3,6 +3,16 @@
 
 bool model_plugin_cycles;
 const struct pmu_desc *model_desc = &pmu_knc_desc;
+struct model_fast model_fast = { /* pmu_knc_desc's */
+	.mask = KNC_CTR_MASK, .ctr_reserved = ~KNC_CTR_MASK, .sext32 = false,
+};
+
+void model_present(const struct pmu_desc *d)
+{
+	model_desc = d;
+	model_fast = (struct model_fast){ .mask = d->ctr_mask, .ctr_reserved = ~d->ctr_mask,
+					  .sext32 = d->ctr_write_sext32 };
+}
 
 bool model_counts_event(uint32_t evtsel)
 {
@@ -121,18 +131,19 @@ static void evtsel_changed(struct pmu_model *m)
 	model_enables_changed(m);
 }
 
-int model_write_reg_rest(struct pmu_model *m, enum pmu_reg r, int i, uint64_t v)
+int model_write_reg_rest(struct pmu_model *m, unsigned r, uint64_t v)
 {
-	switch (r) {
-	case PMU_REG_EVTSEL:
+	if (PMU_REG_IS_EVTSEL(r)) {
 		if (v > 0xffffffffULL || (v & model_desc->evtsel_reserved))
 			return -1;
-		m->evtsel[i] = v;
+		m->evtsel[r - PMU_REG_EVTSEL0] = v;
 		evtsel_changed(m);
 		update_line(m); /* EvtSel.INT gates the line */
 		return 0;
+	}
+	switch (r) {
 	case PMU_REG_SPFLT_CTRL: /* only a PMU with SPFLT has the register (pmu_desc_reg) */
-		if (v & ~(pmu_all_counters(model_desc) | SPFLT_USER_PREF))
+		if (v & ~(PMU_ALL_COUNTERS | SPFLT_USER_PREF))
 			return -1;
 		m->spflt = v;
 		break;
@@ -143,23 +154,23 @@ int model_write_reg_rest(struct pmu_model *m, enum pmu_reg r, int i, uint64_t v)
 	return 0;
 }
 
-int model_counted_write(struct pmu_model *m, uint64_t now, enum pmu_reg r, int i, uint64_t v)
+int model_counted_write(struct pmu_model *m, uint64_t now, unsigned r, uint64_t v)
 {
 	model_advance_counting(m, now);
-	return model_reg_write(m, r, i, v);
+	return model_reg_write(m, r, v);
 }
 
-int model_counted_read(struct pmu_model *m, uint64_t now, enum pmu_reg r, int i, uint64_t *v)
+int model_counted_read(struct pmu_model *m, uint64_t now, unsigned r, uint64_t *v)
 {
 	model_advance_counting(m, now);
-	return model_reg_read(m, r, i, v);
+	return model_reg_read(m, r, v);
 }
 
 int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v)
 {
 	if (ecx >= model_desc->counters) /* ECX bit 30, a fixed counter: none modelled (#GP) */
 		return -1;
-	return model_reg_rdmsr(m, now, PMU_REG_CTR, (int)ecx, v);
+	return model_reg_rdmsr(m, now, PMU_REG_CTR(ecx), v);
 }
 
 void model_spflt(struct pmu_model *m, uint64_t now, uint64_t operand)

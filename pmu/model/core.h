@@ -39,11 +39,19 @@
  */
 extern const struct pmu_desc *model_desc;
 _Static_assert(PMU_MAX_COUNTERS == 2, "the model's fast paths are unrolled for two counters");
+/* The fields of model_desc its fast paths read, a load each (model_present copies them). */
+extern struct model_fast {
+	uint64_t mask;          /* 2^width - 1 */
+	uint64_t ctr_reserved;  /* ~mask: the bits a full-width counter write must leave 0 */
+	bool sext32;            /* ctr_write_sext32 */
+} model_fast;
+/* The model presents PMU `d` from now on (before any register is accessed). */
+void model_present(const struct pmu_desc *d);
 
 /* The counters' value mask, 2^width - 1. */
 static inline uint64_t model_mask(void)
 {
-	return pmu_ctr_mask(model_desc);
+	return model_fast.mask;
 }
 
 struct pmu_model {
@@ -148,13 +156,13 @@ static inline void model_counter_set(struct pmu_model *m, int i, uint64_t v)
 }
 
 /*
- * The register access alone, no time passing (see model_wrmsr), by role
- * (pmu/desc.h pmu_desc_reg: counter or EvtSel i, a global register, SPFLT):
+ * The register access alone, no time passing (see model_wrmsr), by register
+ * (pmu/desc.h enum pmu_reg: counter or EvtSel i, a global register, SPFLT):
  * 0, or -1 for #GP. Inline, the cases the PMI handler's accesses take (a
  * constant role folds each to a few instructions); model_write_reg_rest
  * (pmu/model/core.c) the others.
  */
-int model_write_reg_rest(struct pmu_model *m, enum pmu_reg r, int i, uint64_t v);
+int model_write_reg_rest(struct pmu_model *m, unsigned r, uint64_t v);
 
 /*
  * A counter write's value into *out: all `width` bits, #GP (-1) beyond them
@@ -163,50 +171,53 @@ int model_write_reg_rest(struct pmu_model *m, enum pmu_reg r, int i, uint64_t v)
  */
 static inline int model_counter_value(uint64_t v, uint64_t *out)
 {
-	if (model_desc->ctr_write_sext32) {
+	if (model_fast.sext32) {
 		*out = (uint64_t)(int64_t)(int32_t)(uint32_t)v & model_mask();
 		return 0;
 	}
-	if (v & ~model_mask())
+	if (v & model_fast.ctr_reserved)
 		return -1;
 	*out = v;
 	return 0;
 }
 
-static inline int model_reg_write(struct pmu_model *m, enum pmu_reg r, int i, uint64_t v)
+static inline int model_reg_write(struct pmu_model *m, unsigned r, uint64_t v)
 {
-	switch (r) {
-	case PMU_REG_CTR:
+	if (PMU_REG_IS_CTR(r)) {
 		if (model_counter_value(v, &v))
 			return -1;
-		model_counter_set(m, i, v);
+		model_counter_set(m, (int)(r - PMU_REG_CTR0), v);
 		return 0; /* a count: what counts and the line stay as they are */
+	}
+	switch (r) {
 	case PMU_REG_GLOBAL_CTRL:
-		if (v & ~(uint64_t)pmu_all_counters(model_desc))
+		if (v & ~(uint64_t)PMU_ALL_COUNTERS)
 			return -1;
 		m->global_ctrl = v;
 		model_enables_changed(m);
 		return 0;
 	case PMU_REG_GLOBAL_OVF_CTRL:
-		if (v & ~(uint64_t)pmu_all_counters(model_desc))
+		if (v & ~(uint64_t)PMU_ALL_COUNTERS)
 			return -1;
 		m->status &= ~(uint32_t)v;
 		m->line = (m->status & m->intr) != 0; /* it can only fall: no rise to note */
 		return 0;
 	default:
-		return model_write_reg_rest(m, r, i, v);
+		return model_write_reg_rest(m, r, v);
 	}
 }
 
-static inline int model_reg_read(const struct pmu_model *m, enum pmu_reg r, int i, uint64_t *v)
+static inline int model_reg_read(const struct pmu_model *m, unsigned r, uint64_t *v)
 {
+	if (PMU_REG_IS_CTR(r)) {
+		*v = m->ctr[r - PMU_REG_CTR0];
+		return 0;
+	}
+	if (PMU_REG_IS_EVTSEL(r)) {
+		*v = m->evtsel[r - PMU_REG_EVTSEL0];
+		return 0;
+	}
 	switch (r) {
-	case PMU_REG_CTR:
-		*v = m->ctr[i];
-		return 0;
-	case PMU_REG_EVTSEL:
-		*v = m->evtsel[i];
-		return 0;
 	case PMU_REG_SPFLT_CTRL:
 		*v = m->spflt;
 		return 0;
@@ -224,14 +235,12 @@ static inline int model_reg_read(const struct pmu_model *m, enum pmu_reg r, int 
 /* The same by MSR number, of the PMU the model presents (model_desc). */
 static inline int model_write_reg(struct pmu_model *m, uint32_t msr, uint64_t v)
 {
-	int i = 0;
-	return model_reg_write(m, pmu_desc_reg(model_desc, msr, &i), i, v);
+	return model_reg_write(m, pmu_desc_reg(model_desc, msr), v);
 }
 
 static inline int model_read_reg(const struct pmu_model *m, uint32_t msr, uint64_t *v)
 {
-	int i = 0;
-	return model_reg_read(m, pmu_desc_reg(model_desc, msr, &i), i, v);
+	return model_reg_read(m, pmu_desc_reg(model_desc, msr), v);
 }
 
 /*
@@ -245,45 +254,39 @@ static inline int model_read_reg(const struct pmu_model *m, uint32_t msr, uint64
  * (the PMI handler's, the counters stopped) is a few instructions and a
  * jump, without a frame.
  */
-int model_counted_write(struct pmu_model *m, uint64_t now, enum pmu_reg r, int i, uint64_t v);
-int model_counted_read(struct pmu_model *m, uint64_t now, enum pmu_reg r, int i, uint64_t *v);
+int model_counted_write(struct pmu_model *m, uint64_t now, unsigned r, uint64_t v);
+int model_counted_read(struct pmu_model *m, uint64_t now, unsigned r, uint64_t *v);
 
 /* By role (the PMI path's accesses, whose constant roles fold). */
-static inline int model_reg_wrmsr(struct pmu_model *m, uint64_t now, enum pmu_reg r, int i, uint64_t v)
+static inline int model_reg_wrmsr(struct pmu_model *m, uint64_t now, unsigned r, uint64_t v)
 {
 	if (now > m->last) {
 		if (m->active)
-			return model_counted_write(m, now, r, i, v);
+			return model_counted_write(m, now, r, v);
 		m->last = now;
 	}
-	return model_reg_write(m, r, i, v);
+	return model_reg_write(m, r, v);
 }
 
-static inline int model_reg_rdmsr(struct pmu_model *m, uint64_t now, enum pmu_reg r, int i, uint64_t *v)
+static inline int model_reg_rdmsr(struct pmu_model *m, uint64_t now, unsigned r, uint64_t *v)
 {
 	if (now > m->last) {
 		if (m->active)
-			return model_counted_read(m, now, r, i, v);
+			return model_counted_read(m, now, r, v);
 		m->last = now;
 	}
-	return model_reg_read(m, r, i, v);
+	return model_reg_read(m, r, v);
 }
 
 /* By MSR number, of the PMU the model presents (model_desc). */
 static inline int model_wrmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t v)
 {
-	int i = 0;
-	enum pmu_reg r = pmu_desc_reg(model_desc, msr, &i);
-
-	return model_reg_wrmsr(m, now, r, i, v);
+	return model_reg_wrmsr(m, now, pmu_desc_reg(model_desc, msr), v);
 }
 
 static inline int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, uint64_t *v)
 {
-	int i = 0;
-	enum pmu_reg r = pmu_desc_reg(model_desc, msr, &i);
-
-	return model_reg_rdmsr(m, now, r, i, v);
+	return model_reg_rdmsr(m, now, pmu_desc_reg(model_desc, msr), v);
 }
 /* RDPMC: counter 0 or 1, zero-extended 40 bits; -1 for another ECX. */
 int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v);

@@ -118,18 +118,16 @@ static inline __attribute__((always_inline)) bool decode(struct trap_frame *f, c
 
 	if (n >= 2 && b[0] == 0x0f && b[1] == 0x33) {
 		*in = (struct insn){ .rdpmc = true, .len = 2 };
-		return (uint32_t)f->rcx < model_desc->counters;
+		return (uint32_t)f->rcx < PMU_MAX_COUNTERS; /* the model's counters (pmu/desc.h) */
 	}
-	if (!knc_isa)
-		return false;
 	if (n >= 4 && b[0] == 0xc5 && b[1] == 0xfb && b[2] == 0xae && (rm = spflt_rm(b[3])) >= 0) {
 		*in = (struct insn){ .len = 4, .spflt = gpr(f, rm) };
-		return true;
+		return knc_isa;
 	}
 	if (n >= 5 && b[0] == 0xc4 && (b[1] == 0xe1 || b[1] == 0xc1) && (b[2] & 0x7f) == 0x7b &&
 	    b[3] == 0xae && (rm = spflt_rm(b[4])) >= 0) {
 		*in = (struct insn){ .len = 5, .spflt = gpr(f, rm + (b[1] == 0xc1 ? 8 : 0)) };
-		return true;
+		return knc_isa;
 	}
 	return false;
 }

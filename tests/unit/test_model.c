@@ -901,6 +901,7 @@ static void test_arch_description(void **state)
 	assert_int_equal(d.version, 3);
 	assert_int_equal(d.counters, 2);
 	assert_int_equal(d.width, 40);
+	assert_true(d.ctr_mask == MASK40 && pmu_knc_desc.ctr_mask == MASK40); /* and KNC's, 327357-001 §1.4.3.2 */
 	assert_int_equal(d.fixed, 3);
 	assert_int_equal(d.ctr0, A_PMC0);
 	assert_int_equal(d.evtsel0, A_EVTSEL0);
@@ -913,8 +914,10 @@ static void test_arch_description(void **state)
 	assert_true(pmu_arch_describe(&d, 0x07300803u, 0)); /* 8 counters of 48 bits: the first PMU_MAX_COUNTERS */
 	assert_int_equal(d.counters, PMU_MAX_COUNTERS);
 	assert_int_equal(d.width, 48);
+	assert_true(d.ctr_mask == (1ULL << 48) - 1);
 	assert_false(pmu_arch_describe(&d, 0x07280201u, 0)); /* version 1: no global control */
 	assert_false(pmu_arch_describe(&d, 0x07280003u, 0)); /* no counters */
+	assert_false(pmu_arch_describe(&d, 0x07280103u, 0)); /* one: the driver uses two */
 	assert_false(pmu_arch_describe(&d, 0, 0));          /* TCG's leaf of zeros */
 }
 
@@ -926,7 +929,7 @@ static void test_arch_registers(void **state)
 	uint64_t v;
 
 	assert_true(pmu_arch_describe(&d, 0x07280203u, 0x503u));
-	model_desc = &d;
+	model_present(&d);
 	model_reset(&m, 0);
 	/* A counter write takes bits 31:0 sign-extended (§18.2.1): 2^40 - 5 from its low 32 bits. */
 	WR(&m, 0, A_PMC0, 0xfffffffbULL);
@@ -954,7 +957,7 @@ static void test_arch_registers(void **state)
 	assert_int_equal(model_rdpmc(&m, 7, 0, &v), 0);
 	assert_int_equal(v, 2);
 	assert_int_equal(model_rdpmc(&m, 7, 1u << 30, &v), -1);
-	model_desc = &pmu_knc_desc;
+	model_present(&pmu_knc_desc);
 }
 
 int main(void)
