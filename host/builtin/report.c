@@ -290,7 +290,52 @@ static int stack_of(const struct symbols *sy, const struct rec_sample *r, const 
 struct hit {
 	char *name;
 	uint64_t count;
+	uint64_t counted[PMU_SAMPLE_COUNTERS]; /* a cpu-clock recording: the counted events' counts at its samples */
 };
+
+/*
+ * A cpu-clock recording's counted events (record -e cpu-clock,EV[,EV]):
+ * their names from the -e list, and each sample's counts, the counters'
+ * rise since the CPU's sample before (from 0 at the start, 40 bits
+ * wrapping), which perf report gives each event's report by
+ * (PERF_SAMPLE_READ): the events' shares per row, beside the samples'.
+ */
+struct counted {
+	int n;
+	char name[PMU_SAMPLE_COUNTERS][64];
+	uint64_t last[CPUSET_MAX][PMU_SAMPLE_COUNTERS], total[PMU_SAMPLE_COUNTERS];
+};
+
+static void counted_names(const struct rec_header *h, struct counted *c)
+{
+	char list[sizeof(h->event) + 1];
+
+	c->n = 0;
+	if (!rec_timed(h))
+		return;
+	snprintf(list, sizeof(list), "%s", h->event + 9);
+	for (char *save, *e = strtok_r(list, ",", &save); e && c->n < PMU_SAMPLE_COUNTERS; e = strtok_r(NULL, ",", &save))
+		snprintf(c->name[c->n++], sizeof(c->name[0]), "%s", e);
+}
+
+/* Counted event k's column: its name, or "100.00%", whichever is wider. */
+static int counted_width(const struct counted *c, int k)
+{
+	int n = (int)strlen(c->name[k]);
+	return n > 7 ? n : 7;
+}
+
+/* Sample r's counts of the counted events into out[], from the CPU's last ones. */
+static void counted_of(struct counted *c, const struct rec_sample *r, uint64_t out[PMU_SAMPLE_COUNTERS])
+{
+	for (int k = 0; k < c->n; k++) {
+		uint64_t *last = r->s.cpu < CPUSET_MAX ? &c->last[r->s.cpu][k] : NULL;
+		out[k] = last ? (r->s.ctr[k] - *last) & ((1ULL << PMU_SAMPLE_CTR_BITS) - 1) : 0;
+		if (last)
+			*last = r->s.ctr[k];
+		c->total[k] += out[k];
+	}
+}
 
 static int by_count(const void *a, const void *b)
 {
@@ -428,7 +473,11 @@ int cmd_report(struct card *c, int argc, char **argv)
 	const char *prog = strrchr(h.program, '/') ? strrchr(h.program, '/') + 1 : h.program;
 	char stack[(PMU_CALLCHAIN_MAX + 2) * 64];
 	int st;
+	static struct counted cn;
+	counted_names(&h, &cn);
 	while ((st = rec_next(f, file, &r)) == 1) {
+		uint64_t counts[PMU_SAMPLE_COUNTERS];
+		counted_of(&cn, &r, counts);
 		no_line += stack_of(&sy, &r, prog, folded, stack, sizeof(stack));
 		size_t i = 0;
 		while (i < nhits && strcmp(hits[i].name, stack))
@@ -439,8 +488,11 @@ int cmd_report(struct card *c, int argc, char **argv)
 				return 1;
 			}
 			hits[i].count = 0;
+			memset(hits[i].counted, 0, sizeof(hits[i].counted));
 		}
 		hits[i].count++;
+		for (int k = 0; k < cn.n; k++)
+			hits[i].counted[k] += counts[k];
 		total++;
 	}
 	fclose(f);
@@ -456,9 +508,12 @@ int cmd_report(struct card *c, int argc, char **argv)
 	if (svg)
 		return report_svg(svg, &h, hits, nhits);
 	if (!folded) {
-		printf("# %llu samples of %s every %llu %s, %llu lost; program %s\n# Overhead%s ",
+		printf("# %llu samples of %s every %llu %s, %llu lost; program %s\n# Overhead%s",
 		       (unsigned long long)total, h.event, (unsigned long long)h.period, rec_period_unit(&h),
 		       (unsigned long long)h.lost, h.path, nr_samples ? "  Samples" : "");
+		for (int k = 0; k < cn.n; k++) /* perf report --group's columns: each counted event's share */
+			printf("  %*s", counted_width(&cn, k), cn.name[k]);
+		printf(" ");
 		for (int k = 0; k < sy.nkeys; k++)
 			printf(" %s", key_titles[sy.keys[k]]);
 		printf("\n");
@@ -466,11 +521,15 @@ int cmd_report(struct card *c, int argc, char **argv)
 	for (size_t i = 0; i < nhits; i++) {
 		if (folded) /* flame-graph tools take "stack count" lines */
 			printf("%s %llu\n", hits[i].name, (unsigned long long)hits[i].count);
-		else if (nr_samples)
-			printf("%9.2f%%  %7llu  %s\n", 100.0 * hits[i].count / total, (unsigned long long)hits[i].count,
-			       hits[i].name);
-		else
-			printf("%9.2f%%  %s\n", 100.0 * hits[i].count / total, hits[i].name);
+		else {
+			printf("%9.2f%%  ", 100.0 * hits[i].count / total);
+			if (nr_samples)
+				printf("%7llu  ", (unsigned long long)hits[i].count);
+			for (int k = 0; k < cn.n; k++)
+				printf("%*.2f%%  ", counted_width(&cn, k) - 1,
+				       cn.total[k] ? 100.0 * hits[i].counted[k] / cn.total[k] : 0.0);
+			printf("%s\n", hits[i].name);
+		}
 	}
 	return total ? 0 : 1;
 }

@@ -109,6 +109,16 @@ def test_record_samples_open_in_perf(knl, tmp_path):
     script = subprocess.run(["perf", "script", "-i", str(clock_perf), "-F", "event,time"], capture_output=True,
                             text=True, check=True).stdout
     assert "INST_RETIRED:u" in script, script[:300]  # the counted event, named from knl's table again
+    # pmuctl report's column for the counted event gives each symbol perf's share of it (perf's own report of
+    # the event, from each sample's PERF_SAMPLE_READ value)
+    ours = subprocess.run([PMUCTL, "report", "-i", str(clock)], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^# Overhead  INST_RETIRED:u  Symbol$", ours, re.M), ours
+    col = {m[3]: float(m[2]) for m in re.finditer(r"^\s+([\d.]+)%\s+([\d.]+)%\s+(\S+)$", ours, re.M)}
+    rep = subprocess.run(["perf", "report", "-i", str(clock_perf), "--stdio", "--sort", "sym"], capture_output=True,
+                         text=True, check=True).stdout
+    theirs = rep[rep.index("of event 'INST_RETIRED:u'"):]
+    perf_share = {m[2]: float(m[1]) for m in re.finditer(r"^\s+([\d.]+)%\s+\[\.\]\s+(\S+)$", theirs, re.M)}
+    assert col and col == perf_share, (ours, theirs)
     t = [float(m[1]) for m in re.finditer(r"^\s*([\d.]+):\s+cpu-clock:", script, re.M)]
     gaps = [b - a for a, b in zip(t, t[1:])]
     assert len(t) >= 20 and all(abs(g - 0.001) <= 0.00001 for g in gaps), (len(t), gaps[:5])
