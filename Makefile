@@ -67,7 +67,7 @@ KLDFLAGS = -nostdlib -static -no-pie -z max-page-size=0x1000 -z noexecstack -Wl,
 # chooses (platform/platform.h).
 KSRC := $(wildcard lib/*.c arch/*.S arch/*.c apic/*.c kernel/*.S kernel/*.c platform/*.c platform/pc/*.c platform/knc/*.c \
 	  boot/*.S boot/*.c \
-	  boot/linux/*.c pmu/*.S pmu/*.c pmu/knc/*.c pmu/arch/*.c pmu/model/*.c shell/*.c mailbox/*.c init/*.c)
+	  boot/linux/*.c pmu/*.S pmu/*.c pmu/*/*.c shell/*.c mailbox/*.c init/*.c)
 # Host-side code that lives beside kernel sources: not kernel code.
 KSRC := $(filter-out pmu/gen_events.c boot/linux/bzimage_check.c,$(KSRC)) $(BUILD)/gen/programs.S
 KOBJ := $(patsubst %,$(BUILD)/k/%.o,$(KSRC))
