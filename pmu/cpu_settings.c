@@ -7,11 +7,17 @@
 #include "lib/cpuset.h"
 #include "lib/lib.h"
 
+/* Each slot says its CPU and counter count once, here: the PMI writes neither. */
 enum pmu_err pmu_need_ring(struct pmu_cpu *pc)
 {
+	if (pc->ring)
+		return PMU_OK;
+	pc->ring = page_alloc(ALIGN_UP(PMU_SAMPLE_RING * sizeof(struct pmu_sample), PAGE_SIZE) / PAGE_SIZE);
 	if (!pc->ring)
-		pc->ring = page_alloc(ALIGN_UP(PMU_SAMPLE_RING * sizeof(struct pmu_sample), PAGE_SIZE) / PAGE_SIZE);
-	return pc->ring ? PMU_OK : PMU_ERR_NOMEM;
+		return PMU_ERR_NOMEM;
+	for (int i = 0; i < PMU_SAMPLE_RING; i++)
+		pc->ring[i] = (struct pmu_sample){ .cpu = pc->cpu, .ncounters = PMU_MAX_COUNTERS };
+	return PMU_OK;
 }
 
 struct pmu_result pmu_each_cpu(struct pmu_result check, const struct cpuset *set,

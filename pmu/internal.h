@@ -38,6 +38,7 @@ struct pmu_mux {
 
 /* Per hardware thread. Survives INIT: only a warm reset (reboot) clears it. */
 struct pmu_cpu {
+	uint32_t cpu;           /* whose: the CPU number, set at allocation */
 	/* driver configuration */
 	uint32_t evtsel[PMU_MAX_COUNTERS]; /* configured EvtSel without EN/INT; 0 = unused */
 	uint64_t period[PMU_MAX_COUNTERS]; /* events per sample; 0 = counting only */

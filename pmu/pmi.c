@@ -56,10 +56,8 @@ static const struct pmu_sample *record(struct pmu_cpu *pc, struct trap_frame *f,
 
 	s->tsc = now;
 	s->rip = f->rip;
-	s->cpu = this_cpu()->cpu;
-	s->cpl = f->cs & 3;
+	s->cpl = f->cs & 3; /* cpu and ncounters: the slot's from pmu_need_ring */
 	s->ovf_mask = mask;
-	s->ncounters = PMU_MAX_COUNTERS;
 	pmu_ops->pmi_counters(s->ctr);
 	s->nframes = pmu_chain_frames[s->cpu] ? pmu_callchain(f, chain) : 0; /* no call when off */
 	sample_sink(s, chain); /* for the host, drained without a request */
@@ -82,7 +80,7 @@ static uint64_t reload(struct pmu_cpu *pc, int i, uint64_t past)
 {
 	uint64_t period = pc->period[i];
 
-	if (past < period)
+	if (__builtin_expect(past < period, 1)) /* the common case falls through */
 		return wrap - period + past;
 	pc->late[i] += past;
 	return wrap - period;
@@ -190,20 +188,21 @@ static uint32_t account(struct pmu_cpu *pc, struct trap_frame *f, uint32_t statu
 static void pmi_handler(struct trap_frame *f)
 {
 	struct pmu_cpu *pc = pmu_this();
-	uint64_t ctrl, status, next[PMU_MAX_COUNTERS];
+	uint64_t ctrl, first, next[PMU_MAX_COUNTERS];
 	uint32_t handled = 0; /* counters are stopped: a bit that comes back is stuck, not new */
 	const struct pmu_ops *ops = pmu_ops; /* once: the calls cannot change it */
 
-	ctrl = ops->pmi_stop(&status);                                   /* 1, 2 */
+	ctrl = ops->pmi_stop(&first);                                    /* 1, 2 */
 	uint64_t now = rdtsc(); /* the samples' time and the throttle's */
+	uint32_t status = first & PMU_ALL_COUNTERS; /* in a register: first's address is taken */
 
 	pc->pmis++;
-	for (int round = 0; (status &= PMU_ALL_COUNTERS); round++) {
+	for (int round = 0; status; round++) {
 		if (round == PMI_MAX_ROUNDS) {
 			/* Overflow bits that will not clear: leave the counters stopped. */
 			pc->stuck++;
 			pc->running = false;
-			kprintf("pmu: CPU %u: PMU stuck, GLOBAL_STATUS %#lx still set after %d rounds; counters stopped\n",
+			kprintf("pmu: CPU %u: PMU stuck, GLOBAL_STATUS %#x still set after %d rounds; counters stopped\n",
 				this_cpu()->cpu, status, PMI_MAX_ROUNDS);
 			ctrl = 0;
 			break;
@@ -211,7 +210,7 @@ static void pmi_handler(struct trap_frame *f)
 		uint32_t reload = account(pc, f, status, status & ~handled, now, next);
 
 		handled |= status;
-		status = ops->pmi_ack(status, reload, next);             /* 3, then 2 again */
+		status = ops->pmi_ack(status, reload, next) & PMU_ALL_COUNTERS; /* 3, then 2 again */
 	}
 	if (ctrl)
 		pc->throttled |= throttle(pc, now);

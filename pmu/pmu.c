@@ -146,12 +146,22 @@ void pmu_init(void)
 	cpu_hooks_set(&pmu_cpu_hooks);
 }
 
+/* CPU `cpu`'s block, zeroed but for its number; NULL when no page is left. */
+static struct pmu_cpu *alloc_cpu(uint32_t cpu)
+{
+	struct pmu_cpu *pc = page_alloc(ALIGN_UP(sizeof(struct pmu_cpu), PAGE_SIZE) / PAGE_SIZE);
+
+	if (pc)
+		pc->cpu = cpu;
+	return pc;
+}
+
 void pmu_cpu_prepare(uint32_t cpu)
 {
 	struct percpu *p = cpu_table[cpu];
 
 	if (!p->pmu)
-		p->pmu = page_alloc(ALIGN_UP(sizeof(struct pmu_cpu), PAGE_SIZE) / PAGE_SIZE);
+		p->pmu = alloc_cpu(cpu);
 }
 
 void pmu_cpu_online(bool rejoin)
@@ -159,7 +169,7 @@ void pmu_cpu_online(bool rejoin)
 	struct percpu *p = this_cpu();
 
 	if (!p->pmu) { /* the BSP; an AP whose block the BSP could not allocate */
-		p->pmu = page_alloc(ALIGN_UP(sizeof(struct pmu_cpu), PAGE_SIZE) / PAGE_SIZE);
+		p->pmu = alloc_cpu(p->cpu);
 		rejoin = false;
 	}
 	apic_lvt_pc_set(VEC_PMI, false);

@@ -71,7 +71,7 @@ $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o
 $(BUILD)/unit/test_vm:     $(BUILD)/unit/obj/kernel/vm.o $(BUILD)/unit/obj/tests/unit/page_double.o
 # test_pmi: the PMI handler on the software model; its test file has the
 # doubles for the kernel (pmu_ops, pmu_this, this_cpu, rdtsc, kprintf, APIC, IRQ, timers).
-$(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/model/core.o $(BUILD)/unit/obj/pmu/knc/desc.o
+$(BUILD)/unit/test_pmi:    $(BUILD)/unit/obj/pmu/pmi.o $(BUILD)/unit/obj/pmu/cpu_settings.o $(BUILD)/unit/obj/pmu/model/core.o $(BUILD)/unit/obj/pmu/knc/desc.o
 # test_mux: multiplexing over two fake counters; its doubles stand in for pmu.c and the timers.
 $(BUILD)/unit/test_mux:    $(BUILD)/unit/obj/pmu/mux.o $(BUILD)/unit/obj/pmu/rules.o $(BUILD)/unit/obj/pmu/knc/desc.o
 # test_mailbox: the request decoder, the status of each opcode; its PMU doubles check through

@@ -10,8 +10,8 @@ struct model_fast model_fast = { /* pmu_knc_desc's */
 void model_present(const struct pmu_desc *d)
 {
 	model_desc = d;
-	model_fast = (struct model_fast){ .mask = d->ctr_mask, .ctr_reserved = ~d->ctr_mask,
-					  .sext32 = d->ctr_write_sext32 };
+	model_fast = (struct model_fast){ .mask = d->ctr_mask, .sext32 = d->ctr_write_sext32,
+					  .ctr_reserved = d->ctr_write_sext32 ? ~(uint64_t)INT32_MAX : ~d->ctr_mask };
 }
 
 bool model_counts_event(uint32_t evtsel)

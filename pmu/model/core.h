@@ -42,7 +42,12 @@ _Static_assert(PMU_MAX_COUNTERS == 2, "the model's fast paths are unrolled for t
 /* The fields of model_desc its fast paths read, a load each (model_present copies them). */
 extern struct model_fast {
 	uint64_t mask;          /* 2^width - 1 */
-	uint64_t ctr_reserved;  /* ~mask: the bits a full-width counter write must leave 0 */
+	/*
+	 * A counter write's bits that take it off the plain path: ~mask for a
+	 * full-width write (they #GP), bits 63:31 for a sign-extended one (they
+	 * are not the value written). A write with none of them is stored as it is.
+	 */
+	uint64_t ctr_reserved;
 	bool sext32;            /* ctr_write_sext32 */
 } model_fast;
 /* The model presents PMU `d` from now on (before any register is accessed). */
@@ -128,7 +133,7 @@ static inline void model_state_changed(struct pmu_model *m)
 	uint8_t gate = m->halted ? 0 : 0xff;
 
 	if (!(m->spflt & SPFLT_USER_PREF))
-		gate &= ~(uint8_t)m->spflt; /* held by SPFLT (327357-001 §1.4.3.4): SPFLT_EN(i) is bit i */
+		gate &= ~(uint8_t)(m->spflt & PMU_ALL_COUNTERS); /* held by SPFLT (327357-001 §1.4.3.4): SPFLT_EN(i) is bit i */
 	m->active_at[0] = m->at_os & gate;
 	m->active_at[1] = m->at_usr & gate;
 	model_select_active(m);
@@ -171,13 +176,13 @@ int model_write_reg_rest(struct pmu_model *m, unsigned r, uint64_t v);
  */
 static inline int model_counter_value(uint64_t v, uint64_t *out)
 {
-	if (model_fast.sext32) {
-		*out = (uint64_t)(int64_t)(int32_t)(uint32_t)v & model_mask();
+	if (!(v & model_fast.ctr_reserved)) {
+		*out = v;
 		return 0;
 	}
-	if (v & model_fast.ctr_reserved)
+	if (!model_fast.sext32)
 		return -1;
-	*out = v;
+	*out = (uint64_t)(int64_t)(int32_t)(uint32_t)v & model_mask();
 	return 0;
 }
 

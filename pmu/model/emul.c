@@ -112,7 +112,8 @@ static int spflt_rm(uint8_t modrm)
  * can perform: false for anything else, and for an RDPMC whose ECX selects
  * no counter (#GP, as on KNC).
  */
-static inline __attribute__((always_inline)) bool decode(struct trap_frame *f, const uint8_t *b, int n, struct insn *in)
+static inline __attribute__((always_inline)) bool decode(struct trap_frame *f, const uint8_t *b, int n, struct insn *in,
+							  bool knc)
 {
 	int rm;
 
@@ -122,12 +123,12 @@ static inline __attribute__((always_inline)) bool decode(struct trap_frame *f, c
 	}
 	if (n >= 4 && b[0] == 0xc5 && b[1] == 0xfb && b[2] == 0xae && (rm = spflt_rm(b[3])) >= 0) {
 		*in = (struct insn){ .len = 4, .spflt = gpr(f, rm) };
-		return knc_isa;
+		return knc;
 	}
 	if (n >= 5 && b[0] == 0xc4 && (b[1] == 0xe1 || b[1] == 0xc1) && (b[2] & 0x7f) == 0x7b &&
 	    b[3] == 0xae && (rm = spflt_rm(b[4])) >= 0) {
 		*in = (struct insn){ .len = 5, .spflt = gpr(f, rm + (b[1] == 0xc1 ? 8 : 0)) };
-		return knc_isa;
+		return knc;
 	}
 	return false;
 }
@@ -207,7 +208,7 @@ static int emulate(struct trap_frame *f)
 		f->rip += len;
 		return 1;
 	}
-	if (!pc || !decode(f, b, n, &in))
+	if (!pc || !decode(f, b, n, &in, knc_isa))
 		return 0;
 	if (in.rdpmc) {
 		model_share_take(pc);
@@ -254,14 +255,16 @@ static bool __attribute__((noinline)) sync_then_return(struct pmu_cpu *pc)
 	return true;
 }
 
-static bool emulate_fast(struct trap_frame *f, uint64_t first_kernel, uint64_t first_user)
+/* `knc` a constant in each of the two fast paths below, so KNC's tests no flag per SPFLT. */
+static inline __attribute__((always_inline)) bool emulate_fast(struct trap_frame *f, uint64_t first_kernel,
+								uint64_t first_user, bool knc)
 {
 	struct pmu_cpu *pc = this_cpu()->pmu;
 	struct insn in;
 	uint64_t v = 0;
 
 	if (!pc || (f->rip & (PAGE_SIZE - 1)) > PAGE_SIZE - MAX_INSN ||
-	    !decode(f, (const uint8_t *)f->rip, MAX_INSN, &in))
+	    !decode(f, (const uint8_t *)f->rip, MAX_INSN, &in, knc))
 		return false;
 	if (pc->plugin_sel) /* the plugin's counts to take and its page to tell */
 		return emulate_steps(pc, f, first_kernel, first_user, &in);
@@ -283,6 +286,16 @@ static bool emulate_fast(struct trap_frame *f, uint64_t first_kernel, uint64_t f
 	return true;
 }
 
+static bool emulate_fast_knc(struct trap_frame *f, uint64_t first_kernel, uint64_t first_user)
+{
+	return emulate_fast(f, first_kernel, first_user, true);
+}
+
+static bool emulate_fast_other(struct trap_frame *f, uint64_t first_kernel, uint64_t first_user)
+{
+	return emulate_fast(f, first_kernel, first_user, false);
+}
+
 void pmu_emul_init(void)
 {
 	if (pmu_ops != &pmu_model_ops)
@@ -291,5 +304,5 @@ void pmu_emul_init(void)
 	share_prefetch_loads((uintptr_t)pmu_vprefetch0_load, (uintptr_t)pmu_vprefetch1_load);
 	exc_register(EXC_UD, emulate);
 	exc_register(EXC_GP, emulate);
-	exc_fast_register(emulate_fast);
+	exc_fast_register(knc_isa ? emulate_fast_knc : emulate_fast_other);
 }

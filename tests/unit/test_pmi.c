@@ -28,6 +28,7 @@
 #include "kernel/trap.h"
 #include "kernel/percpu.h" /* tests/unit/shadow: this_cpu() is ours */
 #include "arch/tsc.h"    /* tests/unit/shadow: rdtsc() is ours */
+#include "kernel/pmm.h"   /* page_alloc() is ours */
 
 /* 327357-001 Table 1-2 */
 #define PERFCTR0   0x20u
@@ -150,13 +151,13 @@ static uint64_t test_pmi_stop(uint64_t *status)
 	return ctrl;
 }
 
-static void test_pmi_counters(uint64_t ctr[2])
+static void test_pmi_counters(uint64_t ctr[PMU_MAX_COUNTERS])
 {
 	test_rdmsr(PERFCTR0, &ctr[0]);
 	test_rdmsr(PERFCTR1, &ctr[1]);
 }
 
-static uint64_t test_pmi_ack(uint64_t status, uint32_t reload, const uint64_t ctr[2])
+static uint64_t test_pmi_ack(uint64_t status, uint32_t reload, const uint64_t ctr[PMU_MAX_COUNTERS])
 {
 	if (reload & 1)
 		test_wrmsr(PERFCTR0, ctr[0]);
@@ -218,6 +219,15 @@ size_t pmu_callchain(const struct trap_frame *f, uint64_t *ips)
 {
 	(void)f, (void)ips;
 	return 0;
+}
+
+/* The sample ring pmu_need_ring (pmu/cpu_settings.c) allocates: ours, one allocation at a time. */
+struct percpu *cpu_table[MAX_CPUS];
+uint32_t cpu_count;
+void *page_alloc(uint64_t count)
+{
+	assert_true(count * PAGE_SIZE >= sizeof(ring));
+	return ring;
 }
 
 void apic_lvt_pc_unmask(void)
@@ -360,8 +370,10 @@ static int setup(void **state)
 {
 	(void)state;
 	memset(&pc, 0, sizeof(pc));
-	memset(ring, 0, sizeof(ring));
-	pc.ring = ring;
+	memset(ring, 0xa5, sizeof(ring)); /* what a slot holds before pmu_need_ring fills it */
+	pc.cpu = CPU;
+	assert_int_equal(pmu_need_ring(&pc), PMU_OK);
+	assert_ptr_equal(pc.ring, ring);
 	memset(&percpu, 0, sizeof(percpu));
 	percpu.self = &percpu;
 	percpu.cpu = CPU;
@@ -470,6 +482,7 @@ static void test_sampling_overflow(void **state)
 	assert_int_equal(s->rip, 0x7fff12345678ULL);
 	assert_int_equal(s->cpl, 3);
 	assert_int_equal(s->cpu, CPU);
+	assert_int_equal(s->ncounters, PMU_MAX_COUNTERS);
 	assert_int_equal(s->ovf_mask, 1);
 	assert_true(s->tsc >= entry_tsc && s->tsc <= exit_tsc);
 	/*
