@@ -13,17 +13,25 @@ static int nregions;
 static struct region_total by_cpu[REGIONS_MAX][CPUSET_MAX];
 
 /*
- * One counter's field after "calls N" or the counter before: ", WHAT V",
- * WHAT its event's name (user/regions.c) or counterK, V a count or
- * "sampling". Returns what follows it, or NULL if s is no such field.
+ * One counter's field after "calls N" or the counter before: `tag` (", ",
+ * or ", fixed " for a fixed counter), then "WHAT V", WHAT its event's name
+ * (user/regions.c) or counterK, V a count or "sampling"; WHAT into
+ * name[REGION_NAME] unless name is NULL. Returns what follows it, or NULL
+ * if s is no such field.
  */
-static const char *parse_counter(const char *s, uint64_t *v, int *sampling)
+static const char *parse_counter(const char *s, const char *tag, uint64_t *v, int *sampling, char *name)
 {
-	const char *what = s + 2, *space = strchr(what, ' ');
+	const char *what = s + strlen(tag), *space = strchr(what, ' ');
 	char *end;
 
-	if (strncmp(s, ", ", 2) || !space || space == what || memchr(what, ',', space - what))
+	if (strncmp(s, tag, strlen(tag)) || !space || space == what || memchr(what, ',', space - what))
 		return NULL;
+	if (name) {
+		if (space - what >= REGION_NAME)
+			return NULL;
+		memcpy(name, what, space - what);
+		name[space - what] = 0;
+	}
 	*sampling = strncmp(space + 1, "sampling", 8) == 0;
 	if (*sampling)
 		return space + 9;
@@ -95,9 +103,18 @@ int region_parse(const char *line, size_t len, struct region_total *r)
 	r->calls = strtoull(calls + 8, &end, 10);
 	if (!strncmp(end, ", enabled ", 10))
 		return parse_turns(end, r) == 0;
-	const char *s = parse_counter(end, &r->count[0], &r->sampling[0]);
-	if (!s || !(s = parse_counter(s, &r->count[1], &r->sampling[1])))
+	const char *s = parse_counter(end, ", ", &r->count[0], &r->sampling[0], NULL);
+	if (!s || !(s = parse_counter(s, ", ", &r->count[1], &r->sampling[1], NULL)))
 		return 0;
+	while (!strncmp(s, ", fixed ", 8)) { /* the fixed counters, which never sample */
+		int sampling;
+		if (r->nfixed == REGION_FIXED)
+			return 0;
+		s = parse_counter(s, ", fixed ", &r->fixed[r->nfixed], &sampling, r->fixed_name[r->nfixed]);
+		if (!s || sampling)
+			return 0;
+		r->nfixed++;
+	}
 	return parse_end(s, r) == 0;
 }
 
@@ -118,6 +135,12 @@ static void add(struct region_total *t, const struct region_total *r)
 		t->count[i] += r->count[i];
 		t->sampling[i] |= r->sampling[i];
 	}
+	for (int j = 0; j < r->nfixed; j++) {
+		memcpy(t->fixed_name[j], r->fixed_name[j], sizeof(t->fixed_name[j]));
+		t->fixed[j] += r->fixed[j];
+	}
+	if (r->nfixed > t->nfixed)
+		t->nfixed = r->nfixed;
 	t->open |= r->open;
 }
 
@@ -147,9 +170,9 @@ int regions_take_line(const char *line, size_t len, uint32_t cpu)
  * counted (then mc names every event of stat's, none of them counted).
  */
 struct region_view {
-	struct metric_count mc[REGION_EVENTS];
-	const char *none[REGION_EVENTS];
-	double pcnt[REGION_EVENTS];
+	struct metric_count mc[REGION_EVENTS + REGION_FIXED];
+	const char *none[REGION_EVENTS + REGION_FIXED];
+	double pcnt[REGION_EVENTS + REGION_FIXED];
 	int n, turns;
 	const char *why;
 	bool shared; /* the counts include other threads' (regions_print) */
@@ -183,6 +206,10 @@ static void view_of(struct region_view *v, const struct region_total *r, const c
 			v->none[v->n] = r->sampling[i] ? "<sampling>" : NULL;
 			v->pcnt[v->n++] = 100.0;
 		}
+	for (int j = 0; j < r->nfixed; j++) {
+		v->mc[v->n] = (struct metric_count){ r->fixed_name[j], r->fixed[j], true };
+		v->pcnt[v->n++] = 100.0;
+	}
 }
 
 /* Event e's count as printed: the number, grouped by thousands for the table (`group`), or why none. */
@@ -343,6 +370,8 @@ static void print_one(const struct stat_format *f, struct region_total mean, con
 	r->ticks = (r->ticks + runs / 2) / runs;
 	for (int i = 0; i < PMU_SAMPLE_COUNTERS; i++)
 		r->count[i] = (r->count[i] + runs / 2) / runs;
+	for (int j = 0; j < r->nfixed; j++)
+		r->fixed[j] = (r->fixed[j] + runs / 2) / runs;
 	for (int e = 0; e < r->nev; e++)
 		r->value[e] = (r->value[e] + runs / 2) / runs; /* the time's shares are the runs' together */
 	view_of(&v, r, names, nev, on, why, turns);

@@ -8,7 +8,9 @@
  * counters while the events stay on them; while they take turns
  * (multiplexing) the line holds the kernel's totals per event instead
  * ("region NAME: calls N, enabled T, events V/R V/R ..., tsc D[ (still open)]"),
- * scaled here by T / R as stat scales its totals.
+ * scaled here by T / R as stat scales its totals. A PMU with fixed counters
+ * (KNL) adds their counts after the counters' (", fixed INST_RETIRED.ANY:u V" ...),
+ * printed after stat's events.
  */
 #ifndef HOST_REGIONS_H
 #define HOST_REGIONS_H
@@ -21,6 +23,8 @@
 
 #define REGIONS_MAX 32 /* PMU_REGIONS of <pmuos/pmu.h> */
 #define REGION_EVENTS MBOX_MUX_MAX /* PMUOS_COUNTS_MAX of <pmuos/syscall.h> */
+#define REGION_FIXED 3 /* PMUOS_FIXED_MAX of <pmuos/syscall.h> */
+#define REGION_NAME 48 /* PMUOS_EVENT_NAME */
 
 struct region_total {
 	char name[64];
@@ -31,6 +35,10 @@ struct region_total {
 	/* the events took turns: nev events, each value[e] in running[e] of `enabled` TSC ticks */
 	int nev;
 	uint64_t enabled, value[REGION_EVENTS], running[REGION_EVENTS];
+	/* the PMU's fixed counters: nfixed counts, each named by its event */
+	int nfixed;
+	char fixed_name[REGION_FIXED][REGION_NAME];
+	uint64_t fixed[REGION_FIXED];
 };
 
 /*

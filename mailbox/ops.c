@@ -28,6 +28,7 @@ static void info(struct mbox_info *out)
 	out->counters = d->counters;
 	out->counter_bits = d->width;
 	out->fixed = d->fixed;
+	out->fixed_bits = d->fixed_width;
 	out->pmu_flags = d->spflt_ctrl ? MBOX_PMU_SPFLT : 0;
 }
 

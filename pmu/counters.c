@@ -41,5 +41,25 @@ void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t pe
 void pmu_counters_go(struct pmu_cpu *pc)
 {
 	pc->start_tsc = model_clock();
-	pmu_ops->wrmsr(pmu_hw->global_ctrl, pc->enabled & ~pc->throttled);
+	pmu_ops->wrmsr(pmu_hw->global_ctrl, pmu_ctrl_image(pc));
+}
+
+void pmu_fixed_setup(void)
+{
+	uint64_t ctrl = 0;
+
+	if (!pmu_hw->fixed)
+		return;
+	for (int j = 0; j < pmu_hw->fixed; j++)
+		ctrl |= FIXED_CTRL_USR(j);
+	pmu_ops->wrmsr(pmu_hw->fixed_ctrl, ctrl);
+	pmu_fixed_clear();
+}
+
+void pmu_fixed_clear(void)
+{
+	for (int j = 0; j < pmu_hw->fixed; j++)
+		pmu_ops->wrmsr(pmu_fixed_msr(pmu_hw, j), 0);
+	if (pmu_hw->fixed)
+		pmu_ops->wrmsr(pmu_hw->global_ovf_ctrl, pmu_all_fixed(pmu_hw));
 }

@@ -18,6 +18,12 @@
  */
 #define PMU_MAX_COUNTERS 2
 #define PMU_ALL_COUNTERS ((1u << PMU_MAX_COUNTERS) - 1) /* their global-register bits */
+/*
+ * Fixed-function counters the driver runs, of those a PMU has: the three
+ * architectural ones (Intel SDM Vol. 3B §18.2.2: instructions retired,
+ * unhalted core cycles, unhalted reference cycles). KNC has none.
+ */
+#define PMU_MAX_FIXED 3
 
 struct pmu_desc {
 	const char *name;           /* the PMU, for `pmu info` and `pmuctl info` */
@@ -33,7 +39,15 @@ struct pmu_desc {
 	 */
 	bool ctr_write_sext32;
 	uint8_t version;            /* architectural perfmon version (CPUID 0AH:EAX[7:0]); 0: not architectural */
-	uint8_t fixed;              /* fixed-function counters the PMU has (the driver does not use them yet) */
+	/*
+	 * Fixed-function counters the driver runs (at most PMU_MAX_FIXED of
+	 * those the PMU has; 0: none), their width, IA32_FIXED_CTR0 (counter
+	 * j's MSR is + j) and IA32_FIXED_CTR_CTRL; GLOBAL_CTRL, STATUS and
+	 * OVF_CTRL bit 32 + j is counter j's (GLOBAL_FIXED).
+	 */
+	uint8_t fixed, fixed_width;
+	uint32_t fixed_ctr0, fixed_ctrl;
+	const char *fixed_event[PMU_MAX_FIXED]; /* fixed counter j's event, by its SDM name */
 	uint32_t evtsel_reserved;   /* EvtSel bits 31:0 a write must leave 0 (bits 63:32 always) */
 	uint64_t max_period;        /* the longest sampling period, in events */
 	uint32_t evtsel0, ctr0;     /* MSRs of EvtSel 0 and counter 0; counter i's are these + i */
@@ -59,13 +73,17 @@ enum pmu_reg {
 	PMU_REG_SPFLT_CTRL,
 	PMU_REG_CTR0,                                   /* counter i: PMU_REG_CTR(i) */
 	PMU_REG_EVTSEL0 = PMU_REG_CTR0 + PMU_MAX_COUNTERS, /* EvtSel i: PMU_REG_EVTSEL(i) */
-	PMU_REG_END = PMU_REG_EVTSEL0 + PMU_MAX_COUNTERS,
+	PMU_REG_FIXED_CTRL = PMU_REG_EVTSEL0 + PMU_MAX_COUNTERS,
+	PMU_REG_FIXED0,                                 /* fixed counter j: PMU_REG_FIXED(j) */
+	PMU_REG_END = PMU_REG_FIXED0 + PMU_MAX_FIXED,
 };
 #define PMU_REG_CTR(i)    (PMU_REG_CTR0 + (unsigned)(i))
 #define PMU_REG_EVTSEL(i) (PMU_REG_EVTSEL0 + (unsigned)(i))
+#define PMU_REG_FIXED(j)  (PMU_REG_FIXED0 + (unsigned)(j))
 /* The counter or EvtSel index of register r, when it is one: r - PMU_REG_CTR0 < PMU_MAX_COUNTERS, and so on. */
 #define PMU_REG_IS_CTR(r)    ((unsigned)(r) - PMU_REG_CTR0 < PMU_MAX_COUNTERS)
 #define PMU_REG_IS_EVTSEL(r) ((unsigned)(r) - PMU_REG_EVTSEL0 < PMU_MAX_COUNTERS)
+#define PMU_REG_IS_FIXED(r)  ((unsigned)(r) - PMU_REG_FIXED0 < PMU_MAX_FIXED)
 
 static inline uint32_t pmu_ctr_msr(const struct pmu_desc *d, int i) { return d->ctr0 + (uint32_t)i; }
 static inline uint32_t pmu_evtsel_msr(const struct pmu_desc *d, int i) { return d->evtsel0 + (uint32_t)i; }
@@ -73,6 +91,11 @@ static inline uint32_t pmu_evtsel_msr(const struct pmu_desc *d, int i) { return 
 static inline uint64_t pmu_ctr_mask(const struct pmu_desc *d) { return d->ctr_mask; }
 /* The GLOBAL_CTRL / STATUS / OVF_CTRL bits of all the counters the driver uses. */
 static inline uint32_t pmu_all_counters(const struct pmu_desc *d) { (void)d; return PMU_ALL_COUNTERS; }
+/* Those of its fixed counters: bit 32 + j for fixed counter j (0 when it has none). */
+static inline uint64_t pmu_all_fixed(const struct pmu_desc *d) { return ((1ULL << d->fixed) - 1) << 32; }
+static inline uint32_t pmu_fixed_msr(const struct pmu_desc *d, int j) { return d->fixed_ctr0 + (uint32_t)j; }
+/* The fixed counters' value mask: 2^fixed_width - 1. */
+static inline uint64_t pmu_fixed_mask(const struct pmu_desc *d) { return (1ULL << d->fixed_width) - 1; }
 
 /* MSR `msr` of PMU `d`: which register it is (PMU_REG_NONE: not the PMU's). */
 static inline unsigned pmu_desc_reg(const struct pmu_desc *d, uint32_t msr)
@@ -89,6 +112,10 @@ static inline unsigned pmu_desc_reg(const struct pmu_desc *d, uint32_t msr)
 		return PMU_REG_GLOBAL_OVF_CTRL;
 	if (d->spflt_ctrl && msr == d->spflt_ctrl)
 		return PMU_REG_SPFLT_CTRL;
+	if (d->fixed && msr - d->fixed_ctr0 < d->fixed)
+		return PMU_REG_FIXED(msr - d->fixed_ctr0);
+	if (d->fixed && msr == d->fixed_ctrl)
+		return PMU_REG_FIXED_CTRL;
 	return PMU_REG_NONE;
 }
 

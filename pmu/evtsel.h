@@ -33,6 +33,22 @@
 
 /* GLOBAL_STATUS, GLOBAL_OVF_CTRL, GLOBAL_CTRL: bit i is general-purpose counter i (327357-001 §1.4.3.5-7). */
 #define GLOBAL_CTR(i)   (1u << (i))
+/* ... and bit 32 + j fixed counter j (architectural perfmon version 2 on, Intel SDM Vol. 3B §18.2.2). */
+#define GLOBAL_FIXED(j) (1ULL << (32 + (j)))
+
+/*
+ * IA32_FIXED_CTR_CTRL (Intel SDM Vol. 3B §18.2.2): four bits
+ * per fixed counter j, from bit 4j: count at CPL 0, count at CPL > 0, any
+ * thread of the core (version 3), PMI on overflow.
+ */
+#define FIXED_CTRL_OS(j)   (1ULL << (4 * (j)))
+#define FIXED_CTRL_USR(j)  (1ULL << (4 * (j) + 1))
+#define FIXED_CTRL_ANY(j)  (1ULL << (4 * (j) + 2))
+#define FIXED_CTRL_PMI(j)  (1ULL << (4 * (j) + 3))
+#define FIXED_CTRL_BITS(j) (0xfULL << (4 * (j)))
+
+/* RDPMC's ECX bit 30 selects a fixed counter, ECX[29:0] its number (Intel SDM Vol. 2B, RDPMC). */
+#define RDPMC_FIXED (1u << 30)
 
 /*
  * PERF_SPFLT_CONTROL, for a PMU that has one (pmu_desc.spflt_ctrl; KNC:

@@ -1,6 +1,6 @@
 /*
  * State shared by the PMU driver's files (counters.c, pmu.c, mux.c, pmi.c,
- * model.c, emul.c, selftest.c, bench.c), and what each offers the others:
+ * model/backend.c, model/emul.c, selftest.c, bench.c), and what each offers the others:
  * counters.c is below pmu.c and mux.c, which pmu.c drives.
  */
 #ifndef PMU_INTERNAL_H
@@ -86,15 +86,15 @@ struct pmu_cpu {
 	struct pmu_reading reading;
 	struct pmu_regs regs;
 
-	/* model backend (model.c) */
+	/* model backend (model/backend.c) */
 	struct pmu_model model;
 	struct timer ovf_timer;
-	uint64_t ovf_at;        /* the overflow timer's deadline in the model's clock (model.c ovf_arm) */
+	uint64_t ovf_at;        /* the overflow timer's deadline in the model's clock (model/backend.c ovf_arm) */
 	bool user_entry;        /* between to_user and from_user: Ring 3 is provisional */
 	bool in_pmi;            /* from pmi_stop to pmi_restart: sync once, at the end */
 	bool delivering;        /* sync_at runs the PMI handler on the task's frame, and syncs after it */
-	uint64_t user_armed_by; /* from_user armed the overflow timer for a to_user up to this tick (model.c) */
-	uint8_t slack_shift;    /* a Ring-3 deadline's slack is USER_ENTRY_SLACK << this (model.c) */
+	uint64_t user_armed_by; /* from_user armed the overflow timer for a to_user up to this tick (model/backend.c) */
+	uint8_t slack_shift;    /* a Ring-3 deadline's slack is USER_ENTRY_SLACK << this (model/backend.c) */
 	volatile uint64_t init_sent_tsc; /* written by the CPU that sends INIT: the model's clock of this CPU */
 	struct pmushare_thread *share; /* this thread's slot of the plugin's page, or NULL (pmu/model/share.h) */
 	uint8_t plugin_sel;     /* with `share`, bit i: EvtSel i enables an event of the plugin's */
@@ -113,7 +113,7 @@ static inline struct pmu_cpu *pmu_this(void)
 	return this_cpu()->pmu;
 }
 
-/* spflt.c: whether PERF_SPFLT_CONTROL value `spflt` makes a region; emul.c tells the hook of a change. */
+/* spflt.c: whether PERF_SPFLT_CONTROL value `spflt` makes a region; model/emul.c tells the hook of a change. */
 bool pmu_spflt_open(uint64_t spflt);
 void pmu_region_note(bool was_open, bool open);
 
@@ -134,8 +134,27 @@ static inline uint64_t pmu_preload(const struct pmu_cpu *pc, int i)
 /* counters.c, for pmu.c and mux.c: counter i's events (64-bit total); (re)programs counter i, stopped and at 0. */
 uint64_t pmu_counter_events(struct pmu_cpu *pc, int i);
 void pmu_program_counter(struct pmu_cpu *pc, int i, uint32_t evtsel, uint64_t period);
-/* counters.c, for pmu.c and mux.c: GLOBAL_CTRL = the enabled counters, and start_tsc. */
+/*
+ * GLOBAL_CTRL while the CPU's counters run: the enabled general-purpose
+ * counters the throttle does not hold back and, while any is enabled, the
+ * PMU's fixed counters (pmu_fixed_setup), which so count over the same
+ * stretches as the counters beside them.
+ */
+static inline uint64_t pmu_ctrl_image(const struct pmu_cpu *pc)
+{
+	return (pc->enabled & ~pc->throttled) | (pc->enabled ? pmu_all_fixed(pmu_hw) : 0);
+}
+/* counters.c, for pmu.c and mux.c: GLOBAL_CTRL = pmu_ctrl_image, and start_tsc. */
 void pmu_counters_go(struct pmu_cpu *pc);
+/*
+ * counters.c, at each CPU's start: the PMU's fixed counters (none on KNC)
+ * count in Ring 3, without a PMI, from 0, and run while the counters do
+ * (pmu_ctrl_image): instructions retired, core and reference cycles, which
+ * a task reads with RDPMC (named regions, user/regions.c).
+ */
+void pmu_fixed_setup(void);
+/* counters.c: the fixed counters back to 0 (a clear), stopped. */
+void pmu_fixed_clear(void);
 
 /* mux.c, on the CPU itself with interrupts off */
 void mux_setup(struct pmu_cpu *pc);          /* from mux_cfg; the counters are stopped */
@@ -146,7 +165,7 @@ void mux_clear(struct pmu_cpu *pc);
 void mux_read(struct pmu_cpu *pc, struct pmu_reading *r, uint64_t live);
 
 /*
- * model.c and emul.c: take the plugin's counts before reading a counter
+ * model/backend.c and model/emul.c: take the plugin's counts before reading a counter
  * (pmu/model/share.h), only while an enabled EvtSel selects an event of the
  * plugin's: the take comes first in every emulated access (a write takes
  * in any case, so what the plugin counted before it belongs before it).
@@ -156,15 +175,15 @@ static inline void model_share_take(struct pmu_cpu *pc)
 	if (pc->share && pc->plugin_sel)
 		share_take(pc->share, &pc->model);
 }
-/* model.c, for emul.c: publish the registers the plugin reads after a change of them. */
+/* model/backend.c, for model/emul.c: publish the registers the plugin reads after a change of them. */
 void model_share_publish(struct pmu_cpu *pc);
-/* model.c: a thread's Ring-3 deadline slack is USER_ENTRY_SLACK << 0 up to this. */
+/* model/backend.c: a thread's Ring-3 deadline slack is USER_ENTRY_SLACK << 0 up to this. */
 #define USER_ENTRY_SLACK 512    /* ticks */
 #define USER_SLACK_SHIFT_MAX 11 /* 2^20 ticks, about 1 ms */
 
 /*
- * from_user's bookkeeping before the stretch is accounted (model.c, and
- * emul.c's fast path): the Ring-3 slack (see model.c). Inline and without
+ * from_user's bookkeeping before the stretch is accounted (model/backend.c, and
+ * model/emul.c's fast path): the Ring-3 slack (see model/backend.c). Inline and without
  * calls: the fast path is one function.
  */
 static inline void model_slack_update(struct pmu_cpu *pc, uint64_t first_kernel, uint64_t first_user)
@@ -186,18 +205,19 @@ static inline void model_slack_update(struct pmu_cpu *pc, uint64_t first_kernel,
 }
 
 /*
- * model.c, for emul.c's fast path when model_user_insn declines or the
- * plugin counts: from_user (a PMI for a counter that wrapped in the task's
- * stretch delivered on `user`), an RDPMC (ecx 0 or 1: the counter into *v)
- * or SPFLT (ecx -1, its operand) and to_user, step by step.
+ * pmu/model/backend.c, for model/emul.c's fast path when model_user_insn
+ * declines or the plugin counts: from_user (a PMI for a counter that
+ * wrapped in the task's stretch delivered on `user`), an RDPMC (ecx >= 0,
+ * as model_rdpmc takes it: the counter into *v) or SPFLT (ecx -1, its
+ * operand) and to_user, step by step.
  */
 void model_emulate_steps(struct pmu_cpu *pc, struct trap_frame *user, uint64_t first_kernel, uint64_t first_user,
 			 int ecx, uint64_t operand, uint64_t *v);
-/* model.c: sync_at, lazy (after a privilege change or a halt). */
+/* pmu/model/backend.c: sync_at, lazy (after a privilege change or a halt). */
 void model_sync_lazy(struct pmu_cpu *pc);
 /*
  * Whether to_user's lazy sync has anything to do: a PMI is due, a counter
- * counting at CPL 3 can wrap, or a plugin event counts (model.c sync_at
+ * counting at CPL 3 can wrap, or a plugin event counts (model/backend.c sync_at
  * leaves the timer as it is otherwise).
  */
 static inline bool model_sync_needed(const struct pmu_cpu *pc)
@@ -205,7 +225,7 @@ static inline bool model_sync_needed(const struct pmu_cpu *pc)
 	return pc->model.rose || (pc->model.active & pc->model.plain) || pc->plugin_sel;
 }
 
-/* emul.c: RDPMC/SPFLT emulation on the model, set up at pmu_init after the backend's init (nothing for another backend) */
+/* model/emul.c: RDPMC/SPFLT emulation on the model, set up at pmu_init after the backend's init (nothing for another backend) */
 void pmu_emul_init(void);
 
 /*

@@ -174,6 +174,8 @@ void pmu_cpu_online(bool rejoin)
 	}
 	apic_lvt_pc_set(VEC_PMI, false);
 	pmu_ops->cpu_online(rejoin);
+	if (!rejoin)
+		pmu_fixed_setup();
 }
 
 void pmu_cpu_init_sent(uint32_t cpu)
@@ -268,7 +270,7 @@ static void cpu_configure(struct pmu_cpu *pc)
 	}
 	pmu_program_counter(pc, pc->cfg.ctr, pc->cfg.evtsel, pc->cfg.period);
 	if (pc->running)
-		pmu_ops->wrmsr(pmu_hw->global_ctrl, pc->enabled & ~pc->throttled);
+		pmu_ops->wrmsr(pmu_hw->global_ctrl, pmu_ctrl_image(pc));
 }
 
 static void cpu_mux_configure(struct pmu_cpu *pc)
@@ -303,6 +305,7 @@ static void cpu_clear(struct pmu_cpu *pc)
 		pmu_ops->wrmsr(pmu_ctr_msr(pmu_hw, i), pmu_preload(pc, i));
 	}
 	pmu_ops->wrmsr(pmu_hw->global_ovf_ctrl, pmu_all_counters(pmu_hw));
+	pmu_fixed_clear();
 	pc->ring_written = 0;
 	pc->pmis = pc->throttles = pc->stuck = 0;
 	pc->enabled_ticks = 0;
@@ -383,6 +386,10 @@ static void pmu_task_events(struct pmuos_events *e)
 	for (uint32_t i = 0; i < e->nev; i++)
 		if (evtsel[i])
 			knc_event_format(evtsel[i], e->name[i], sizeof(e->name[i]));
+	_Static_assert(PMU_MAX_FIXED <= PMUOS_FIXED_MAX, "a task is told every fixed counter");
+	e->nfixed = pc ? pmu_hw->fixed : 0;
+	for (uint32_t j = 0; j < e->nfixed; j++)
+		snprintf(e->fixed[j], sizeof(e->fixed[j]), "%s:u", pmu_hw->fixed_event[j]); /* Ring 3: pmu_fixed_setup */
 }
 
 static void cpu_regs(struct pmu_cpu *pc)

@@ -17,10 +17,18 @@
  * once per program whether they take turns, so RDPMC keeps its cost when
  * they do not. The host scales each event by enabled / running, as stat.
  *
+ * A PMU with fixed counters (Knights Landing's; KNC has none) has them
+ * read too, with RDPMC ECX = 2^30 + j, before the counters at begin and
+ * after them at end: the general counters' window is the same as on a PMU
+ * without them, and a fixed counter's holds it and the general reads (a
+ * fixed number of instructions per call, which the empty region shows).
+ * They count in Ring 3 from 0, never sample, and wrap at 2^40 (their width
+ * on KNL), which no run reaches.
+ *
  * The report is one line per region, read by people and by `pmuctl stat`
  * (host/regions.c), each counter named by its event (SYS_PMU_EVENT_NAMES, asked
  * once with the counts), or counterK if it has none:
- *   region NAME: calls N, EVENT0 V|sampling, EVENT1 V|sampling, tsc D[ (still open)]
+ *   region NAME: calls N, EVENT0 V|sampling, EVENT1 V|sampling[, fixed FIXED0 V ...], tsc D[ (still open)]
  *   region NAME: calls N, enabled T, events V/R V/R ..., tsc D[ (still open)]
  * the second while the events take turns: V events in R TSC ticks on a
  * counter of T the region ran, per event in the order of the list. D is
@@ -42,6 +50,7 @@
 struct region {
 	const char *name;
 	uint64_t calls, count[2], start[2];
+	uint64_t fixed[PMUOS_FIXED_MAX], fixed0[PMUOS_FIXED_MAX]; /* the fixed counters' sums, and at begin */
 	uint64_t tsc0, ticks; /* RDTSC at the open call's begin; TSC ticks of the calls ended */
 	int open, sampled[2];
 	struct pmuos_counts from, sum; /* taking turns: at begin, and the deltas' totals */
@@ -93,6 +102,8 @@ static void report(void)
 			else
 				printf("%llu", (unsigned long long)r->count[k]);
 		}
+		for (uint32_t j = 0; j < events.nfixed; j++)
+			printf(", fixed %s %llu", events.fixed[j], (unsigned long long)r->fixed[j]);
 		char d[21];
 		printf(", tsc %s%s\n", digits20(r->ticks, d), r->open ? " (still open)" : "");
 	}
@@ -111,7 +122,7 @@ static struct region *find(const char *name)
 		struct pmuos_counts c;
 		int n = pmuos_pmu_counts(&c);
 		turns = n > 0 && n <= PMUOS_COUNTS_MAX ? n : 0;
-		if (pmuos_pmu_events(&events) < 0)
+		if (pmuos_pmu_events(&events) < 0 || events.nfixed > PMUOS_FIXED_MAX)
 			memset(&events, 0, sizeof(events));
 		atexit(report);
 	}
@@ -139,8 +150,17 @@ void pmu_region_begin(const char *name)
 		pmuos_pmu_counts(&r->from);
 		return;
 	}
+	for (uint32_t j = 0; j < events.nfixed; j++)
+		r->fixed0[j] = pmu_rdpmc(PMU_RDPMC_FIXED + j);
 	r->start[1] = pmu_rdpmc(1);
 	r->start[0] = pmu_rdpmc(0);
+}
+
+/* pmu_region_end's fixed counters (a PMU without them: a call, a test and a return, out of the counters' window). */
+static __attribute__((noinline)) void end_fixed(uint64_t f[PMUOS_FIXED_MAX])
+{
+	for (uint32_t j = 0; j < events.nfixed; j++)
+		f[j] = pmu_rdpmc(PMU_RDPMC_FIXED + j);
 }
 
 /* pmu_region_end while the events take turns: the kernel's totals first, as the counters are read first. */
@@ -169,12 +189,16 @@ void pmu_region_end(const char *name)
 		end_turns(name);
 		return;
 	}
-	uint64_t c0 = pmu_rdpmc(0), c1 = pmu_rdpmc(1);
+	uint64_t c0 = pmu_rdpmc(0), c1 = pmu_rdpmc(1), f[PMUOS_FIXED_MAX];
+
+	end_fixed(f);
 	uint64_t t = pmu_rdtsc();
 	struct region *r = find(name);
 
 	if (!r || !r->open)
 		return;
+	for (uint32_t j = 0; j < events.nfixed; j++)
+		r->fixed[j] += (f[j] - r->fixed0[j]) & CTR_MASK;
 	r->ticks += t - r->tsc0;
 	r->sampled[0] |= sampling(r->start[0], c0);
 	r->sampled[1] |= sampling(r->start[1], c1);

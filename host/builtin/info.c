@@ -28,7 +28,7 @@ int cmd_info(struct card *c, int argc, char **argv)
 		printf(", version %u", i->pmu_version);
 	printf(": %u counters of %u bits per thread", i->counters, i->counter_bits);
 	if (i->fixed)
-		printf(", %u fixed (not used)", i->fixed);
+		printf(", %u fixed of %u bits in Ring 3", i->fixed, i->fixed_bits); /* pmu_fixed_setup */
 	printf("%s\n", i->pmu_flags & MBOX_PMU_SPFLT ? ", SPFLT" : ", no SPFLT");
 	printf("exact      %s\n", i->capabilities & MBOX_CAP_EXACT ? "yes" : "no");
 	printf("per-thread %s\n", i->capabilities & MBOX_CAP_OWN_THREAD ? "yes" :

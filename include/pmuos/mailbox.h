@@ -30,7 +30,7 @@
 #include <pmuos/sample.h>
 
 #define MBOX_MAGIC        0x584f424d554d50ULL /* "PMUMBOX" */
-#define MBOX_VERSION      9 /* 9: mbox_info describes the PMU */
+#define MBOX_VERSION      10 /* 9: mbox_info describes the PMU; 10: its fixed counters' width */
 #define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat at least this often */
 #define MBOX_MIN_SIZE     (1u << 20)
 /*
@@ -219,10 +219,13 @@ struct mbox_info {
 	 * The PMU the backend drives or models (the kernel's pmu/desc.h): its
 	 * name, architectural perfmon version (CPUID leaf 0xA; 0: not
 	 * architectural, as KNC's), general-purpose counters per thread and their
-	 * width in bits, fixed counters; `pmu_flags` MBOX_PMU_SPFLT.
+	 * width in bits, fixed counters (those the kernel runs: 0 on KNC; see
+	 * <pmuos/syscall.h> struct pmuos_events) and their width; `pmu_flags`
+	 * MBOX_PMU_SPFLT.
 	 */
 	char pmu[64];
 	uint8_t pmu_version, counters, counter_bits, fixed;
+	uint8_t fixed_bits, reserved_pmu[3];
 	uint32_t pmu_flags;
 };
 #define MBOX_PMU_SPFLT 1u /* the PMU has PERF_SPFLT_CONTROL and the ISA SPFLT (KNC) */

@@ -1,7 +1,9 @@
 /*
  * <pmuos/pmu.h>: performance counters from a Ring-3 pmuos program, without
  * entering the kernel (docs/design.md §5.6, Intel 327357-001 §1.4.2):
- *   pmu_rdpmc(i)        RDPMC: counter i (0 or 1), 40 bits, zero-extended
+ *   pmu_rdpmc(i)        RDPMC: counter i (0 or 1), 40 bits, zero-extended;
+ *                       PMU_RDPMC_FIXED + j a fixed counter, where the PMU has
+ *                       them (Knights Landing, not KNC: #GP there)
  *   pmu_rdtsc()         RDTSC: the core's time-stamp counter
  *   pmu_spflt(on)       SPFLT: set the user preference bit; counters whose
  *                       PERF_SPFLT_CONTROL bit the OS set count only while it is 1
@@ -23,6 +25,8 @@
 #define PMUOS_PMU_H
 
 #include <stdint.h>
+
+#define PMU_RDPMC_FIXED (1u << 30) /* RDPMC's ECX bit 30 (Intel SDM Vol. 2B, RDPMC) */
 
 static inline uint64_t pmu_rdpmc(uint32_t counter)
 {

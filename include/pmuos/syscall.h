@@ -37,13 +37,19 @@ struct pmuos_counts {
  * SYS_PMU_EVENT_NAMES: the names of the calling CPU's configured events, as
  * `pmu set` and pmuctl take them (pmu/events.c, knc_event_format): counter
  * 0 and 1 (nev = 2; "" for a counter without an event), or while the events
- * take turns the list, in its order. For named regions' report lines.
+ * take turns the list, in its order. And the PMU's fixed counters the
+ * kernel runs beside them (nfixed, 0 on KNC; pmu/internal.h
+ * pmu_fixed_setup), each read with RDPMC ECX = 2^30 + j, and their events'
+ * names (Intel SDM Vol. 3B §18.2.2: INST_RETIRED.ANY:u ...). For named
+ * regions' report lines.
  */
 #define PMUOS_EVENT_NAME 48
+#define PMUOS_FIXED_MAX 3
 struct pmuos_events {
 	uint32_t nev;
-	uint32_t reserved;
+	uint32_t nfixed;
 	char name[PMUOS_COUNTS_MAX][PMUOS_EVENT_NAME];
+	char fixed[PMUOS_FIXED_MAX][PMUOS_EVENT_NAME];
 };
 
 /* User virtual memory (PML4 slot 1): programs are linked inside it. */

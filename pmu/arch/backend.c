@@ -3,7 +3,8 @@
  * through RDMSR/WRMSR (Intel SDM Vol. 3B §18.2), chosen when CPUID leaf 0AH
  * reports it (pmu/pmu.c pmu_choose): Knights Landing and any Intel core
  * that has it. The registers are the description's (pmu_hw, made from the
- * leaf by pmu_arch_describe); the fixed counters stay off.
+ * leaf by pmu_arch_describe), its fixed counters too (pmu_fixed_setup
+ * programs them through this backend's WRMSR).
  */
 #include "pmu/backend.h"
 #include "pmu/arch/regs.h"
@@ -15,7 +16,8 @@ struct pmu_desc pmu_arch_desc;
 /* pmu_choose filled pmu_arch_desc from CPUID leaf 0AH before it chose this backend. */
 static const struct pmu_desc *arch_init(void)
 {
-	wrmsr(MSR_ARCH_FIXED_CTR_CTRL, 0); /* the fixed counters off: the driver uses the general ones */
+	if (pmu_arch_desc.fixed)
+		wrmsr(pmu_arch_desc.fixed_ctrl, 0); /* off until each CPU's pmu_fixed_setup */
 	return &pmu_arch_desc;
 }
 

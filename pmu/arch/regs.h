@@ -30,6 +30,7 @@
 #define CPUID_0A_COUNTERS(eax)    (((eax) >> 8) & 0xff)
 #define CPUID_0A_WIDTH(eax)       (((eax) >> 16) & 0xff)
 #define CPUID_0A_FIXED(edx)       ((edx) & 0x1f)
+#define CPUID_0A_FIXED_WIDTH(edx) (((edx) >> 5) & 0xff)
 
 /*
  * What CPUID leaf 0AH reports on a Knights Landing core, for the software
@@ -46,7 +47,8 @@
  * Fills *d from CPUID leaf 0AH's EAX and EDX: true for version 2 or later
  * with PMU_MAX_COUNTERS or more counters of 32 to 63 bits (those beyond
  * are not used); false, *d untouched, otherwise (version 1 has no global
- * control: not supported).
+ * control: not supported). Its fixed counters, up to PMU_MAX_FIXED, when
+ * they are 32 to 63 bits wide too; none otherwise.
  */
 bool pmu_arch_describe(struct pmu_desc *d, uint32_t eax, uint32_t edx);
 

@@ -68,6 +68,20 @@ static void advance_general(struct pmu_model *m, uint64_t ticks)
 			m->status |= GLOBAL_CTR(i); /* sticky, with or without INT (327357-001 §1.4.3.5) */
 		m->ctr[i] = v & mask;
 	}
+	/*
+	 * The fixed counters' events, instructions retired, unhalted core
+	 * cycles and unhalted reference cycles, are each one per tick the
+	 * thread is not halted: a tick is an instruction and, without the
+	 * plugin's timing (KNC's alone), a cycle of the TSC's rate.
+	 */
+	for (int j = 0; j < PMU_MAX_FIXED; j++) {
+		if (!(m->active & MODEL_FIXED(j)))
+			continue;
+		uint64_t v = m->fixed[j] + ticks, fmask = pmu_fixed_mask(model_desc);
+		if (v > fmask)
+			m->status |= GLOBAL_FIXED(j); /* sticky, as a general counter's (Intel SDM Vol. 3B §18.2.2) */
+		m->fixed[j] = v & fmask;
+	}
 }
 
 /*
@@ -78,7 +92,7 @@ static void advance_general(struct pmu_model *m, uint64_t ticks)
 void model_advance_counting(struct pmu_model *m, uint64_t now)
 {
 	uint64_t ticks = now - m->last, mask = model_mask();
-	uint32_t status = m->status;
+	uint64_t status = m->status;
 	uint8_t a = m->active;
 
 	m->last = now;
@@ -111,7 +125,20 @@ void model_add(struct pmu_model *m, int i, uint64_t n)
 
 
 
-/* After a write of an EvtSel: what each counter's EvtSel implies. */
+/* model_enables_changed for any GLOBAL_CTRL: the fixed counters' enables (bit 32 + j) too. */
+static void enables_all(struct pmu_model *m)
+{
+	uint8_t on = (uint8_t)(m->global_ctrl & PMU_ALL_COUNTERS);
+
+	for (int j = 0; j < PMU_MAX_FIXED; j++)
+		if (m->global_ctrl & GLOBAL_FIXED(j))
+			on |= MODEL_FIXED(j);
+	m->at_os = m->sel_os & on;
+	m->at_usr = m->sel_usr & on;
+	model_state_changed(m);
+}
+
+/* After a write of an EvtSel or of FIXED_CTR_CTRL: what each counter's selection implies. */
 static void evtsel_changed(struct pmu_model *m)
 {
 	m->plain = m->sel_os = m->sel_usr = m->intr = 0;
@@ -128,7 +155,43 @@ static void evtsel_changed(struct pmu_model *m)
 		if (e & EVTSEL_USR)
 			m->sel_usr |= GLOBAL_CTR(i);
 	}
-	model_enables_changed(m);
+	for (int j = 0; j < PMU_MAX_FIXED; j++) {
+		if (m->fixed_ctrl & FIXED_CTRL_OS(j))
+			m->sel_os |= MODEL_FIXED(j);
+		if (m->fixed_ctrl & FIXED_CTRL_USR(j))
+			m->sel_usr |= MODEL_FIXED(j);
+		if (m->fixed_ctrl & FIXED_CTRL_PMI(j))
+			m->intr |= GLOBAL_FIXED(j);
+	}
+	enables_all(m);
+}
+
+/*
+ * FIXED_CTR_CTRL bits a write may set: OS, USR and PMI of each fixed
+ * counter (Intel SDM Vol. 3B §18.2.2). AnyThread (version 3) is refused
+ * (#GP): the model counts one thread, never its core's others, and the
+ * driver never sets it; a KNL takes it.
+ */
+static uint64_t fixed_ctrl_valid(void)
+{
+	uint64_t ok = 0;
+
+	for (int j = 0; j < model_desc->fixed; j++)
+		ok |= FIXED_CTRL_OS(j) | FIXED_CTRL_USR(j) | FIXED_CTRL_PMI(j);
+	return ok;
+}
+
+/* A fixed counter write's value (the general counters' rule, model_counter_value, at fixed_width). */
+static int fixed_value(uint64_t v, uint64_t *out)
+{
+	uint64_t fmask = pmu_fixed_mask(model_desc);
+
+	if (model_fast.sext32)
+		v = (uint64_t)(int64_t)(int32_t)(uint32_t)v & fmask;
+	else if (v & ~fmask)
+		return -1;
+	*out = v;
+	return 0;
 }
 
 int model_write_reg_rest(struct pmu_model *m, unsigned r, uint64_t v)
@@ -141,17 +204,52 @@ int model_write_reg_rest(struct pmu_model *m, unsigned r, uint64_t v)
 		update_line(m); /* EvtSel.INT gates the line */
 		return 0;
 	}
+	if (PMU_REG_IS_FIXED(r))
+		return r - PMU_REG_FIXED0 < model_desc->fixed ? fixed_value(v, &m->fixed[r - PMU_REG_FIXED0]) : -1;
+	uint64_t valid = PMU_ALL_COUNTERS | pmu_all_fixed(model_desc); /* the global registers' bits */
+
 	switch (r) {
 	case PMU_REG_SPFLT_CTRL: /* only a PMU with SPFLT has the register (pmu_desc_reg) */
 		if (v & ~(PMU_ALL_COUNTERS | SPFLT_USER_PREF))
 			return -1;
 		m->spflt = v;
-		break;
+		model_state_changed(m);
+		return 0;
+	case PMU_REG_GLOBAL_CTRL: /* model_reg_write's, with a fixed counter's bit */
+		if (v & ~valid)
+			return -1;
+		m->global_ctrl = v;
+		enables_all(m);
+		return 0;
+	case PMU_REG_GLOBAL_OVF_CTRL:
+		if (v & ~valid)
+			return -1;
+		m->status &= ~v;
+		m->line = (m->status & m->intr) != 0; /* it can only fall */
+		return 0;
+	case PMU_REG_FIXED_CTRL:
+		if (!model_desc->fixed || (v & ~fixed_ctrl_valid()))
+			return -1;
+		m->fixed_ctrl = v;
+		evtsel_changed(m);
+		update_line(m); /* its PMI bits gate the line */
+		return 0;
 	default: /* GLOBAL_STATUS is read-only; anything else is not the PMU's */
 		return -1;
 	}
-	model_state_changed(m);
-	return 0;
+}
+
+int model_read_reg_rest(const struct pmu_model *m, unsigned r, uint64_t *v)
+{
+	if (PMU_REG_IS_FIXED(r) && r - PMU_REG_FIXED0 < model_desc->fixed) {
+		*v = m->fixed[r - PMU_REG_FIXED0];
+		return 0;
+	}
+	if (r == PMU_REG_FIXED_CTRL && model_desc->fixed) {
+		*v = m->fixed_ctrl;
+		return 0;
+	}
+	return -1; /* GLOBAL_OVF_CTRL is write-only (KNC: 327357-001 Table 1-2), the rest not the PMU's */
 }
 
 int model_counted_write(struct pmu_model *m, uint64_t now, unsigned r, uint64_t v)
@@ -168,9 +266,11 @@ int model_counted_read(struct pmu_model *m, uint64_t now, unsigned r, uint64_t *
 
 int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v)
 {
-	if (ecx >= model_desc->counters) /* ECX bit 30, a fixed counter: none modelled (#GP) */
-		return -1;
-	return model_reg_rdmsr(m, now, PMU_REG_CTR(ecx), v);
+	if (ecx < model_desc->counters)
+		return model_reg_rdmsr(m, now, PMU_REG_CTR(ecx), v);
+	if ((ecx & RDPMC_FIXED) && (ecx & ~RDPMC_FIXED) < model_desc->fixed)
+		return model_reg_rdmsr(m, now, PMU_REG_FIXED(ecx & ~RDPMC_FIXED), v);
+	return -1;
 }
 
 void model_spflt(struct pmu_model *m, uint64_t now, uint64_t operand)

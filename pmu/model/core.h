@@ -7,7 +7,10 @@
  *    only while USER_PREF is 1;
  *  - sticky GLOBAL_STATUS, cleared only through GLOBAL_OVF_CTRL;
  *  - a 1-bit PMI line (OR of status bits whose EvtSel.INT is set) that
- *    signals the APIC only on a 0 -> 1 transition (327357-001 §1.4.3.9).
+ *    signals the APIC only on a 0 -> 1 transition (327357-001 §1.4.3.9);
+ *  - presenting architectural perfmon (KNL), its fixed counters too, each
+ *    one per unhalted tick at IA32_FIXED_CTR_CTRL's levels (docs/design.md
+ *    §5.2.1), and its own counter-write rule (model_counter_value).
  * Time is in ticks of the thread's clock (pmu/model/share.h model_clock: its own
  * instructions with the QEMU plugin, else the TSC). The model observes
  * INSTRUCTIONS_EXECUTED, every tick the thread is not halted (for the TSC,
@@ -59,12 +62,23 @@ static inline uint64_t model_mask(void)
 	return model_fast.mask;
 }
 
+/*
+ * Fixed counter j's bit in the model's own masks (active, cond, sel_os,
+ * sel_usr, at_os, at_usr), after the general-purpose counters'; in the
+ * registers (status, intr, global_ctrl) it is GLOBAL_FIXED(j). A fixed
+ * counter is never plain: it counts in advance_general (pmu/model/core.c),
+ * so the fast paths of a PMU without any stay as they are.
+ */
+#define MODEL_FIXED(j) (1u << (PMU_MAX_COUNTERS + (j)))
+
 struct pmu_model {
 	uint64_t ctr[PMU_MAX_COUNTERS]; /* `width` bits, as of `last` */
 	uint32_t evtsel[PMU_MAX_COUNTERS];
+	uint64_t fixed[PMU_MAX_FIXED];  /* fixed counters, `fixed_width` bits, as of `last` */
+	uint64_t fixed_ctrl;  /* IA32_FIXED_CTR_CTRL */
 	uint64_t spflt;
-	uint32_t status;      /* GLOBAL_STATUS */
-	uint32_t global_ctrl; /* GLOBAL_CTRL */
+	uint64_t status;      /* GLOBAL_STATUS */
+	uint64_t global_ctrl; /* GLOBAL_CTRL */
 	bool line;            /* level of the PMI line */
 	bool rose;            /* the line went 0 -> 1 since the glue last looked */
 	uint8_t cond;         /* bit i: counter i's condition at `last` (edge detect) */
@@ -79,7 +93,8 @@ struct pmu_model {
 	 * sel_usr and GLOBAL_CTRL, so counts at CPL 0 / CPL 1-3 unless halted
 	 * or held by SPFLT.
 	 */
-	uint8_t plain, sel_os, sel_usr, intr, at_os, at_usr;
+	uint8_t plain, sel_os, sel_usr, at_os, at_usr;
+	uint64_t intr;        /* as status: GLOBAL_CTR(i), GLOBAL_FIXED(j) */
 	uint64_t last;        /* tick up to which the counters are accounted */
 	/*
 	 * Counter i was last written with set_val[i] at tick set_at[i], and
@@ -139,7 +154,11 @@ static inline void model_state_changed(struct pmu_model *m)
 	model_select_active(m);
 }
 
-/* After a write of GLOBAL_CTRL (or an EvtSel): the counters that count at CPL 0 and at CPL 1-3. */
+/*
+ * After a write of GLOBAL_CTRL with none of the fixed counters' bits set:
+ * the counters that count at CPL 0 and at CPL 1-3 (model_enables_all for
+ * any value).
+ */
 static inline void model_enables_changed(struct pmu_model *m)
 {
 	m->at_os = m->sel_os & m->global_ctrl;
@@ -168,6 +187,7 @@ static inline void model_counter_set(struct pmu_model *m, int i, uint64_t v)
  * (pmu/model/core.c) the others.
  */
 int model_write_reg_rest(struct pmu_model *m, unsigned r, uint64_t v);
+int model_read_reg_rest(const struct pmu_model *m, unsigned r, uint64_t *v);
 
 /*
  * A counter write's value into *out: all `width` bits, #GP (-1) beyond them
@@ -196,15 +216,15 @@ static inline int model_reg_write(struct pmu_model *m, unsigned r, uint64_t v)
 	}
 	switch (r) {
 	case PMU_REG_GLOBAL_CTRL:
-		if (v & ~(uint64_t)PMU_ALL_COUNTERS)
-			return -1;
+		if (v & ~(uint64_t)PMU_ALL_COUNTERS) /* fixed counters' bits, or reserved ones */
+			return model_write_reg_rest(m, r, v);
 		m->global_ctrl = v;
 		model_enables_changed(m);
 		return 0;
 	case PMU_REG_GLOBAL_OVF_CTRL:
 		if (v & ~(uint64_t)PMU_ALL_COUNTERS)
-			return -1;
-		m->status &= ~(uint32_t)v;
+			return model_write_reg_rest(m, r, v);
+		m->status &= ~v;
 		m->line = (m->status & m->intr) != 0; /* it can only fall: no rise to note */
 		return 0;
 	default:
@@ -232,8 +252,8 @@ static inline int model_reg_read(const struct pmu_model *m, unsigned r, uint64_t
 	case PMU_REG_GLOBAL_CTRL:
 		*v = m->global_ctrl;
 		return 0;
-	default: /* GLOBAL_OVF_CTRL is write-only (KNC: 327357-001 Table 1-2) */
-		return -1;
+	default:
+		return model_read_reg_rest(m, r, v);
 	}
 }
 
@@ -293,7 +313,10 @@ static inline int model_rdmsr(struct pmu_model *m, uint64_t now, uint32_t msr, u
 {
 	return model_reg_rdmsr(m, now, pmu_desc_reg(model_desc, msr), v);
 }
-/* RDPMC: counter 0 or 1, zero-extended 40 bits; -1 for another ECX. */
+/*
+ * RDPMC: ECX i < counters reads counter i, RDPMC_FIXED | j fixed counter j
+ * (j < fixed; Intel SDM Vol. 2B, RDPMC), zero-extended; -1 (#GP) for another ECX.
+ */
 int model_rdpmc(struct pmu_model *m, uint64_t now, uint32_t ecx, uint64_t *v);
 /* SPFLT: USER_PREF = bit 0 of the operand (327357-001 §1.4.2). */
 void model_spflt(struct pmu_model *m, uint64_t now, uint64_t operand);

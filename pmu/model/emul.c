@@ -118,8 +118,10 @@ static inline __attribute__((always_inline)) bool decode(struct trap_frame *f, c
 	int rm;
 
 	if (n >= 2 && b[0] == 0x0f && b[1] == 0x33) {
+		uint32_t ecx = (uint32_t)f->rcx;
 		*in = (struct insn){ .rdpmc = true, .len = 2 };
-		return (uint32_t)f->rcx < PMU_MAX_COUNTERS; /* the model's counters (pmu/desc.h) */
+		/* the model's counters (pmu/desc.h); a fixed one's where the PMU has them (KNC's has none) */
+		return ecx < PMU_MAX_COUNTERS || (!knc && (ecx & RDPMC_FIXED) && (ecx & ~RDPMC_FIXED) < model_desc->fixed);
 	}
 	if (n >= 4 && b[0] == 0xc5 && b[1] == 0xfb && b[2] == 0xae && (rm = spflt_rm(b[3])) >= 0) {
 		*in = (struct insn){ .len = 4, .spflt = gpr(f, rm) };
@@ -238,7 +240,7 @@ static bool __attribute__((noinline)) emulate_steps(struct pmu_cpu *pc, struct t
 	uint64_t v = 0;
 	bool was = pmu_spflt_open(pc->model.spflt);
 
-	model_emulate_steps(pc, f, first_kernel, first_user, in->rdpmc ? (int)(f->rcx & 1) : -1, in->spflt, &v);
+	model_emulate_steps(pc, f, first_kernel, first_user, in->rdpmc ? (int)(uint32_t)f->rcx : -1, in->spflt, &v);
 	if (in->rdpmc) {
 		f->rax = (uint32_t)v;
 		f->rdx = v >> 32;
@@ -266,7 +268,8 @@ static inline __attribute__((always_inline)) bool emulate_fast(struct trap_frame
 	if (!pc || (f->rip & (PAGE_SIZE - 1)) > PAGE_SIZE - MAX_INSN ||
 	    !decode(f, (const uint8_t *)f->rip, MAX_INSN, &in, knc))
 		return false;
-	if (pc->plugin_sel) /* the plugin's counts to take and its page to tell */
+	/* the plugin's counts to take and its page to tell; a fixed counter's RDPMC */
+	if (pc->plugin_sel || (!knc && in.rdpmc && (uint32_t)f->rcx >= PMU_MAX_COUNTERS))
 		return emulate_steps(pc, f, first_kernel, first_user, &in);
 	bool was = pmu_spflt_open(pc->model.spflt);
 	if (!model_user_insn(&pc->model, first_user, first_kernel, model_clock(), in.rdpmc ? (int)(f->rcx & 1) : -1,

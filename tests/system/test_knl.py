@@ -1,7 +1,7 @@
 """A card presenting as a Xeon Phi x200 (Knights Landing: `make run CPU=knl`,
 scripts/qemu.sh): QEMU's TCG has no PMU and reports CPUID leaf 0xA as zeros,
 so the model backend presents KNL's architectural perfmon (pmu/arch/regs.h:
-version 3, 2 counters of 40 bits, 3 fixed ones not used), at the
+version 3, 2 counters of 40 bits, 3 fixed ones counting in Ring 3), at the
 architectural MSRs, counting the architectural events INST_RETIRED (0xC0)
 and UNHALTED_CORE_CYCLES (0x3C); pmuctl takes libpfm4's knl names on it.
 What only KNL silicon can show (its own events, the arch backend's RDMSRs)
@@ -25,6 +25,9 @@ def knl():
     c.close()
 
 
+FIXED = ("INST_RETIRED.ANY:u", "CPU_CLK_UNHALTED.THREAD:u", "CPU_CLK_UNHALTED.REF_TSC:u")  # KNL's, in Ring 3
+
+
 def regions(stat_x):
     """The `-x,` region lines of a stat: {(region, event): count}, and the program's total per event."""
     per = {(m[1], m[3]): int(m[2]) for m in re.finditer(r"^(\w+),(\d+),,(\S+)$", stat_x, re.M) if m[3] != "calls"}
@@ -36,7 +39,7 @@ def test_info_names_knls_pmu_and_the_knc_cards_own(knl, card):
     out = pmuctl(knl, "info").stdout
     assert re.search(r"^backend\s+model$", out, re.M), out
     assert re.search(r"^pmu\s+Intel architectural perfmon \(Knights Landing's, modelled\), version 3: 2 counters "
-                     r"of 40 bits per thread, 3 fixed \(not used\), no SPFLT$", out, re.M), out
+                     r"of 40 bits per thread, 3 fixed of 40 bits in Ring 3, no SPFLT$", out, re.M), out
     assert re.search(r"^cycles\s+the PMU's; in QEMU the model's, one per instruction", out, re.M), out
     knc = pmuctl(card, "info").stdout
     assert re.search(r"^pmu\s+KNC core PMU: 2 counters of 40 bits per thread, SPFLT$", knc, re.M), knc
@@ -68,7 +71,7 @@ def test_regions_read_with_rdpmc_count_as_on_knc(knl, card):
     prog = os.path.join(USER, "regions.elf")
     a, at = regions(pmuctl(knl, "stat", "-x,", "-e", "INSTRUCTION_RETIRED:u", "-C", "1", "--", prog).stderr)
     c, ct = regions(pmuctl(knl, "stat", "-x,", "-e", "r003c:u", "-C", "1", "--", prog).stderr)
-    a = {(r, "r00c0:u"): v for (r, _), v in a.items()}  # libpfm4's name and the raw code count alike
+    a = {(r, "r00c0:u"): v for (r, e), v in a.items() if e not in FIXED}  # libpfm4's name and the raw code alike
     at = {"r00c0:u": v for v in at.values()}
     b, bt = regions(pmuctl(card, "stat", "-x,", "-e", "INSTRUCTIONS_EXECUTED:u", "-C", "1", "--", prog).stderr)
     assert at["r00c0:u"] == ct["r003c:u"] > 0 and bt["INSTRUCTIONS_EXECUTED:u"] > 0, (at, bt, ct)
@@ -77,6 +80,34 @@ def test_regions_read_with_rdpmc_count_as_on_knc(knl, card):
             (region, a, b, c)
     # per call: sum_words' 4096 loads and mix's 10,000 rounds, above the markers' cost (empty's)
     assert a[("sum", "r00c0:u")] > 4096 + a[("empty", "r00c0:u")] and a[("mix", "r00c0:u")] > 10000, a
+
+
+def test_regions_read_the_fixed_counters_with_rdpmc(knl, card):
+    """KNL's three fixed counters count in Ring 3 beside the general ones
+    (pmu_fixed_setup) and a region reads them with RDPMC ECX 2^30 + j, around
+    the general reads (user/regions.c): each call's fixed count is the
+    general INSTRUCTION_RETIRED count plus the same marker instructions in
+    every region, the empty one's per call, so the work they count is the
+    same instructions exactly. In the model cycles and reference cycles
+    count as instructions; stat's instructions and cycles agree with them.
+    KNC has no fixed counters: its region lines are as before."""
+    prog = os.path.join(USER, "regions.elf")
+    out = pmuctl(knl, "stat", "-x,", "-e", "instructions:u,cycles:u", "-C", "1", "--", prog).stderr
+    per, total = regions(out)
+    calls = {m[1]: int(m[2]) for m in re.finditer(r"^(\w+),(\d+),,calls$", out, re.M)}
+    assert total["instructions:u"] == total["cycles:u"] > 0, total
+    fixed = {r: [per[(r, f)] for f in FIXED] for r in calls}
+    assert all(len(set(v)) == 1 for v in fixed.values()), fixed
+    general = {r: per[(r, "instructions:u")] for r in calls}
+    marks = fixed["empty"][0] - general["empty"]
+    assert marks > 0 and marks % calls["empty"] == 0, (fixed, general)
+    for r in ("sum", "mix"):
+        assert fixed[r][0] - general[r] == marks // calls["empty"] * calls[r], (r, fixed, general, calls)
+    knc = subprocess.run([PMUCTL, "--card", card.name, "run", "-C", "1", "--", prog], capture_output=True,
+                         text=True, timeout=60)
+    lines = re.findall(r"^region \w+: .*$", knc.stdout, re.M)
+    assert len(lines) == 3 and all(re.fullmatch(r"region \w+: calls \d+, \S+ \d+, \S+ \d+, tsc \d+", l)
+                                   for l in lines), knc.stdout
 
 
 def test_spflt_is_an_invalid_opcode_on_knl(knl):

@@ -891,6 +891,8 @@ static void test_user_insn_same_as_steps(void **state)
 #define A_GLOBAL   0x38fu
 #define A_OVF      0x390u
 #define A_INST     0x00c0u /* INST_RETIRED.ANY_P (Table 18-1) */
+#define A_FIXED0   0x309u  /* IA32_FIXED_CTR0; 1 and 2 follow */
+#define A_FIXED_CTRL 0x38du /* IA32_FIXED_CTR_CTRL: 4 bits per counter, OS 0, USR 1, AnyThread 2, PMI 3 */
 
 static void test_arch_description(void **state)
 {
@@ -903,6 +905,10 @@ static void test_arch_description(void **state)
 	assert_int_equal(d.width, 40);
 	assert_true(d.ctr_mask == MASK40 && pmu_knc_desc.ctr_mask == MASK40); /* and KNC's, 327357-001 §1.4.3.2 */
 	assert_int_equal(d.fixed, 3);
+	assert_int_equal(d.fixed_width, 40);
+	assert_int_equal(d.fixed_ctr0, A_FIXED0);
+	assert_int_equal(d.fixed_ctrl, A_FIXED_CTRL);
+	assert_int_equal(pmu_knc_desc.fixed, 0);
 	assert_int_equal(d.ctr0, A_PMC0);
 	assert_int_equal(d.evtsel0, A_EVTSEL0);
 	assert_int_equal(d.global_status, A_STATUS);
@@ -915,6 +921,12 @@ static void test_arch_description(void **state)
 	assert_int_equal(d.counters, PMU_MAX_COUNTERS);
 	assert_int_equal(d.width, 48);
 	assert_true(d.ctr_mask == (1ULL << 48) - 1);
+	assert_int_equal(d.fixed, 0); /* EDX 0: none */
+	assert_true(pmu_arch_describe(&d, 0x07300803u, 0x0607u)); /* 7 fixed of 48 bits: the first PMU_MAX_FIXED */
+	assert_int_equal(d.fixed, PMU_MAX_FIXED);
+	assert_int_equal(d.fixed_width, 48);
+	assert_true(pmu_arch_describe(&d, 0x07300803u, 0x0003u)); /* 3 fixed of 0 bits: none used */
+	assert_int_equal(d.fixed, 0);
 	assert_false(pmu_arch_describe(&d, 0x07280201u, 0)); /* version 1: no global control */
 	assert_false(pmu_arch_describe(&d, 0x07280003u, 0)); /* no counters */
 	assert_false(pmu_arch_describe(&d, 0x07280103u, 0)); /* one: the driver uses two */
@@ -953,11 +965,73 @@ static void test_arch_registers(void **state)
 	assert_int_equal(model_rdmsr(&m, 6, SPFLT, &v), -1);
 	assert_int_equal(model_rdmsr(&m, 6, PERFCTR0, &v), -1);
 	REFUSED_WR(&m, 6, GLOBAL, 1);
-	/* RDPMC: counters 0 and 1; ECX bit 30 (a fixed counter) is not modelled. */
+	/* RDPMC: counters 0 and 1. */
 	assert_int_equal(model_rdpmc(&m, 7, 0, &v), 0);
 	assert_int_equal(v, 2);
-	assert_int_equal(model_rdpmc(&m, 7, 1u << 30, &v), -1);
+	assert_int_equal(model_rdpmc(&m, 7, 2, &v), -1);
 	model_present(&pmu_knc_desc);
+}
+
+/*
+ * The fixed counters (§18.2.2): IA32_FIXED_CTR_CTRL's OS/USR bits and
+ * GLOBAL_CTRL bit 32 + j gate counter j, which counts every unhalted tick
+ * at those levels (instructions, core and reference cycles: one each per
+ * tick in the model); it wraps at 40 bits into GLOBAL_STATUS bit 32 + j,
+ * which GLOBAL_OVF_CTRL clears, and raises the PMI line only with its PMI
+ * bit; RDPMC reads it with ECX = 2^30 + j. KNC has none.
+ */
+static void test_arch_fixed_counters(void **state)
+{
+	(void)state;
+	struct pmu_desc d;
+	struct pmu_model m;
+	uint64_t v;
+
+	assert_true(pmu_arch_describe(&d, 0x07280203u, 0x503u));
+	model_present(&d);
+	model_reset(&m, 0);
+	WR(&m, 0, A_FIXED_CTRL, 0x2 | 0x1 << 4 | 0x3 << 8); /* 0: USR, 1: OS, 2: both */
+	WR(&m, 0, A_GLOBAL, 7ULL << 32);
+	model_set_cpl(&m, 10, 3);  /* 10 ticks in Ring 0 */
+	model_set_cpl(&m, 30, 0);  /* 20 in Ring 3 */
+	READS(&m, 30, A_FIXED0, 20);
+	READS(&m, 30, A_FIXED0 + 1, 10);
+	READS(&m, 30, A_FIXED0 + 2, 30);
+	model_set_halted(&m, 30, true); /* unhalted events: none while halted */
+	model_set_halted(&m, 50, false);
+	READS(&m, 50, A_FIXED0 + 2, 30);
+	/* GLOBAL_CTRL gates them: bit 33 off stops counter 1 alone. */
+	WR(&m, 50, A_GLOBAL, 5ULL << 32);
+	READS(&m, 60, A_FIXED0 + 1, 10);
+	READS(&m, 60, A_FIXED0 + 2, 40);
+	READS(&m, 60, A_GLOBAL, 5ULL << 32);
+	/* A wrap: status bit 34, no PMI line without the PMI bit; then with it. */
+	WR(&m, 60, A_FIXED0 + 2, 0xfffffffeULL); /* bits 31:0 sign-extended, as the PMCs' */
+	READS(&m, 60, A_FIXED0 + 2, MASK40 - 1);
+	READS(&m, 63, A_FIXED0 + 2, 1);
+	READS(&m, 63, A_STATUS, 1ULL << 34);
+	assert_false(m.line);
+	WR(&m, 63, A_FIXED_CTRL, 0x2 | 0x1 << 4 | 0xb << 8);
+	assert_true(m.line);
+	WR(&m, 63, A_OVF, 1ULL << 34);
+	READS(&m, 63, A_STATUS, 0);
+	assert_false(m.line);
+	/* RDPMC ECX 2^30 + j; j past the PMU's fixed counters, or a KNC's, #GP. */
+	assert_int_equal(model_rdpmc(&m, 64, (1u << 30) + 2, &v), 0);
+	assert_int_equal(v, 2);
+	assert_int_equal(model_rdpmc(&m, 64, (1u << 30) + 3, &v), -1);
+	/* Reserved: AnyThread (refused by the model, which counts one thread), bits past counter 2, GLOBAL bit 35. */
+	REFUSED_WR(&m, 64, A_FIXED_CTRL, 0x4);
+	REFUSED_WR(&m, 64, A_FIXED_CTRL, 0x1 << 12);
+	REFUSED_WR(&m, 64, A_GLOBAL, 1ULL << 35);
+	REFUSED_WR(&m, 64, A_OVF, 1ULL << 35);
+	assert_int_equal(model_rdmsr(&m, 64, A_FIXED0 + 3, &v), -1);
+	model_present(&pmu_knc_desc);
+	model_reset(&m, 0);
+	assert_int_equal(model_rdpmc(&m, 0, 1u << 30, &v), -1);
+	assert_int_equal(model_rdmsr(&m, 0, A_FIXED0, &v), -1);
+	REFUSED_WR(&m, 0, A_FIXED_CTRL, 0);
+	REFUSED_WR(&m, 0, GLOBAL, 1ULL << 32);
 }
 
 int main(void)
@@ -987,6 +1061,7 @@ int main(void)
 		cmocka_unit_test(test_user_insn_same_as_steps),
 		cmocka_unit_test(test_arch_description),
 		cmocka_unit_test(test_arch_registers),
+		cmocka_unit_test(test_arch_fixed_counters),
 	};
 
 	alarm(60); /* a hang is a failure too */

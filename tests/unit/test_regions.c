@@ -43,6 +43,16 @@ static void test_parse_counts(void **state)
 	assert_int_equal(r.sampling[0], 0);
 	assert_int_equal(r.sampling[1], 1);
 	assert_int_equal(r.open, 0);
+	/* A PMU's fixed counters after them (user/regions.c on KNL), named; never sampling. */
+	assert_int_equal(parse("region w: calls 1, A:u 5, B:u 6, fixed INST_RETIRED.ANY:u 9, fixed X 10, tsc 7\n", &r), 1);
+	assert_int_equal(r.nfixed, 2);
+	assert_string_equal(r.fixed_name[0], "INST_RETIRED.ANY:u");
+	assert_int_equal(r.fixed[0], 9);
+	assert_string_equal(r.fixed_name[1], "X");
+	assert_int_equal(r.fixed[1], 10);
+	assert_int_equal(r.ticks, 7);
+	assert_int_equal(parse("region w: calls 1, A 5, B 6, fixed F sampling\n", &r), 0);
+	assert_int_equal(parse("region w: calls 1, A 5, B 6, fixed F 1, fixed G 2, fixed H 3, fixed I 4\n", &r), 0);
 }
 
 static void test_parse_refuses_other_lines(void **state)
