@@ -55,6 +55,16 @@ struct pmu_ops {
 	void (*idle_exit)(void);
 };
 
+/*
+ * The ops a backend on real PMU hardware leaves to it (knc, arch): every
+ * event is the hardware's to count, the CPU keeps its state across INIT,
+ * and privilege changes and halts are the hardware's business.
+ */
+static inline bool pmu_hw_counts_event(uint32_t evtsel) { (void)evtsel; return true; }
+static inline void pmu_hw_cpu_online(bool rejoin) { (void)rejoin; }
+static inline void pmu_hw_nothing(void) {}
+static inline void pmu_hw_from_user(uint64_t first_kernel, uint64_t first_user) { (void)first_kernel, (void)first_user; }
+
 extern const struct pmu_ops pmu_knc_ops;   /* pmu/knc/backend.c: RDMSR/WRMSR */
 extern const struct pmu_ops pmu_arch_ops;  /* pmu/arch/backend.c: RDMSR/WRMSR */
 extern const struct pmu_ops pmu_model_ops; /* pmu/model/backend.c: software model */

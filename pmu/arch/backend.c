@@ -65,24 +65,20 @@ static void arch_pmi_restart(uint64_t ctrl)
 	wrmsr(pmu_arch_desc.global_ctrl, ctrl);
 }
 
-static bool arch_counts_event(uint32_t evtsel) { return true; }
-static void arch_nothing(void) {}
-static void arch_cpu_online(bool rejoin) {}
-static void arch_from_user(uint64_t first_kernel, uint64_t first_user) {}
 
 const struct pmu_ops pmu_arch_ops = {
 	.name = "arch",
 	.init = arch_init,
 	.rdmsr = arch_rdmsr,
 	.wrmsr = arch_wrmsr,
-	.counts_event = arch_counts_event,
-	.cpu_online = arch_cpu_online,
-	.to_user = arch_nothing,
-	.from_user = arch_from_user,
+	.counts_event = pmu_hw_counts_event,
+	.cpu_online = pmu_hw_cpu_online,
+	.to_user = pmu_hw_nothing,
+	.from_user = pmu_hw_from_user,
 	.pmi_stop = arch_pmi_stop,
 	.pmi_counters = arch_pmi_counters,
 	.pmi_ack = arch_pmi_ack,
 	.pmi_restart = arch_pmi_restart,
-	.idle_enter = arch_nothing,
-	.idle_exit = arch_nothing,
+	.idle_enter = pmu_hw_nothing,
+	.idle_exit = pmu_hw_nothing,
 };

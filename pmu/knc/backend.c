@@ -54,24 +54,20 @@ static void knc_pmi_restart(uint64_t ctrl)
 }
 
 static const struct pmu_desc *knc_init(void) { return &pmu_knc_desc; }
-static bool knc_counts_event(uint32_t evtsel) { return true; }
-static void knc_nothing(void) {}
-static void knc_cpu_online(bool rejoin) {}
-static void knc_from_user(uint64_t first_kernel, uint64_t first_user) {}
 
 const struct pmu_ops pmu_knc_ops = {
 	.name = "knc",
 	.init = knc_init,
 	.rdmsr = knc_rdmsr,
 	.wrmsr = knc_wrmsr,
-	.counts_event = knc_counts_event,
-	.cpu_online = knc_cpu_online,
-	.to_user = knc_nothing,
-	.from_user = knc_from_user,
+	.counts_event = pmu_hw_counts_event,
+	.cpu_online = pmu_hw_cpu_online,
+	.to_user = pmu_hw_nothing,
+	.from_user = pmu_hw_from_user,
 	.pmi_stop = knc_pmi_stop,
 	.pmi_counters = knc_pmi_counters,
 	.pmi_ack = knc_pmi_ack,
 	.pmi_restart = knc_pmi_restart,
-	.idle_enter = knc_nothing,
-	.idle_exit = knc_nothing,
+	.idle_enter = pmu_hw_nothing,
+	.idle_exit = pmu_hw_nothing,
 };

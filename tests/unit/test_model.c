@@ -933,6 +933,14 @@ static void test_arch_description(void **state)
 	assert_false(pmu_arch_describe(&d, 0, 0));          /* TCG's leaf of zeros */
 }
 
+/* The model presenting KNL's leaf (d), reset at tick 0. */
+static void present_knl(struct pmu_desc *d, struct pmu_model *m)
+{
+	assert_true(pmu_arch_describe(d, 0x07280203u, 0x503u));
+	model_present(d);
+	model_reset(m, 0);
+}
+
 static void test_arch_registers(void **state)
 {
 	(void)state;
@@ -940,9 +948,7 @@ static void test_arch_registers(void **state)
 	struct pmu_model m;
 	uint64_t v;
 
-	assert_true(pmu_arch_describe(&d, 0x07280203u, 0x503u));
-	model_present(&d);
-	model_reset(&m, 0);
+	present_knl(&d, &m);
 	/* A counter write takes bits 31:0 sign-extended (§18.2.1): 2^40 - 5 from its low 32 bits. */
 	WR(&m, 0, A_PMC0, 0xfffffffbULL);
 	READS(&m, 0, A_PMC0, TWO40 - 5);
@@ -987,9 +993,7 @@ static void test_arch_fixed_counters(void **state)
 	struct pmu_model m;
 	uint64_t v;
 
-	assert_true(pmu_arch_describe(&d, 0x07280203u, 0x503u));
-	model_present(&d);
-	model_reset(&m, 0);
+	present_knl(&d, &m);
 	WR(&m, 0, A_FIXED_CTRL, 0x2 | 0x1 << 4 | 0x3 << 8); /* 0: USR, 1: OS, 2: both */
 	WR(&m, 0, A_GLOBAL, 7ULL << 32);
 	model_set_cpl(&m, 10, 3);  /* 10 ticks in Ring 0 */
