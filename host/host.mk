@@ -15,8 +15,9 @@ HOST_CFLAGS += -DPMUOS_VERSION='"$(VERSION)"'
 # pmu_result_text gives a card's verdict the shell's words (its event
 # table is generated from libpfm4, as the names pmuctl takes), with the
 # rules it checks raw events by (pmu/rules.c; also where the card puts
-# stat's events: which counter a region's RDPMC delta is).
-HOST_SHARED  = $(LIB_SRC) pmu/events.c pmu/rules.c pmu/knc/desc.c
+# stat's events: which counter a region's RDPMC delta is), and the PMUs'
+# descriptions the rules read (the card's: host/mbox.h card_pmu).
+HOST_SHARED  = $(LIB_SRC) pmu/events.c pmu/rules.c pmu/knc/desc.c pmu/arch/desc.c
 # The commands, one file each (host/builtin/), and what they share (host/: pmuctl.c the command line).
 HOST_SRC     = $(wildcard host/*.c host/builtin/*.c)
 # Host code that lives beside the card's: the bzImage checks, the KNC register decoders, the metric table.

@@ -18,6 +18,8 @@
 #include "host/ivshmem_peer.h"
 #include "host/wire.h"
 #include "lib/cpuset.h"
+#include "pmu/arch/regs.h"
+#include "pmu/knc/regs.h"
 
 #define SPIN_US      50 /* after a ring, the answer is looked for without sleeping this long */
 #define BELL_WAIT_MS 10 /* then a sleep on the doorbell ends this often: the card's state checked, rung again */
@@ -288,7 +290,7 @@ static int take_verdict(struct card *c, uint16_t op, struct mbox_response *r)
 		return 0;
 	r->len -= sizeof(v);
 	memcpy(&v, r->payload + r->len, sizeof(v));
-	if (!mbox_verdict_text(&v, text, sizeof(text)))
+	if (!mbox_verdict_text(card_pmu(c), &v, text, sizeof(text)))
 		return fail(c, CARD_PROTOCOL, "the card broke the mailbox protocol: its answer to %s carries %s",
 			    mbox_op_name(op), text);
 	memcpy(c->verdict, text, sizeof(text));
@@ -541,4 +543,15 @@ out:
 const char *card_strerror(const struct card *c, int status)
 {
 	return status <= CARD_TIMEOUT ? c->err : status < MBOX_OK && c->verdict[0] ? c->verdict : mbox_status_text(status);
+}
+
+const struct pmu_desc *card_pmu(const struct card *c)
+{
+	static struct pmu_desc arch;
+
+	if (!c->seen.pmu[0] || !strncmp(c->seen.pmu, "knc", sizeof(c->seen.pmu)))
+		return &pmu_knc_desc;
+	if (!arch.name && !pmu_arch_describe(&arch, KNL_CPUID_0A_EAX, KNL_CPUID_0A_EDX))
+		return &pmu_knc_desc; /* not reached: KNL's leaf describes a PMU */
+	return &arch;
 }

@@ -64,6 +64,17 @@ extern unsigned card_stale_s;
  */
 int card_open(struct card *c, const char *name);
 
+struct pmu_desc;
+/*
+ * The card's PMU as the rules read it (pmu/rules.h: counters, constraints,
+ * longest period), from the header's libpfm4 name: KNC's description for
+ * "knc" (and a header without one), else architectural perfmon's, whose
+ * rules are the same for every such PMU the card describes (2 counters
+ * used, no constraint, periods below 2^31: pmu/arch/desc.c), Knights
+ * Landing's leaf standing for it.
+ */
+const struct pmu_desc *card_pmu(const struct card *c);
+
 /*
  * Card_open, before card_check: when the header c->base says the card has
  * a doorbell (MBOX_CAP_DOORBELL), becomes a peer of its server, at

@@ -77,7 +77,7 @@ int mbox_answer_has_verdict(uint16_t op, int status)
 	return pmu && status != MBOX_OK && status != MBOX_E_PAYLOAD && status != MBOX_E_OPCODE;
 }
 
-const char *mbox_verdict_text(const struct mbox_verdict *v, char *buf, size_t n)
+const char *mbox_verdict_text(const struct pmu_desc *d, const struct mbox_verdict *v, char *buf, size_t n)
 {
 	const uint32_t cpus = MBOX_CPUSET_WORDS * 64; /* what a request's set can name */
 
@@ -87,7 +87,7 @@ const char *mbox_verdict_text(const struct mbox_verdict *v, char *buf, size_t n)
 		return NULL;
 	}
 	struct pmu_result r = { .err = v->err, .cpu = v->cpu, .value = v->value, .done = v->done, .wanted = v->wanted };
-	pmu_result_text(&r, buf, n);
+	pmu_result_text(d, &r, buf, n);
 	return buf;
 }
 

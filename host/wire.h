@@ -28,11 +28,12 @@ const char *mbox_op_name(uint16_t op);
 /* Whether the answer to `op` with `status` carries the card's verdict (struct mbox_verdict, include/pmuos/mailbox.h). */
 int mbox_answer_has_verdict(uint16_t op, int status);
 /*
- * A verdict in the shell's words (pmu_result_text, pmu/events.c) in buf[n];
+ * A verdict of PMU d in the shell's words (pmu_result_text, pmu/events.c) in buf[n];
  * NULL, with what is wrong in buf, if its numbers are no verdict (an
  * unknown kind, a CPU beyond a request's set, more CPUs done than asked).
  */
-const char *mbox_verdict_text(const struct mbox_verdict *v, char *buf, size_t n);
+struct pmu_desc;
+const char *mbox_verdict_text(const struct pmu_desc *d, const struct mbox_verdict *v, char *buf, size_t n);
 /* A text for an answer's status (enum mbox_status). */
 const char *mbox_status_text(int status);
 

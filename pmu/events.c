@@ -97,7 +97,7 @@ static bool parse_raw(const char *s, size_t n, uint32_t *v, char *err, size_t er
 	/* No string can stand for an EvtSel the PMU refuses: its rule and its words. */
 	struct pmu_result r = { .err = pmu_check_evtsel(x), .value = x };
 	if (r.err) {
-		pmu_result_text(&r, err, errlen);
+		pmu_result_text(&pmu_knc_desc, &r, err, errlen); /* the rule is KNC's Table 1-5, for every PMU */
 		return false;
 	}
 	*v = x;
@@ -199,7 +199,22 @@ void knc_event_format(uint32_t evtsel, char *buf, size_t len)
 		snprintf(buf + n, len - n, ":t");
 }
 
-void pmu_result_text(const struct pmu_result *r, char *buf, size_t len)
+/* A PMU's longest period in words: 2^k, 2^k - 1, or the number. */
+static void period_words(uint64_t max, char *buf, size_t len)
+{
+	int k = 0;
+
+	while (k < 63 && (1ULL << k) < max)
+		k++;
+	if (max == 1ULL << k)
+		snprintf(buf, len, "2^%d", k);
+	else if (max == (1ULL << k) - 1)
+		snprintf(buf, len, "2^%d - 1", k);
+	else
+		snprintf(buf, len, "%llu", (unsigned long long)max);
+}
+
+void pmu_result_text(const struct pmu_desc *d, const struct pmu_result *r, char *buf, size_t len)
 {
 	unsigned long long v = r->value;
 	char name[48];
@@ -209,20 +224,25 @@ void pmu_result_text(const struct pmu_result *r, char *buf, size_t len)
 		snprintf(buf, len, "%s", "");
 		return;
 	case PMU_ERR_EVENT:
-		snprintf(buf, len, "EvtSel %#llx sets EN, INT or reserved bit 19 (the driver owns them)", v);
+		snprintf(buf, len, "EvtSel %#llx sets EN, INT or %s bit 19 (the driver owns them)", v,
+			 d->evtsel_reserved & EVTSEL_RESERVED ? "reserved" : "the PC");
 		return;
 	case PMU_ERR_COUNTER:
-		snprintf(buf, len, "counter '%llu' must be 0 or 1", v);
+		if (d->counters == 2)
+			snprintf(buf, len, "counter '%llu' must be 0 or 1", v);
+		else
+			snprintf(buf, len, "counter '%llu' must be 0 to %u", v, d->counters - 1u);
 		return;
 	case PMU_ERR_L2_COUNTER:
 		knc_event_format(r->value & (EVTSEL_UMASK_MASK | EVTSEL_EVENT_MASK), name, sizeof(name));
 		snprintf(buf, len, "%s is an L2 event and counts only on counter 0", name);
 		return;
 	case PMU_ERR_PERIOD:
-		if (v && v <= PMU_MAX_PERIOD)
+		period_words(d->max_period, name, sizeof(name));
+		if (v && v <= d->max_period)
 			snprintf(buf, len, "a period needs an event");
 		else
-			snprintf(buf, len, "period %llu: should be period=N with N from 1 to 2^40 events", v);
+			snprintf(buf, len, "period %llu: should be period=N with N from 1 to %s events", v, name);
 		return;
 	case PMU_ERR_TOO_MANY:
 		snprintf(buf, len, "%llu events: 1 to %d take turns (at most %d events take turns)", v,

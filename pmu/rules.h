@@ -18,8 +18,6 @@
 #include "pmu/evtsel.h"
 #include <pmuos/mailbox.h> /* MBOX_MUX_MAX: events that can take turns on the 2 counters */
 
-/* A period is 1 .. 2^width events of the PMU's counters: 2^40 on KNC (327357-001 §1.4.3.2), the texts' bound. */
-#define PMU_MAX_PERIOD (1ULL << 40)
 /* A multiplexing time slice is 1 ms .. 1 s of counting time, as perf's interval (ms, >= 1). */
 #define PMU_SLICE_MIN_PER_S 1000                /* shortest slice: 1/1000 s */
 
@@ -112,7 +110,10 @@ bool pmu_mux_rotates(const struct pmu_desc *d, uint32_t nev, const uint32_t *evt
  */
 uint64_t pmu_time_to_ticks(uint64_t n, uint64_t per_second, uint64_t tsc_hz);
 
-/* The text for a verdict, naming what was wrong (pmu/events.c); "" for PMU_OK. */
-void pmu_result_text(const struct pmu_result *r, char *buf, size_t len);
+/*
+ * The text for a verdict of PMU `d`, naming what was wrong and its limits
+ * (counters, longest period, bit 19's name: pmu/events.c); "" for PMU_OK.
+ */
+void pmu_result_text(const struct pmu_desc *d, const struct pmu_result *r, char *buf, size_t len);
 
 #endif

@@ -17,7 +17,7 @@ static inline int pmu_verdict(struct pmu_result r)
 
 	if (r.err == PMU_OK)
 		return 0;
-	pmu_result_text(&r, text, sizeof(text));
+	pmu_result_text(pmu_description(), &r, text, sizeof(text));
 	return shell_error("pmu", "%s", text);
 }
 /* `pmu metrics ...` (shell/cmds_metrics.c): argv[1] is "metrics"; 0, or non-zero after an error. */

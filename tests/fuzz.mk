@@ -82,7 +82,8 @@ $(BUILD)/fuzz/fuzz_shell: $(FUZZ_OBJ)/tests/fuzz/fuzz_shell.o $(FUZZ_OBJ)/shell/
 # pmuctl's mailbox client and ring readers: host code, the C library's names; and the
 # card's verdict texts it prints (pmu/events.c and the rules it uses, k_ names).
 $(BUILD)/fuzz/fuzz_pmuctl: $(FUZZ_OBJ)/tests/fuzz/fuzz_pmuctl.o $(FUZZ_OBJ)/host/mbox.o $(FUZZ_OBJ)/host/wire.o $(FUZZ_OBJ)/host/ivshmem_peer.o $(FUZZ_OBJ)/host/rings.o \
-	$(FUZZ_OBJ)/host/progress.o $(FUZZ_OBJ)/host/clock.o $(FUZZ_OBJ)/pmu/events.o $(FUZZ_OBJ)/pmu/rules.o $(FUZZ_OBJ)/pmu/knc/desc.o
+	$(FUZZ_OBJ)/host/progress.o $(FUZZ_OBJ)/host/clock.o $(FUZZ_OBJ)/pmu/events.o $(FUZZ_OBJ)/pmu/rules.o $(FUZZ_OBJ)/pmu/knc/desc.o \
+	$(FUZZ_OBJ)/pmu/arch/desc.o
 $(FUZZ_OBJ)/host/%.o $(FUZZ_OBJ)/tests/fuzz/fuzz_pmuctl.o: FUZZ_DEFS =
 
 $(FUZZ_BINS): $(BUILD)/fuzz/%: $(FUZZ_LIB)

@@ -65,7 +65,8 @@ $(BUILD)/unit/test_pmm:    $(BUILD)/unit/obj/kernel/pmm.o
 $(BUILD)/unit/test_acpi:   $(BUILD)/unit/obj/platform/pc/acpi_parse.o
 $(BUILD)/unit/test_model:  $(BUILD)/unit/obj/pmu/model/core.o $(BUILD)/unit/obj/pmu/knc/desc.o $(BUILD)/unit/obj/pmu/arch/desc.o
 # test_events: the event strings and the PMU's rules and texts they use (pmu/rules*.c).
-$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/pmu/rules.o $(BUILD)/unit/obj/pmu/knc/desc.o
+$(BUILD)/unit/test_events: $(BUILD)/unit/obj/pmu/events.o $(BUILD)/unit/obj/pmu/rules.o $(BUILD)/unit/obj/pmu/knc/desc.o \
+			   $(BUILD)/unit/obj/pmu/arch/desc.o
 $(BUILD)/unit/test_elf:    $(BUILD)/unit/obj/kernel/elf_check.o
 # test_vm: address spaces on the page-allocator double (tests/unit/page_double.c, shared with fuzz_elf).
 $(BUILD)/unit/test_vm:     $(BUILD)/unit/obj/kernel/vm.o $(BUILD)/unit/obj/tests/unit/page_double.o

@@ -35,8 +35,8 @@ const struct cli_opt record_opts[] = {
 	 * pmuctl only what the card cannot: 0, which the wire reads as counting,
 	 * and more than the wire's 64 bits.
 	 */
-	{ "count", 'c', "PERIOD", "a sample every PERIOD events (cpu-clock: ns); the card takes up to 2^40 "
-				  "(cpu-clock: 10^4 to 10^9 ns)", 1, UINT64_MAX },
+	{ "count", 'c', "PERIOD", "a sample every PERIOD events (cpu-clock: ns); the card takes up to its PMU's "
+				  "longest period (KNC 2^40, KNL 2^31 - 1; cpu-clock: 10^4 to 10^9 ns)", 1, UINT64_MAX },
 	{ "freq", 'F', "FREQ", "about FREQ samples a second (default 4000): a fixed period of the card's TSC rate / FREQ "
 			       "events (right for cycles; the card adapts no period)", 1, 100000 },
 	{ "cpu", 'C', "CPUS", "the card CPUs the program runs on (default 1)" },

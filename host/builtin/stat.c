@@ -18,8 +18,8 @@
 #include "pmu/knc/regs.h"
 #include "pmu/rules.h"
 
-/* The card's PMU: pmuctl's events are libpfm4's knc table, for a KNC core (pmu/knc/desc.c). */
-static const struct pmu_desc *const card_pmu = &pmu_knc_desc;
+/* The card's PMU, whose rules place and pair stat's events (host/mbox.h card_pmu): set as cmd_stat starts. */
+static const struct pmu_desc *stat_pmu = &pmu_knc_desc;
 
 static struct {
 	int nev, counted[MAX_EVENTS], ngroups;
@@ -129,13 +129,13 @@ static void close_group(const char *list, int first)
 {
 	int n = st.nev - first;
 
-	if (n > card_pmu->counters) {
+	if (n > stat_pmu->counters) {
 		fprintf(stderr, "pmuctl: -e %s: a group of %d events ({%s,...}), but a group is counted all at "
 			"once and a KNC hardware thread has %d counters (Intel 327357-001 §1.2): split it or leave "
-			"the braces out to multiplex\n", list, n, st.names[first], card_pmu->counters);
+			"the braces out to multiplex\n", list, n, st.names[first], stat_pmu->counters);
 		exit(2);
 	}
-	if (n == 2 && !pmu_pair_fits(card_pmu, st.sel[first], st.sel[first + 1])) {
+	if (n == 2 && !pmu_pair_fits(stat_pmu, st.sel[first], st.sel[first + 1])) {
 		fprintf(stderr, "pmuctl: -e %s: group {%s,%s} cannot be counted at once: both are L2 events, "
 			"which count only on counter 0 (docs/design.md §5.1)\n", list, st.names[first],
 			st.names[first + 1]);
@@ -240,11 +240,11 @@ static void stat_print_regions(void)
 	int on[PMU_MAX_COUNTERS];
 	char why[160] = "", turns[160] = "";
 
-	pmu_place(card_pmu, st.nev, st.sel, st.paired, 0, on);
-	if (pmu_mux_rotates(card_pmu, st.nev, st.sel, st.paired))
+	pmu_place(stat_pmu, st.nev, st.sel, st.paired, 0, on);
+	if (pmu_mux_rotates(stat_pmu, st.nev, st.sel, st.paired))
 		snprintf(turns, sizeof(turns), "%d events take turns on the %d counters: a region read with RDPMC is "
 			 "counted only with events that stay on them (at most %d, one L2 event)", st.nev,
-			 card_pmu->counters, card_pmu->counters);
+			 stat_pmu->counters, stat_pmu->counters);
 	for (int e = 0; e < st.nev && !why[0]; e++)
 		if (!st.counted[e])
 			snprintf(why, sizeof(why), "%s is not counted by the card", st.names[e]);
@@ -335,11 +335,11 @@ static void warn_short_run(int mux_ms)
 			if (cpuset_has(st.set, cpu) && st.now[e][cpu].enabled > enabled)
 				enabled = st.now[e][cpu].enabled; /* the longest CPU's counting time */
 	}
-	if (never && st.nev > card_pmu->counters)
+	if (never && st.nev > stat_pmu->counters)
 		fprintf(stderr, "pmuctl: warning: the run counted for %.3f ms, too short for %d events to each have a "
 			"turn on the %d counters in %d ms multiplexing slices: events that never had one show "
 			"<not counted>%s; give a longer run%s\n",
-			enabled * 1e3 / st.fmt.tsc_hz, st.nev, card_pmu->counters, mux_ms,
+			enabled * 1e3 / st.fmt.tsc_hz, st.nev, stat_pmu->counters, mux_ms,
 			st.ngroups ? " and the metrics over them n/a" : "",
 			mux_ms > 1 ? " or a shorter --mux-interval (1 ms at least)" : "");
 }
@@ -423,6 +423,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		metrics_list(stdout);
 		return 0;
 	}
+	stat_pmu = c ? card_pmu(c) : &pmu_knc_desc;
 	st.fmt.out = stderr; /* perf's -x and -j too: stdout is the program's */
 	st.fmt.table = stderr;
 	while ((o = cli_next(argc, argv)) != -1) {
@@ -509,7 +510,7 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	st.fmt.model_cycles = (c->seen.capabilities & MBOX_CAP_MODEL_CYCLES) != 0;
 	stat_configure(c, &set, mux_ms);
 	/* SPFLT may gate both counters: one without an event counts nothing either way. */
-	uint32_t mask = spflt ? pmu_all_counters(card_pmu) : 0;
+	uint32_t mask = spflt ? pmu_all_counters(stat_pmu) : 0;
 	int rc = call(c, MBOX_OP_PMU_SPFLT, &set, &mask, sizeof(mask), &resp);
 	if (rc != MBOX_OK)
 		die_status(c, "configure", rc);

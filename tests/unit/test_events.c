@@ -24,6 +24,7 @@
 #include "pmu/plugin_events.h"
 #include "pmu/rules.h"
 #include "pmu/knc/regs.h"
+#include "pmu/arch/regs.h"
 
 /* IA32_PerfEvtSel bits, from 327357-001 Table 1-5 */
 #define USR       (1u << 16)
@@ -455,8 +456,41 @@ static bool allowed(uint32_t evtsel, int ctr, char *err, size_t errlen)
 {
 	struct pmu_result r = pmu_check_config(&pmu_knc_desc, ctr, evtsel, 0);
 
-	pmu_result_text(&r, err, errlen);
+	pmu_result_text(&pmu_knc_desc, &r, err, errlen);
 	return r.err == PMU_OK;
+}
+
+/*
+ * A verdict names the limits of the PMU it is about: KNC's periods up to
+ * 2^40 (327357-001 §1.4.3.2) and reserved bit 19 (Table 1-5); a Knights
+ * Landing's (architectural perfmon) periods below 2^31, as its counter
+ * writes are 32 bits sign-extended (Intel SDM Vol. 3B §18.2.1), and bit 19
+ * its PC bit.
+ */
+static void test_verdict_texts_name_the_pmus_limits(void **state)
+{
+	(void)state;
+	struct pmu_desc knl;
+	char err[160];
+	uint32_t ie = parse_ok(__FILE__, __LINE__, "INSTRUCTIONS_EXECUTED");
+
+	assert_true(pmu_arch_describe(&knl, KNL_CPUID_0A_EAX, KNL_CPUID_0A_EDX));
+	struct pmu_result r = pmu_check_config(&knl, 0, ie, 1ULL << 31);
+	assert_int_equal(r.err, PMU_ERR_PERIOD);
+	pmu_result_text(&knl, &r, err, sizeof(err));
+	assert_string_equal(err, "period 2147483648: should be period=N with N from 1 to 2^31 - 1 events");
+	assert_int_equal(pmu_check_config(&knl, 0, ie, (1ULL << 31) - 1).err, PMU_OK);
+	r = pmu_check_config(&pmu_knc_desc, 0, ie, (1ULL << 40) + 1);
+	pmu_result_text(&pmu_knc_desc, &r, err, sizeof(err));
+	assert_string_equal(err, "period 1099511627777: should be period=N with N from 1 to 2^40 events");
+	r = pmu_check_config(&knl, 0, ie | EVTSEL_RESERVED, 0);
+	pmu_result_text(&knl, &r, err, sizeof(err));
+	assert_non_null(strstr(err, "the PC bit 19"));
+	pmu_result_text(&pmu_knc_desc, &r, err, sizeof(err));
+	assert_non_null(strstr(err, "reserved bit 19"));
+	r = pmu_check_config(&knl, 2, ie, 0);
+	pmu_result_text(&knl, &r, err, sizeof(err));
+	assert_string_equal(err, "counter '2' must be 0 or 1");
 }
 
 /* L2 events (umask 0x10, event 0xC3-0xFF) count only on counter 0 (docs/design.md §5.1). */
@@ -576,6 +610,7 @@ int main(void)
 		cmocka_unit_test(test_by_code),
 		cmocka_unit_test(test_definitions),
 		cmocka_unit_test(test_event_allowed),
+		cmocka_unit_test(test_verdict_texts_name_the_pmus_limits),
 		cmocka_unit_test(test_format_round_trip),
 		cmocka_unit_test(test_format_truncates),
 	};
