@@ -7,6 +7,7 @@
 #include "host/cli.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 #include "host/progress.h"
 
 const char *card_name = "card0";
-uint64_t cli_num;
+static uint64_t cli_num; /* the last numeric option's value (one with hi > 0), for store() */
 
 #define OPTS_MAX 24
 static const struct cli_cmd *running; /* the command cli_run runs */
@@ -68,6 +69,22 @@ uint64_t cli_number(const char *opt, const char *s, uint64_t lo, uint64_t hi)
 	return v;
 }
 
+/* Stores option o's value where its table entry says; false if it says nowhere. */
+static bool store(const struct cli_opt *o)
+{
+	if (o->str)
+		*o->str = optarg;
+	else if (o->flag)
+		*o->flag = 1;
+	else if (o->ival)
+		*o->ival = (int)cli_num;
+	else if (o->uval)
+		*o->uval = cli_num;
+	else
+		return false;
+	return true;
+}
+
 int cli_next(int argc, char **argv)
 {
 	static const struct cli_cmd *built;
@@ -87,32 +104,35 @@ int cli_next(int argc, char **argv)
 		built = running;
 	}
 	opterr = 0;
-	int o = getopt_long(argc, argv, shorts, longs, NULL);
-	if (o == 'h') {
-		cli_help_cmd(stdout, running);
-		exit(0);
+	for (;;) { /* until an option the table does not store, or the end */
+		int o = getopt_long(argc, argv, shorts, longs, NULL);
+		if (o == 'h') {
+			cli_help_cmd(stdout, running);
+			exit(0);
+		}
+		if (o == '?' || o == ':') {
+			const char *bad = argv[optind - 1];
+			const struct cli_opt *known = opt_by_key(running, optopt);
+			if (o == ':')
+				fprintf(stderr, "pmuctl %s: option %s needs %s\n", running->name, bad, known && known->arg ? known->arg : "an argument");
+			else if (optopt && bad[0] == '-' && bad[1] != '-')
+				fprintf(stderr, "pmuctl %s: unknown option '-%c'\n", running->name, optopt);
+			else
+				fprintf(stderr, "pmuctl %s: unknown option '%s'\n", running->name, bad);
+			exit(usage());
+		}
+		const struct cli_opt *opt = o >= 0 ? opt_by_key(running, o) : NULL;
+		if (opt && opt->hi) {
+			char name[40];
+			if (o < 256)
+				snprintf(name, sizeof(name), "-%c", o);
+			else
+				snprintf(name, sizeof(name), "--%s", opt->name);
+			cli_num = cli_number(name, optarg, opt->lo, opt->hi);
+		}
+		if (!opt || !store(opt))
+			return o;
 	}
-	if (o == '?' || o == ':') {
-		const char *bad = argv[optind - 1];
-		const struct cli_opt *known = opt_by_key(running, optopt);
-		if (o == ':')
-			fprintf(stderr, "pmuctl %s: option %s needs %s\n", running->name, bad, known && known->arg ? known->arg : "an argument");
-		else if (optopt && bad[0] == '-' && bad[1] != '-')
-			fprintf(stderr, "pmuctl %s: unknown option '-%c'\n", running->name, optopt);
-		else
-			fprintf(stderr, "pmuctl %s: unknown option '%s'\n", running->name, bad);
-		exit(usage());
-	}
-	const struct cli_opt *opt = o >= 0 ? opt_by_key(running, o) : NULL;
-	if (opt && opt->hi) {
-		char name[40];
-		if (o < 256)
-			snprintf(name, sizeof(name), "-%c", o);
-		else
-			snprintf(name, sizeof(name), "--%s", opt->name);
-		cli_num = cli_number(name, optarg, opt->lo, opt->hi);
-	}
-	return o;
 }
 
 /* What the command line says of the card for `cmd`: "[--card NAME] " or "". */

@@ -12,13 +12,24 @@
 #include <stdio.h>
 #include "host/mbox.h"
 
-/* One option of a command: its long name, short letter (0: none), ARG name (NULL: none) and help. */
+/*
+ * One option of a command: its long name, short letter (0: none), ARG name
+ * (NULL: none) and help, and where its value goes, as perf's
+ * parse-options tables say it (OPT_STRING, OPT_BOOLEAN, OPT_UINTEGER):
+ * cli_next stores it there and goes on. An option with none of them is
+ * returned to the command, which acts on it (a repeated -e, a choice
+ * among actions).
+ */
 struct cli_opt {
 	const char *name;
 	int key;         /* a letter, or a value from 256 on for a long-only option */
 	const char *arg; /* the argument's name in the help, NULL for a flag */
 	const char *help;
-	uint64_t lo, hi;  /* hi > 0: a whole number from lo to hi, checked before any card is opened (cli_num) */
+	uint64_t lo, hi;  /* hi > 0: a whole number from lo to hi, checked before any card is opened */
+	const char **str; /* ARG as given */
+	int *flag;        /* 1 when given */
+	int *ival;        /* the number (hi at most INT_MAX) */
+	uint64_t *uval;   /* the number */
 };
 
 enum cli_card {
@@ -45,7 +56,8 @@ extern const char *card_name;     /* --card NAME|PATH|sim:NAME|pci:BDF, PMUOS_CA
 
 /*
  * The next option of the running command's argv, as getopt_long(3) with the
- * command's table: its key, optarg set; -1 after the last. -h/--help prints
+ * command's table, that the table does not store (struct cli_opt): its key,
+ * optarg set; -1 after the last. -h/--help prints
  * the command's help and exits 0; a bad option prints the command's usage
  * and exits 2. A command that runs a program stops at the first operand (the
  * program's options are its own); others take options anywhere.
@@ -67,9 +79,6 @@ void cli_help_cmd(FILE *f, const struct cli_cmd *cmd);
 /* The man page pmuctl(1) (troff) and a bash completion script, from the table. */
 void cli_man(FILE *f, const struct cli_cmd *cmds, const struct cli_opt *globals, const char *version);
 void cli_bash_completion(FILE *f, const struct cli_cmd *cmds, const struct cli_opt *globals);
-
-/* The value of the last numeric option cli_next returned (one with hi > 0). */
-extern uint64_t cli_num;
 
 /* A whole decimal number from lo to hi for option OPT; exits with status 2 naming the option and range. */
 uint64_t cli_number(const char *opt, const char *s, uint64_t lo, uint64_t hi);

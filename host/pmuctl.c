@@ -35,10 +35,17 @@ static const struct cli_opt help_opts[] = {
 	{ "bash-completion", OPT_COMPLETION, NULL, "the bash completion script (make install writes it)" },
 	{ 0 },
 };
+/* boot's options, as its table stores them (timeout 0: the defaults). */
+static struct {
+	const char *cmdline;
+	int timeout_s;
+} boot_opt = { .cmdline = "" };
+
 static const struct cli_opt boot_opts[] = {
 	{ "cmdline", OPT_CMDLINE, "TEXT", "added to the kernel command line (pmuos.stop=MARK: the boot halts at that "
-					  "POST mark, and pmuctl says so at once)" },
-	{ "timeout", OPT_TIMEOUT, "S", "seconds each wait may take: the bootstrap (default 60), READY (120)", 1, 3600 },
+					  "POST mark, and pmuctl says so at once)", .str = &boot_opt.cmdline },
+	{ "timeout", OPT_TIMEOUT, "S", "seconds each wait may take: the bootstrap (default 60), READY (120)", 1, 3600,
+	  .ival = &boot_opt.timeout_s },
 	{ 0 },
 };
 
@@ -71,19 +78,13 @@ static int cmd_help(struct card *c, int argc, char **argv)
 
 static int cmd_boot_args(struct card *c, int argc, char **argv)
 {
-	const char *extra = "";
-	unsigned timeout_s = 0; /* 0: the defaults */
-	int o;
-
 	(void)c;
-	while ((o = cli_next(argc, argv)) != -1)
-		if (o == OPT_CMDLINE)
-			extra = optarg;
-		else
-			timeout_s = cli_num;
+	while (cli_next(argc, argv) != -1) /* the table stores every option */
+		;
 	if (argc - optind > 1)
 		return usage_arg("one image at a time; unexpected argument", argv[optind + 1]);
-	return cmd_boot(card_name, optind < argc ? argv[optind] : "build/pmuos.bzImage", extra, timeout_s);
+	return cmd_boot(card_name, optind < argc ? argv[optind] : "build/pmuos.bzImage", boot_opt.cmdline,
+			(unsigned)boot_opt.timeout_s);
 }
 
 static const struct cli_cmd commands[] = {

@@ -154,25 +154,25 @@ static void print_disassembly(const char *prog, const struct sym *fn, const stru
 
 enum { OPT_SYMFS = 256 };
 
+/* annotate's options, as its table stores them. */
+static struct {
+	const char *file, *symfs;
+} opt = { .file = "pmuos.data" };
+
 const struct cli_opt annotate_opts[] = {
-	{ "input", 'i', "FILE", "the recording (default pmuos.data)" },
-	{ "symfs", OPT_SYMFS, "DIR", "look for the recorded program under DIR, as perf's --symfs" },
+	{ "input", 'i', "FILE", "the recording (default pmuos.data)", .str = &opt.file },
+	{ "symfs", OPT_SYMFS, "DIR", "look for the recorded program under DIR, as perf's --symfs", .str = &opt.symfs },
 	{ 0 },
 };
 
 int cmd_annotate(struct card *c, int argc, char **argv)
 {
-	const char *file = "pmuos.data", *symfs = NULL;
 	char path[8192];
-	int o;
 
 	(void)c;
-	while ((o = cli_next(argc, argv)) != -1) {
-		if (o == 'i')
-			file = optarg;
-		else if (o == OPT_SYMFS)
-			symfs = optarg;
-	}
+	while (cli_next(argc, argv) != -1) /* the table stores every option */
+		;
+	const char *file = opt.file, *symfs = opt.symfs;
 	if (optind == argc)
 		return usage_arg("no function to annotate", NULL);
 	if (optind < argc - 1)

@@ -27,22 +27,30 @@ static void drain_samples(struct card *c, const struct cpuset *set)
 
 #define FREQ_DEFAULT 4000 /* perf record's default: -F 4000 */
 
+/* record's options, as its table stores them; the defaults perf's and ours. */
+static struct {
+	const char *ev, *cpus, *file;
+	uint64_t period, freq;
+	int callchain;
+} opt = { .ev = "cycles", .cpus = "1", .file = "pmuos.data" };
+
 const struct cli_opt record_opts[] = {
 	{ "event", 'e', "EV", "the event that samples (default cycles), as stat -e; or cpu-clock[,EV[,EV]]: a sample "
-			      "every period of card time, with the counts of up to 2 events" },
+			      "every period of card time, with the counts of up to 2 events", .str = &opt.ev },
 	/*
 	 * The card checks PERIOD's top (2^40, its verdict in the shell's words);
 	 * pmuctl only what the card cannot: 0, which the wire reads as counting,
 	 * and more than the wire's 64 bits.
 	 */
 	{ "count", 'c', "PERIOD", "a sample every PERIOD events (cpu-clock: ns); the card takes up to its PMU's "
-				  "longest period (KNC 2^40, KNL 2^31 - 1; cpu-clock: 10^4 to 10^9 ns)", 1, UINT64_MAX },
+				  "longest period (KNC 2^40, KNL 2^31 - 1; cpu-clock: 10^4 to 10^9 ns)", 1, UINT64_MAX,
+	  .uval = &opt.period },
 	{ "freq", 'F', "FREQ", "about FREQ samples a second (default 4000): a fixed period of the card's TSC rate / FREQ "
-			       "events (right for cycles; the card adapts no period)", 1, 100000 },
-	{ "cpu", 'C', "CPUS", "the card CPUs the program runs on (default 1)" },
-	{ "output", 'o', "FILE", "the recording (default pmuos.data)" },
+			       "events (right for cycles; the card adapts no period)", 1, 100000, .uval = &opt.freq },
+	{ "cpu", 'C', "CPUS", "the card CPUs the program runs on (default 1)", .str = &opt.cpus },
+	{ "output", 'o', "FILE", "the recording (default pmuos.data)", .str = &opt.file },
 	{ "call-graph", 'g', NULL, "each sample with its call chain: up to 16 return addresses, by frame pointers "
-				   "(pmuos-cc keeps them)" },
+				   "(pmuos-cc keeps them)", .flag = &opt.callchain },
 	{ 0 },
 };
 
@@ -95,22 +103,13 @@ static void counting_events(const char *ev, struct mbox_pmu_config *cfg0, struct
 
 int cmd_record(struct card *c, int argc, char **argv)
 {
-	const char *ev = "cycles", *cpus = "1", *file = "pmuos.data";
-	uint64_t period = 0, freq = 0;
-	uint32_t frames = 0;
 	struct cpuset set;
-	int o;
 
-	while ((o = cli_next(argc, argv)) != -1) {
-		switch (o) {
-		case 'g': frames = PMU_CALLCHAIN_MAX; break;
-		case 'e': ev = optarg; break;
-		case 'c': period = cli_num; break;
-		case 'F': freq = cli_num; break;
-		case 'C': cpus = optarg; break;
-		case 'o': file = optarg; break;
-		}
-	}
+	while (cli_next(argc, argv) != -1) /* the table stores every option */
+		;
+	const char *ev = opt.ev, *cpus = opt.cpus, *file = opt.file;
+	uint64_t period = opt.period, freq = opt.freq;
+	uint32_t frames = opt.callchain ? PMU_CALLCHAIN_MAX : 0;
 	if (optind >= argc)
 		return usage_arg("no program to run: give -- PROGRAM.elf [ARGS]", NULL);
 	if (period && freq) {

@@ -408,45 +408,40 @@ static int report_svg(const char *path, const struct rec_header *h, const struct
 
 enum { OPT_FOLDED = 256, OPT_TO_PERF, OPT_SYMFS, OPT_KALLSYMS, OPT_SORT, OPT_SVG, OPT_STDIO };
 
+/* report's options, as its table stores them. */
+static struct {
+	const char *file, *to_perf, *svg, *symfs, *kallsyms, *sort;
+	int folded, nr_samples, stdio;
+} opt = { .file = "pmuos.data", .sort = "sym" };
+
 const struct cli_opt report_opts[] = {
-	{ "input", 'i', "FILE", "the recording (default pmuos.data)" },
-	{ "stdio", OPT_STDIO, NULL, "perf's text output: pmuctl report's only one" },
-	{ "show-nr-samples", 'n', NULL, "a column of sample counts beside the percentages" },
-	{ "folded", OPT_FOLDED, NULL, "program;outermost;...;function count stacks, for flame-graph tools" },
-	{ "to-perf", OPT_TO_PERF, "PERF.DATA", "write the recording as perf.data (perf report -i, perf script -i, hotspot)" },
-	{ "symfs", OPT_SYMFS, "DIR", "look for the recorded program under DIR, as perf's --symfs" },
-	{ "kallsyms", OPT_KALLSYMS, "MAP", "kernel symbols from MAP (default: the System.map beside pmuctl)" },
+	{ "input", 'i', "FILE", "the recording (default pmuos.data)", .str = &opt.file },
+	{ "stdio", OPT_STDIO, NULL, "perf's text output: pmuctl report's only one", .flag = &opt.stdio },
+	{ "show-nr-samples", 'n', NULL, "a column of sample counts beside the percentages", .flag = &opt.nr_samples },
+	{ "folded", OPT_FOLDED, NULL, "program;outermost;...;function count stacks, for flame-graph tools",
+	  .flag = &opt.folded },
+	{ "to-perf", OPT_TO_PERF, "PERF.DATA", "write the recording as perf.data (perf report -i, perf script -i, hotspot)",
+	  .str = &opt.to_perf },
+	{ "symfs", OPT_SYMFS, "DIR", "look for the recorded program under DIR, as perf's --symfs", .str = &opt.symfs },
+	{ "kallsyms", OPT_KALLSYMS, "MAP", "kernel symbols from MAP (default: the System.map beside pmuctl)",
+	  .str = &opt.kallsyms },
 	{ "sort", OPT_SORT, "KEYS", "KEY[,KEY...] of sym, srcline (file.c:LINE from the program's DWARF), dso "
-				    "(the program or [kernel.kallsyms]) and comm (default sym)" },
-	{ "svg", OPT_SVG, "FILE", "write a flame graph of the stacks to FILE (SVG, flamegraph.pl's layout, click to zoom)" },
+				    "(the program or [kernel.kallsyms]) and comm (default sym)", .str = &opt.sort },
+	{ "svg", OPT_SVG, "FILE", "write a flame graph of the stacks to FILE (SVG, flamegraph.pl's layout, click to zoom)",
+	  .str = &opt.svg },
 	{ 0 },
 };
 
 int cmd_report(struct card *c, int argc, char **argv)
 {
-	const char *file = "pmuos.data", *to_perf = NULL, *svg = NULL, *symfs = NULL, *kallsyms = NULL, *sort = "sym";
 	char path[8192], map[4096];
-	int folded = 0, nr_samples = 0, o;
 
 	(void)c;
-	while ((o = cli_next(argc, argv)) != -1) {
-		if (o == 'i')
-			file = optarg;
-		else if (o == OPT_FOLDED)
-			folded = 1;
-		else if (o == OPT_TO_PERF)
-			to_perf = optarg;
-		else if (o == OPT_SYMFS)
-			symfs = optarg;
-		else if (o == OPT_KALLSYMS)
-			kallsyms = optarg;
-		else if (o == OPT_SORT)
-			sort = optarg;
-		else if (o == OPT_SVG)
-			svg = optarg, folded = 1;
-		else if (o == 'n')
-			nr_samples = 1;
-	}
+	while (cli_next(argc, argv) != -1) /* the table stores every option */
+		;
+	const char *file = opt.file, *to_perf = opt.to_perf, *svg = opt.svg, *symfs = opt.symfs;
+	const char *kallsyms = opt.kallsyms, *sort = opt.sort;
+	int folded = opt.folded || svg, nr_samples = opt.nr_samples; /* --svg draws the folded stacks */
 	if (optind < argc)
 		return usage_arg("unexpected argument", argv[optind]);
 	if (to_perf)

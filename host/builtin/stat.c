@@ -381,27 +381,39 @@ enum { OPT_SPFLT = 256, OPT_JSON, OPT_MUX, OPT_METRIC_ONLY, OPT_PLOT, OPT_PER_CO
  */
 #define DEFAULT_EVENTS "cycles,instructions"
 
+/* stat's options that the table stores, beside those of st's it stores (-x, --json, -I, -A ...). */
+static struct {
+	const char *metrics, *cpus, *output;
+	int spflt, mux_ms, runs, all_cpus, per_core;
+} opt = { .mux_ms = 4, .runs = 1 };
+
 const struct cli_opt stat_opts[] = {
 	{ "event", 'e', "EV[,EV...]", "up to 8 events (-e again adds more): libpfm4 knc names with :u/:k..., perf's "
 				      "cycles, instructions, branches, branch-misses, cache-references, cache-misses, or raw "
 				      "rUUEE (pmuctl events); without -e or -M, perf's default: " DEFAULT_EVENTS },
-	{ "metrics", 'M', "GROUP[,GROUP...]", "count the events of metric groups, then print their metrics; -M list: the groups" },
-	{ "cpu", 'C', "CPUS", "the card CPUs the program runs on, e.g. 1-3,8 (default 1)" },
-	{ "all-cpus", 'a', NULL, "every CPU programs run on (1 to the last; CPU 0 runs the shell)" },
-	{ "output", 'o', "FILE", "the counts (table, -x or --json) into FILE instead of stderr" },
-	{ "spflt", OPT_SPFLT, NULL, "the program's SPFLT instructions gate the counters (at most 2 events)" },
-	{ "interval-print", 'I', "MS", "the counts of every MS milliseconds instead of the total", 10, 3600000 },
+	{ "metrics", 'M', "GROUP[,GROUP...]", "count the events of metric groups, then print their metrics; -M list: the groups",
+	  .str = &opt.metrics },
+	{ "cpu", 'C', "CPUS", "the card CPUs the program runs on, e.g. 1-3,8 (default 1)", .str = &opt.cpus },
+	{ "all-cpus", 'a', NULL, "every CPU programs run on (1 to the last; CPU 0 runs the shell)", .flag = &opt.all_cpus },
+	{ "output", 'o', "FILE", "the counts (table, -x or --json) into FILE instead of stderr", .str = &opt.output },
+	{ "spflt", OPT_SPFLT, NULL, "the program's SPFLT instructions gate the counters (at most 2 events)",
+	  .flag = &opt.spflt },
+	{ "interval-print", 'I', "MS", "the counts of every MS milliseconds instead of the total", 10, 3600000,
+	  .ival = &st.interval_ms },
 	/* The card judges the slice (1 ms to 1 s); pmuctl bounds it only so that its microseconds fit the wire's 32 bits. */
 	{ "mux-interval", OPT_MUX, "MS", "the multiplexing slice in milliseconds (default 4); the card takes 1 to 1000",
-	  0, 1000000 },
-	{ "field-separator", 'x', "SEP", "perf's CSV layout on stderr: value, unit, event, run time, running %" },
-	{ "json", OPT_JSON, NULL, "perf's JSON layout on stderr, one object per event and CPU" },
-	{ "repeat", 'r', "N", "run the program N times: the mean counts, each with perf's +- spread", 1, 1000 },
-	{ "per-cpu", 'A', NULL, "a count per CPU instead of their sum (table and -x)" },
+	  0, 1000000, .ival = &opt.mux_ms },
+	{ "field-separator", 'x', "SEP", "perf's CSV layout on stderr: value, unit, event, run time, running %",
+	  .str = &st.fmt.sep },
+	{ "json", OPT_JSON, NULL, "perf's JSON layout on stderr, one object per event and CPU", .flag = &st.fmt.json },
+	{ "repeat", 'r', "N", "run the program N times: the mean counts, each with perf's +- spread", 1, 1000,
+	  .ival = &opt.runs },
+	{ "per-cpu", 'A', NULL, "a count per CPU instead of their sum (table and -x)", .flag = &st.fmt.per_cpu },
 	{ "per-core", OPT_PER_CORE, NULL, "a count per core (the threads of one core summed, perf's S0-D0-Cn) instead of "
-	  "their sum" },
-	{ "metric-only", OPT_METRIC_ONLY, NULL, "with -M: only the metrics, in columns" },
-	{ "plot", OPT_PLOT, "FILE", "with -I: each event's rate over time in a panel of its own (a line per CPU with -A), an SVG drawn by gnuplot" },
+	  "their sum", .flag = &opt.per_core },
+	{ "metric-only", OPT_METRIC_ONLY, NULL, "with -M: only the metrics, in columns", .flag = &st.fmt.metric_only },
+	{ "plot", OPT_PLOT, "FILE", "with -I: each event's rate over time in a panel of its own (a line per CPU with -A), "
+	  "an SVG drawn by gnuplot", .str = &st.plot },
 	{ 0 },
 };
 
@@ -414,9 +426,8 @@ const char stat_more[] =
 
 int cmd_stat(struct card *c, int argc, char **argv)
 {
-	const char *metrics = NULL, *cpus = NULL, *output = NULL;
 	char *events = NULL, all[32];
-	int spflt = 0, mux_ms = 4, runs = 1, all_cpus = 0, per_core = 0, o;
+	int o;
 	struct cpuset set;
 
 	if (stat_lists_metrics(argc, argv)) {
@@ -426,51 +437,33 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	stat_pmu = c ? card_pmu(c) : &pmu_knc_desc;
 	st.fmt.out = stderr; /* perf's -x and -j too: stdout is the program's */
 	st.fmt.table = stderr;
-	while ((o = cli_next(argc, argv)) != -1) {
-		switch (o) {
-		case 'e': /* perf's repeated -e: all of them */
-			if (!events)
-				events = strdup(optarg);
-			else if ((events = realloc(events, strlen(events) + strlen(optarg) + 2)))
-				strcat(strcat(events, ","), optarg);
-			if (!events) {
-				fprintf(stderr, "pmuctl: out of memory for -e %s\n", optarg);
-				return 2;
-			}
-			break;
-		case 'a': all_cpus = 1; break;
-		case 'o': output = optarg; break;
-		case 'M': metrics = optarg; break;
-		case 'C': cpus = optarg; break;
-		case 'x': st.fmt.sep = optarg; break;
-		case OPT_SPFLT: spflt = 1; break;
-		case OPT_JSON: st.fmt.json = 1; break;
-		case 'I': st.interval_ms = cli_num; break;
-		case OPT_MUX: mux_ms = cli_num; break;
-		case 'r': runs = cli_num; break;
-		case 'A': st.fmt.per_cpu = 1; break;
-		case OPT_METRIC_ONLY: st.fmt.metric_only = 1; break;
-		case OPT_PLOT: st.plot = optarg; break;
-		case OPT_PER_CORE: per_core = 1; break;
+	while ((o = cli_next(argc, argv)) != -1) { /* -e alone: the table stores the others */
+		if (!events) /* perf's repeated -e: all of them */
+			events = strdup(optarg);
+		else if ((events = realloc(events, strlen(events) + strlen(optarg) + 2)))
+			strcat(strcat(events, ","), optarg);
+		if (!events) {
+			fprintf(stderr, "pmuctl: out of memory for -e %s\n", optarg);
+			return 2;
 		}
 	}
-	if (runs > 1 && st.interval_ms) {
+	if (opt.runs > 1 && st.interval_ms) {
 		fprintf(stderr, "pmuctl: -r and -I together: give one (-I prints each interval of one run)\n");
 		return 2;
 	}
-	if (st.fmt.metric_only && !metrics) {
+	if (st.fmt.metric_only && !opt.metrics) {
 		fprintf(stderr, "pmuctl: --metric-only prints the metrics of -M GROUP: give -M\n");
 		return 2;
 	}
 	if (optind >= argc)
 		return usage_arg("no program to run: give -- PROGRAM.elf [ARGS]", NULL);
-	if (all_cpus && cpus) {
-		fprintf(stderr, "pmuctl: -a and -C %s together: give one (-a is every CPU programs run on)\n", cpus);
+	if (opt.all_cpus && opt.cpus) {
+		fprintf(stderr, "pmuctl: -a and -C %s together: give one (-a is every CPU programs run on)\n", opt.cpus);
 		return 2;
 	}
-	if (!events && !metrics)
+	if (!events && !opt.metrics)
 		events = strdup(DEFAULT_EVENTS);
-	if (per_core && st.fmt.per_cpu) {
+	if (opt.per_core && st.fmt.per_cpu) {
 		fprintf(stderr, "pmuctl: -A and --per-core together: give one (a line per CPU, or per core)\n");
 		return 2;
 	}
@@ -481,25 +474,25 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	pfm_setup(c->seen.pmu);
 	if (events)
 		add_events(events);
-	if (metrics)
-		add_groups(metrics);
+	if (opt.metrics)
+		add_groups(opt.metrics);
 	if (!st.nev) {
 		fprintf(stderr, "pmuctl: no events: give -e EV[,EV...] or -M GROUP[,GROUP...]\n");
 		return 2;
 	}
-	if (all_cpus) {
+	if (opt.all_cpus) {
 		snprintf(all, sizeof(all), c->cpu_count > 2 ? "1-%u" : "1", c->cpu_count - 1);
-		cpus = all;
-	} else if (!cpus) {
-		cpus = "1";
+		opt.cpus = all;
+	} else if (!opt.cpus) {
+		opt.cpus = "1";
 	}
-	parse_cpus(c, cpus, &set);
-	if (output && !(st.fmt.out = st.fmt.table = fopen(output, "w"))) {
-		fprintf(stderr, "pmuctl: -o %s: %s\n", output, strerror(errno));
+	parse_cpus(c, opt.cpus, &set);
+	if (opt.output && !(st.fmt.out = st.fmt.table = fopen(opt.output, "w"))) {
+		fprintf(stderr, "pmuctl: -o %s: %s\n", opt.output, strerror(errno));
 		return 2;
 	}
 	st.set = &set;
-	if (per_core)
+	if (opt.per_core)
 		st.fmt.core = card_cores(c);
 	for (uint32_t cpu = 0; st.fmt.per_cpu && cpu < CPUSET_MAX; cpu++)
 		if (cpuset_has(&set, cpu))
@@ -508,22 +501,22 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	plot_setup(st.nev, st.plot_ncpu, st.fmt.per_cpu ? st.plot_cpus : NULL);
 	st.fmt.tsc_hz = c->seen.tsc_hz ? c->seen.tsc_hz : 1000000000;
 	st.fmt.model_cycles = (c->seen.capabilities & MBOX_CAP_MODEL_CYCLES) != 0;
-	stat_configure(c, &set, mux_ms);
+	stat_configure(c, &set, opt.mux_ms);
 	/* SPFLT may gate both counters: one without an event counts nothing either way. */
-	uint32_t mask = spflt ? pmu_all_counters(stat_pmu) : 0;
+	uint32_t mask = opt.spflt ? pmu_all_counters(stat_pmu) : 0;
 	int rc = call(c, MBOX_OP_PMU_SPFLT, &set, &mask, sizeof(mask), &resp);
 	if (rc != MBOX_OK)
 		die_status(c, "configure", rc);
-	st.fmt.runs = runs;
+	st.fmt.runs = opt.runs;
 	double seconds, elapsed = 0;
 	int status = 0;
-	for (int k = 1; k <= runs; k++) {
+	for (int k = 1; k <= opt.runs; k++) {
 		status = stat_run_once(c, &set, argv + optind, argc - optind, &seconds);
-		if (runs > 1)
+		if (opt.runs > 1)
 			stat_add_run(k, seconds);
 		elapsed = seconds;
-		if (status >= 128) { /* a signal ended pmuctl's wait: no more runs */
-			runs = st.fmt.runs = k;
+		if (status >= 128) { /* a signal ended pmuctl's wait: no more opt.runs */
+			opt.runs = st.fmt.runs = k;
 			break;
 		}
 	}
@@ -533,18 +526,18 @@ int cmd_stat(struct card *c, int argc, char **argv)
 			return status ? status : 1;
 		return status;
 	}
-	if (runs > 1) {
-		stat_mean_of_runs(runs);
+	if (opt.runs > 1) {
+		stat_mean_of_runs(opt.runs);
 		elapsed = st.mean[st.nev];
-		st.fmt.noise = stat_noise(st.nev, runs);
+		st.fmt.noise = stat_noise(st.nev, opt.runs);
 	}
-	warn_short_run(mux_ms);
-	stat_print_head(&st.fmt, argv[optind], cpus);
+	warn_short_run(opt.mux_ms);
+	stat_print_head(&st.fmt, argv[optind], opt.cpus);
 	if (st.fmt.metric_only)
 		metrics_print_columns_head(&st.fmt, st.groups, st.ngroups);
 	stat_print_all(NULL, -1);
 	stat_print_regions();
-	st.fmt.noise = runs > 1 ? stat_noise(st.nev, runs) : 0;
+	st.fmt.noise = opt.runs > 1 ? stat_noise(st.nev, opt.runs) : 0;
 	stat_print_tail(&st.fmt, elapsed);
 	return status;
 }
