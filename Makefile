@@ -102,12 +102,18 @@ $(BUILD)/kernel.mb: $(BUILD)/kernel.elf
 
 # The event table comes from libpfm4 at build time (docs/design.md §5.3): a host
 # program lists libpfm4's knc PMU as a C header.
-$(BUILD)/gen/gen_events: pmu/gen_events.c
+$(BUILD)/gen/gen_events: pmu/gen_events.c pmu/plugin_events.h
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -Wall $< -o $@ -lpfm
+	$(CC) -O1 -Wall -I. $< -o $@ -lpfm
 
 $(BUILD)/gen/knc_events.h: $(BUILD)/gen/gen_events
 	$< > $@.tmp && mv $@.tmp $@
+
+# And the codes of the KNL events the plugin counts (pmu/plugin_events.h KNL_PLUGIN_EVENTS).
+$(BUILD)/gen/knl_plugin.h: $(BUILD)/gen/gen_events
+	$< knl > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/k/pmu/model/share.c.o: $(BUILD)/gen/knl_plugin.h
 
 $(BUILD)/k/pmu/events.c.o: $(BUILD)/gen/knc_events.h
 

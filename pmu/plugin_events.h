@@ -83,4 +83,23 @@ enum plugin_event {
 	PEV_COUNT
 };
 
+/*
+ * Knights Landing's events (libpfm4's knl PMU, Intel 334480-001) the
+ * plugin counts, each as the plugin event whose definition it shares, on a
+ * card presenting KNL (pmu/model/share.c publishes the plugin's KNC code in
+ * its place): KNL event name as libpfm4 spells it, the plugin event, and
+ * how the two differ. Its codes come from libpfm4 at build time
+ * (pmu/gen_events.c knl, build/gen/knl_plugin.h). KNL's L1D and L1I are
+ * KNC's geometry (32 KiB, 8-way, 64-byte lines per core); its L2 (1 MiB per
+ * 2-core tile) is not the plugin's (512 KiB per core), so no L2 event is
+ * mapped, nor cycles (the timing model is KNC's in-order core's).
+ */
+#define KNL_PLUGIN_EVENTS(X) \
+	X("BR_INST_RETIRED:ANY", BRANCHES, "retired branches; the plugin's executed ones are the retired ones") \
+	X("BR_MISP_RETIRED:ANY", BRANCHES_MISPREDICTED, "by the plugin's KNC predictor (a BTB and 2-bit counters), not KNL's") \
+	X("MEM_UOPS_RETIRED:ALL_LOADS", DATA_READ, "per memory operand read, where KNL counts load uops") \
+	X("MEM_UOPS_RETIRED:ALL_STORES", DATA_WRITE, "per memory operand written, where KNL counts store uops") \
+	X("MEM_UOPS_RETIRED:L1_MISS_LOADS", DATA_READ_MISS, "reads that missed the 32 KiB L1D") \
+	X("ICACHE:MISSES", CODE_CACHE_MISS, "instruction fetches that missed the 32 KiB L1I, per instruction")
+
 #endif

@@ -4,6 +4,7 @@
 #include <json-c/json.h>
 #include <perfmon/pfmlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host/pfm.h"
@@ -19,7 +20,7 @@ const struct cli_opt events_opts[] = {
 	{ 0 },
 };
 
-#define EVENTS_MAX 512 /* rows: libpfm4's knc events (59) and the generic names, with room */
+#define EVENTS_MAX 1024 /* rows: libpfm4's knc events (59) or knl events and unit masks (about 250), the generic names, with room */
 
 struct event_row {
 	const char *name, *desc, *alias_of;
@@ -73,6 +74,29 @@ static void ask_counted(struct card *c, struct event_row *rows, int n)
 	card_close(c);
 }
 
+/*
+ * Event i's unit masks, a row each after its own ("EVENT:UMASK", its code
+ * umask << 8 | event), as libpfm4 lists them (Knights Landing's events have
+ * them; KNC's codes hold theirs). Returns the rows now in use.
+ */
+static int umask_rows(int i, const pfm_event_info_t *e, const char *pattern, struct event_row *rows, int n)
+{
+	for (int a = 0; a < e->nattrs && n < EVENTS_MAX; a++) {
+		pfm_event_attr_info_t at = { .size = sizeof(at) };
+		char *name;
+		if (pfm_get_event_attr_info(i, a, PFM_OS_NONE, &at) != PFM_SUCCESS || at.type != PFM_ATTR_UMASK)
+			continue;
+		if (asprintf(&name, "%s:%s", e->name, at.name) < 0)
+			break;
+		if (pattern && !strcasestr(name, pattern)) {
+			free(name);
+			continue;
+		}
+		rows[n++] = (struct event_row){ name, at.desc, NULL, EVTSEL_CODE((uint32_t)(at.code << 8) | (uint32_t)e->code) };
+	}
+	return n;
+}
+
 int cmd_events(struct card *c, int argc, char **argv)
 {
 	static struct event_row rows[EVENTS_MAX];
@@ -92,8 +116,11 @@ int cmd_events(struct card *c, int argc, char **argv)
 	pfm_setup(have ? have->seen.pmu : NULL);
 	for (int i = pfm_first_event(); i != -1 && n < EVENTS_MAX; i = pfm_get_event_next(i)) {
 		pfm_event_info_t e = { .size = sizeof(e) };
-		if (pfm_get_event_info(i, PFM_OS_NONE, &e) == PFM_SUCCESS && (!pattern || strcasestr(e.name, pattern)))
+		if (pfm_get_event_info(i, PFM_OS_NONE, &e) != PFM_SUCCESS)
+			continue;
+		if (!pattern || strcasestr(e.name, pattern))
 			rows[n++] = (struct event_row){ e.name, e.desc, NULL, (uint32_t)e.code };
+		n = umask_rows(i, &e, pattern, rows, n);
 	}
 	for (const struct pfm_generic *g; n < EVENTS_MAX && (g = pfm_generic_at(gi)); gi++)
 		if (!pattern || strcasestr(g->alias, pattern))

@@ -6,23 +6,67 @@
 #include "kernel/paging.h"
 #include "platform/platform.h"
 #include "arch/sync.h"
+#include "lib/lib.h"
 
 #define SAMPLING_REACH (1ULL << 32) /* events from overflow */
+
+/* A Knights Landing event the plugin counts as one of its own (pmu/plugin_events.h KNL_PLUGIN_EVENTS). */
+struct knl_plugin_event {
+	uint16_t code; /* umask << 8 | event, libpfm4's knl */
+	int pev;       /* enum plugin_event */
+};
+#include "knl_plugin.h" /* generated: $(BUILD)/gen/knl_plugin.h */
 
 _Static_assert(PMU_MAX_COUNTERS <= PMUSHARE_COUNTERS, "a slot holds every counter of the model");
 static struct pmushare *page;
 /*
- * Whether the plugin's events count: its event codes are KNC's (pmu/plugin_events.h),
- * so not when the model presents another PMU (Knights Landing's): then the page
- * gives each thread its own clock only.
+ * The plugin counts by KNC's event codes (pmu/plugin_events.h). On KNC an
+ * EvtSel goes to it as it is; on a card presenting Knights Landing the
+ * codes of KNL_PLUGIN_EVENTS go as the plugin event's KNC code (as_knc),
+ * and the plugin's cycles, the KNC timing model's, are not used.
  */
-static bool plugin_events;
+static bool knc_codes;
+static int32_t knl_as_knc[KNL_PLUGIN_COUNT]; /* knl_plugin[k]'s plugin event's KNC code, -1: none (0 is DATA_READ's) */
 /* Bit c: the plugin counts the event whose umask << 8 | event code is c (EVTSEL_CODE). */
 static uint8_t counted[(EVTSEL_UMASK_MASK | EVTSEL_EVENT_MASK) / 8 + 1];
 
-bool share_init(void)
+static void count_code(uint32_t code)
+{
+	counted[code / 8] |= 1 << (code % 8);
+}
+
+/* The plugin's events the card's PMU selects: KNC's every one, KNL's by KNL_PLUGIN_EVENTS. */
+static void plugin_codes(void)
 {
 	static const char *const names[PEV_COUNT] = PLUGIN_EVENT_NAMES;
+
+	knc_codes = model_desc == &pmu_knc_desc;
+	for (int i = 0; knc_codes && i < PEV_COUNT; i++) {
+		const struct knc_event *e = knc_event_named(names[i]);
+		if (e) /* a name libpfm4 lacks: nothing selects it */
+			count_code(e->code);
+	}
+	for (int k = 0; k < KNL_PLUGIN_COUNT; k++) {
+		const struct knc_event *e = knc_event_named(names[knl_plugin[k].pev]);
+		knl_as_knc[k] = e && !strcmp(model_desc->pfm, "knl") ? (int32_t)e->code : -1;
+		if (knl_as_knc[k] >= 0)
+			count_code(knl_plugin[k].code);
+	}
+}
+
+/* EvtSel e as the plugin reads it: KNC's as it is, another PMU's with the plugin's KNC code (0: none). */
+static uint32_t for_plugin(uint32_t e)
+{
+	if (knc_codes)
+		return e;
+	for (int k = 0; k < KNL_PLUGIN_COUNT; k++)
+		if (knl_as_knc[k] >= 0 && EVTSEL_CODE(e) == knl_plugin[k].code)
+			return (e & ~(EVTSEL_UMASK_MASK | EVTSEL_EVENT_MASK)) | (uint32_t)knl_as_knc[k];
+	return 0;
+}
+
+bool share_init(void)
+{
 	uint64_t base, size;
 
 	for (unsigned n = 0; platform_shared_memory(n, &base, &size); n++) {
@@ -33,22 +77,17 @@ bool share_init(void)
 		struct pmushare *p = (struct pmushare *)base;
 		if (p->magic != PMUSHARE_MAGIC || p->version != PMUSHARE_VERSION)
 			continue;
-		plugin_events = model_desc == &pmu_knc_desc;
-		for (int i = 0; plugin_events && i < PEV_COUNT; i++) {
-			const struct knc_event *e = knc_event_named(names[i]);
-			if (e) /* a name libpfm4 lacks: nothing selects it */
-				counted[e->code / 8] |= 1 << (e->code % 8);
-		}
+		plugin_codes();
 		page = p;
 		page->counters = model_desc->counters;
 		page->card_seen = 1;
-		model_plugin_cycles = plugin_events;
+		model_plugin_cycles = knc_codes;
 		stamp_use_clock(&page->clock); /* before any AP starts: each thread counts its own instructions */
-		if (plugin_events)
+		if (knc_codes)
 			kprintf("pmu: QEMU plugin's page at %#lx: %d more events counted from execution\n", base, PEV_COUNT);
 		else
-			kprintf("pmu: QEMU plugin's page at %#lx: each thread's own clock; its events are KNC's, "
-				"not counted on %s\n", base, model_desc->name);
+			kprintf("pmu: QEMU plugin's page at %#lx: each thread's own clock, and %d of %s's events "
+				"counted from execution\n", base, KNL_PLUGIN_COUNT, model_desc->name);
 		return true;
 	}
 	return false;
@@ -77,8 +116,8 @@ void share_publish(struct pmushare_thread *s, const struct pmu_model *m)
 
 	WRITE_ONCE(s->seq, seq);
 	barrier();
-	for (int i = 0; i < PMU_MAX_COUNTERS; i++) /* 0 where the plugin's KNC codes mean nothing */
-		WRITE_ONCE(s->evtsel[i], plugin_events ? m->evtsel[i] : 0);
+	for (int i = 0; i < PMU_MAX_COUNTERS; i++)
+		WRITE_ONCE(s->evtsel[i], for_plugin(m->evtsel[i]));
 	WRITE_ONCE(s->global_ctrl, m->global_ctrl);
 	WRITE_ONCE(s->spflt, m->spflt);
 	barrier();
