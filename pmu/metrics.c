@@ -11,6 +11,12 @@
  *   [000] Intel 327357-001 (KNC PMU manual), Table 1-6: the event definitions.
  *   [003] Intel, Core i7 / Xeon 5500 performance analysis guide, "Bandwidth per
  *         core": cache lines times 64 bytes over the time.
+ *   [LWK] likwid's Knights Landing groups, groups/knl/<FILE>.txt: every
+ *         group's CPI (its fixed counters' CPU_CLK_UNHALTED_CORE over
+ *         INSTR_RETIRED_ANY), DATA.txt's load to store ratio.
+ * A Knights Landing card's groups (metric_groups_knl) name libpfm4's knl
+ * events the card counts there (the model's INSTRUCTION_RETIRED and
+ * UNHALTED_CORE_CYCLES, pmu/plugin_events.h KNL_PLUGIN_EVENTS).
  */
 #include "pmu/metrics.h"
 #include "lib/fmt.h"
@@ -74,6 +80,31 @@ const struct metric_group metric_groups[METRIC_NGROUPS] = {
 	} },
 };
 
+const struct metric_group metric_groups_knl[METRIC_NGROUPS_KNL] = {
+	{ "CPI", "cycles per instruction", {
+		/* [LWK] CPI; IPC its inverse */
+		{ "CPI", "cycles/instruction", { "UNHALTED_CORE_CYCLES" }, { "INSTRUCTION_RETIRED" }, 1, 0 },
+		{ "IPC", "instructions/cycle", { "INSTRUCTION_RETIRED" }, { "UNHALTED_CORE_CYCLES" }, 1, 0 },
+	} },
+	{ "L1", "L1 data cache read misses", {
+		/* KNC's L1 read miss ratio ([TG]) on KNL's load events; per 1000 instructions as the L2 group's */
+		{ "L1 read miss ratio", "%", { "MEM_UOPS_RETIRED:L1_MISS_LOADS" }, { "MEM_UOPS_RETIRED:ALL_LOADS" }, 100, 0 },
+		{ "L1 read misses per 1000 instructions", "misses", { "MEM_UOPS_RETIRED:L1_MISS_LOADS" },
+		  { "INSTRUCTION_RETIRED" }, 1000, 0 },
+	} },
+	{ "DATA", "loads and stores", {
+		/* [LWK] DATA.txt */
+		{ "load to store ratio", "loads/store", { "MEM_UOPS_RETIRED:ALL_LOADS" }, { "MEM_UOPS_RETIRED:ALL_STORES" }, 1, 0 },
+		{ "loads per instruction", "loads/instruction", { "MEM_UOPS_RETIRED:ALL_LOADS" }, { "INSTRUCTION_RETIRED" }, 1, 0 },
+	} },
+	{ "BRANCH", "branches and mispredictions", {
+		/* KNC's BRANCH group above, on KNL's events */
+		{ "branch misprediction ratio", "%", { "BR_MISP_RETIRED:ANY" }, { "BR_INST_RETIRED:ANY" }, 100, 0 },
+		{ "branch rate", "branches/instruction", { "BR_INST_RETIRED:ANY" }, { "INSTRUCTION_RETIRED" }, 1, 0 },
+		{ "instructions per branch", "instructions", { "INSTRUCTION_RETIRED" }, { "BR_INST_RETIRED:ANY" }, 1, 0 },
+	} },
+};
+
 static bool same_nocase(const char *a, const char *b)
 {
 	for (; *a && *b; a++, b++)
@@ -82,21 +113,44 @@ static bool same_nocase(const char *a, const char *b)
 	return *a == *b;
 }
 
+const struct metric_group *metric_groups_of(const char *pfm, int *n)
+{
+	bool knl = pfm && !strcmp(pfm, "knl");
+
+	*n = knl ? METRIC_NGROUPS_KNL : METRIC_NGROUPS;
+	return knl ? metric_groups_knl : metric_groups;
+}
+
+const struct metric_group *metric_group_find_of(const char *pfm, const char *name)
+{
+	int n;
+	const struct metric_group *g = metric_groups_of(pfm, &n);
+
+	for (int i = 0; i < n; i++)
+		if (same_nocase(g[i].name, name))
+			return &g[i];
+	return NULL;
+}
+
 const struct metric_group *metric_group_find(const char *name)
 {
-	for (int i = 0; i < METRIC_NGROUPS; i++)
-		if (same_nocase(metric_groups[i].name, name))
-			return &metric_groups[i];
-	return NULL;
+	return metric_group_find_of("knc", name);
+}
+
+void metric_group_names_of(const char *pfm, char *out, size_t len)
+{
+	size_t at = 0;
+	int n;
+	const struct metric_group *g = metric_groups_of(pfm, &n);
+
+	out[0] = 0;
+	for (int i = 0; i < n && at < len; i++)
+		at += snprintf(out + at, len - at, "%s%s", i ? ", " : "", g[i].name);
 }
 
 void metric_group_names(char *out, size_t len)
 {
-	size_t at = 0;
-
-	out[0] = 0;
-	for (int i = 0; i < METRIC_NGROUPS && at < len; i++)
-		at += snprintf(out + at, len - at, "%s%s", i ? ", " : "", metric_groups[i].name);
+	metric_group_names_of("knc", out, len);
 }
 
 /* A term's event name, without its sign. */

@@ -51,14 +51,20 @@ struct metric_count {
 	int ok; /* 0: <not supported> or <not counted>: metrics that need it are n/a */
 };
 
-/* The groups (the unit test checks each has a name and events). */
+/* The groups (the unit test checks each has a name and events): KNC's, and a Knights Landing card's. */
 #define METRIC_NGROUPS 7
+#define METRIC_NGROUPS_KNL 4
 extern const struct metric_group metric_groups[METRIC_NGROUPS];
+extern const struct metric_group metric_groups_knl[METRIC_NGROUPS_KNL];
 
-/* The group named `name` (case-insensitive), or NULL. */
+/* The groups of the PMU libpfm4 names `pfm` ("knl": KNL's; any other, NULL too: KNC's), *n of them. */
+const struct metric_group *metric_groups_of(const char *pfm, int *n);
+/* PMU pfm's group named `name` (case-insensitive), or NULL; metric_group_find: KNC's. */
+const struct metric_group *metric_group_find_of(const char *pfm, const char *name);
 const struct metric_group *metric_group_find(const char *name);
 
-/* "CPI, L1, ...": every group's name, into out (len bytes, truncated). */
+/* "CPI, L1, ...": every group's name (of PMU pfm; KNC's), into out (len bytes, truncated). */
+void metric_group_names_of(const char *pfm, char *out, size_t len);
 void metric_group_names(char *out, size_t len);
 
 /*

@@ -187,12 +187,12 @@ static void add_events(const char *list)
 static void add_groups(const char *list)
 {
 	for (char *g = strtok(strdup(list), ","); g; g = strtok(NULL, ",")) {
-		const struct metric_group *mg = metric_group_find(g);
+		const struct metric_group *mg = metric_group_find_of(pfm_pmu_name(), g); /* the card's PMU's */
 		if (!mg) {
 			char known[128];
-			metric_group_names(known, sizeof(known));
-			fprintf(stderr, "pmuctl: -M %s: no metric group '%s'; the groups are %s (pmuctl stat -M list)\n",
-				list, g, known);
+			metric_group_names_of(pfm_pmu_name(), known, sizeof(known));
+			fprintf(stderr, "pmuctl: -M %s: no metric group '%s'; the groups are %s (%s)\n", list, g, known,
+				strcmp(pfm_pmu_name(), "knl") ? "pmuctl stat -M list" : "Knights Landing's, pmu/metrics.c");
 			exit(2);
 		}
 		int dup = 0;

@@ -151,6 +151,23 @@ def test_the_plugin_counts_knls_events_as_knc_ones(knl, card):
     assert listed["MEM_UOPS_RETIRED:L2_MISS_LOADS"] == "not counted" and listed["LLC_MISSES"] == "not counted", listed
 
 
+def test_metric_groups_of_knl_use_its_events(knl):
+    """`stat -M` on a KNL card takes Knights Landing's groups (pmu/metrics.c metric_groups_knl), whose
+    formulas name the KNL events the card counts: BRANCH's ratios are those of the counts beside them;
+    a group KNC's table has and KNL's lacks is refused, naming KNL's."""
+    out = pmuctl(knl, "stat", "-M", "BRANCH", "-x,", "-C", "1", "--", os.path.join(USER, "matmul.elf"), "32").stderr
+    counts = {m[2]: int(m[1]) for m in re.finditer(r"^(\d+),,(\S+),\d+,[\d.]+$", out, re.M)}
+    metric = {m[2]: float(m[1]) for m in re.finditer(r"^,,,,,([\d.]+),\S+ (.+)$", out, re.M)}
+    assert counts["BR_INST_RETIRED:ANY"] > 0 and counts["BR_MISP_RETIRED:ANY"] > 0, out
+    ratio = 100 * counts["BR_MISP_RETIRED:ANY"] / counts["BR_INST_RETIRED:ANY"]
+    rate = counts["BR_INST_RETIRED:ANY"] / counts["INSTRUCTION_RETIRED"]
+    assert abs(metric["branch misprediction ratio"] - ratio) < 1e-3 * ratio, (metric, counts)
+    assert abs(metric["branch rate"] - rate) < 1e-3 * rate, (metric, counts)
+    p = subprocess.run([PMUCTL, "--card", knl.name, "stat", "-M", "VPU", "--", os.path.join(USER, "hello.elf")],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "the groups are CPI, L1, DATA, BRANCH (Knights Landing's" in p.stderr, p.stderr
+
+
 def test_spflt_is_an_invalid_opcode_on_knl(knl):
     """calib's regions open with SPFLT, which a KNL core does not have: the
     task ends with #UD named, and the card goes on answering."""

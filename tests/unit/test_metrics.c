@@ -89,6 +89,51 @@ static void test_every_event_is_counted_and_every_group_fits(void **state)
 	}
 }
 
+/*
+ * A Knights Landing card's groups: found by name for "knl" only, each
+ * naming only events that card counts (the model's INSTRUCTION_RETIRED and
+ * UNHALTED_CORE_CYCLES, the plugin's KNL_PLUGIN_EVENTS), each metric with
+ * a value once its events are there.
+ */
+static void test_knl_groups_name_the_events_a_knl_card_counts(void **state)
+{
+	(void)state;
+	static const char *const knl[] = {
+#define KNL_NAME(name, pev, how) name,
+		KNL_PLUGIN_EVENTS(KNL_NAME)
+#undef KNL_NAME
+		"INSTRUCTION_RETIRED", "UNHALTED_CORE_CYCLES",
+	};
+	char names[128];
+	int ng;
+	const struct metric_group *g = metric_groups_of("knl", &ng);
+
+	assert_int_equal(ng, METRIC_NGROUPS_KNL);
+	metric_group_names_of("knl", names, sizeof(names));
+	assert_string_equal(names, "CPI, L1, DATA, BRANCH");
+	assert_ptr_equal(metric_group_find_of("knl", "data"), &metric_groups_knl[2]);
+	assert_null(metric_group_find("DATA")); /* KNC has none of that name */
+	assert_ptr_equal(metric_group_find_of("ix86arch", "L2"), metric_group_find("L2"));
+	for (int i = 0; i < ng; i++) {
+		const char *ev[8];
+		int n = metric_group_events(&g[i], ev, 0, 8);
+		struct metric_count c[8];
+		assert_true(n >= 2);
+		for (int k = 0; k < n; k++) {
+			size_t j = 0;
+			while (j < sizeof(knl) / sizeof(knl[0]) && strcmp(knl[j], ev[k]))
+				j++;
+			if (j == sizeof(knl) / sizeof(knl[0]))
+				fail_msg("KNL group %s: %s is not an event a KNL card counts", g[i].name, ev[k]);
+			c[k] = (struct metric_count){ ev[k], 1000 + k, 1 };
+		}
+		for_each_metric(m, &g[i]) {
+			double v;
+			assert_int_equal(metric_value(m, c, n, 1000000000, &v), 0);
+		}
+	}
+}
+
 static void test_events_in_order_of_first_use_without_duplicates(void **state)
 {
 	(void)state;
@@ -377,6 +422,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_find_is_case_insensitive_and_names_every_group),
 		cmocka_unit_test(test_every_event_is_counted_and_every_group_fits),
+		cmocka_unit_test(test_knl_groups_name_the_events_a_knl_card_counts),
 		cmocka_unit_test(test_events_in_order_of_first_use_without_duplicates),
 		cmocka_unit_test(test_values_by_hand),
 		cmocka_unit_test(test_not_available),
