@@ -107,15 +107,19 @@ $(BUILD)/gen/gen_events: pmu/gen_events.c pmu/plugin_events.h
 	$(CC) -O1 -Wall -I. $< -o $@ -lpfm
 
 $(BUILD)/gen/knc_events.h: $(BUILD)/gen/gen_events
-	$< > $@.tmp && mv $@.tmp $@
+	$< knc > $@.tmp && mv $@.tmp $@
 
-# And the codes of the KNL events the plugin counts (pmu/plugin_events.h KNL_PLUGIN_EVENTS).
-$(BUILD)/gen/knl_plugin.h: $(BUILD)/gen/gen_events
+# Knights Landing's table, for a card presenting it, and the codes of the
+# KNL events the plugin counts (pmu/plugin_events.h KNL_PLUGIN_EVENTS).
+$(BUILD)/gen/knl_events.h: $(BUILD)/gen/gen_events
 	$< knl > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/knl_plugin.h: $(BUILD)/gen/gen_events
+	$< knl-plugin > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/k/pmu/model/share.c.o: $(BUILD)/gen/knl_plugin.h
 
-$(BUILD)/k/pmu/events.c.o: $(BUILD)/gen/knc_events.h
+$(BUILD)/k/pmu/events.c.o: $(BUILD)/gen/knc_events.h $(BUILD)/gen/knl_events.h
 
 # ------------------------------------------------------------ sub-makefiles
 include lib/host.mk

@@ -35,7 +35,7 @@ $(BUILD)/host/shared/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(HOST_CFLAGS) $(HOST_RENAME) -MMD -MP -c $< -o $@
 
-$(BUILD)/host/shared/pmu/events.o: $(BUILD)/gen/knc_events.h
+$(BUILD)/host/shared/pmu/events.o: $(BUILD)/gen/knc_events.h $(BUILD)/gen/knl_events.h
 $(BUILD)/host/shared/pmu/events.o: HOST_CFLAGS += -I$(BUILD)/gen
 
 $(BUILD)/host/beside/%.o: %.c

@@ -37,9 +37,9 @@ bool map_codes(void)
 	static const char *const names[PEV_COUNT] = PLUGIN_EVENT_NAMES;
 	for (int i = 0; i < PEV_COUNT; i++) {
 		int found = -1;
-		for (int j = 0; j < KNC_EVENT_COUNT; j++)
+		for (size_t j = 0; j < KNC_EVENT_COUNT; j++)
 			if (strcmp(knc_events[j].name, names[i]) == 0)
-				found = j;
+				found = (int)j;
 		if (found < 0) {
 			fprintf(stderr, "pmuos-pmu: libpfm4's knc table has no event %s\n", names[i]);
 			return false;

@@ -1,5 +1,5 @@
 /*
- * KNC event strings (see pmu/events.h) and the one text for each PMU verdict
+ * The card's event tables and strings (see pmu/events.h) and the one text for each PMU verdict
  * (pmu/rules.h), which names events: the shell prints it, and pmuctl
  * prints it for the verdict a mailbox answer carries (linked into pmuctl,
  * host/host.mk). Pure, unit-tested on the host.
@@ -11,28 +11,64 @@
 #include "lib/fmt.h"
 #include "lib/lib.h"
 #include "knc_events.h" /* generated: $(BUILD)/gen/knc_events.h */
+#include "knl_events.h" /* generated: $(BUILD)/gen/knl_events.h */
 
-size_t knc_event_count(void) { return KNC_EVENT_COUNT; }
-const struct knc_event *knc_event_at(size_t i) { return i < KNC_EVENT_COUNT ? &knc_events[i] : NULL; }
+struct table {
+	const char *pfm;
+	const struct pmu_event *e;
+	size_t n;
+};
+static const struct table knc = { "knc", knc_events, KNC_EVENT_COUNT }, knl = { "knl", knl_events, KNL_EVENT_COUNT };
+static const struct table *cur = &knc;
 
-const struct knc_event *knc_event_by_code(uint32_t evtsel)
+void pmu_events_use(const char *pfm) { cur = pfm && strcmp(pfm, "knl") == 0 ? &knl : &knc; }
+const char *pmu_events_pmu(void) { return cur->pfm; }
+size_t pmu_event_count(void) { return cur->n; }
+const struct pmu_event *pmu_event_at(size_t i) { return i < cur->n ? &cur->e[i] : NULL; }
+
+const struct pmu_event *pmu_event_by_code(uint32_t evtsel)
 {
-	for (size_t i = 0; i < KNC_EVENT_COUNT; i++)
-		if (knc_events[i].code == EVTSEL_CODE(evtsel))
-			return &knc_events[i];
+	for (size_t i = 0; i < cur->n; i++)
+		if (cur->e[i].code == EVTSEL_CODE(evtsel))
+			return &cur->e[i];
 	return NULL;
 }
 
-const struct knc_event *knc_event_named(const char *name)
+static const struct pmu_event *named_in(const struct table *t, const char *name)
 {
-	for (size_t i = 0; i < KNC_EVENT_COUNT; i++)
-		if (strcmp(knc_events[i].name, name) == 0)
-			return &knc_events[i];
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->e[i].name, name) == 0)
+			return &t->e[i];
 	return NULL;
 }
 
-const char *knc_event_definition(const char *name, bool *plugin)
+const struct pmu_event *pmu_event_named(const char *name) { return named_in(cur, name); }
+const struct pmu_event *knc_event_named(const char *name) { return named_in(&knc, name); }
+
+/* On KNL the model's two events and the plugin's KNL_PLUGIN_EVENTS, each the definition of its plugin event. */
+static const char *knl_definition(const char *name, bool *plugin)
 {
+	static const char *const defs[PEV_COUNT] = {
+#define DEF(n, def) def,
+		PLUGIN_EVENTS(DEF)
+#undef DEF
+	};
+	*plugin = false;
+	if (strcmp(name, "INSTRUCTION_RETIRED") == 0 || strcmp(name, "INST_RETIRED:ANY") == 0)
+		return "instructions, a tick of the thread's clock each (the model's, as KNC's INSTRUCTIONS_EXECUTED)";
+	if (strcmp(name, "UNHALTED_CORE_CYCLES") == 0)
+		return "a cycle per instruction (the model's: the plugin's timing model is KNC's)";
+	*plugin = true;
+#define KNL_DEF(knl_name, pev, how) if (strcmp(name, knl_name) == 0) return defs[PEV_##pev];
+	KNL_PLUGIN_EVENTS(KNL_DEF)
+#undef KNL_DEF
+	return NULL;
+}
+
+const char *pmu_event_definition(const char *name, bool *plugin)
+{
+	if (cur == &knl)
+		return knl_definition(name, plugin);
 #define DEFINED(n, def) if (strcmp(name, #n) == 0) return def;
 	*plugin = false;
 	MODEL_EVENTS(DEFINED)
@@ -104,24 +140,32 @@ static bool parse_raw(const char *s, size_t n, uint32_t *v, char *err, size_t er
 	return true;
 }
 
-bool knc_event_parse(const char *s, uint32_t *evtsel, char *err, size_t errlen)
+bool pmu_event_parse(const char *s, uint32_t *evtsel, char *err, size_t errlen)
 {
 	uint32_t v = 0;
 	const char *p = s;
+	size_t plen = strlen(cur->pfm);
 
-	if (name_is(p, 3, "KNC") && p[3] == ':' && p[4] == ':')
-		p += 5;
-	size_t n = 0;
+	if (name_is(p, plen, cur->pfm) && p[plen] == ':' && p[plen + 1] == ':')
+		p += plen + 2;
+	size_t n = 0, n2;
 	while (p[n] && p[n] != ':')
 		n++;
 	if (n == 0) {
 		snprintf(err, errlen, "missing event name in '%.40s'", s);
 		return false;
 	}
-	const struct knc_event *ev = NULL;
-	for (size_t i = 0; i < KNC_EVENT_COUNT && !ev; i++)
-		if (name_is(p, n, knc_events[i].name))
-			ev = &knc_events[i];
+	for (n2 = n + (p[n] == ':'); p[n2] && p[n2] != ':'; n2++) /* "EVENT:UMASK", if the table has it */
+		;
+	const struct pmu_event *ev = NULL;
+	for (size_t i = 0; i < cur->n && !ev && n2 > n + 1; i++)
+		if (name_is(p, n2, cur->e[i].name))
+			ev = &cur->e[i];
+	if (ev)
+		n = n2;
+	for (size_t i = 0; i < cur->n && !ev; i++)
+		if (name_is(p, n, cur->e[i].name))
+			ev = &cur->e[i];
 	if (ev) {
 		v = ev->code;
 	} else if (looks_raw(p, n)) {
@@ -175,9 +219,9 @@ bool knc_event_parse(const char *s, uint32_t *evtsel, char *err, size_t errlen)
 	return true;
 }
 
-void knc_event_format(uint32_t evtsel, char *buf, size_t len)
+void pmu_event_format(uint32_t evtsel, char *buf, size_t len)
 {
-	const struct knc_event *ev = knc_event_by_code(evtsel);
+	const struct pmu_event *ev = pmu_event_by_code(evtsel);
 	size_t n;
 
 	if (ev)
@@ -234,7 +278,7 @@ void pmu_result_text(const struct pmu_desc *d, const struct pmu_result *r, char 
 			snprintf(buf, len, "counter '%llu' must be 0 to %u", v, d->counters - 1u);
 		return;
 	case PMU_ERR_L2_COUNTER:
-		knc_event_format(r->value & (EVTSEL_UMASK_MASK | EVTSEL_EVENT_MASK), name, sizeof(name));
+		pmu_event_format(r->value & (EVTSEL_UMASK_MASK | EVTSEL_EVENT_MASK), name, sizeof(name));
 		snprintf(buf, len, "%s is an L2 event and counts only on counter 0", name);
 		return;
 	case PMU_ERR_PERIOD:

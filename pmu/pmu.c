@@ -141,6 +141,7 @@ void pmu_init(void)
 {
 	pmu_ops = pmu_choose();
 	pmu_hw = pmu_ops->init();
+	pmu_events_use(pmu_hw->pfm); /* the shell's and the tasks' event names: the PMU's own */
 	pmu_emul_init(); /* the model's: RDPMC, SPFLT and VPREFETCH trap without a KNC PMU */
 	pmi_init();
 	cpu_hooks_set(&pmu_cpu_hooks);
@@ -385,7 +386,7 @@ static void pmu_task_events(struct pmuos_events *e)
 	e->nev = !pc ? 0 : pc->mux.nev ? MIN(pc->mux.nev, PMUOS_COUNTS_MAX) : pmu_hw->counters;
 	for (uint32_t i = 0; i < e->nev; i++)
 		if (evtsel[i])
-			knc_event_format(evtsel[i], e->name[i], sizeof(e->name[i]));
+			pmu_event_format(evtsel[i], e->name[i], sizeof(e->name[i]));
 	_Static_assert(PMU_MAX_FIXED <= PMUOS_FIXED_MAX, "a task is told every fixed counter");
 	e->nfixed = pc ? pmu_hw->fixed : 0;
 	for (uint32_t j = 0; j < e->nfixed; j++)

@@ -68,7 +68,7 @@ bool pmu_plugin_present(void);
 
 /*
  * Configures counter `ctr` (0/1) on every CPU of `set` to count `evtsel`
- * (EvtSel without EN/INT, from knc_event_parse; 0 frees the counter) and,
+ * (EvtSel without EN/INT, from pmu_event_parse; 0 frees the counter) and,
  * with period > 0, to sample every `period` events (1 .. 2^40). Stops and
  * clears that counter. Also PMU_ERR_COUNTER, _EVENT, _L2_COUNTER, _PERIOD,
  * _NOMEM.
@@ -83,7 +83,7 @@ struct pmu_result pmu_configure(const struct cpuset *set, uint64_t ctr, uint32_t
 struct pmu_result pmu_set_spflt(const struct cpuset *set, uint64_t mask);
 /*
  * Multiplexing, as perf does it: the `nev` (1..MBOX_MUX_MAX) counting events
- * `evtsel` (EvtSel without EN/INT, from knc_event_parse) take turns on the
+ * `evtsel` (EvtSel without EN/INT, from pmu_event_parse) take turns on the
  * two counters of every CPU in `set`, the next one or two every
  * `slice_ticks` TSC ticks (1 ms .. 1 s) of counting time (a timer on the
  * CPU itself, so each CPU slices its own time). Where they go is

@@ -69,7 +69,7 @@ static int choose(const char *arg)
 		p = end + 1;
 	}
 	for (int i = 0; i < n; i++)
-		if (!knc_event_parse(ev[i], &sel[i], err, sizeof(err)))
+		if (!pmu_event_parse(ev[i], &sel[i], err, sizeof(err)))
 			return shell_error("pmu", "%s", err); /* a table name libpfm4 lacks */
 	memcpy(groups, g, sizeof(g));
 	ngroups = ng;

@@ -60,10 +60,10 @@ static int pmu_info(int argc, char **argv)
 	kprintf("plugin       %s\n", pmu_plugin_present() ?
 		"yes: QEMU's pmuos-pmu.so counts caches, TLBs, branches and SSE/AVX (as VPU) from execution" :
 		"no (QEMU without pmuos-pmu.so, PLUGIN=0, or a PMU other than KNC's, whose event codes the plugin has)");
-	kprintf("events       %lu (libpfm4 knc); counted by this backend:", knc_event_count());
-	for (size_t i = 0; i < knc_event_count(); i++)
-		if (pmu_counts_event(knc_event_at(i)->code))
-			kprintf(" %s", knc_event_at(i)->name);
+	kprintf("events       %lu (libpfm4 %s); counted by this backend:", pmu_event_count(), pmu_events_pmu());
+	for (size_t i = 0; i < pmu_event_count(); i++)
+		if (pmu_counts_event(pmu_event_at(i)->code))
+			kprintf(" %s", pmu_event_at(i)->name);
 	kprintf("\n");
 	return 0;
 }
@@ -73,8 +73,8 @@ static int pmu_events(int argc, char **argv)
 	const char *filter = argc > 2 ? argv[2] : "";
 	size_t flen = strlen(filter), shown = 0;
 
-	for (size_t i = 0; i < knc_event_count(); i++) {
-		const struct knc_event *e = knc_event_at(i);
+	for (size_t i = 0; i < pmu_event_count(); i++) {
+		const struct pmu_event *e = pmu_event_at(i);
 		bool match = flen == 0;
 		for (size_t j = 0; !match && e->name[j]; j++)
 			match = strncmp(e->name + j, filter, flen) == 0;
@@ -82,7 +82,7 @@ static int pmu_events(int argc, char **argv)
 			continue;
 		shown++;
 		bool plugin;
-		const char *def = knc_event_definition(e->name, &plugin);
+		const char *def = pmu_event_definition(e->name, &plugin);
 		kprintf("%-34s umask 0x%02x event 0x%02x%s", e->name, e->code >> 8, e->code & 0xff,
 			pmu_counter_can(pmu_description(), 1, e->code) ? "" : "  counter 0 only");
 		if (pmu_counts_event(e->code))
@@ -110,7 +110,7 @@ static int pmu_set(int argc, char **argv)
 		return 1;
 	if (!parse_u64(argv[3], UINT32_MAX, &ctr))
 		return shell_error("pmu", "counter '%.16s' is not a number (0 or 1)", argv[3]);
-	if (strcmp(argv[4], "none") != 0 && !knc_event_parse(argv[4], &evtsel, err, sizeof(err)))
+	if (strcmp(argv[4], "none") != 0 && !pmu_event_parse(argv[4], &evtsel, err, sizeof(err)))
 		return shell_error("pmu", "%s", err);
 	if (argc == 6) {
 		if (strncmp(argv[5], "period=", 7) != 0 || !parse_u64(argv[5] + 7, UINT64_MAX, &period))
@@ -148,7 +148,7 @@ static int pmu_mux_cmd(int argc, char **argv)
 			end++;
 		bool more = *end == ',';
 		*end = 0;
-		if (!knc_event_parse(ev, &evtsel[nev++], err, sizeof(err)))
+		if (!pmu_event_parse(ev, &evtsel[nev++], err, sizeof(err)))
 			return shell_error("pmu", "%s", err);
 		if (!more)
 			break;
@@ -192,7 +192,7 @@ static int pmu_read_cmd(int argc, char **argv)
 			if (!r.evtsel[i])
 				continue;
 			const char *ctr = r.mux ? "mux" : i ? "1" : "0";
-			knc_event_format(r.evtsel[i], name, sizeof(name));
+			pmu_event_format(r.evtsel[i], name, sizeof(name));
 			if (pmu_counts_event(r.evtsel[i]))
 				kprintf("%3u  %3s  %-32s %20lu", c, ctr, name, r.value[i]);
 			else

@@ -67,7 +67,7 @@ $(FUZZ_OBJ)/tests/%.o: FUZZ_COV =
 $(FUZZ_OBJ)/lib/fmt.o $(FUZZ_OBJ)/kernel/vm.o $(FUZZ_OBJ)/pmu/events.o: FUZZ_COV = -fsanitize=fuzzer -fno-sanitize-coverage=trace-cmp
 $(FUZZ_OBJ)/lib/fmt.o $(FUZZ_OBJ)/kernel/vm.o $(FUZZ_OBJ)/pmu/events.o: tests/fuzz.mk
 # pmu/events.c includes the event table generated from libpfm4 (top Makefile).
-$(FUZZ_OBJ)/pmu/events.o: $(BUILD)/gen/knc_events.h
+$(FUZZ_OBJ)/pmu/events.o: $(BUILD)/gen/knc_events.h $(BUILD)/gen/knl_events.h
 $(FUZZ_OBJ)/pmu/events.o: FUZZ_CFLAGS += -I$(BUILD)/gen
 
 # fuzz_mailbox's PMU doubles check through the PMU's own rules (pmu/rules.c).

@@ -45,7 +45,7 @@ $(BUILD)/unit/obj/mailbox/mailbox_proto.o $(BUILD)/unit/obj/tests/unit/test_mail
 
 # pmu/events.c includes the event table generated from libpfm4 (top Makefile):
 # build it first and find it in $(BUILD)/gen.
-$(BUILD)/unit/obj/pmu/events.o: $(BUILD)/gen/knc_events.h
+$(BUILD)/unit/obj/pmu/events.o: $(BUILD)/gen/knc_events.h $(BUILD)/gen/knl_events.h
 $(BUILD)/unit/obj/pmu/events.o: UNIT_CFLAGS += -I$(BUILD)/gen
 
 # pmu/pmi.c uses this_cpu() (a %gs load) and rdtsc() (the instruction), both

@@ -35,7 +35,7 @@ struct pmuos_counts {
 
 /*
  * SYS_PMU_EVENT_NAMES: the names of the calling CPU's configured events, as
- * `pmu set` and pmuctl take them (pmu/events.c, knc_event_format): counter
+ * `pmu set` and pmuctl take them (pmu/events.c, pmu_event_format): counter
  * 0 and 1 (nev = 2; "" for a counter without an event), or while the events
  * take turns the list, in its order. And the PMU's fixed counters the
  * kernel runs beside them (nfixed, 0 on KNC; pmu/internal.h

@@ -42,12 +42,12 @@ static void plugin_codes(void)
 
 	knc_codes = model_desc == &pmu_knc_desc;
 	for (int i = 0; knc_codes && i < PEV_COUNT; i++) {
-		const struct knc_event *e = knc_event_named(names[i]);
+		const struct pmu_event *e = knc_event_named(names[i]);
 		if (e) /* a name libpfm4 lacks: nothing selects it */
 			count_code(e->code);
 	}
 	for (int k = 0; k < KNL_PLUGIN_COUNT; k++) {
-		const struct knc_event *e = knc_event_named(names[knl_plugin[k].pev]);
+		const struct pmu_event *e = knc_event_named(names[knl_plugin[k].pev]);
 		knl_as_knc[k] = e && !strcmp(model_desc->pfm, "knl") ? (int32_t)e->code : -1;
 		if (knl_as_knc[k] >= 0)
 			count_code(knl_plugin[k].code);

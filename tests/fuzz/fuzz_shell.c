@@ -4,7 +4,7 @@
  * (shell/parse.c: words, command lookup, argument count) with the card's
  * command table, and each argument through the pure parsers the commands
  * use: cpuset_parse (lib/cpuset.c), parse_u64 (lib/lib.c), and
- * knc_event_parse (pmu/events.c), on comma-separated lists as `pmu mux`
+ * pmu_event_parse (pmu/events.c), on comma-separated lists as `pmu mux`
  * takes them and on the value of NAME=N words as `pmu set ... period=N`.
  *
  * Checked for every input: no crash, hang or sanitizer report; what the
@@ -14,7 +14,7 @@
  * splitter), and the result agrees with the table; parse_u64 agrees with a
  * reference; a CPU set holds only the card's CPUs and is parsed back the same
  * from its written-out form; an EvtSel has no EN, INT or reserved bit, counts
- * at some privilege level, and is parsed back the same from knc_event_format's
+ * at some privilege level, and is parsed back the same from pmu_event_format's
  * string; every error message is a non-empty string inside its buffer.
  * Built with the kernel files' k_ names (tests/fuzz.mk): the parsers called
  * here are the kernel's.
@@ -163,14 +163,14 @@ static void check_event(const char *s)
 	char err[ERRLEN], name[64];
 
 	memset(err, 0, sizeof(err));
-	if (!knc_event_parse(s, &v, err, sizeof(err))) {
+	if (!pmu_event_parse(s, &v, err, sizeof(err))) {
 		check_err(err);
 		return;
 	}
 	check(!(v & (EVTSEL_EN | EVTSEL_INT | EVTSEL_RESERVED)) && (v & (EVTSEL_USR | EVTSEL_OS)));
-	knc_event_format(v, name, sizeof(name));
+	pmu_event_format(v, name, sizeof(name));
 	check(strlen(name) < sizeof(name) - 1); /* not cut short */
-	check(knc_event_parse(name, &again, err, sizeof(err)) && again == v);
+	check(pmu_event_parse(name, &again, err, sizeof(err)) && again == v);
 }
 
 /* Every parser on an argument, as the commands use them. */

@@ -66,16 +66,21 @@ def test_regions_read_with_rdpmc_count_as_on_knc(knl, card):
     """KNL has no SPFLT: a program's named regions are read with RDPMC. The
     same program's regions count the same instructions as INST_RETIRED on the
     KNL card and as INSTRUCTIONS_EXECUTED on the KNC one, and cycles count as
-    instructions (the model's: no timing model for this PMU). The totals
-    differ between the cards: the library writes each event's name into the
-    region table, and "r00c0" is not "INSTRUCTIONS_EXECUTED"."""
+    instructions (the model's: no timing model for this PMU), counted in one
+    run. The totals of runs with other events differ: the library writes each
+    event's name, as the card's table gives it, into the region lines, and
+    "INSTRUCTION_RETIRED" is not "UNHALTED_CORE_CYCLES" or
+    "INSTRUCTIONS_EXECUTED"."""
     prog = os.path.join(USER, "regions.elf")
     a, at = regions(pmuctl(knl, "stat", "-x,", "-e", "INSTRUCTION_RETIRED:u", "-C", "1", "--", prog).stderr)
     c, ct = regions(pmuctl(knl, "stat", "-x,", "-e", "r003c:u", "-C", "1", "--", prog).stderr)
     a = {(r, "r00c0:u"): v for (r, e), v in a.items() if e not in FIXED}  # libpfm4's name and the raw code alike
     at = {"r00c0:u": v for v in at.values()}
     b, bt = regions(pmuctl(card, "stat", "-x,", "-e", "INSTRUCTIONS_EXECUTED:u", "-C", "1", "--", prog).stderr)
-    assert at["r00c0:u"] == ct["r003c:u"] > 0 and bt["INSTRUCTIONS_EXECUTED:u"] > 0, (at, bt, ct)
+    _, dt = regions(pmuctl(knl, "stat", "-x,", "-e", "INSTRUCTION_RETIRED:u,UNHALTED_CORE_CYCLES:u", "-C", "1", "--",
+                           prog).stderr)
+    assert dt["INSTRUCTION_RETIRED:u"] == dt["UNHALTED_CORE_CYCLES:u"] > 0 and at["r00c0:u"] > 0, (at, dt)
+    assert ct["r003c:u"] > 0 and bt["INSTRUCTIONS_EXECUTED:u"] > 0, (bt, ct)
     for region in ("sum", "mix", "empty"):
         assert a[(region, "r00c0:u")] == b[(region, "INSTRUCTIONS_EXECUTED:u")] == c[(region, "r003c:u")], \
             (region, a, b, c)
@@ -166,6 +171,22 @@ def test_metric_groups_of_knl_use_its_events(knl):
     p = subprocess.run([PMUCTL, "--card", knl.name, "stat", "-M", "VPU", "--", os.path.join(USER, "hello.elf")],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "the groups are CPI, L1, DATA, BRANCH (Knights Landing's" in p.stderr, p.stderr
+
+
+def test_the_cards_own_names_are_knls(knl):
+    """The card names events from its PMU's table (libpfm4's knl, generated at build time): the shell's
+    `pmu events` and `pmu set` take KNL's names, unit masks and all, and say which the model or the
+    plugin counts; a program's region lines name its counters by them."""
+    listed = knl.cmd("pmu events MEM_UOPS_RETIRED:L1")
+    assert re.search(r"^MEM_UOPS_RETIRED:L1_MISS_LOADS\s+umask 0x01 event 0x04\s+plugin: ", listed, re.M), listed
+    assert "(libpfm4 knl)" in knl.cmd("pmu info")
+    assert knl.cmd("pmu set 1 0 BR_INST_RETIRED:ANY:u") == "" and knl.cmd("pmu set 1 1 none") == ""
+    assert "unknown event 'DATA_READ'" in knl.cmd("pmu set 1 0 DATA_READ")
+    p = pmuctl(knl, "run", "-C", "1", "--", os.path.join(USER, "regions.elf"))
+    # 0x00c4's first name in libpfm4's table: the architectural BRANCH_INSTRUCTIONS_RETIRED
+    assert re.search(r"^region sum: calls 3, BRANCH_INSTRUCTIONS_RETIRED:u \d+, counter1 \d+, fixed INST_RETIRED.ANY:u",
+                     p.stdout, re.M), p.stdout
+    knl.cmd("pmu set 1 0 none")
 
 
 def test_spflt_is_an_invalid_opcode_on_knl(knl):
