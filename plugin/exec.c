@@ -356,16 +356,32 @@ static inline unsigned busy_threads(struct thr *t)
  * a block of its privilege level that QEMU cut, the continuation of that
  * one's.
  */
-static __attribute__((noinline)) void block_timing(struct thr *t, const struct tb *b)
+/*
+ * Block b's run at gap index g after the cut block before it (its state in
+ * *carry, which becomes b's end state if b too is cut): b's memo when that
+ * state is the one it last went on from, else tm_run, remembered.
+ */
+static const struct tm_counts *continuation(struct tb *b, unsigned g, struct tm_carry *carry)
+{
+	if (!b->memo.valid || b->memo.g != g || !tm_carry_same(&b->memo.in, carry)) {
+		b->memo.in = *carry;
+		b->memo.g = (uint8_t)g;
+		b->memo.valid = true;
+		tm_run(b->insn, b->n, TM_ISSUE_GAP + g, carry, &b->memo.out, &b->memo.exit);
+	}
+	if (b->tm_exit)
+		*carry = b->memo.exit;
+	return &b->memo.out;
+}
+
+static __attribute__((noinline)) void block_timing(struct thr *t, struct tb *b)
 {
 	unsigned g = tm_gap_index(busy_threads(t));
 	const struct tm_counts *c = &b->tm.at[g];
-	struct tm_counts run;
 	bool u = b->user;
 
 	if (t->carrying[u]) {
-		tm_run(b->insn, b->n, TM_ISSUE_GAP + g, &t->carry[u], &run, b->tm_exit ? &t->carry[u] : NULL);
-		c = &run;
+		c = continuation(b, g, &t->carry[u]);
 	} else if (b->tm_exit) {
 		t->carry[u] = b->tm_exit[g];
 	}
@@ -383,7 +399,7 @@ static __attribute__((noinline)) void block_timing(struct thr *t, const struct t
 }
 
 /* The timing model for block b when a counter counts one of its events; else a continuation of it starts afresh. */
-static inline void timing(struct thr *t, const struct tb *b)
+static inline void timing(struct thr *t, struct tb *b)
 {
 	if (t->cnt.mask & TIMING_EVENTS)
 		block_timing(t, b);
@@ -392,7 +408,7 @@ static inline void timing(struct thr *t, const struct tb *b)
 }
 
 /* A counter with CMASK or edge detect counts: the block's fetches and vector instructions, each at its instruction. */
-static __attribute__((noinline)) void per_insn_counts(struct thr *t, const struct tb *b)
+static __attribute__((noinline)) void per_insn_counts(struct thr *t, struct tb *b)
 {
 	timing(t, b);
 	for (uint32_t i = 0; i < b->n; i++)
@@ -416,7 +432,7 @@ static __attribute__((noinline)) void code_pages(struct thr *t, const struct tb 
 }
 
 /* A block's instructions, fetches and vector instructions, counted at its first instruction (no CMASK or edge mode). */
-static inline void block_counts(struct thr *t, const struct tb *b)
+static inline void block_counts(struct thr *t, struct tb *b)
 {
 	timing(t, b);
 	if (!(t->cnt.mask & (EV(CODE_READ) | EV(VPU_INSTRUCTIONS_EXECUTED) | EV(VPU_ELEMENTS_ACTIVE))))

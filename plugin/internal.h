@@ -99,6 +99,17 @@ struct tb {
 	struct tm_block tm;    /* its schedule from a fresh start (plugin/timing.h) */
 	struct tm_insn *insn;  /* its instructions as the timing model sees them: for a run after a cut */
 	struct tm_carry *tm_exit; /* without a branch at its end: its end states at each gap (else NULL) */
+	/*
+	 * Its last run after a cut block (plugin/exec.c continuation): the
+	 * state it went on from, at issue gap index g, and what that gave. The
+	 * same state again (a loop QEMU cuts at the same place) gives the same.
+	 */
+	struct {
+		bool valid;
+		uint8_t g;
+		struct tm_carry in, exit;
+		struct tm_counts out;
+	} memo;
 	struct branch br;      /* br.kind BR_NONE: no branch at the end */
 	struct fetch *fetch;
 	struct slot *vec;      /* the nvec vector instructions' slots */

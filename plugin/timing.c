@@ -1,5 +1,6 @@
 /* The timing model's schedule; see plugin/timing.h. */
 #include <stddef.h>
+#include <string.h>
 
 #include "plugin/timing.h"
 
@@ -92,6 +93,23 @@ void tm_run(const struct tm_insn *in, uint32_t n, unsigned gap, const struct tm_
 	exit->last_back = (uint16_t)(next - last_t);
 	if (last)
 		exit->last = *last;
+}
+
+static bool insn_same(const struct tm_insn *a, const struct tm_insn *b)
+{
+	return a->pipe == b->pipe && a->lat == b->lat && a->exec == b->exec && a->micro == b->micro &&
+	       a->mem == b->mem && a->branch == b->branch && a->rd == b->rd && a->wr == b->wr && a->agen == b->agen;
+}
+
+/*
+ * tm_run reads an entry's last instruction only while its group is open;
+ * closed, the exit's last is the run's own (its first instruction starts a
+ * group), so it cannot differ either.
+ */
+bool tm_carry_same(const struct tm_carry *a, const struct tm_carry *b)
+{
+	return !memcmp(a->ready, b->ready, sizeof(a->ready)) && a->last_back == b->last_back && a->open == b->open &&
+	       (!a->open || insn_same(&a->last, &b->last));
 }
 
 void tm_schedule(const struct tm_insn *in, uint32_t n, struct tm_block *out, struct tm_carry *exit)

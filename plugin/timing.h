@@ -148,6 +148,8 @@ struct tm_carry {
  */
 void tm_run(const struct tm_insn *in, uint32_t n, unsigned gap, const struct tm_carry *entry, struct tm_counts *out,
 	    struct tm_carry *exit);
+/* Whether a run after a and a run after b schedule alike (the same registers in flight, the same open group). */
+bool tm_carry_same(const struct tm_carry *a, const struct tm_carry *b);
 
 /* A block's schedule at each issue gap 2 .. TM_THREADS (index gap - 2), from a fresh start. */
 struct tm_block {

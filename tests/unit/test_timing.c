@@ -200,6 +200,40 @@ static void test_cut_anywhere(void **state)
 	}
 }
 
+/*
+ * tm_carry_same, by which a block's run after a cut is remembered
+ * (plugin/exec.c continuation): for every cut of the sequence, its end
+ * state is the same as itself copied, differs from every other cut's that
+ * schedules the rest otherwise, and two states that schedule alike give
+ * the same run of what follows.
+ */
+static void test_carry_same(void **state)
+{
+	(void)state;
+	struct code c = { { "480fafd9", "4883c001", "4883c201", "488b33", "4883c001", "50", "52", "48f7f3" } };
+	struct tm_insn in[8];
+	uint32_t n = decode(&c, in);
+	struct tm_carry mid[8];
+	struct tm_counts a;
+
+	for (uint32_t k = 1; k < n; k++) {
+		tm_run(in, k, 2, NULL, &a, &mid[k]);
+		struct tm_carry copy = mid[k];
+		assert_true(tm_carry_same(&copy, &mid[k]));
+		copy.ready[3]++;
+		assert_false(tm_carry_same(&copy, &mid[k]));
+	}
+	for (uint32_t j = 1; j < n; j++)
+		for (uint32_t k = 1; k < n; k++) {
+			if (!tm_carry_same(&mid[j], &mid[k]))
+				continue;
+			struct tm_counts x, y;
+			tm_run(in, n, 2, &mid[j], &x, NULL);
+			tm_run(in, n, 2, &mid[k], &y, NULL);
+			assert_memory_equal(&x, &y, sizeof(x));
+		}
+}
+
 /* The same over random sequences of a mix of classes and random cuts (up to three): a property, not a case. */
 static void test_cuts_random(void **state)
 {
@@ -260,6 +294,7 @@ int main(void)
 		cmocka_unit_test(test_pairs),
 		cmocka_unit_test(test_latency),
 		cmocka_unit_test(test_cut_anywhere),
+		cmocka_unit_test(test_carry_same),
 		cmocka_unit_test(test_cuts_random),
 		cmocka_unit_test(test_gap_and_latency),
 	};
