@@ -70,25 +70,22 @@ static void row(const char *name, unsigned long long code, const char *desc)
 }
 
 /*
- * The table of PMU `id` (libpfm4 calls it `name`) as <NAME>_events: a row
+ * The table of PMU `id` (libpfm4 calls it `name`) as <name>_events, its length `count`: a row
  * per event, and for an event with unit masks (KNL's; KNC's codes hold
  * theirs) a row per mask, "EVENT:UMASK" with umask << 8 | event, the
  * event's own row then its default mask's code (libpfm4's, as pfm's
  * encoder gives it; none: no row of its own).
  */
-static int table(pfm_pmu_t id, const char *name)
+static int table(pfm_pmu_t id, const char *name, const char *count)
 {
 	pfm_pmu_info_t pmu = { .size = sizeof(pmu) };
 	int n = 0;
-	char upper[16];
 
 	setenv("LIBPFM_FORCE_PMU", name, 1); /* libpfm4 encodes only for a PMU it detects or is told of */
 	if (pfm_initialize() != PFM_SUCCESS || pfm_get_pmu_info(id, &pmu) != PFM_SUCCESS) {
 		fprintf(stderr, "gen_events: libpfm4 has no %s PMU\n", name);
 		return 1;
 	}
-	for (size_t i = 0; i < sizeof(upper) - 1 && name[i]; i++)
-		upper[i] = (char)(name[i] - 32 * (name[i] >= 'a' && name[i] <= 'z')), upper[i + 1] = 0;
 	printf("/* Generated from libpfm4's %s PMU (%s) by pmu/gen_events.c; do not edit. */\n", pmu.name, pmu.desc);
 	printf("static const struct pmu_event %s_events[] = {\n", name);
 	for (int i = pmu.first_event; i != -1; i = pfm_get_event_next(i)) {
@@ -117,7 +114,7 @@ static int table(pfm_pmu_t id, const char *name)
 		}
 		n++;
 	}
-	printf("};\n#define %s_EVENT_COUNT (sizeof(%s_events) / sizeof(%s_events[0]))\n", upper, name, name);
+	printf("};\n#define %s (sizeof(%s_events) / sizeof(%s_events[0]))\n", count, name, name);
 	if (n != pmu.nevents) {
 		fprintf(stderr, "gen_events: %d events listed, libpfm4 says %d\n", n, pmu.nevents);
 		return 1;
@@ -133,6 +130,6 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "knl-plugin"))
 		return knl();
 	if (!strcmp(what, "knl"))
-		return table(PFM_PMU_INTEL_KNL, "knl");
-	return table(PFM_PMU_INTEL_KNC, "knc");
+		return table(PFM_PMU_INTEL_KNL, "knl", "KNL_EVENT_COUNT");
+	return table(PFM_PMU_INTEL_KNC, "knc", "KNC_EVENT_COUNT");
 }

@@ -102,4 +102,10 @@ enum plugin_event {
 	X("MEM_UOPS_RETIRED:L1_MISS_LOADS", DATA_READ_MISS, "reads that missed the 32 KiB L1D") \
 	X("ICACHE:MISSES", CODE_CACHE_MISS, "instruction fetches that missed the 32 KiB L1I, per instruction")
 
+/* One of them, with its code: build/gen/knl_plugin.h's rows. */
+struct knl_plugin_event {
+	unsigned short code; /* umask << 8 | event, libpfm4's knl */
+	int pev;             /* enum plugin_event */
+};
+
 #endif

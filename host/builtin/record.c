@@ -38,7 +38,7 @@ const struct cli_opt record_opts[] = {
 	{ "event", 'e', "EV", "the event that samples (default cycles), as stat -e; or cpu-clock[,EV[,EV]]: a sample "
 			      "every period of card time, with the counts of up to 2 events", .str = &opt.ev },
 	/*
-	 * The card checks PERIOD's top (2^40, its verdict in the shell's words);
+	 * The card checks PERIOD's top (its PMU's max_period, its verdict in the shell's words);
 	 * pmuctl only what the card cannot: 0, which the wire reads as counting,
 	 * and more than the wire's 64 bits.
 	 */

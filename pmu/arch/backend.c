@@ -16,9 +16,7 @@ struct pmu_desc pmu_arch_desc;
 /* pmu_choose filled pmu_arch_desc from CPUID leaf 0AH before it chose this backend. */
 static const struct pmu_desc *arch_init(void)
 {
-	if (pmu_arch_desc.fixed)
-		wrmsr(pmu_arch_desc.fixed_ctrl, 0); /* off until each CPU's pmu_fixed_setup */
-	return &pmu_arch_desc;
+	return &pmu_arch_desc; /* each CPU's fixed counters: pmu_fixed_setup, at its start */
 }
 
 /* GLOBAL_STATUS is read-only (§18.2.2): its write would #GP, as KNC's does. */

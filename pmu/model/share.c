@@ -10,12 +10,7 @@
 
 #define SAMPLING_REACH (1ULL << 32) /* events from overflow */
 
-/* A Knights Landing event the plugin counts as one of its own (pmu/plugin_events.h KNL_PLUGIN_EVENTS). */
-struct knl_plugin_event {
-	uint16_t code; /* umask << 8 | event, libpfm4's knl */
-	int pev;       /* enum plugin_event */
-};
-#include "knl_plugin.h" /* generated: $(BUILD)/gen/knl_plugin.h */
+#include "knl_plugin.h" /* generated: $(BUILD)/gen/knl_plugin.h, rows of struct knl_plugin_event */
 
 _Static_assert(PMU_MAX_COUNTERS <= PMUSHARE_COUNTERS, "a slot holds every counter of the model");
 static struct pmushare *page;
