@@ -167,7 +167,7 @@ static void task_release(struct task *t)
 }
 
 int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const struct cpuset *set,
-		bool to_console, char *err, size_t errlen)
+		bool threads, bool to_console, char *err, size_t errlen)
 {
 	struct elf_image im;
 	struct task *made[MAX_CPUS];

@@ -51,6 +51,7 @@ struct task {
 	uint32_t out_ring;           /* its output ring in the mailbox (MBOX_NO_RING: none) */
 	bool to_console;             /* its lines go to the console too (task_launch) */
 	uint32_t waiter_apic;        /* gets a VEC_WAKE when the task ends */
+	uint32_t thread;             /* its number in its process, 0: the main thread */
 	struct task *next;           /* run queue link */
 };
 
@@ -65,7 +66,7 @@ struct task {
  * in err.
  */
 int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const struct cpuset *set,
-		bool to_console, char *err, size_t errlen);
+		bool threads, bool to_console, char *err, size_t errlen);
 /*
  * Halts until every task of launch `id` has ended. If interrupted() says so
  * (Ctrl-C), kills them, waits up to 1 s for them to end and returns false.

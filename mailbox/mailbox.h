@@ -83,8 +83,12 @@ struct mbox_ops {
 	/* pmu_mux_configure: nev as the request gives it (the list holds at most MBOX_MUX_MAX); slice in TSC ticks. */
 	struct pmu_result (*pmu_mux)(const struct cpuset *set, uint32_t nev, const uint32_t *evtsel,
 				     uint32_t paired, uint64_t slice_ticks);
-	/* Launches the image (already copied out of the mailbox by the callee); launch id or -1. */
-	int (*run)(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set);
+	/*
+	 * Launches the image (already copied out of the mailbox by the callee),
+	 * an instance per CPU of the set, or with `threads` one process that may
+	 * use them all (MBOX_RUN_THREADS); launch id or -1.
+	 */
+	int (*run)(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set, bool threads);
 	/* Tasks of a launch into out[0..max); how many, or -1 if there is no such launch. */
 	int (*status)(uint32_t launch, struct mbox_task *out, int max);
 	bool (*kill)(uint32_t launch);

@@ -241,11 +241,12 @@ static int serve_run(const struct mbox_request *req, const struct cpuset *set, s
 	char copy[sizeof(run.args)], *argv[MBOX_RUN_ARGS];
 
 	memcpy(&run, req->payload, sizeof(run));
-	if (run.argc < 1 || run.argc > ARRAY_SIZE(argv) || !split_args(&run, copy, argv))
+	if (run.argc < 1 || run.argc > ARRAY_SIZE(argv) || !split_args(&run, copy, argv) ||
+	    (run.flags & ~MBOX_RUN_THREADS) || run.reserved)
 		return MBOX_E_PAYLOAD;
 	if (run.image_len == 0 || run.image_len > ops->upload_size)
 		return MBOX_E_RANGE;
-	int id = ops->run(ops->upload, run.image_len, run.argc, argv, set);
+	int id = ops->run(ops->upload, run.image_len, run.argc, argv, set, run.flags & MBOX_RUN_THREADS);
 	if (id < 0)
 		return MBOX_E_PROGRAM;
 	struct mbox_run_answer a = { .launch = id };

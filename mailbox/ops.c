@@ -39,7 +39,7 @@ static struct pmu_result control(const struct cpuset *set, uint16_t opcode)
 }
 
 /* The image is copied first: the host could change the upload area while it is checked. */
-static int run(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set)
+static int run(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set, bool threads)
 {
 	uint64_t pages = ALIGN_UP(len, PAGE_SIZE) / PAGE_SIZE;
 	uint8_t *copy = page_alloc(pages);
@@ -50,7 +50,7 @@ static int run(const uint8_t *image, uint32_t len, int argc, char **argv, const 
 		return -1;
 	}
 	memcpy(copy, image, len);
-	int id = task_launch(copy, len, argc, argv, set, false, err, sizeof(err));
+	int id = task_launch(copy, len, argc, argv, set, threads, false, err, sizeof(err));
 	if (id < 0)
 		kprintf("mailbox: run %.32s: %s\n", argv[0], err);
 	page_free(copy, pages);
@@ -81,7 +81,7 @@ static void status_one(const struct task *t, void *arg)
 	if (held && state != TASK_READY)
 		state = TASK_RUNNING;
 	w->out[w->n++] = (struct mbox_task){
-		.id = t->id, .cpu = t->cpu, .rank = t->rank, .exit_status = t->exit_status, .output_ring = t->out_ring,
+		.id = t->id, .cpu = t->cpu, .rank = t->rank, .thread = t->thread, .exit_status = t->exit_status, .output_ring = t->out_ring,
 		.state = state == TASK_READY ? MBOX_TASK_READY : state == TASK_RUNNING ? MBOX_TASK_RUNNING :
 			 state == TASK_EXITED ? MBOX_TASK_EXITED : state == TASK_KILLED ? MBOX_TASK_KILLED :
 			 MBOX_TASK_FAULTED,

@@ -32,7 +32,12 @@ static int cmd_run(int argc, char **argv)
 	struct cpuset set;
 	char err[96];
 	const char *cpus = "1";
+	bool threads = argc >= 3 && strcmp(argv[1], "--threads") == 0;
 
+	if (threads) {
+		argc--;
+		argv++;
+	}
 	if (argc >= 4 && strcmp(argv[argc - 2], "on") == 0) {
 		cpus = argv[argc - 1];
 		argc -= 2;
@@ -51,7 +56,7 @@ static int cmd_run(int argc, char **argv)
 		return shell_error("run", "programs run on APs, and this card has only CPU 0");
 	if (!cpuset_parse(cpus, cpu_count, &set, err, sizeof(err)))
 		return shell_error("run", "%s", err);
-	int id = task_launch(p->start, p->end - p->start, argc - 1, argv + 1, &set, true, err, sizeof(err));
+	int id = task_launch(p->start, p->end - p->start, argc - 1, argv + 1, &set, threads, true, err, sizeof(err));
 	if (id < 0)
 		return shell_error("run", "%s", err);
 	if (!task_wait_launch(id, shell_interrupted))
@@ -60,8 +65,9 @@ static int cmd_run(int argc, char **argv)
 	task_for_each(report, &launch);
 	return 0;
 }
-SHELL_COMMAND(run, "run", "PROGRAM [ARGS] [on CPUS]",
-	      "run a built-in program, one instance per CPU (default CPU 1); Ctrl-C ends it",
+SHELL_COMMAND(run, "run", "[--threads] PROGRAM [ARGS] [on CPUS]",
+	      "run a built-in program, one instance per CPU (default CPU 1), or with --threads one process whose "
+	      "threads may use the CPUs; Ctrl-C ends it",
 	      1, SHELL_MAX_ARGS, cmd_run);
 
 static void list(const struct task *t, void *arg)

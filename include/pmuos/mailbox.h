@@ -30,7 +30,7 @@
 #include <pmuos/sample.h>
 
 #define MBOX_MAGIC        0x584f424d554d50ULL /* "PMUMBOX" */
-#define MBOX_VERSION      10 /* 9: mbox_info describes the PMU; 10: its fixed counters' width */
+#define MBOX_VERSION      11 /* 9: mbox_info describes the PMU; 10: its fixed counters' width; 11: threads (RUN's flags, a task's thread) */
 #define MBOX_HEARTBEAT_US 1000   /* the card bumps heartbeat at least this often */
 #define MBOX_MIN_SIZE     (1u << 20)
 /*
@@ -302,8 +302,18 @@ struct mbox_output_ring {
 struct mbox_run {
 	uint32_t image_len;
 	uint32_t argc;        /* 1..MBOX_RUN_ARGS, argv[0] is the program's name */
+	uint32_t flags;       /* MBOX_RUN_*; other bits reserved, 0 */
+	uint32_t reserved;    /* 0 */
 	char args[192];       /* argc NUL-terminated strings, back to back */
 };
+
+/*
+ * One process whose threads may use the CPUs of the set (docs/design.md
+ * §6.3): its main thread starts on the set's first CPU, and each thread it
+ * creates takes a CPU of the set no thread of it holds. Without the flag, an
+ * instance (a process of one thread, its own address space) per CPU.
+ */
+#define MBOX_RUN_THREADS (1u << 0)
 
 /*
  * MBOX_OP_RUN's answer: the launch ID, then its tasks as STATUS answers them
@@ -318,10 +328,20 @@ struct mbox_run_answer {
 
 enum mbox_task_state { MBOX_TASK_READY = 1, MBOX_TASK_RUNNING, MBOX_TASK_EXITED, MBOX_TASK_KILLED, MBOX_TASK_FAULTED };
 
+/*
+ * A task: an instance of an SPMD launch (rank of the launch's instances), or
+ * a thread of a MBOX_RUN_THREADS launch's process (rank 0; `thread` counts
+ * the threads the process made, 0 being its main one). The threads of a
+ * process share one output ring. The main thread's task stands for the
+ * process: RUNNING while any thread of it runs, and its exit status is the
+ * process's.
+ */
 struct mbox_task {
 	uint32_t id, cpu, rank, state; /* state: enum mbox_task_state */
 	int32_t exit_status;           /* exit(status), or the exception vector when faulted */
 	uint32_t output_ring;          /* index of its struct mbox_output_ring; MBOX_NO_RING if none */
+	uint32_t thread;               /* its thread number in its process, 0: the main thread */
+	uint32_t reserved;             /* 0 */
 };
 #define MBOX_NO_RING 0xffffffffu
 

@@ -67,7 +67,7 @@ static enum pmu_err read_cpu(uint32_t cpu, struct pmu_reading *r)
 	return cpu == 3 ? PMU_ERR_BUSY : PMU_OK; /* one CPU that does not answer */
 }
 
-static int run(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set)
+static int run(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set, bool threads)
 {
 	for (int i = 0; i < argc; i++)
 		if (strlen(argv[i]) == 0)

@@ -117,7 +117,7 @@ static void info(struct mbox_info *out) { out->cpu_count = NCPUS; }
 
 static uint8_t upload[64];
 
-static int run(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set)
+static int run(const uint8_t *image, uint32_t len, int argc, char **argv, const struct cpuset *set, bool threads)
 {
 	seen.calls++;
 	return strcmp(argv[0], "notelf") == 0 ? -1 : 7;
