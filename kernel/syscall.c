@@ -4,6 +4,7 @@
  * kernel/user.S's SYSCALL entry calls syscall_dispatch with interrupts off.
  */
 #include "kernel/task.h"
+#include "kernel/thread.h"
 #include "kernel/percpu.h"
 #include "kernel/cpu_hooks.h"
 #include "kernel/pmm.h"
@@ -39,23 +40,29 @@ static int64_t sys_write(struct percpu *p, struct task *t, const struct trap_fra
 	return len;
 }
 
+/* exit(): from any thread, the whole process ends. */
 static int64_t sys_exit(struct percpu *p, struct task *t, const struct trap_frame *f)
 {
-	task_leave(TASK_EXITED, (int)f->rdi);
+	task_exit_process((int)f->rdi);
 }
 
+/* The break is the process's: kept in its main thread's task, under its lock. */
 static int64_t sys_sbrk(struct percpu *p, struct task *t, const struct trap_frame *f)
 {
+	struct task *m = t->main;
 	int64_t incr = (int64_t)f->rdi;
-	uint64_t old = t->brk, new = old + incr;
+	spin_lock(&m->brk_lock); /* interrupts on: vm_map may clear many pages */
+	uint64_t old = m->brk, new = old + incr;
+	int64_t r = old;
 
-	if (new < t->brk_base || new > USER_STACK_TOP - USER_STACK_SIZE - PAGE_SIZE ||
-	    (incr > 0 && new < old))
-		return -PMUOS_ENOMEM;
-	if (new > old && vm_map(t->as, old, new - old, VM_WRITE) != VM_OK) /* out of memory, or over the task's limit */
-		return -PMUOS_ENOMEM;
-	t->brk = new;
-	return old;
+	if (new < m->brk_base || new > USER_STACK_TOP - USER_STACK_SIZE - PAGE_SIZE || (incr > 0 && new < old))
+		r = -PMUOS_ENOMEM;
+	else if (new > old && vm_map(t->as, old, new - old, VM_WRITE) != VM_OK) /* out of memory, or over the limit */
+		r = -PMUOS_ENOMEM;
+	else
+		m->brk = new;
+	spin_unlock(&m->brk_lock);
+	return r;
 }
 
 static int64_t sys_getcpu(struct percpu *p, struct task *t, const struct trap_frame *f)
@@ -107,6 +114,9 @@ static const syscall_fn syscalls[] = {
 	[SYS_WRITE] = sys_write,   [SYS_EXIT] = sys_exit, [SYS_SBRK] = sys_sbrk,
 	[SYS_GETCPU] = sys_getcpu, [SYS_RANK] = sys_rank, [SYS_TSC_HZ] = sys_tsc_hz,
 	[SYS_PMU_COUNTS] = sys_pmu_counts, [SYS_PMU_EVENT_NAMES] = sys_pmu_events,
+	[SYS_THREAD_CREATE] = sys_thread_create, [SYS_THREAD_EXIT] = sys_thread_exit,
+	[SYS_FUTEX_WAIT] = sys_futex_wait, [SYS_FUTEX_WAKE] = sys_futex_wake,
+	[SYS_SET_TLS] = sys_set_tls, [SYS_THREAD_SELF] = sys_thread_self,
 };
 
 void syscall_dispatch(struct trap_frame *f)

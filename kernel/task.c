@@ -156,14 +156,49 @@ static uint64_t push_args(uint64_t as, int argc, char **argv)
 	return sp;
 }
 
-/* Frees the task's address space; safe to repeat (the pointer is cleared first). */
+/*
+ * Ends the task's hold on its process: its CPU is free for another thread,
+ * and the last thread frees the address space. Safe to repeat (`alive`
+ * and proc_as are taken by exchange).
+ */
 static void task_release(struct task *t)
 {
-	uint64_t as = t->as;
+	struct task *m = t->main;
 
 	t->as = 0;
-	if (as)
-		vm_destroy(as);
+	if (__atomic_exchange_n(&t->alive, false, __ATOMIC_ACQ_REL)) {
+		uint64_t f = spin_lock_irq(&m->plock);
+		cpuset_del(&m->busy, t->cpu);
+		m->live--;
+		spin_unlock_irq(&m->plock, f);
+	}
+	if (READ_ONCE(m->live) == 0) {
+		uint64_t as = __atomic_exchange_n(&m->proc_as, 0, __ATOMIC_ACQ_REL);
+		if (as)
+			vm_destroy(as);
+	}
+}
+
+/* Appends t to its CPU's run queue and wakes the CPU. */
+static void task_enqueue(struct task *t)
+{
+	struct percpu *p = cpu_table[t->cpu];
+	uint64_t g = spin_lock_irq(&p->runq_lock);
+	struct task **pp = &p->runq;
+
+	while (*pp)
+		pp = &(*pp)->next;
+	t->next = NULL;
+	*pp = t;
+	spin_unlock_irq(&p->runq_lock, g);
+	smp_wake_apic(p->apic_id);
+}
+
+/* "task 5 (matmul, rank 2)" or, for a thread of a threaded launch, "task 9 (omp, thread 3)". */
+static void task_label(const struct task *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "task %u (%s, %s %u)", t->id, t->name, t->main->threaded ? "thread" : "rank",
+		 t->main->threaded ? t->thread : t->rank);
 }
 
 int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const struct cpuset *set,
@@ -171,7 +206,7 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 {
 	struct elf_image im;
 	struct task *made[MAX_CPUS];
-	uint32_t n = 0, nranks = cpuset_count(set);
+	uint32_t n = 0, nranks = threads ? 1 : cpuset_count(set); /* threads: a process on the set's first CPU */
 
 	if (argc < 1 || argc > TASK_MAX_ARGS) {
 		snprintf(err, errlen, "a program takes 0 to %d arguments", TASK_MAX_ARGS - 1);
@@ -191,7 +226,7 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 
 	uint64_t f = spin_lock_irq(&tasks_lock);
 	uint32_t first = next_id;
-	for (uint32_t c = 0; c < cpu_count; c++) {
+	for (uint32_t c = 0; c < cpu_count && n < nranks; c++) {
 		if (!cpuset_has(set, c))
 			continue;
 		struct task *t = task_slot_pick(tasks, MAX_TASKS);
@@ -211,6 +246,15 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 		t->out_ring = host->output_open(t->id, first, n, nranks);
 		t->to_console = to_console;
 		strlcpy(t->name, argv[0], sizeof(t->name));
+		t->main = t;
+		t->alive = true;
+		t->live = t->nthreads = 1;
+		t->threaded = threads;
+		if (threads)
+			t->cpus = *set;
+		else
+			cpuset_add(&t->cpus, c);
+		cpuset_add(&t->busy, c);
 		made[n++] = t;
 	}
 	spin_unlock_irq(&tasks_lock, f);
@@ -230,7 +274,7 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 	}
 	for (uint32_t i = 0; ok && i < n; i++) {
 		struct task *t = made[i];
-		t->as = elf_load(img, &im, text, limit, err, errlen);
+		t->as = t->proc_as = elf_load(img, &im, text, limit, err, errlen);
 		ok = t->as != 0;
 		t->brk = t->brk_base = ALIGN_UP(im.end, PAGE_SIZE);
 		t->entry = im.entry;
@@ -258,24 +302,146 @@ int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const str
 			t->held = false;
 			continue;
 		}
-		struct percpu *p = cpu_table[t->cpu];
-		uint64_t g = spin_lock_irq(&p->runq_lock);
-		struct task **pp = &p->runq;
-		while (*pp)
-			pp = &(*pp)->next;
-		t->next = NULL;
-		*pp = t;
-		spin_unlock_irq(&p->runq_lock, g);
-		smp_wake_apic(p->apic_id);
+		task_enqueue(t);
 	}
 	return ok ? (int)first : -1;
+}
+
+/* The CPU a new thread of process m takes (`want`, or -1: the lowest free one), or -PMUOS_E*. Under m->plock. */
+static int thread_cpu(const struct task *m, int32_t want)
+{
+	if (m->dying)
+		return -PMUOS_EAGAIN;
+	if (want >= 0) {
+		if (!cpuset_has(&m->cpus, want) || cpu_table[want]->state != CPU_ONLINE)
+			return -PMUOS_EINVAL;
+		return cpuset_has(&m->busy, want) ? -PMUOS_EBUSY : want;
+	}
+	if (want != -1)
+		return -PMUOS_EINVAL;
+	for (uint32_t c = 0; c < cpu_count; c++)
+		if (cpuset_has(&m->cpus, c) && !cpuset_has(&m->busy, c) && cpu_table[c]->state == CPU_ONLINE)
+			return c;
+	return -PMUOS_EAGAIN;
+}
+
+int task_thread_create(struct task *t, uint64_t rip, uint64_t rsp, uint64_t arg, uint64_t fs_base,
+		       uint64_t clear_tid, int32_t cpu)
+{
+	struct task *m = t->main, *n = NULL;
+	/* plock over the slot's filling: a kill (which marks the process dying under it first) sees the thread */
+	uint64_t f = spin_lock_irq(&m->plock);
+	int r = thread_cpu(m, cpu);
+
+	if (r >= 0) {
+		spin_lock(&tasks_lock);
+		n = task_slot_pick(tasks, MAX_TASKS);
+		if (n) {
+			memset(n, 0, sizeof(*n));
+			n->state = TASK_READY;
+			n->held = n->alive = n->active = true;
+			n->id = next_id++;
+		}
+		spin_unlock(&tasks_lock);
+		r = n ? r : -PMUOS_ENOMEM;
+	}
+	if (n) {
+		n->launch = t->launch;
+		n->cpu = r;
+		n->rank = t->rank;
+		n->nranks = t->nranks;
+		n->waiter_apic = m->waiter_apic;
+		n->out_ring = m->out_ring; /* one output, as a process's stdout */
+		n->to_console = m->to_console;
+		memcpy(n->name, m->name, sizeof(n->name));
+		n->as = m->proc_as;
+		n->entry = rip;
+		n->initial_rsp = rsp;
+		n->arg = arg;
+		n->fs_base = fs_base;
+		n->clear_tid = clear_tid;
+		n->main = m;
+		n->thread = m->nthreads++;
+		m->live++;
+		cpuset_add(&m->busy, r);
+		__atomic_add_fetch(&active_tasks, 1, __ATOMIC_ACQ_REL);
+		__atomic_add_fetch(&held_tasks, 1, __ATOMIC_ACQ_REL); /* not the first: the creator is held */
+	}
+	spin_unlock_irq(&m->plock, f);
+	if (!n)
+		return r;
+	cpu_hooks.task_assigned(n->cpu, n->launch);
+	task_enqueue(n);
+	return n->thread;
+}
+
+void task_for_process(struct task *main, void (*fn)(struct task *t, void *arg), void *arg)
+{
+	for (int i = 0; i < MAX_TASKS; i++)
+		if (tasks[i].main == main && READ_ONCE(tasks[i].alive))
+			fn(&tasks[i], arg);
+}
+
+static void kill_one(struct task *t, void *self)
+{
+	if (t == self)
+		return;
+	t->kill_requested = true;
+	smp_mb();
+	smp_wake_apic(cpu_table[t->cpu]->apic_id); /* into the kernel, where it ends (also from a futex wait) */
+}
+
+/*
+ * Marks process m dying (no new thread: marked under plock, which a
+ * creation holds, so no thread made after it misses the request) and asks
+ * every thread of it but `spare` (NULL: none) to end.
+ */
+static void kill_process(struct task *m, struct task *spare)
+{
+	uint64_t f = spin_lock_irq(&m->plock);
+
+	m->dying = true;
+	spin_unlock_irq(&m->plock, f);
+	task_for_process(m, kill_one, spare);
+}
+
+void task_exit_process(int status)
+{
+	struct task *t = this_cpu()->task, *m = t->main;
+	uint64_t f = spin_lock_irq(&m->plock);
+
+	if (!m->exiting) {
+		m->exiting = true;
+		m->exit_code = status;
+	}
+	status = m->exit_code;
+	spin_unlock_irq(&m->plock, f);
+	kill_process(m, t);
+	task_leave(TASK_EXITED, status);
+}
+
+/* A thread asked to end: EXITED with the process's status if a thread called exit(), else KILLED. */
+static void __attribute__((noreturn)) leave_killed(struct task *t)
+{
+	bool exiting = READ_ONCE(t->main->exiting);
+
+	task_leave(exiting ? TASK_EXITED : TASK_KILLED, exiting ? t->main->exit_code : 0);
+}
+
+/* Appends n bytes to t's output ring, which the threads of its process share. */
+static void task_output(struct task *t, const char *s, size_t n)
+{
+	uint64_t f = spin_lock_irq(&t->main->plock);
+
+	host->output(t->out_ring, s, n);
+	spin_unlock_irq(&t->main->plock, f);
 }
 
 void task_flush_output(struct task *t)
 {
 	if (!t->out_len)
 		return;
-	host->output(t->out_ring, t->out, t->out_len);
+	task_output(t, t->out, t->out_len);
 	if (t->to_console && t->nranks > 1)
 		kprintf("[rank %u] %.*s", t->rank, (int)t->out_len, t->out);
 	else if (t->to_console)
@@ -295,6 +461,14 @@ void task_leave(uint32_t state, int status)
 	ctx_restore(p->sched_ctx, 1);
 }
 
+/* The task's slot may be reused (it is no longer held); the last one tells running_fn. */
+static void task_let_go(struct task *t)
+{
+	if (__atomic_exchange_n(&t->held, false, __ATOMIC_ACQ_REL) &&
+	    __atomic_sub_fetch(&held_tasks, 1, __ATOMIC_ACQ_REL) == 0)
+		running_changed();
+}
+
 /*
  * The rest of a task's end, on the CPU it ran on (or, for a CPU that will
  * never run again, on the CPU that found it so). Each step is safe to
@@ -311,9 +485,12 @@ static void task_finish(struct percpu *p, struct task *t)
 	cpu_hooks.task_end(t->cpu);
 	WRITE_ONCE(p->task, NULL);
 	smp_mb();
-	if (__atomic_exchange_n(&t->held, false, __ATOMIC_ACQ_REL) &&
-	    __atomic_sub_fetch(&held_tasks, 1, __ATOMIC_ACQ_REL) == 0)
-		running_changed();
+	/* A main thread's task stands for its process: held until the last thread of it has finished. */
+	bool over = READ_ONCE(t->main->live) == 0;
+	if (t != t->main || over)
+		task_let_go(t);
+	if (t != t->main && over)
+		task_let_go(t->main);
 	host->ended(); /* after `held`: till then the task runs for the host (mailbox/ops.c status_one) */
 	smp_wake_apic(t->waiter_apic);
 }
@@ -332,11 +509,13 @@ bool task_run_next(void)
 
 	p->task = t;
 	if (t->kill_requested) {
-		t->state = TASK_KILLED;
+		t->state = READ_ONCE(t->main->exiting) ? TASK_EXITED : TASK_KILLED;
+		t->exit_status = t->state == TASK_EXITED ? t->main->exit_code : 0;
 	} else {
 		t->state = TASK_RUNNING;
 		host->take_service();
 		write_cr3(t->as);
+		wrmsr(MSR_FS_BASE, t->fs_base); /* its TLS; 0 (none yet) for a process's main thread */
 		host_tlb_task_start();
 		if (ctx_save(p->sched_ctx) == 0) {
 			struct trap_frame *fr = task_user_frame();
@@ -345,6 +524,7 @@ bool task_run_next(void)
 			fr->cs = SEL_UCODE;
 			fr->rflags = RFLAGS_IF;
 			fr->rsp = t->initial_rsp;
+			fr->rdi = t->arg;
 			fr->ss = SEL_UDATA;
 			fpu_reset_user(); /* nothing of the previous task's x87/SSE state */
 			cpu_hooks.task_start();
@@ -365,14 +545,14 @@ bool task_run_next(void)
  */
 static void task_end_lost(struct percpu *p, struct task *t, uint32_t state, const char *why)
 {
-	char msg[160];
+	char msg[160], who[64];
 
 	if (t->state == TASK_READY || t->state == TASK_RUNNING) {
 		task_flush_output(t);
-		snprintf(msg, sizeof(msg), "task %u (%s, rank %u) on CPU %u: %s; task ended\n", t->id, t->name,
-			 t->rank, p->cpu, why);
+		task_label(t, who, sizeof(who));
+		snprintf(msg, sizeof(msg), "%s on CPU %u: %s; task ended\n", who, p->cpu, why);
 		kprintf("%s", msg);
-		host->output(t->out_ring, msg, strnlen(msg, sizeof(msg)));
+		task_output(t, msg, strnlen(msg, sizeof(msg)));
 		t->exit_status = state == TASK_FAULTED ? -1 : 0;
 		t->state = state;
 	}
@@ -437,16 +617,20 @@ struct trap_frame *task_user_frame(void)
 	return (struct trap_frame *)(this_cpu()->tstack_top - sizeof(struct trap_frame));
 }
 
+void task_user_work(void)
+{
+	this_cpu()->user_work = false;
+	host->user_work();
+}
+
 void task_return_to_user(struct trap_frame *f)
 {
 	struct percpu *p = this_cpu();
 
-	if (p->user_work) { /* a flag here, not a call on every return: bench/tasks.py */
-		p->user_work = false;
-		host->user_work();
-	}
+	if (p->user_work) /* a flag here, not a call on every return: bench/tasks.py */
+		task_user_work();
 	if (p->task->kill_requested)
-		task_leave(TASK_KILLED, 0);
+		leave_killed(p->task);
 	cpu_hooks.user_enter();
 }
 
@@ -475,9 +659,10 @@ void task_fault(struct trap_frame *f)
 	};
 	const char *name = f->vector < 32 && names[f->vector] ? names[f->vector] : "exception";
 
-	char msg[256];
-	size_t n = snprintf(msg, sizeof(msg), "task %u (%s, rank %u) on CPU %u: %s (vector %lu) at RIP %#lx, "
-			    "error code %#lx", t->id, t->name, t->rank, p->cpu, name, f->vector, f->rip, f->error);
+	char msg[256], who[64];
+	task_label(t, who, sizeof(who));
+	size_t n = snprintf(msg, sizeof(msg), "%s on CPU %u: %s (vector %lu) at RIP %#lx, error code %#lx", who,
+			    p->cpu, name, f->vector, f->rip, f->error);
 	n = MIN(n, sizeof(msg) - 1); /* snprintf returns the untruncated length */
 	if (f->vector == EXC_PF)
 		n += snprintf(msg + n, sizeof(msg) - n, ", address %#lx: %s", read_cr2(), pf_cause(f->error));
@@ -485,10 +670,11 @@ void task_fault(struct trap_frame *f)
 	if (f->vector == EXC_GP)
 		n += snprintf(msg + n, sizeof(msg) - n, ": a privileged instruction or a bad address");
 	n = MIN(n, sizeof(msg) - 1);
-	snprintf(msg + n, sizeof(msg) - n, "; task ended\n");
+	snprintf(msg + n, sizeof(msg) - n, t->main->live > 1 ? "; its process ended\n" : "; task ended\n");
 	task_flush_output(t);
 	kprintf("%s", msg);
-	host->output(t->out_ring, msg, strnlen(msg, sizeof(msg))); /* the host sees why */
+	task_output(t, msg, strnlen(msg, sizeof(msg))); /* the host sees why */
+	kill_process(t->main, t); /* a thread's fault ends its process */
 	task_leave(TASK_FAULTED, (int)f->vector);
 }
 
@@ -500,10 +686,7 @@ bool task_kill(uint32_t id)
 		struct task *t = &tasks[i];
 		if (t->id != id || (t->state != TASK_READY && t->state != TASK_RUNNING))
 			continue;
-		t->kill_requested = true;
-		smp_mb();
-		/* The IPI brings a running task into the kernel, where it ends. */
-		smp_wake_apic(cpu_table[t->cpu]->apic_id);
+		kill_process(t->main, NULL);
 		return true;
 	}
 	return false;

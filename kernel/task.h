@@ -1,8 +1,12 @@
 /*
- * Ring-3 tasks (docs/design.md §6): static ELF64 programs, one address space each,
- * run to completion on the CPU they were launched on (per-CPU run queues).
- * A launch starts one instance per CPU of a CPU set (SPMD): instance i of n
- * learns its CPU and its rank i through system calls.
+ * Ring-3 tasks (docs/design.md §6): static ELF64 programs, one address space
+ * per process, each task run to completion on the CPU it was given
+ * (per-CPU run queues). A launch starts one instance per CPU of a CPU set
+ * (SPMD): instance i of n learns its CPU and its rank i through system
+ * calls. Or, with `threads`, one process whose threads may use the set's
+ * CPUs (§6.3): a task per thread, each on a CPU no other thread of it holds,
+ * sharing the address space; the main thread's task holds the process's
+ * state.
  */
 #ifndef KERNEL_TASK_H
 #define KERNEL_TASK_H
@@ -12,6 +16,7 @@
 #include <stddef.h>
 #include "lib/cpuset.h"
 #include "arch/irq.h"
+#include "arch/sync.h"
 #include <pmuos/mailbox.h>
 
 /* argv strings of a task, its name included: as many as the mailbox's RUN carries */
@@ -51,8 +56,29 @@ struct task {
 	uint32_t out_ring;           /* its output ring in the mailbox (MBOX_NO_RING: none) */
 	bool to_console;             /* its lines go to the console too (task_launch) */
 	uint32_t waiter_apic;        /* gets a VEC_WAKE when the task ends */
-	uint32_t thread;             /* its number in its process, 0: the main thread */
 	struct task *next;           /* run queue link */
+
+	/* As a thread of a process: */
+	struct task *main;           /* its process's main thread (itself for that one), which holds the process */
+	uint32_t thread;             /* its number in its process, 0: the main thread */
+	volatile bool alive;         /* counted in main->live: not yet finished */
+	uint64_t arg;                /* RDI at its first entry */
+	uint64_t fs_base;            /* FS base (TLS), set at each start on its CPU */
+	uint64_t clear_tid;          /* user address of a 32-bit word zeroed and woken at its end; 0: none */
+	volatile uint64_t futex;     /* user address it waits on (SYS_FUTEX_WAIT); 0: not waiting */
+
+	/* The process's state, in its main thread's task (under plock): */
+	struct spinlock plock;       /* taken by no interrupt handler */
+	struct spinlock brk_lock;    /* brk's (sbrk), with interrupts on */
+	struct cpuset cpus;          /* the CPUs its threads may use */
+	struct cpuset busy;          /* those a thread of it holds */
+	uint32_t live;               /* threads not yet finished */
+	uint32_t nthreads;           /* threads made, the main one included */
+	bool threaded;               /* launched with `threads` */
+	bool dying;                  /* killed or ending: no new thread */
+	bool exiting;                /* exit() from a thread: the others end EXITED with exit_code */
+	int exit_code;
+	uint64_t proc_as;            /* the address space, freed with its last thread */
 };
 
 /*
@@ -68,6 +94,23 @@ struct task {
 int task_launch(const uint8_t *img, size_t len, int argc, char **argv, const struct cpuset *set,
 		bool threads, bool to_console, char *err, size_t errlen);
 /*
+ * A new thread of t's process (struct pmuos_thread_start, checked by the
+ * caller: user addresses): its thread number, or -PMUOS_EAGAIN (every CPU
+ * of the set holds a thread, or the process is ending), -PMUOS_EBUSY (`cpu`
+ * holds one), -PMUOS_EINVAL (`cpu` outside the set or not online),
+ * -PMUOS_ENOMEM (no task slot).
+ */
+int task_thread_create(struct task *t, uint64_t rip, uint64_t rsp, uint64_t arg, uint64_t fs_base,
+		       uint64_t clear_tid, int32_t cpu);
+/*
+ * The calling CPU's thread calls exit(status): every thread of its process
+ * ends, EXITED with that status (the first exit's, if two race).
+ */
+void task_exit_process(int status) __attribute__((noreturn));
+/* Calls fn for each thread of the process whose main thread is `main`, not yet finished. */
+void task_for_process(struct task *main, void (*fn)(struct task *t, void *arg), void *arg);
+
+/*
  * Halts until every task of launch `id` has ended. If interrupted() says so
  * (Ctrl-C), kills them, waits up to 1 s for them to end and returns false.
  */
@@ -76,7 +119,7 @@ bool task_wait_launch(int id, bool (*interrupted)(void));
 bool any_task_active(void);
 /* Whether a task of CPU `cpu` is waiting to run or running there (a scan of the task table). */
 bool task_active_on(uint32_t cpu);
-/* Asks task `id` to end; false if there is no such running task. */
+/* Asks task `id`'s process (every thread of it) to end; false if there is no such running task. */
 bool task_kill(uint32_t id);
 /*
  * Calls fn for every task of launch `launch` (ids from the launch id on), in
@@ -117,6 +160,8 @@ bool task_run_next(void);
 void task_fault(struct trap_frame *f) __attribute__((noreturn));
 /* trap.c (through the hooks), syscall.c: the CPU is about to return to Ring 3 (a kill request ends the task here). */
 void task_return_to_user(struct trap_frame *f);
+/* The host's work due on the calling CPU (percpu user_work, cleared here; struct task_host), interrupts off. */
+void task_user_work(void);
 /* syscall.c: the calling CPU's task ends (exit): back to task_run_next on this CPU's own stack. */
 void task_leave(uint32_t state, int status) __attribute__((noreturn));
 /* syscall.c: sends the task's output line so far to the console and the host. */

@@ -256,21 +256,30 @@ bool vm_user_range_ok(uint64_t as, uint64_t va, uint64_t len, bool write)
 	return true;
 }
 
-bool vm_copy_to(uint64_t as, uint64_t va, const void *src, size_t len)
+/* Copies between kernel memory and user memory, a page at a time; false at an unmapped page. */
+static bool copy_user(uint64_t as, uint64_t va, uint8_t *k, size_t len, bool to_user)
 {
-	const uint8_t *s = src;
-
 	while (len) {
-		uint8_t *d = vm_translate(as, va);
+		uint8_t *u = vm_translate(as, va);
 		size_t n = MIN(len, PAGE_SIZE - (va & (PAGE_SIZE - 1)));
-		if (!d)
+		if (!u)
 			return false;
-		memcpy(d, s, n);
-		s += n;
+		memcpy(to_user ? u : k, to_user ? k : u, n);
+		k += n;
 		va += n;
 		len -= n;
 	}
 	return true;
+}
+
+bool vm_copy_to(uint64_t as, uint64_t va, const void *src, size_t len)
+{
+	return copy_user(as, va, (uint8_t *)src, len, true);
+}
+
+bool vm_copy_from(uint64_t as, void *dst, uint64_t va, size_t len)
+{
+	return copy_user(as, va, dst, len, false);
 }
 
 static void free_level(uint64_t *t, int level)

@@ -75,5 +75,7 @@ void *vm_translate(uint64_t as, uint64_t va);
 bool vm_user_range_ok(uint64_t as, uint64_t va, uint64_t len, bool write);
 /* Copies len bytes to user address va (which must be mapped). */
 bool vm_copy_to(uint64_t as, uint64_t va, const void *src, size_t len);
+/* Copies len bytes from user address va (which must be mapped) to dst. */
+bool vm_copy_from(uint64_t as, void *dst, uint64_t va, size_t len);
 
 #endif

@@ -13,6 +13,7 @@ struct cpuset {
 };
 
 static inline void cpuset_add(struct cpuset *s, uint32_t cpu) { s->bits[cpu / 64] |= 1ULL << (cpu % 64); }
+static inline void cpuset_del(struct cpuset *s, uint32_t cpu) { s->bits[cpu / 64] &= ~(1ULL << (cpu % 64)); }
 static inline bool cpuset_has(const struct cpuset *s, uint32_t cpu)
 {
 	return cpu < CPUSET_MAX && (s->bits[cpu / 64] >> (cpu % 64)) & 1;

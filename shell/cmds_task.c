@@ -14,11 +14,15 @@ static void list_program(const struct user_program *p, void *arg)
 }
 
 
+/* A line per task of the launch; for a threaded launch one for its process, which its main thread's task holds. */
 static void report(const struct task *t, void *arg)
 {
-	if (t->launch != *(const uint32_t *)arg)
+	if (t->launch != *(const uint32_t *)arg || (t->main->threaded && t != t->main))
 		return;
-	kprintf("task %u (%s, rank %u, CPU %u): ", t->id, t->name, t->rank, t->cpu);
+	if (t->threaded)
+		kprintf("task %u (%s, %u threads, CPU %u first): ", t->id, t->name, t->nthreads, t->cpu);
+	else
+		kprintf("task %u (%s, rank %u, CPU %u): ", t->id, t->name, t->rank, t->cpu);
 	if (t->state == TASK_EXITED)
 		kprintf("exit status %d\n", t->exit_status);
 	else if (t->state == TASK_FAULTED)

@@ -7,6 +7,7 @@
 	.type _start, @function         /* a function symbol: call chains name it (pmuctl report) */
 _start:
 	xorl %ebp, %ebp                 /* outermost frame for backtraces */
+	call __pmuos_thread_init        /* the main thread's TLS and TCB (user/pthread.c) */
 	movq (%rsp), %rdi               /* argc */
 	leaq 8(%rsp), %rsi              /* argv */
 	call main

@@ -10,16 +10,11 @@
 #include <sys/times.h>
 #include <pmuos/syscall.h>
 #include <pmuos/pmu.h>
+#include "sys.h"
 
 #undef errno
 extern int errno;
 
-static inline long sys3(long n, long a, long b, long c)
-{
-	long r;
-	__asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
-	return r;
-}
 
 /* A negative result is -errno. */
 static long ret(long r)

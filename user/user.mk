@@ -52,7 +52,13 @@ SSE_PROGRAMS  := vectest ssefault
 # three) and is kept under build/; with make -j the two run in parallel.
 # Position-independent code: programs are linked at USER_TEXT, above 4 GiB,
 # out of reach of the small code model's 32-bit absolute addresses.
-NEWLIB_CFLAGS = -O2 -g -ffreestanding -fno-stack-protector -fpie
+# Threads (user/pthread.c, docs/design.md §6.3): __DYNAMIC_REENT__ makes
+# newlib ask __getreent() for the calling thread's reentrancy structure
+# (errno, strtok's state ...); pmuos-cc passes it to programs too, so that
+# their _REENT is the same. The configure options below give newlib's
+# locks to user/pthread.c (malloc, stdio, atexit) and keep one stdin,
+# stdout and stderr for all threads, as POSIX has them.
+NEWLIB_CFLAGS = -O2 -g -ffreestanding -fno-stack-protector -fpie -D__DYNAMIC_REENT__
 define build_newlib
 	@set -- $(NEWLIB_TARS); test -f "$$1" || { echo "newlib-source is not installed (make deps)"; exit 1; }
 	@echo "newlib: building the C library for card programs in $(1), once (about $(5) on 2 cores; log: $(1)/build.log)"
@@ -62,6 +68,7 @@ define build_newlib
 	cd $(1)/src && $(4)
 	cd $(1)/obj && ../src/configure --target=x86_64-elf --prefix=$(abspath $(1)/install) \
 		--disable-multilib --disable-newlib-supplied-syscalls --disable-nls \
+		--enable-newlib-retargetable-locking --enable-newlib-global-stdio-streams \
 		CC_FOR_TARGET="$(2)" AR_FOR_TARGET=ar AS_FOR_TARGET=as LD_FOR_TARGET=ld \
 		RANLIB_FOR_TARGET=ranlib NM_FOR_TARGET=nm \
 		CFLAGS_FOR_TARGET="$(3)" > ../configure.log 2>&1
@@ -137,7 +144,8 @@ $(USERLIB)/%.o: user/%.c $(PMUOS_CC) $(NEWLIB_LIBC) include/pmuos/pmu.h include/
 	@mkdir -p $(dir $@)
 	$(PMUOS_CC) -O2 -g -Wall -Wextra -c $< -o $@
 
-$(USERLIB)/libpmuos.a: $(USERLIB)/syscalls.o $(USERLIB)/regions.o
+$(USERLIB)/%.o: user/sys.h include/pmuos/thread.h
+$(USERLIB)/libpmuos.a: $(USERLIB)/syscalls.o $(USERLIB)/regions.o $(USERLIB)/pthread.o
 	rm -f $@
 	ar rcs $@ $^
 

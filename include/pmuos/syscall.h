@@ -14,6 +14,15 @@
 #define SYS_TSC_HZ  6 /* () -> TSC ticks per second */
 #define SYS_PMU_COUNTS 7 /* (struct pmuos_counts *) -> its nev, or -EFAULT */
 #define SYS_PMU_EVENT_NAMES 8 /* (struct pmuos_events *) -> its nev, or -EFAULT */
+/* Threads of one process (docs/design.md §6.3; user/pthread.c is their library): */
+#define SYS_THREAD_CREATE 9  /* (const struct pmuos_thread_start *) -> its thread number, or -EAGAIN, -EBUSY,
+				-EINVAL, -EFAULT */
+#define SYS_THREAD_EXIT   10 /* () -> does not return: the calling thread ends; its process with its last thread */
+#define SYS_FUTEX_WAIT    11 /* (uint32_t *addr, expected) -> 0 when woken, -EAGAIN if *addr != expected,
+				-EINTR if the process is ending, -EINVAL, -EFAULT */
+#define SYS_FUTEX_WAKE    12 /* (uint32_t *addr, n) -> threads woken (at most n) */
+#define SYS_SET_TLS       13 /* (FS base, a user address or 0) -> 0, or -EINVAL */
+#define SYS_THREAD_SELF   14 /* () -> thread number | CPUs of the process's set << 32 */
 
 #include <stdint.h>
 #include <pmuos/mailbox.h>
@@ -52,6 +61,23 @@ struct pmuos_events {
 	char fixed[PMUOS_FIXED_MAX][PMUOS_EVENT_NAME];
 };
 
+/*
+ * SYS_THREAD_CREATE: a thread of the calling process starts at `rip` with
+ * RSP = `rsp`, RDI = `arg` and FS base `fs_base` (its TLS, variant II: the
+ * TCB's address), on `cpu` (-1: the lowest CPU of the process's set that no
+ * thread of it holds). One thread per CPU, run to its end: -EAGAIN when
+ * every CPU of the set holds one (or the process is ending), -EBUSY when
+ * `cpu` does, -EINVAL for a CPU outside the set or an address outside the
+ * user region. At the thread's end the kernel writes 0 to the 32-bit word at
+ * `clear_tid` (0: none) and wakes its futex waiters (pthread_join's wait).
+ */
+struct pmuos_thread_start {
+	uint64_t rip, rsp, arg, fs_base;
+	uint64_t clear_tid;
+	int32_t cpu;
+	uint32_t reserved; /* 0 */
+};
+
 /* User virtual memory (PML4 slot 1): programs are linked inside it. */
 #define USER_BASE       0x0000008000000000ULL
 #define USER_END        0x0000010000000000ULL
@@ -64,5 +90,8 @@ struct pmuos_events {
 #define PMUOS_ENOMEM 12
 #define PMUOS_ENOSYS 38
 #define PMUOS_EBADF  9
+#define PMUOS_EAGAIN 11
+#define PMUOS_EBUSY  16
+#define PMUOS_EINTR  4
 
 #endif
