@@ -56,6 +56,7 @@ struct tcb {
 };
 
 extern char __tls_start[], __tdata_end[], __tls_end[], __tls_align[]; /* user/user.ld */
+#pragma weak pmu_regions_thread_end
 
 static struct tcb *threads[THREADS_MAX];
 static volatile uint32_t threads_lock;
@@ -218,6 +219,10 @@ void pthread_exit(void *ret)
 	struct tcb *t = self();
 
 	run_key_destructors(t);
+	/* its named regions, if the program has any: a weak reference, called through its GOT entry (0 if none) */
+	void (*volatile regions_end)(void) = pmu_regions_thread_end;
+	if (regions_end && t->id != 0)
+		regions_end();
 	t->ret = ret;
 	if (__atomic_sub_fetch(&live, 1, __ATOMIC_ACQ_REL) == 0)
 		exit(0); /* the last thread: the process ends as if main returned 0 (atexit, stdio) */

@@ -43,6 +43,7 @@
 #include <string.h>
 #include <pmuos/pmu.h>
 #include <pmuos/syscall.h>
+#include <pmuos/thread.h>
 
 #define CTR_MASK ((1ULL << 40) - 1)
 #define CTR_HIGH (1ULL << 39) /* at or above: loaded for sampling */
@@ -56,8 +57,14 @@ struct region {
 	struct pmuos_counts from, sum; /* taking turns: at begin, and the deltas' totals */
 };
 
-static struct region regions[PMU_REGIONS];
-static int nregions, registered;
+/*
+ * Each thread's own regions (its counters are its CPU's), allocated at its
+ * first region; the main thread's are reported at exit, another thread's
+ * when it ends (pthread_exit calls pmu_regions_thread_end).
+ */
+static __thread struct region *regions;
+static __thread int nregions;
+static int asked, reported;
 static int turns; /* the events taking turns, 0: RDPMC (asked at the first region) */
 static struct pmuos_events events; /* the counters' events' names (asked at the first region) */
 
@@ -85,6 +92,8 @@ static void report_turns(const struct region *r)
 
 static void report(void)
 {
+	if (!regions)
+		return;
 	for (int i = 0; i < nregions; i++) {
 		struct region *r = &regions[i];
 		if (turns) {
@@ -118,16 +127,30 @@ static struct region *find(const char *name)
 		fprintf(stderr, "pmu: more than %d regions; '%s' is not recorded\n", PMU_REGIONS, name);
 		return NULL;
 	}
-	if (!registered++) {
+	if (!regions && !(regions = calloc(PMU_REGIONS, sizeof(*regions)))) {
+		fprintf(stderr, "pmu: no memory for regions; '%s' is not recorded\n", name);
+		return NULL;
+	}
+	if (!__atomic_load_n(&asked, __ATOMIC_ACQUIRE)) { /* threads racing here ask the same and write the same */
 		struct pmuos_counts c;
 		int n = pmuos_pmu_counts(&c);
 		turns = n > 0 && n <= PMUOS_COUNTS_MAX ? n : 0;
 		if (pmuos_pmu_events(&events) < 0 || events.nfixed > PMUOS_FIXED_MAX)
 			memset(&events, 0, sizeof(events));
-		atexit(report);
+		__atomic_store_n(&asked, 1, __ATOMIC_SEQ_CST);
 	}
+	if (pmuos_thread_number() == 0 && !reported++)
+		atexit(report);
 	regions[nregions].name = name;
 	return &regions[nregions++];
+}
+
+void pmu_regions_thread_end(void)
+{
+	report();
+	free(regions);
+	regions = NULL;
+	nregions = 0;
 }
 
 /* Whether a counter read `from` at a region's begin and `to` at its end samples (see above). */

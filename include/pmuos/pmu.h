@@ -52,6 +52,8 @@ static inline void pmu_spflt(uint32_t on)
 #define PMU_REGIONS 32
 void pmu_region_begin(const char *name);
 void pmu_region_end(const char *name);
+/* A thread that is not the main one ends: its regions are reported (pthread_exit calls it). */
+void pmu_regions_thread_end(void);
 
 int pmuos_getcpu(void);
 int pmuos_rank(void);

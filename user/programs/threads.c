@@ -13,6 +13,8 @@
  *                         SPFLT counts it alone, the same in every thread.
  *   threads fault N       thread 1 writes to address 0 after the barrier:
  *                         its fault ends the process.
+ *   threads hostile       the threads' system calls with bad arguments: each
+ *                         must fail with its errno, the kernel unharmed.
  * Asked more threads than the set has CPUs, pthread_create fails (EAGAIN)
  * and the program says so and exits 1.
  */
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pmuos/pmu.h>
+#include <pmuos/syscall.h>
 #include <pmuos/thread.h>
 
 #define ADDS 1000
@@ -80,10 +83,61 @@ static void *worker(void *arg)
 	return (void *)bad;
 }
 
+static long sys(long n, long a, long b)
+{
+	long r;
+	__asm__ volatile("syscall" : "=a"(r) : "a"(n), "D"(a), "S"(b), "d"(0) : "rcx", "r11", "memory");
+	return r;
+}
+
+static int expect(const char *what, long got, long want)
+{
+	printf("hostile: %s: %ld%s\n", what, got, got == want ? "" : " WRONG");
+	return got != want;
+}
+
+/* Bad arguments to the threads' system calls (include/pmuos/syscall.h): 0 if each gave its error. */
+static int hostile(void)
+{
+	static uint32_t word = 7;
+	struct pmuos_thread_start st = { .rip = (uintptr_t)hostile, .rsp = (uintptr_t)&word, .cpu = -1 };
+	int bad = 0;
+
+	bad += expect("create from NULL", sys(SYS_THREAD_CREATE, 0, 0), -PMUOS_EFAULT);
+	bad += expect("create from a kernel address", sys(SYS_THREAD_CREATE, 0x100000, 0), -PMUOS_EFAULT);
+	st.rip = 0xffff800000000000UL;
+	bad += expect("create at a kernel RIP", sys(SYS_THREAD_CREATE, (long)&st, 0), -PMUOS_EINVAL);
+	st.rip = 0x0000800000000000UL; /* past the user region, non-canonical on a 48-bit machine's edge */
+	bad += expect("create at a RIP past the user region", sys(SYS_THREAD_CREATE, (long)&st, 0), -PMUOS_EINVAL);
+	st.rip = (uintptr_t)hostile;
+	st.fs_base = 0x8000000000000000UL;
+	bad += expect("create with a non-canonical FS base", sys(SYS_THREAD_CREATE, (long)&st, 0), -PMUOS_EINVAL);
+	st.fs_base = 0;
+	st.reserved = 1;
+	bad += expect("create with a reserved field set", sys(SYS_THREAD_CREATE, (long)&st, 0), -PMUOS_EINVAL);
+	st.reserved = 0;
+	st.cpu = 999;
+	bad += expect("create on CPU 999", sys(SYS_THREAD_CREATE, (long)&st, 0), -PMUOS_EINVAL);
+	st.cpu = -2;
+	bad += expect("create on CPU -2", sys(SYS_THREAD_CREATE, (long)&st, 0), -PMUOS_EINVAL);
+	st.cpu = sched_getcpu();
+	bad += expect("create on its own CPU", sys(SYS_THREAD_CREATE, (long)&st, 0), -PMUOS_EBUSY);
+	bad += expect("wait on an unaligned word", sys(SYS_FUTEX_WAIT, (long)&word + 1, 7), -PMUOS_EINVAL);
+	bad += expect("wait on an unmapped word", sys(SYS_FUTEX_WAIT, 0x1000, 0), -PMUOS_EFAULT);
+	bad += expect("wait on a kernel word", sys(SYS_FUTEX_WAIT, 0xffff800000001000L, 0), -PMUOS_EFAULT);
+	bad += expect("wait for a value the word has not", sys(SYS_FUTEX_WAIT, (long)&word, 8), -PMUOS_EAGAIN);
+	bad += expect("wake on an unmapped word", sys(SYS_FUTEX_WAKE, 0x1000, 1), 0);
+	bad += expect("TLS at a kernel address", sys(SYS_SET_TLS, 0xffff800000000000L, 0), -PMUOS_EINVAL);
+	printf("hostile: %s\n", bad ? "WRONG" : "ok");
+	return bad != 0;
+}
+
 int main(int argc, char **argv)
 {
 	int a = 1;
 
+	if (argc > 1 && strcmp(argv[1], "hostile") == 0)
+		return hostile();
 	if (argc > a && strcmp(argv[a], "work") == 0)
 		work = ++a;
 	else if (argc > a && strcmp(argv[a], "fault") == 0)
@@ -92,7 +146,7 @@ int main(int argc, char **argv)
 	if (argc > a + 1)
 		rounds = atoi(argv[a + 1]);
 	if (nthreads < 1 || nthreads > 1023 || rounds < 1) {
-		fprintf(stderr, "usage: threads [work|fault] [N (1-1023) [ROUNDS]]\n");
+		fprintf(stderr, "usage: threads [work|fault] [N (1-1023) [ROUNDS]] | hostile\n");
 		return 2;
 	}
 	pthread_t *t = calloc(nthreads, sizeof(*t));
