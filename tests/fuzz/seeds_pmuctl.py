@@ -73,6 +73,8 @@ def main():
         "bad-verdict": Seed().answer(2, "status", -4).answer(2, "len", 24)
                              .set(ANSWER + 160 + 16, "I", 1, 200).set(ANSWER + 160 + 32, "Q", 1234, 5 | 2 << 32),
         "many-tasks": Seed().answer(1, "len", 96 << 10).set(TASK + 20, "I", 0, 300),
+        # a process's threads: the second task, thread 1 of rank 0, shares the first's output ring
+        "threads": Seed().set(TASK + 32 + 8, "I", 1, 0).set(TASK + 32 + 20, "I", 1, 0).set(TASK + 32 + 24, "I", 0, 1),
     }
     for name, seed in seeds.items():
         with open(os.path.join(OUT, name), "wb") as f:
