@@ -38,6 +38,7 @@ static struct {
 	const char *plot; /* --plot FILE */
 	uint32_t plot_cpus[CPUSET_MAX]; /* with -A: the chart's line per CPU */
 	int plot_ncpu;
+	int threads;              /* --threads: MBOX_RUN_THREADS */
 	double start, next_print, last_print;
 } st;
 
@@ -358,7 +359,7 @@ static int stat_run_once(struct card *c, const struct cpuset *set, char **prog, 
 	if (st.interval_ms)
 		while_running = stat_tick;
 	output_line_hook = regions_take_line;
-	int status = run_program(c, set, nprog, prog);
+	int status = run_program(c, set, nprog, prog, st.threads ? MBOX_RUN_THREADS : 0);
 	while_running = NULL;
 	output_line_hook = NULL;
 	if ((rc = call(c, MBOX_OP_PMU_STOP, set, NULL, 0, &resp)) != MBOX_OK)
@@ -372,7 +373,7 @@ static int stat_run_once(struct card *c, const struct cpuset *set, char **prog, 
 	return status;
 }
 
-enum { OPT_SPFLT = 256, OPT_JSON, OPT_MUX, OPT_METRIC_ONLY, OPT_PLOT, OPT_PER_CORE };
+enum { OPT_SPFLT = 256, OPT_JSON, OPT_MUX, OPT_METRIC_ONLY, OPT_PLOT, OPT_PER_CORE, OPT_THREADS };
 
 /*
  * Without -e: perf stat's first two hardware events, one on each counter, so
@@ -411,6 +412,7 @@ const struct cli_opt stat_opts[] = {
 	{ "per-cpu", 'A', NULL, "a count per CPU instead of their sum (table and -x)", .flag = &st.fmt.per_cpu },
 	{ "per-core", OPT_PER_CORE, NULL, "a count per core (the threads of one core summed, perf's S0-D0-Cn) instead of "
 	  "their sum", .flag = &opt.per_core },
+	THREADS_OPT(OPT_THREADS, &st.threads),
 	{ "metric-only", OPT_METRIC_ONLY, NULL, "with -M: only the metrics, in columns", .flag = &st.fmt.metric_only },
 	{ "plot", OPT_PLOT, "FILE", "with -I: each event's rate over time in a panel of its own (a line per CPU with -A), "
 	  "an SVG drawn by gnuplot", .str = &st.plot },
