@@ -177,6 +177,7 @@ int cmd_record(struct card *c, int argc, char **argv)
 	double t0 = now_s();
 	int status = run_program(c, &set, argc - optind, argv + optind, opt.threads ? MBOX_RUN_THREADS : 0);
 	call(c, MBOX_OP_PMU_STOP, &set, NULL, 0, &resp);
+	launch_tids(&launch_tasks, opt.threads, h.tid); /* every thread the process made, now that it ended */
 	drain_samples(c, &set);
 	double wall = now_s() - t0;
 	for (uint32_t cpu = 0; cpu < c->cpu_count; cpu++)
