@@ -68,12 +68,15 @@ static void __attribute__((noreturn)) give_up(struct card *c, uint32_t launch, i
 volatile sig_atomic_t stop_signal;
 void on_stop_signal(int sig) { stop_signal = sig; }
 
-int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
+struct mbox_response launch_tasks;
+
+int run_program(struct card *c, const struct cpuset *set, int argc, char **argv, uint32_t flags)
 {
 	static struct outputs outs;
 	uint32_t len;
 	uint8_t *img = read_program(argv[0], &len);
-	struct mbox_run run = { .image_len = len };
+	struct mbox_run run = { .image_len = len, .flags = flags };
+	struct mbox_response *tasks = &launch_tasks; /* `resp` is every call's */
 	size_t off = 0;
 
 	for (int i = 0; i < argc; i++) {
@@ -116,12 +119,11 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 	 * one while tasks run, at host-timed points, and OS-mode counts and
 	 * sample positions would differ in every run.
 	 */
-	static struct mbox_response tasks; /* the launch's tasks as last answered: `resp` is every call's */
 	struct mbox_run_answer ra;
 	memcpy(&ra, resp.payload, sizeof(ra));
 	uint32_t launch = ra.launch;
-	tasks.len = resp.len - sizeof(ra);
-	memcpy(tasks.payload, resp.payload + sizeof(ra), tasks.len);
+	tasks->len = resp.len - sizeof(ra);
+	memcpy(tasks->payload, resp.payload + sizeof(ra), tasks->len);
 	struct card_watch watch;
 	int status, killed = 0, ask = 0;
 	double t0 = now_s();
@@ -137,15 +139,15 @@ int run_program(struct card *c, const struct cpuset *set, int argc, char **argv)
 		}
 		if (ask) {
 			ended = __atomic_load_n(&c->hdr->tasks_ended, __ATOMIC_ACQUIRE);
-			if ((st = call(c, MBOX_OP_STATUS, NULL, &launch, sizeof(launch), &tasks)) != MBOX_OK)
+			if ((st = call(c, MBOX_OP_STATUS, NULL, &launch, sizeof(launch), tasks)) != MBOX_OK)
 				give_up(c, launch, st);
 			ask = 0;
 		}
-		status = launch_status(&tasks);
-		outputs_drain(c, &outs, &tasks, status >= 0, stdout);
+		status = launch_status(tasks);
+		outputs_drain(c, &outs, tasks, status >= 0, stdout);
 		if (status >= 0)
 			break;
-		progress("pmuctl: %s on %d CPU(s): %.1f s%s%s", run.args, (int)(tasks.len / sizeof(struct mbox_task)),
+		progress("pmuctl: %s on %d CPU(s): %.1f s%s%s", run.args, (int)(tasks->len / sizeof(struct mbox_task)),
 			 now_s() - t0, progress_note[0] ? ", " : "", progress_note);
 		if ((st = card_watch(c, &watch, &c->hdr->tasks_ended, ended, 20)) != 0)
 			give_up(c, launch, st);

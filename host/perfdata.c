@@ -11,7 +11,9 @@
  *     without EN/INT (327357-001 Table 1-5), sampling every `period`; or
  *     for record -e cpu-clock perf's PERF_TYPE_SOFTWARE/PERF_COUNT_SW_CPU_CLOCK
  *     every `period` ns leading the counted events (struct events);
- *   - PERF_RECORD_COMM for each CPU's task (pid PERF_PID, tid PERF_PID + CPU);
+ *   - PERF_RECORD_COMM for each task that has samples (pid PERF_PID, its
+ *     tid as the recording names it, rec_tid: PERF_PID + CPU for an
+ *     instance per CPU, PERF_PID + thread number for a process's threads);
  *   - PERF_RECORD_MMAP of the card's kernel as perf writes the host's
  *     ("[kernel.kallsyms]" + a reference symbol, pgoff = that symbol's
  *     address, pid -1), spanning System.map's symbols: `perf report
@@ -63,7 +65,6 @@
 #define HEADER_EVENT_DESC 12
 #define NFEATURES         5                    /* the ones written, above */
 #define NAME_ALIGN        64                   /* strings of feature sections are padded to this */
-#define PERF_PID          1000                 /* the program's pid; its tids are PERF_PID + CPU */
 #define MAX_SEGMENTS      8
 
 struct perf_file_section {
@@ -144,10 +145,10 @@ static int exec_segments(const char *path, struct segment *seg)
 	return n;
 }
 
-static void write_comm(struct out *o, uint32_t cpu, const char *comm)
+static void write_comm(struct out *o, uint32_t tid, const char *comm)
 {
 	size_t n = (strlen(comm) + 1 + 7) / 8 * 8;
-	uint32_t ids[2] = { PERF_PID, PERF_PID + cpu };
+	uint32_t ids[2] = { PERF_PID, tid };
 
 	put_header(o, PERF_RECORD_COMM, 0, sizeof(struct perf_event_header) + sizeof(ids) + n);
 	put(o, ids, sizeof(ids));
@@ -257,7 +258,8 @@ static void write_sample(struct out *o, const struct rec_header *h, struct event
 		uint64_t time;
 		uint32_t cpu, res;
 		uint64_t period;
-	} b = { .ip = r->s.rip, .pid = PERF_PID, .tid = PERF_PID + r->s.cpu, .cpu = r->s.cpu, .period = h->period };
+	} b = { .ip = r->s.rip, .pid = rec_tid(h, r->s.cpu) ? PERF_PID : 0, .tid = rec_tid(h, r->s.cpu), .cpu = r->s.cpu,
+		.period = h->period }; /* tid 0: a CPU no thread held, perf's idle task */
 	uint64_t chain[PMU_CALLCHAIN_MAX + 3], read[1 + 2 * 3];
 	uint64_t nr = 0, id = id_of(0);
 	size_t nread = 0;
@@ -406,9 +408,13 @@ int perf_convert(const char *in, const char *outpath, const char *system_map)
 	put(&o, fa, ev.n * sizeof(fa[0]));
 
 	const char *comm = strrchr(h.path, '/') ? strrchr(h.path, '/') + 1 : h.path;
-	for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++)
-		if (cpus[cpu / 64] >> (cpu % 64) & 1)
-			write_comm(&o, cpu, comm);
+	for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++) { /* each tid once: a CPU's thread, an idle CPU none */
+		int named = !rec_tid(&h, cpu) || !(cpus[cpu / 64] >> (cpu % 64) & 1);
+		for (uint32_t k = 0; k < cpu && !named; k++)
+			named = cpus[k / 64] >> (k % 64) & 1 && rec_tid(&h, k) == rec_tid(&h, cpu);
+		if (!named)
+			write_comm(&o, rec_tid(&h, cpu), comm);
+	}
 	struct kernel_map k = { 0 };
 	if (kernel_map(system_map, &k) == 0)
 		write_kernel_mmap(&o, &k);

@@ -19,8 +19,22 @@ uint32_t encode(const char *ev);
 extern char progress_note[64];
 /* launch.c: called while a program runs, and once after it ended (stat -I prints, record drains here). */
 extern void (*while_running)(struct card *c, const struct cpuset *set);
-/* launch.c: uploads argv[0] and runs it with its arguments on `set`; returns its exit status. */
-int run_program(struct card *c, const struct cpuset *set, int argc, char **argv);
+/*
+ * launch.c: uploads argv[0] and runs it with its arguments on `set`, flags
+ * MBOX_RUN_* (MBOX_RUN_THREADS: one process, --threads); returns its exit
+ * status (0-255, 128 + signal). Exits naming the failure if the card refuses it.
+ */
+int run_program(struct card *c, const struct cpuset *set, int argc, char **argv, uint32_t flags);
+/*
+ * launch.c: the tasks of run_program's launch as the card last answered
+ * (struct mbox_task each); once it returned, as they ended: every thread the
+ * process made (host/rings.h launch_tids).
+ */
+extern struct mbox_response launch_tasks;
+/* --threads of run, stat and record, `key` the command's own long-only value: MBOX_RUN_THREADS when given. */
+#define THREADS_OPT(key, flag_ptr)                                                                                  \
+	{ "threads", key, NULL, "one process whose threads may use the CPUs of -C (its main thread on the first; "     \
+	  "each thread it creates on the next CPU no thread of it holds)", .flag = flag_ptr }
 /*
  * launch.c: the signal that should end what pmuctl waits for on the card
  * (Ctrl-C, a closed pipe, kill), 0 if none came; on_stop_signal, the

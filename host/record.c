@@ -40,13 +40,17 @@ FILE *rec_open(const char *file, struct rec_header *h)
 		fclose(f);
 		return NULL;
 	}
+	size_t size = h->version == 2 ? REC_HEADER_V2 : sizeof(*h); /* version 1's is read */
 	if (h->version < 1 || h->version > REC_VERSION ||
-	    (h->version == REC_VERSION && fread((char *)h + REC_HEADER_V1, sizeof(*h) - REC_HEADER_V1, 1, f) != 1)) {
+	    (h->version > 1 && fread((char *)h + REC_HEADER_V1, size - REC_HEADER_V1, 1, f) != 1)) {
 		fprintf(stderr, "pmuctl: %s is a pmuctl recording of version %u%s; this pmuctl reads versions 1 to %d\n",
-			file, h->version, h->version == REC_VERSION ? " with a short header" : "", REC_VERSION);
+			file, h->version, h->version > 1 && h->version <= REC_VERSION ? " with a short header" : "",
+			REC_VERSION);
 		fclose(f);
 		return NULL;
 	}
+	for (uint32_t cpu = 0; h->version < 3 && cpu < CPUSET_MAX; cpu++) /* before threads: a task per CPU */
+		h->tid[cpu] = PERF_PID + cpu;
 	h->program[sizeof(h->program) - 1] = h->event[sizeof(h->event) - 1] = h->path[sizeof(h->path) - 1] = 0;
 	if (h->version == 1) { /* version 1: the program as given, no chains (nframes was reserved, 0) */
 		h->frames = 0;

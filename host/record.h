@@ -4,7 +4,7 @@
  * then the samples as the card's rings hold them (include/pmuos/sample.h:
  * a struct pmu_sample, then its call chain's slots). Version 1 (before call
  * chains and build IDs) ends its header at `tsc_hz` and its samples have
- * no chains; it is still read.
+ * no chains, version 2 (before threads) at `tid`; both are still read.
  */
 #ifndef HOST_RECORD_H
 #define HOST_RECORD_H
@@ -13,9 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <pmuos/sample.h>
+#include "host/rings.h"
 
 #define REC_MAGIC "PMUOSREC"
-#define REC_VERSION 2
+#define REC_VERSION 3
 #define REC_BUILD_ID_MAX 20 /* a SHA-1 build ID (ld --build-id=sha1) */
 
 struct rec_header {
@@ -32,8 +33,17 @@ struct rec_header {
 	uint8_t build_id[REC_BUILD_ID_MAX];
 	uint32_t pmu;              /* the card's PMU, whose event names -e gave: pfm_pmu_at (0 knc: files before it, 0) */
 	char path[4096];           /* the program's absolute path when recorded */
+	/* Version 3 */
+	uint32_t tid[CPUSET_MAX];  /* the tid of each CPU's samples (host/rings.h launch_tids); before: PERF_PID + CPU */
 };
 #define REC_HEADER_V1 ((size_t)&((struct rec_header *)0)->tsc_hz)
+#define REC_HEADER_V2 ((size_t)&((struct rec_header *)0)->tid)
+
+/* The tid of `cpu`'s samples: the header's, PERF_PID + cpu for a CPU past it; 0 is perf's idle task (pid 0). */
+static inline uint32_t rec_tid(const struct rec_header *h, uint32_t cpu)
+{
+	return cpu < CPUSET_MAX ? h->tid[cpu] : PERF_PID + cpu;
+}
 
 /*
  * Whether the recording is of time samples (record -e cpu-clock[,EV..]):

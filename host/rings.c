@@ -72,23 +72,31 @@ void outputs_drain(struct card *c, struct outputs *o, const struct mbox_response
 {
 	const struct mbox_task *t = (const struct mbox_task *)r->payload;
 	size_t n = r->len / sizeof(*t);
+	uint32_t nranks = 1;
 
+	for (size_t i = 0; i < n; i++) /* a threaded launch's tasks are all rank 0: no prefix */
+		if (t[i].rank >= nranks)
+			nranks = t[i].rank + 1;
 	for (size_t i = 0; i < n; i++) {
 		if (t[i].output_ring >= MBOX_OUTPUT_RINGS)
 			continue;
 		int k = 0;
-		while (k < o->n && o->t[k].task != t[i].id)
+		while (k < o->n && o->t[k].ring != t[i].output_ring) /* by ring: a process's threads share one */
 			k++;
 		if (k == o->n) {
 			if (o->n == (int)(sizeof(o->t) / sizeof(o->t[0])))
 				continue;
 			o->t[o->n++] = (struct task_out){ .task = t[i].id, .ring = t[i].output_ring, .rank = t[i].rank,
-							  .cpu = t[i].cpu, .nranks = n };
+							  .cpu = t[i].cpu, .nranks = nranks };
 		}
+		if (o->t[k].drain == o->drains + 1) /* drained at an earlier task of this answer */
+			continue;
+		o->t[k].drain = o->drains + 1;
 		out_drain(c, &o->t[k], out);
 		if (last)
 			out_flush(&o->t[k], out);
 	}
+	o->drains++;
 	fflush(out);
 }
 
@@ -101,7 +109,7 @@ int launch_status(const struct mbox_response *r)
 	for (size_t i = 0; i < n; i++) {
 		if (t[i].state == MBOX_TASK_READY || t[i].state == MBOX_TASK_RUNNING)
 			return -1;
-		if (t[i].state == MBOX_TASK_EXITED && t[i].exit_status && !status)
+		if (t[i].state == MBOX_TASK_EXITED && t[i].exit_status && !status && t[i].thread == 0)
 			status = t[i].exit_status & 0xff;
 		if (t[i].state == MBOX_TASK_FAULTED)
 			status = 128 + 11;
@@ -109,6 +117,24 @@ int launch_status(const struct mbox_response *r)
 			status = 128 + 9;
 	}
 	return status;
+}
+
+int launch_tids(const struct mbox_response *r, int threads, uint32_t tid[CPUSET_MAX])
+{
+	const struct mbox_task *t = (const struct mbox_task *)r->payload;
+	size_t n = r->len / sizeof(*t);
+	int cpus = 0;
+
+	for (size_t i = 0; i < n; i++)
+		threads &= t[i].rank == 0;
+	memset(tid, 0, CPUSET_MAX * sizeof(tid[0]));
+	for (size_t i = 0; i < n; i++) {
+		if (t[i].cpu >= CPUSET_MAX || tid[t[i].cpu])
+			continue;
+		tid[t[i].cpu] = PERF_PID + (threads ? t[i].thread : t[i].cpu);
+		cpus += tid[t[i].cpu] != 0; /* a thread number that wraps it to 0 names none */
+	}
+	return cpus;
 }
 
 int samples_drain(struct card *c, const struct cpuset *set, FILE *out, uint64_t *n)

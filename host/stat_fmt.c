@@ -96,11 +96,12 @@ void stat_json_end(const struct stat_format *f, struct json_object *o)
 }
 
 /*
- * --json: one object per CPU, perf's keys and value types plus "cpu"; with
- * --per-core one per core, perf's "core" and "aggregate-number" (nr > 0).
+ * --json: one object per CPU, perf's keys and value types plus `key` ("cpu",
+ * --per-thread's "thread"); with --per-core one per core, perf's "core" and
+ * "aggregate-number" (nr > 0).
  */
-static void print_json(const struct stat_format *f, const char *name, int counted, const char *who, int nr,
-		       const struct stat_count *d, double t)
+static void print_json(const struct stat_format *f, const char *name, int counted, const char *key, const char *who,
+		       int nr, const struct stat_count *d, double t)
 {
 	char val[40];
 	struct json_object *o = stat_json_start(t);
@@ -111,7 +112,7 @@ static void print_json(const struct stat_format *f, const char *name, int counte
 		snprintf(val, sizeof(val), "<not counted>");
 	else
 		snprintf(val, sizeof(val), "%.6f", stat_scale(d));
-	json_add_str(o, nr ? "core" : "cpu", who);
+	json_add_str(o, nr ? "core" : key, who);
 	if (nr)
 		json_object_object_add(o, "aggregate-number", json_object_new_int(nr));
 	json_add_str(o, "counter-value", val);
@@ -184,7 +185,7 @@ static void print_per_core(const struct stat_format *f, const char *name, int co
 		char id[24], who[48];
 		snprintf(id, sizeof(id), "S0-D0-C%u", core);
 		if (f->json) {
-			print_json(f, name, counted, id, nr, &sum, t);
+			print_json(f, name, counted, "core", id, nr, &sum, t);
 		} else {
 			if (f->sep)
 				snprintf(who, sizeof(who), "%s%s%d", id, f->sep, nr);
@@ -193,6 +194,24 @@ static void print_per_core(const struct stat_format *f, const char *name, int co
 			print_line(f, name, counted, &sum, ts, who);
 		}
 		next = core + 1;
+	}
+}
+
+/* --per-thread: a line per CPU of `set` with a thread (f->tid), perf's COMM-TID, "%16s-%-8d" in the table. */
+static void print_per_thread(const struct stat_format *f, const char *name, int counted, const struct cpuset *set,
+			     const struct stat_count *now, const struct stat_count *then, double t, const char *ts)
+{
+	char who[300];
+
+	for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++) {
+		if (!cpuset_has(set, cpu) || !f->tid[cpu])
+			continue;
+		struct stat_count d = since(now, then, cpu);
+		snprintf(who, sizeof(who), f->sep || f->json ? "%s-%u" : "%16s-%-8u", f->comm, f->tid[cpu]);
+		if (f->json)
+			print_json(f, name, counted, "thread", who, 0, &d, t);
+		else
+			print_line(f, name, counted, &d, ts, who);
 	}
 }
 
@@ -206,12 +225,16 @@ void stat_print(const struct stat_format *f, const char *name, int counted, cons
 		print_per_core(f, name, counted, set, now, then, t, ts);
 		return;
 	}
+	if (f->tid) {
+		print_per_thread(f, name, counted, set, now, then, t, ts);
+		return;
+	}
 	for (uint32_t cpu = 0; (f->json || f->per_cpu) && cpu < CPUSET_MAX; cpu++)
 		if (cpuset_has(set, cpu)) {
 			struct stat_count d = since(now, then, cpu);
 			snprintf(cpu_text, sizeof(cpu_text), "%u", cpu);
 			if (f->json) {
-				print_json(f, name, counted, cpu_text, 0, &d, t);
+				print_json(f, name, counted, "cpu", cpu_text, 0, &d, t);
 				continue;
 			}
 			snprintf(cpu_text, sizeof(cpu_text), "CPU%u", cpu);

@@ -33,6 +33,8 @@ struct stat_format {
 	FILE *table;      /* the table, when neither -x nor --json (stderr) */
 	int per_cpu;      /* -A: a line per CPU (--json always has one) */
 	const uint16_t *core; /* --per-core: core[cpu] (struct mbox_info.core), a line per core; NULL: off */
+	const uint32_t *tid;  /* --per-thread: tid[cpu] (host/rings.h launch_tids, 0: none), a line per thread; NULL: off */
+	const char *comm;     /* --per-thread: the threads' COMM, the program's name */
 	int metric_only;  /* --metric-only: the metrics in columns, no counts */
 	int runs;         /* -r N: with N > 1 each line shows `noise` */
 	double noise;     /* the event's spread over the runs, perf's "+- x.xx%": 100 * stddev of the mean / mean */
@@ -79,7 +81,9 @@ void json_add_num(struct json_object *o, const char *key, const char *fmt, doubl
  * One event's line(s): its counts since `then` (NULL: since the start), summed
  * over the CPUs of `set` and scaled; with --json one object per CPU instead;
  * with f->core (--per-core) one line or object per core that has CPUs in
- * `set`, perf's S0-D0-Cn with how many CPUs it sums.
+ * `set`, perf's S0-D0-Cn with how many CPUs it sums; with f->tid
+ * (--per-thread) one per CPU of `set` that held a thread, in CPU order,
+ * perf's COMM-TID (a thread's counts are its CPU's: one thread per CPU).
  * now[cpu] and then[cpu] are indexed by CPU number (CPUSET_MAX entries).
  * `counted`: 0 if the card's backend does not count this event ("<not
  * supported>"); an event that never ran shows "<not counted>". t >= 0 starts

@@ -12,7 +12,7 @@
 
 UNIT_MODULES := fmt line timerq pmm acpi lib model events cpuset elf pmi mux task_slot stat_fmt metrics regions vm parse mailbox \
 		bootparams bzimage sfi sbox sacache tlb bpred decode count memsys fpu cpuid bootmmap place boot apic \
-		cardtext isacheck timing
+		cardtext isacheck timing rings
 UNIT_BINS    := $(patsubst %,$(BUILD)/unit/test_%,$(UNIT_MODULES))
 
 # ------------------------------------------------------------ host flags
@@ -104,6 +104,8 @@ $(BUILD)/unit/test_boot:   $(BUILD)/unit/obj/host/boot.o $(BUILD)/unit/obj/host/
 	$(BUILD)/unit/obj/platform/knc/sbox.o $(BUILD)/unit/obj/boot/linux/bzimage_check.o $(BUILD)/unit/obj/host/cardtext.o
 $(BUILD)/unit/obj/tests/unit/test_boot.o: UNIT_DEFS = $(HOST_RENAME_LIB) -DBZIMAGE='"$(abspath $(BUILD))/pmuos.bzImage"'
 $(BUILD)/unit/test_boot: | $(BUILD)/pmuos.bzImage
+# test_rings: what pmuctl reads from STATUS answers and output rings (host/rings.c), on a fake output area.
+$(BUILD)/unit/test_rings:  $(BUILD)/unit/obj/host/rings.o $(BUILD)/unit/obj/host/progress.o $(BUILD)/unit/obj/host/clock.o
 # test_cardtext: how pmuctl prints the card's own text (host/cardtext.c).
 $(BUILD)/unit/test_cardtext: $(BUILD)/unit/obj/host/cardtext.o
 

@@ -31,8 +31,10 @@ static void drain_samples(struct card *c, const struct cpuset *set)
 static struct {
 	const char *ev, *cpus, *file;
 	uint64_t period, freq;
-	int callchain;
+	int callchain, threads;
 } opt = { .ev = "cycles", .cpus = "1", .file = "pmuos.data" };
+
+enum { OPT_THREADS = 256 };
 
 const struct cli_opt record_opts[] = {
 	{ "event", 'e', "EV", "the event that samples (default cycles), as stat -e; or cpu-clock[,EV[,EV]]: a sample "
@@ -51,6 +53,7 @@ const struct cli_opt record_opts[] = {
 	{ "output", 'o', "FILE", "the recording (default pmuos.data)", .str = &opt.file },
 	{ "call-graph", 'g', NULL, "each sample with its call chain: up to 16 return addresses, by frame pointers "
 				   "(pmuos-cc keeps them)", .flag = &opt.callchain },
+	THREADS_OPT(OPT_THREADS, &opt.threads),
 	{ 0 },
 };
 
@@ -172,8 +175,9 @@ int cmd_record(struct card *c, int argc, char **argv)
 		die_status(c, "start", st);
 	while_running = drain_samples;
 	double t0 = now_s();
-	int status = run_program(c, &set, argc - optind, argv + optind);
+	int status = run_program(c, &set, argc - optind, argv + optind, opt.threads ? MBOX_RUN_THREADS : 0);
 	call(c, MBOX_OP_PMU_STOP, &set, NULL, 0, &resp);
+	launch_tids(&launch_tasks, opt.threads, h.tid); /* every thread the process made, now that it ended */
 	drain_samples(c, &set);
 	double wall = now_s() - t0;
 	for (uint32_t cpu = 0; cpu < c->cpu_count; cpu++)

@@ -247,9 +247,13 @@ static const char *frame_name(const struct symbols *sy, int cpl, uint64_t a, cha
 	return buf;
 }
 
-/* r's stack as report lists it, into out; 1 if its line was asked for and the DWARF has none, else 0. */
-static int stack_of(const struct symbols *sy, const struct rec_sample *r, const char *prog, int folded,
-		    char *out, size_t len)
+/*
+ * r's stack as report lists it, into out, a folded one rooted at `root` (the
+ * program, or --per-thread's COMM-TID); 1 if its line was asked for and the
+ * DWARF has none, else 0.
+ */
+static int stack_of(const struct symbols *sy, const struct rec_sample *r, const char *prog, const char *root,
+		    int folded, char *out, size_t len)
 {
 	char name[300], line[300], leaf[1200];
 	size_t at = 0, n = 0;
@@ -277,7 +281,7 @@ static int stack_of(const struct symbols *sy, const struct rec_sample *r, const 
 	out[0] = 0;
 	if (folded) {
 		char caller[300];
-		at += snprintf(out + at, len - at, "%s;", prog);
+		at += snprintf(out + at, len - at, "%s;", root);
 		for (int i = r->s.nframes - 1; i >= 0 && at < len; i--)
 			at += snprintf(out + at, len - at, "%s;",
 				       frame_name(sy, r->s.cpl, r->chain[i] - 1, caller, sizeof(caller)));
@@ -406,12 +410,12 @@ static int report_svg(const char *path, const struct rec_header *h, const struct
 	return rc || !n;
 }
 
-enum { OPT_FOLDED = 256, OPT_TO_PERF, OPT_SYMFS, OPT_KALLSYMS, OPT_SORT, OPT_SVG, OPT_STDIO };
+enum { OPT_FOLDED = 256, OPT_TO_PERF, OPT_SYMFS, OPT_KALLSYMS, OPT_SORT, OPT_SVG, OPT_STDIO, OPT_PER_THREAD };
 
 /* report's options, as its table stores them. */
 static struct {
 	const char *file, *to_perf, *svg, *symfs, *kallsyms, *sort;
-	int folded, nr_samples, stdio;
+	int folded, nr_samples, stdio, per_thread;
 } opt = { .file = "pmuos.data", .sort = "sym" };
 
 const struct cli_opt report_opts[] = {
@@ -429,6 +433,8 @@ const struct cli_opt report_opts[] = {
 				    "(the program or [kernel.kallsyms]) and comm (default sym)", .str = &opt.sort },
 	{ "svg", OPT_SVG, "FILE", "write a flame graph of the stacks to FILE (SVG, flamegraph.pl's layout, click to zoom)",
 	  .str = &opt.svg },
+	{ "per-thread", OPT_PER_THREAD, NULL, "with --folded or --svg: each stack rooted at its thread, COMM-TID (perf.data's "
+	  "tids), a flame graph's tower per thread", .flag = &opt.per_thread },
 	{ 0 },
 };
 
@@ -444,6 +450,8 @@ int cmd_report(struct card *c, int argc, char **argv)
 	int folded = opt.folded || svg, nr_samples = opt.nr_samples; /* --svg draws the folded stacks */
 	if (optind < argc)
 		return usage_arg("unexpected argument", argv[optind]);
+	if (opt.per_thread && !folded)
+		return usage_arg("--per-thread roots the folded stacks at their threads: give --folded or --svg", NULL);
 	if (to_perf)
 		return perf_convert(file, to_perf, kallsyms ? kallsyms : default_system_map(map, sizeof(map)));
 	struct symbols sy = { 0 };
@@ -473,7 +481,11 @@ int cmd_report(struct card *c, int argc, char **argv)
 	while ((st = rec_next(f, file, &r)) == 1) {
 		uint64_t counts[PMU_SAMPLE_COUNTERS];
 		counted_of(&cn, &r, counts);
-		no_line += stack_of(&sy, &r, prog, folded, stack, sizeof(stack));
+		char root[300];
+		uint32_t tid = rec_tid(&h, r.s.cpu);
+		if (opt.per_thread) /* tid 0: perf's idle task */
+			snprintf(root, sizeof(root), "%s-%u", tid ? prog : "swapper", tid);
+		no_line += stack_of(&sy, &r, prog, opt.per_thread ? root : prog, folded, stack, sizeof(stack));
 		size_t i = 0;
 		while (i < nhits && strcmp(hits[i].name, stack))
 			i++;

@@ -38,6 +38,8 @@ static struct {
 	const char *plot; /* --plot FILE */
 	uint32_t plot_cpus[CPUSET_MAX]; /* with -A: the chart's line per CPU */
 	int plot_ncpu;
+	int threads;              /* --threads: MBOX_RUN_THREADS */
+	uint32_t tid[CPUSET_MAX]; /* --per-thread: each CPU's thread as the card last listed it (launch_tids) */
 	double start, next_print, last_print;
 } st;
 
@@ -79,6 +81,8 @@ static void stat_print_all(struct stat_count (*then)[CPUSET_MAX], double t)
 	struct metric_count mc[MAX_EVENTS];
 	uint64_t counts[MAX_EVENTS * CPUSET_MAX];
 
+	if (st.fmt.tid) /* a process's threads appear as it makes them: -I lines them up as they come */
+		launch_tids(&launch_tasks, st.threads, st.tid);
 	for (int e = 0; e < st.nev; e++) {
 		st.fmt.noise = st.noise[e];
 		if (!st.fmt.metric_only)
@@ -358,7 +362,7 @@ static int stat_run_once(struct card *c, const struct cpuset *set, char **prog, 
 	if (st.interval_ms)
 		while_running = stat_tick;
 	output_line_hook = regions_take_line;
-	int status = run_program(c, set, nprog, prog);
+	int status = run_program(c, set, nprog, prog, st.threads ? MBOX_RUN_THREADS : 0);
 	while_running = NULL;
 	output_line_hook = NULL;
 	if ((rc = call(c, MBOX_OP_PMU_STOP, set, NULL, 0, &resp)) != MBOX_OK)
@@ -372,7 +376,7 @@ static int stat_run_once(struct card *c, const struct cpuset *set, char **prog, 
 	return status;
 }
 
-enum { OPT_SPFLT = 256, OPT_JSON, OPT_MUX, OPT_METRIC_ONLY, OPT_PLOT, OPT_PER_CORE };
+enum { OPT_SPFLT = 256, OPT_JSON, OPT_MUX, OPT_METRIC_ONLY, OPT_PLOT, OPT_PER_CORE, OPT_PER_THREAD, OPT_THREADS };
 
 /*
  * Without -e: perf stat's first two hardware events, one on each counter, so
@@ -384,7 +388,7 @@ enum { OPT_SPFLT = 256, OPT_JSON, OPT_MUX, OPT_METRIC_ONLY, OPT_PLOT, OPT_PER_CO
 /* stat's options that the table stores, beside those of st's it stores (-x, --json, -I, -A ...). */
 static struct {
 	const char *metrics, *cpus, *output;
-	int spflt, mux_ms, runs, all_cpus, per_core;
+	int spflt, mux_ms, runs, all_cpus, per_core, per_thread;
 } opt = { .mux_ms = 4, .runs = 1 };
 
 const struct cli_opt stat_opts[] = {
@@ -411,6 +415,9 @@ const struct cli_opt stat_opts[] = {
 	{ "per-cpu", 'A', NULL, "a count per CPU instead of their sum (table and -x)", .flag = &st.fmt.per_cpu },
 	{ "per-core", OPT_PER_CORE, NULL, "a count per core (the threads of one core summed, perf's S0-D0-Cn) instead of "
 	  "their sum", .flag = &opt.per_core },
+	{ "per-thread", OPT_PER_THREAD, NULL, "a count per thread (perf's COMM-TID lines: a thread's counts are its CPU's; "
+	  "an instance per CPU is a thread each) instead of their sum", .flag = &opt.per_thread },
+	THREADS_OPT(OPT_THREADS, &st.threads),
 	{ "metric-only", OPT_METRIC_ONLY, NULL, "with -M: only the metrics, in columns", .flag = &st.fmt.metric_only },
 	{ "plot", OPT_PLOT, "FILE", "with -I: each event's rate over time in a panel of its own (a line per CPU with -A), "
 	  "an SVG drawn by gnuplot", .str = &st.plot },
@@ -467,6 +474,11 @@ int cmd_stat(struct card *c, int argc, char **argv)
 		fprintf(stderr, "pmuctl: -A and --per-core together: give one (a line per CPU, or per core)\n");
 		return 2;
 	}
+	if (opt.per_thread && (st.fmt.per_cpu || opt.per_core)) {
+		fprintf(stderr, "pmuctl: --per-thread and %s together: give one (a line per thread, or per %s)\n",
+			st.fmt.per_cpu ? "-A" : "--per-core", st.fmt.per_cpu ? "CPU" : "core");
+		return 2;
+	}
 	if (st.plot && !st.interval_ms) {
 		fprintf(stderr, "pmuctl: --plot %s draws the counts over time: give -I MS too\n", st.plot);
 		return 2;
@@ -494,6 +506,10 @@ int cmd_stat(struct card *c, int argc, char **argv)
 	st.set = &set;
 	if (opt.per_core)
 		st.fmt.core = card_cores(c);
+	if (opt.per_thread) { /* a thread's COMM is the program's name, as the card's argv[0] */
+		st.fmt.tid = st.tid;
+		st.fmt.comm = strrchr(argv[optind], '/') ? strrchr(argv[optind], '/') + 1 : argv[optind];
+	}
 	for (uint32_t cpu = 0; st.fmt.per_cpu && cpu < CPUSET_MAX; cpu++)
 		if (cpuset_has(&set, cpu))
 			st.plot_cpus[st.plot_ncpu++] = cpu;

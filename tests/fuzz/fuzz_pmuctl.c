@@ -326,6 +326,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			outputs_drain(&c, &outs, &resp, 0, devnull);
 			outputs_drain(&c, &outs, &resp, 1, devnull);
+			for (int k = 0; k < outs.n; k++) /* a ring is followed once, however many tasks share it */
+				for (int j = 0; j < k; j++)
+					if (outs.t[j].ring == outs.t[k].ring)
+						abort();
+			uint32_t tid[CPUSET_MAX];
+			int cpus = launch_tids(&resp, 1, tid), with = 0;
+			for (uint32_t cpu = 0; cpu < CPUSET_MAX; cpu++)
+				with += tid[cpu] != 0;
+			if (cpus != with || (size_t)cpus > resp.len / sizeof(struct mbox_task))
+				abort();
 		}
 		/* A launch's wait (host/launch.c): it ends, on the word or the time, or names why not. */
 		struct card_watch w;

@@ -20,7 +20,8 @@ SAMPLES = 576              # 2 x { head, tail, lost }, 16 bytes each
 CONSOLE_FROM = 608
 
 # What template() holds there.
-ANSWER_LEN = (56, 48, 48, 0)  # INFO, STATUS (2 tasks), PMU_READ (1 count), SHELL
+ANSWER_LEN = (56, 64, 48, 0)  # INFO, STATUS (2 tasks of 32 bytes), PMU_READ (1 count), SHELL
+TASK = ANSWER + 80 + 16    # STATUS's tasks: { id, cpu, rank, state, exit_status, output_ring, thread, reserved }
 SAMPLE_RINGS = ((5, 2, 0), (30, 1, 7))
 UPLOAD, OUTPUT = 0x196000, 0x596000  # mailbox/mailbox.c's offsets
 BOOTING, PANIC = 1, 3
@@ -71,7 +72,9 @@ def main():
                          .set(ANSWER + 160 + 32, "Q", 1234, 0),
         "bad-verdict": Seed().answer(2, "status", -4).answer(2, "len", 24)
                              .set(ANSWER + 160 + 16, "I", 1, 200).set(ANSWER + 160 + 32, "Q", 1234, 5 | 2 << 32),
-        "many-tasks": Seed().answer(1, "len", 96 << 10).set(ANSWER + 80 + 16 + 20, "I", 0, 300),
+        "many-tasks": Seed().answer(1, "len", 96 << 10).set(TASK + 20, "I", 0, 300),
+        # a process's threads: the second task, thread 1 of rank 0, shares the first's output ring
+        "threads": Seed().set(TASK + 32 + 8, "I", 1, 0).set(TASK + 32 + 20, "I", 1, 0).set(TASK + 32 + 24, "I", 0, 1),
     }
     for name, seed in seeds.items():
         with open(os.path.join(OUT, name), "wb") as f:

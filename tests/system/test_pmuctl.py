@@ -83,6 +83,14 @@ def test_clear_errors(card, tmp_path):
     assert p.returncode != 0 and "no card at /dev/shm/pmuos-nosuchcard" in p.stderr
 
 
+def test_run_threads_asks_for_one_process(card):
+    """--threads sets MBOX_RUN_THREADS, which the card takes: a program that makes no thread is its main
+    thread on the first CPU of -C, its lines without a "[rank N]" (one rank), its exit status the process's."""
+    p = pmuctl(card, "run", "--threads", "-C", "1", HELLO, "fail")
+    assert p.returncode == 3, p.stderr
+    assert p.stdout.startswith("hello from pmuos: rank 0 of 1 on CPU 1 fail\n"), p.stdout
+
+
 def test_eight_processes_at_once(card):
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(lambda i: pmuctl(card, "info"), range(8)))

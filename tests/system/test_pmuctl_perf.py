@@ -163,6 +163,49 @@ def test_per_cpu(card):
     assert [r[0] for r in rows] == ["CPU1", "CPU2"] and all(len(r) == 6 for r in rows), p.stderr
 
 
+def test_per_thread_of_an_instance_per_cpu(card):
+    """perf's --per-thread of an SPMD launch: each instance a thread, COMM-TID with perf.data's tids
+    (1000 + CPU), its count exactly its CPU's -A count (the plugin counts each CPU's own instructions);
+    -x and --json label them the same; with -A or --per-core a usage error."""
+    args = ("-C", "1-3", "-e", "instructions:u", "--", STEADY, "2000")
+    p = pmuctl(card, "stat", "-A", *args)
+    each = {1000 + int(c): int(v.replace(",", ""))
+            for c, v in re.findall(r"^CPU(\d)\s+([\d,]+)\s+instructions:u$", p.stderr, re.M)}
+    assert sorted(each) == [1001, 1002, 1003], p.stderr
+    p = pmuctl(card, "stat", "--per-thread", *args)
+    rows = re.findall(r"^\s+steady\.elf-(\d+)\s+([\d,]+)\s+instructions:u$", p.stderr, re.M)
+    assert {int(t): int(v.replace(",", "")) for t, v in rows} == each and len(rows) == 3, p.stderr
+    p = pmuctl(card, "stat", "--per-thread", "-x", ",", *args)
+    assert {r[0]: int(r[1]) for r in csv_rows(p.stderr)} == {f"steady.elf-{t}": v for t, v in each.items()}, p.stderr
+    p = pmuctl(card, "stat", "--per-thread", "--json", *args)
+    objs = [json.loads(l) for l in p.stderr.splitlines() if l.startswith("{")]
+    assert {o["thread"]: round(float(o["counter-value"])) for o in objs} == \
+        {f"steady.elf-{t}": v for t, v in each.items()}, p.stderr
+    for other, why in (("-A", "--per-thread and -A together"), ("--per-core", "--per-thread and --per-core together")):
+        p = pmuctl(card, "stat", "--per-thread", other, *args)
+        assert p.returncode == 2 and why in p.stderr, p.stderr
+
+
+def test_record_of_an_instance_per_cpu_has_a_thread_each(card, tmp_path):
+    """record -C 1-2: perf.data's samples carry tid 1000 + CPU, each with its COMM, so that
+    `perf report --sort pid` has a row per instance (Debian's perf 6.1 has no `tid` key: its `pid` key
+    is the thread, tid:comm); report --folded --per-thread roots each
+    stack at its thread, COMM-TID (FlameGraph's per-thread towers)."""
+    data, perf = tmp_path / "two.data", tmp_path / "two.perf"
+    rec = pmuctl(card, "record", "-C", "1-2", "-e", "instructions:u", "-c", "10000", "-o", str(data), "--",
+                 STEADY, "2000")
+    assert rec.returncode == 0, rec.stderr
+    subprocess.run([PMUCTL, "report", "-i", str(data), f"--to-perf={perf}"], check=True, capture_output=True)
+    rep = subprocess.run(["perf", "report", "-i", str(perf), "--stdio", "--sort", "pid"], capture_output=True,
+                         text=True, check=True).stdout
+    assert sorted(re.findall(r"^\s+[\d.]+%\s+(\d+):steady\.elf\s*$", rep, re.M)) == ["1001", "1002"], rep
+    p = subprocess.run([PMUCTL, "report", "-i", str(data), "--folded", "--per-thread"], capture_output=True,
+                       text=True, check=True)
+    assert {l.split(";")[0] for l in p.stdout.splitlines()} == {"steady.elf-1001", "steady.elf-1002"}, p.stdout
+    p = subprocess.run([PMUCTL, "report", "-i", str(data), "--per-thread"], capture_output=True, text=True)
+    assert p.returncode == 2 and "give --folded or --svg" in p.stderr, p.stderr
+
+
 def test_metric_only_puts_the_metrics_in_columns(card):
     p = pmuctl(card, "stat", "--metric-only", "-M", "CPI", "--", STEADY, "2000")
     assert p.returncode == 0, p.stderr

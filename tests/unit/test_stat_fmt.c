@@ -340,6 +340,51 @@ static void test_per_core_lines(void **state)
 		  "\"event\": \"" EV "\", \"event-runtime\": 20, \"pcnt-running\": 100.00 }\n", "");
 }
 
+/*
+ * --per-thread: a line per CPU that held a thread (tid 0: none, no line),
+ * its counts the CPU's, perf's COMM-TID: "%16s-%-8d" in the table, bare in
+ * -x, --json's "thread"; CPUs outside the set have no line whatever tid says.
+ */
+static void test_per_thread_lines(void **state)
+{
+	(void)state;
+	uint32_t tid[CPUSET_MAX] = { 0 };
+	struct cpuset set = { 0 };
+	struct printed p;
+
+	cpuset_add(&set, 1);
+	cpuset_add(&set, 2);
+	cpuset_add(&set, 4);
+	tid[1] = 1000; /* the main thread: tid = pid */
+	tid[4] = 1001; /* CPU 2 ran no thread */
+	tid[3] = 1002; /* not in the set */
+	now[1] = (struct stat_count){ 21639, 10, 10, false };
+	now[2] = (struct stat_count){ 7, 10, 10, false };
+	now[4] = (struct stat_count){ 3, 10, 5, false };
+	struct stat_format f = fmt(&p, NULL, 0, 1000000000);
+	f.tid = tid;
+	f.comm = "regions.elf";
+	stat_print(&f, EV, 1, &set, now, NULL, -1);
+	done(&f);
+	check(&p, "", "     regions.elf-1000                  21,639      " EV "\n"
+		      "     regions.elf-1001                       6      " EV "          (50.00%)\n");
+	f = fmt(&p, ",", 0, 1000000000);
+	f.tid = tid;
+	f.comm = "regions.elf";
+	stat_print(&f, EV, 1, &set, now, NULL, -1);
+	done(&f);
+	check(&p, "regions.elf-1000,21639,," EV ",10,100.00\nregions.elf-1001,6,," EV ",5,50.00\n", "");
+	f = fmt(&p, NULL, 1, 1000000000);
+	f.tid = tid;
+	f.comm = "regions.elf";
+	stat_print(&f, EV, 1, &set, now, NULL, -1);
+	done(&f);
+	check(&p, "{ \"thread\": \"regions.elf-1000\", \"counter-value\": \"21639.000000\", \"unit\": \"\", "
+		  "\"event\": \"" EV "\", \"event-runtime\": 10, \"pcnt-running\": 100.00 }\n"
+		  "{ \"thread\": \"regions.elf-1001\", \"counter-value\": \"6.000000\", \"unit\": \"\", "
+		  "\"event\": \"" EV "\", \"event-runtime\": 5, \"pcnt-running\": 50.00 }\n", "");
+}
+
 static void test_repeat_shows_perfs_spread(void **state)
 {
 	(void)state;
@@ -442,6 +487,7 @@ int main(void)
 		cmocka_unit_test_setup(test_csv_interval, setup),
 		cmocka_unit_test_setup(test_per_cpu_lines, setup),
 		cmocka_unit_test_setup(test_per_core_lines, setup),
+		cmocka_unit_test_setup(test_per_thread_lines, setup),
 		cmocka_unit_test_setup(test_repeat_shows_perfs_spread, setup),
 		cmocka_unit_test_setup(test_json_one_object_per_cpu, setup),
 		cmocka_unit_test_setup(test_json_unrounded_and_not_supported, setup),
