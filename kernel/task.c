@@ -156,6 +156,18 @@ static uint64_t push_args(uint64_t as, int argc, char **argv)
 	return sp;
 }
 
+void task_free_cpu(struct task *t)
+{
+	struct task *m = t->main;
+	uint64_t f = spin_lock_irq(&m->plock);
+
+	if (!t->cpu_freed) { /* once: a thread made since may hold the CPU now */
+		t->cpu_freed = true;
+		cpuset_del(&m->busy, t->cpu);
+	}
+	spin_unlock_irq(&m->plock, f);
+}
+
 /*
  * Ends the task's hold on its process: its CPU is free for another thread,
  * and the last thread frees the address space. Safe to repeat (`alive`
@@ -166,9 +178,9 @@ static void task_release(struct task *t)
 	struct task *m = t->main;
 
 	t->as = 0;
+	task_free_cpu(t);
 	if (__atomic_exchange_n(&t->alive, false, __ATOMIC_ACQ_REL)) {
 		uint64_t f = spin_lock_irq(&m->plock);
-		cpuset_del(&m->busy, t->cpu);
 		m->live--;
 		spin_unlock_irq(&m->plock, f);
 	}
@@ -761,17 +773,22 @@ bool task_wait_launch(int id, bool (*interrupted)(void))
 
 int task_for_launch(uint32_t launch, void (*fn)(const struct task *t, void *arg), void *arg)
 {
-	const struct task *by_rank[MAX_CPUS] = { 0 };
+	uint16_t by_id[MAX_TASKS]; /* slot numbers in id order: ranks, or a process's threads as made */
 	int n = 0;
 
-	for (int i = 0; i < MAX_TASKS; i++)
-		if (tasks[i].state != TASK_FREE && tasks[i].launch == launch && tasks[i].rank < MAX_CPUS) {
-			by_rank[tasks[i].rank] = &tasks[i];
-			n++;
+	_Static_assert(MAX_TASKS <= UINT16_MAX, "slot numbers are 16-bit");
+	for (int i = 0; i < MAX_TASKS; i++) {
+		if (tasks[i].state == TASK_FREE || tasks[i].launch != launch)
+			continue;
+		int k = n++; /* insertion: the table holds a launch's tasks mostly in id order already */
+		while (k > 0 && tasks[by_id[k - 1]].id > tasks[i].id) {
+			by_id[k] = by_id[k - 1];
+			k--;
 		}
-	for (uint32_t r = 0; r < MAX_CPUS; r++)
-		if (by_rank[r])
-			fn(by_rank[r], arg);
+		by_id[k] = i;
+	}
+	for (int k = 0; k < n; k++)
+		fn(&tasks[by_id[k]], arg);
 	return n;
 }
 

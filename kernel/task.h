@@ -62,6 +62,7 @@ struct task {
 	struct task *main;           /* its process's main thread (itself for that one), which holds the process */
 	uint32_t thread;             /* its number in its process, 0: the main thread */
 	volatile bool alive;         /* counted in main->live: not yet finished */
+	bool cpu_freed;              /* its CPU no longer in main->busy (task_free_cpu) */
 	uint64_t arg;                /* RDI at its first entry */
 	uint64_t fs_base;            /* FS base (TLS), set at each start on its CPU */
 	uint64_t clear_tid;          /* user address of a 32-bit word zeroed and woken at its end; 0: none */
@@ -107,6 +108,12 @@ int task_thread_create(struct task *t, uint64_t rip, uint64_t rsp, uint64_t arg,
  * ends, EXITED with that status (the first exit's, if two race).
  */
 void task_exit_process(int status) __attribute__((noreturn));
+/*
+ * Thread t's CPU is free for another thread of its process (once; under its
+ * plock): at its end, and before a thread's exit wakes its joiner, which may
+ * create the next thread at once (it runs on that CPU when t has finished).
+ */
+void task_free_cpu(struct task *t);
 /* Calls fn for each thread of the process whose main thread is `main`, not yet finished. */
 void task_for_process(struct task *main, void (*fn)(struct task *t, void *arg), void *arg);
 
@@ -123,8 +130,10 @@ bool task_active_on(uint32_t cpu);
 bool task_kill(uint32_t id);
 /*
  * Calls fn for every task of launch `launch` (ids from the launch id on), in
- * rank order; returns how many. One pass over the task table: the mailbox
- * asks this of a measured CPU every few milliseconds.
+ * id order (rank order, or a process's threads as they were made, its main
+ * thread first); returns how many. One pass over the task table and an
+ * insertion sort of what is nearly sorted: the mailbox asks this of a
+ * measured CPU every few milliseconds.
  */
 int task_for_launch(uint32_t launch, void (*fn)(const struct task *t, void *arg), void *arg);
 /* Calls fn for every task slot in use, oldest first (O(slots^2): for the shell). */

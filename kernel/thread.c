@@ -38,6 +38,7 @@ int64_t sys_thread_exit(struct percpu *p, struct task *t, const struct trap_fram
 {
 	uint32_t zero = 0;
 
+	task_free_cpu(t);
 	/* pthread_join's word: cleared, then its waiters woken, while the address space is still this thread's too */
 	if (t->clear_tid && vm_user_range_ok(t->as, t->clear_tid, 4, true)) {
 		vm_copy_to(t->as, t->clear_tid, &zero, 4);

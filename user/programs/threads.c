@@ -9,8 +9,9 @@
  *                         the main thread through a condition variable;
  *                         the main thread joins them and checks the sum.
  *   threads work N        each thread runs the same calibrated loop between
- *                         SPFLT 1 and SPFLT 0 (pmu_spflt): a counter gated by
- *                         SPFLT counts it alone, the same in every thread.
+ *                         SPFLT 1 and SPFLT 0 (pmu_spflt), in a named region
+ *                         "work": a counter gated by SPFLT counts it alone,
+ *                         the same in every thread.
  *   threads fault N       thread 1 writes to address 0 after the barrier:
  *                         its fault ends the process.
  *   threads hostile       the threads' system calls with bad arguments: each
@@ -59,9 +60,11 @@ static void *worker(void *arg)
 	snprintf(s, 64, "thread %d", i);
 	pthread_barrier_wait(&start);
 	if (work) {
+		pmu_region_begin("work"); /* each thread's own region (user/regions.c) */
 		pmu_spflt(1);
 		sink = calibrated(sink);
 		pmu_spflt(0);
+		pmu_region_end("work");
 	}
 	if (fault && i == 1)
 		*(volatile int *)0 = 1;
