@@ -4,7 +4,7 @@
  * (per-CPU run queues). A launch starts one instance per CPU of a CPU set
  * (SPMD): instance i of n learns its CPU and its rank i through system
  * calls. Or, with `threads`, one process whose threads may use the set's
- * CPUs (§6.3): a task per thread, each on a CPU no other thread of it holds,
+ * CPUs (§6.1): a task per thread, each on a CPU no other thread of it holds,
  * sharing the address space; the main thread's task holds the process's
  * state.
  */

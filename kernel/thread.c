@@ -1,5 +1,5 @@
 /*
- * The system calls of threads (docs/design.md §6.3; numbers and errors in
+ * The system calls of threads (docs/design.md §6.1; numbers and errors in
  * include/pmuos/syscall.h): creation and end through kernel/task.c, TLS,
  * and futex wait/wake, on which user/pthread.c builds its mutexes,
  * condition variables, barriers and join. A waiting thread halts its CPU

@@ -1,5 +1,5 @@
 /*
- * POSIX threads for card programs (docs/design.md §6.3), on the kernel's
+ * POSIX threads for card programs (docs/design.md §6.1), on the kernel's
  * threads and futexes (include/pmuos/syscall.h), with newlib's types
  * (sys/_pthreadtypes.h, whose mutexes, condition variables and barriers
  * are one 32-bit word each: the futex word itself). And what newlib needs

@@ -52,7 +52,7 @@ SSE_PROGRAMS  := vectest ssefault
 # three) and is kept under build/; with make -j the two run in parallel.
 # Position-independent code: programs are linked at USER_TEXT, above 4 GiB,
 # out of reach of the small code model's 32-bit absolute addresses.
-# Threads (user/pthread.c, docs/design.md §6.3): __DYNAMIC_REENT__ makes
+# Threads (user/pthread.c, docs/design.md §6.1): __DYNAMIC_REENT__ makes
 # newlib ask __getreent() for the calling thread's reentrancy structure
 # (errno, strtok's state ...); pmuos-cc passes it to programs too, so that
 # their _REENT is the same. The configure options below give newlib's

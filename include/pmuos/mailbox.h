@@ -309,7 +309,7 @@ struct mbox_run {
 
 /*
  * One process whose threads may use the CPUs of the set (docs/design.md
- * §6.3): its main thread starts on the set's first CPU, and each thread it
+ * §6.1): its main thread starts on the set's first CPU, and each thread it
  * creates takes a CPU of the set no thread of it holds. Without the flag, an
  * instance (a process of one thread, its own address space) per CPU.
  */

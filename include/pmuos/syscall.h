@@ -14,7 +14,7 @@
 #define SYS_TSC_HZ  6 /* () -> TSC ticks per second */
 #define SYS_PMU_COUNTS 7 /* (struct pmuos_counts *) -> its nev, or -EFAULT */
 #define SYS_PMU_EVENT_NAMES 8 /* (struct pmuos_events *) -> its nev, or -EFAULT */
-/* Threads of one process (docs/design.md §6.3; user/pthread.c is their library): */
+/* Threads of one process (docs/design.md §6.1; user/pthread.c is their library): */
 #define SYS_THREAD_CREATE 9  /* (const struct pmuos_thread_start *) -> its thread number, or -EAGAIN, -EBUSY,
 				-EINVAL, -EFAULT */
 #define SYS_THREAD_EXIT   10 /* () -> does not return: the calling thread ends; its process with its last thread */

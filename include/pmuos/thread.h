@@ -1,6 +1,6 @@
 /*
  * pmuos's additions to POSIX threads for card programs (user/pthread.c;
- * docs/design.md §6.3). A thread runs on one CPU of its process's set for
+ * docs/design.md §6.1). A thread runs on one CPU of its process's set for
  * its whole life, one thread per CPU. newlib's pthread_attr_t has no CPU
  * affinity field (its pthread_attr_setaffinity_np is RTEMS's only), so a
  * thread's CPU is given with this equivalent.

@@ -1,5 +1,5 @@
 /*
- * threads: POSIX threads on the card (user/pthread.c, docs/design.md §6.3),
+ * threads: POSIX threads on the card (user/pthread.c, docs/design.md §6.1),
  * for tests/system/test_threads.py. One process of N threads (the main one
  * and N - 1 it creates, each on a CPU of the process's set; N defaults to
  * the set's size), in ROUNDS rounds:
