@@ -22,6 +22,16 @@ and the fill 0x90 it pads with one-byte NOPs. So every code alignment gets
 that fill (scripts/knc-cc runs `as -n`):
 
   .p2align 4[,,MAX] / .balign 16[,,MAX]  ->  .p2align 4, 0x90[, MAX] ...
+
+A KNC core has no MFENCE either (SSE2). A sequentially consistent fence
+(__atomic_thread_fence, __sync_synchronize) becomes two XCHGs of a register
+with the top of the stack: an XCHG with memory is locked, and a locked
+instruction orders every load and store before it against every one after
+it (SDM Vol. 3A §8.2.2, §8.2.3.8-9); the second puts both back. Unlike the
+usual `lock or $0, (%rsp)` it leaves the flags alone, as MFENCE does, and
+unlike a PUSHF it writes nothing below RSP (a leaf's red zone):
+
+  mfence  ->  xchgq %rax, (%rsp); xchgq %rax, (%rsp)
 """
 import re
 import sys
@@ -37,6 +47,7 @@ CMOV = re.compile(rf"^(\s*)cmov({CC})([wlq]?)\s+(.*\S)\s*$")
 REG32 = re.compile(r"^%(e[a-z]{2}|r\d+d)$")
 REG16 = re.compile(r"^%([a-d]x|[sd]i|[sb]p|r\d+w)$")
 ALIGN = re.compile(r"^(\s*)\.(p2align|balign|align)\s+([^,\s]+)\s*(?:,\s*(?:,\s*(\S+))?)?\s*$")
+MFENCE = re.compile(r"^(\s*)mfence\s*$")
 SECTION = re.compile(r"^\s*(\.text|\.data|\.bss|\.section\s+([^,\s]+)\s*(?:,\s*\"([^\"]*)\")?)")
 
 
@@ -66,9 +77,12 @@ def rewrite(lines):
             code = is_code(s)
         m = CMOV.match(line.rstrip("\n"))
         a = ALIGN.match(line.rstrip("\n")) if code else None
+        f = MFENCE.match(line.rstrip("\n"))
         if m:
             n += 1
             out += cmov(m, n)
+        elif f:
+            out += [f"{f[1]}xchgq\t%rax, (%rsp)\n"] * 2
         elif a:
             indent, directive, align, limit = a.groups()
             out.append(f"{indent}.{directive}\t{align}, 0x90{', ' + limit if limit else ''}\n")

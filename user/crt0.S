@@ -8,6 +8,7 @@
 _start:
 	xorl %ebp, %ebp                 /* outermost frame for backtraces */
 	call __pmuos_thread_init        /* the main thread's TLS and TCB (user/pthread.c) */
+	call __pmuos_constructors       /* the program's constructors (user/start.c) */
 	movq (%rsp), %rdi               /* argc */
 	leaq 8(%rsp), %rsi              /* argv */
 	call main

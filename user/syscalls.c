@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/times.h>
+#include <unistd.h>
 #include <pmuos/syscall.h>
 #include <pmuos/pmu.h>
 #include "sys.h"
@@ -37,8 +38,8 @@ int close(int fd __attribute__((unused))) { return 0; }
 int isatty(int fd) { return fd >= 0 && fd <= 2; }
 int getpid(void) { return 1 + pmuos_rank(); }
 
-int lseek(int fd __attribute__((unused)), long off __attribute__((unused)),
-	  int whence __attribute__((unused)))
+off_t lseek(int fd __attribute__((unused)), off_t off __attribute__((unused)),
+	    int whence __attribute__((unused)))
 {
 	errno = ESPIPE;
 	return -1;
@@ -70,6 +71,21 @@ void _exit(int status)
 {
 	for (;;)
 		sys3(SYS_EXIT, status, 0, 0);
+}
+
+/*
+ * The CPUs online are those the process's threads may use (libgomp's
+ * default team size, omp_get_num_procs); pages are 4 KiB. Anything else:
+ * EINVAL, as POSIX has it for a name the system does not know.
+ */
+long sysconf(int name)
+{
+	if (name == _SC_NPROCESSORS_ONLN || name == _SC_NPROCESSORS_CONF)
+		return (uint64_t)sys3(SYS_THREAD_SELF, 0, 0, 0) >> 32;
+	if (name == _SC_PAGESIZE)
+		return 4096;
+	errno = EINVAL;
+	return -1;
 }
 
 int pmuos_getcpu(void) { return sys3(SYS_GETCPU, 0, 0, 0); }

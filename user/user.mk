@@ -145,7 +145,7 @@ $(USERLIB)/%.o: user/%.c $(PMUOS_CC) $(NEWLIB_LIBC) include/pmuos/pmu.h include/
 	$(PMUOS_CC) -O2 -g -Wall -Wextra -c $< -o $@
 
 $(USERLIB)/%.o: user/sys.h include/pmuos/thread.h
-$(USERLIB)/libpmuos.a: $(USERLIB)/syscalls.o $(USERLIB)/regions.o $(USERLIB)/pthread.o
+$(USERLIB)/libpmuos.a: $(USERLIB)/syscalls.o $(USERLIB)/regions.o $(USERLIB)/pthread.o $(USERLIB)/start.o
 	rm -f $@
 	ar rcs $@ $^
 
@@ -206,3 +206,5 @@ $(BUILD)/gen/programs.S: $(USER_ELFS) user/user.mk
 
 user: $(PMUOS_CC) $(USER_ELFS)
 .PHONY: user
+
+include user/gomp.mk
