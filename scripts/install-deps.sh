@@ -17,7 +17,7 @@ libcapstone-dev
 libdw-dev libelf-dev
 linux-libc-dev linux-perf hotspot
 libjson-c-dev libedit-dev
-newlib-source glibc-source
+newlib-source glibc-source gcc-12-source
 clang libclang-rt-14-dev
 valgrind
 gnuplot-nox

@@ -270,3 +270,38 @@ def test_code_alignment_pads_with_one_byte_nops(tmp_path):
     rodata = subprocess.run(["objcopy", "-O", "binary", "-j", ".rodata", str(tmp_path / "b.o"), "/dev/stdout"],
                             capture_output=True, check=True).stdout
     assert rodata == b"\x01" + b"\x00" * 15 + b"\x02"
+
+
+FENCE_C = r"""
+#include <stdio.h>
+static long a, b;
+__attribute__((noinline)) long fenced(long x)
+{
+    a = x;
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    b = a + 1;
+    return x > 3 ? b : -b; /* flags set before the fence may be used after it */
+}
+int main(void) { long s = 0; for (long i = 0; i < 8; i++) s += fenced(i); printf("%ld %ld %ld\n", s, a, b); return 0; }
+"""
+
+
+def test_a_fence_becomes_two_xchgs_that_keep_registers_flags_and_stack(tmp_path):
+    """A KNC core has no MFENCE: nocmov.py makes each a pair of XCHGs with the top of the stack
+    (locked, so a full barrier), which the program runs to the same results without MFENCE.
+    libgomp's ordered.c has such fences (user/gomp.mk)."""
+    nocmov = os.path.join(ROOT, "scripts", "nocmov.py")
+    (tmp_path / "f.c").write_text(FENCE_C)
+    # clang's fence is MFENCE (knc-cc's compiler; gcc 12 emits a locked OR itself)
+    subprocess.run(["clang", "-O2", "-fno-integrated-as", "-S", "-o", str(tmp_path / "f.s"), str(tmp_path / "f.c")],
+                   check=True)
+    assert "mfence" in (tmp_path / "f.s").read_text()
+    with open(tmp_path / "f.s") as i, open(tmp_path / "k.s", "w") as o:
+        subprocess.run(["python3", nocmov], stdin=i, stdout=o, check=True)
+    out = {}
+    for name in ("f", "k"):
+        subprocess.run(["gcc", "-o", str(tmp_path / name), str(tmp_path / f"{name}.s")], check=True)
+        out[name] = subprocess.run([str(tmp_path / name)], capture_output=True, text=True, check=True).stdout
+        dump = subprocess.run(["objdump", "-d", str(tmp_path / name)], capture_output=True, text=True).stdout
+        assert ("mfence" in dump) == (name == "f")
+    assert out["f"] == out["k"] == "16 7 8\n"  # -(1+2+3+4) + 5+6+7+8

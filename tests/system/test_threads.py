@@ -14,6 +14,8 @@ from conftest import BUILD, Card
 
 PMUCTL = os.path.join(BUILD, "pmuctl")
 THREADS = os.path.join(BUILD, "user", "threads.elf")
+OMP = os.path.join(BUILD, "user", "omp.elf")
+PMUOS_CC = os.path.join(BUILD, "bin", "pmuos-cc")
 EVENT = "INSTRUCTIONS_EXECUTED:u"
 
 
@@ -131,3 +133,51 @@ def test_record_of_threads_has_a_row_per_thread_in_perf(card, tmp_path):
                          text=True, check=True).stdout
     assert sorted(re.findall(r"^\s+[\d.]+%\s+(\d+):threads\.elf\s*$", rep, re.M)) == \
         ["1000", "1001", "1002", "1003"], rep
+
+
+def test_openmp_parallel_for_runs_a_thread_per_cpu_and_sums_right(card):
+    """user/programs/omp.c, built with pmuos-cc -fopenmp (GCC's libgomp on user/pthread.c): a team of
+    one thread per CPU of the set, each where libgomp put it, and a `parallel for` reduction's sum."""
+    p = pmuctl(card, "run", "--threads", "-C", "1-4", OMP, "100000")
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = re.findall(r"^omp: thread (\d) of 4 on CPU (\d)$", p.stdout, re.M)
+    assert sorted((int(t), int(c)) for t, c in lines) == [(0, 1), (1, 2), (2, 3), (3, 4)], p.stdout
+    assert p.stdout.endswith("omp: 4 threads, sum of 1..100000 = 5000050000 (expected 5000050000)\n"), p.stdout
+    p = pmuctl(card, "stat", "--threads", "--per-thread", "-C", "1-3", "-e", EVENT, "--", OMP, "100000")
+    assert p.returncode == 0 and "omp: 3 threads, sum of 1..100000 = 5000050000" in p.stdout, p.stdout + p.stderr
+    each = counts(p, r"omp\.elf-(\d+)")
+    assert sorted(each) == ["1000", "1001", "1002"] and all(v > 100000 // 3 for v in each.values()), p.stderr
+
+
+def test_openmp_code_with_floating_point_is_refused_at_compile_time(tmp_path):
+    """gcc compiles -fopenmp code without SSE or x87, and would pass a double to printf where newlib's
+    soft-float printf does not look: a floating constant is an error, as gcc's own for arithmetic."""
+    src = tmp_path / "f.c"
+    src.write_text('#include <stdio.h>\nint main(void) {\n#pragma omp parallel\nprintf("%f\\n", 1.5);\n'
+                   'return 0; }\n')
+    p = subprocess.run([PMUOS_CC, "-fopenmp", "-o", str(tmp_path / "f.elf"), str(src)], capture_output=True,
+                       text=True)
+    assert p.returncode != 0 and "unsuffixed floating constant" in p.stderr, p.stderr
+    src.write_text("double half(double x) { return x / 2; }\n")
+    p = subprocess.run([PMUOS_CC, "-fopenmp", "-c", "-o", str(tmp_path / "h.o"), str(src)], capture_output=True,
+                       text=True)
+    assert p.returncode != 0 and "SSE disabled" in p.stderr, p.stderr
+    p = subprocess.run([PMUOS_CC, "--qemu-sse", "-fopenmp", "-o", str(tmp_path / "q.elf"), str(src)],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "libgomp is built for card programs only" in p.stderr, p.stderr
+
+
+def test_constructors_and_destructors_run_around_main(card, tmp_path):
+    """A program's .init_array runs before main, its .fini_array at exit, last first (user/start.c)."""
+    src = tmp_path / "ctor.c"
+    src.write_text("""#include <stdio.h>
+static int order;
+__attribute__((constructor(200))) static void second(void) { order = order * 10 + 2; }
+__attribute__((constructor(101))) static void first(void) { order = order * 10 + 1; }
+__attribute__((destructor)) static void last(void) { printf("destructor after main\\n"); }
+int main(void) { printf("constructors %d\\n", order); return 0; }
+""")
+    elf = tmp_path / "ctor.elf"
+    subprocess.run([PMUOS_CC, "-O2", "-o", str(elf), str(src)], check=True)
+    p = pmuctl(card, "run", "-C", "1", str(elf))
+    assert p.returncode == 0 and p.stdout == "constructors 12\ndestructor after main\n", p.stdout + p.stderr
