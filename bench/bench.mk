@@ -29,6 +29,7 @@ bench: deps
 	$(PYTHON) bench/boot.py
 	$(PYTHON) bench/pmi.py
 	$(PYTHON) bench/tasks.py
+	$(PYTHON) bench/threads.py
 	$(PYTHON) bench/mailbox.py
 	$(PYTHON) bench/idle.py
 	$(PYTHON) bench/startup.py

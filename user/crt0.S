@@ -7,6 +7,7 @@
 	.type _start, @function         /* a function symbol: call chains name it (pmuctl report) */
 _start:
 	xorl %ebp, %ebp                 /* outermost frame for backtraces */
+	call __pmuos_preinit            /* the program's .preinit_array, before any runtime code (user/start.c) */
 	call __pmuos_thread_init        /* the main thread's TLS and TCB (user/pthread.c) */
 	call __pmuos_constructors       /* the program's constructors (user/start.c) */
 	movq (%rsp), %rdi               /* argc */

@@ -5,7 +5,7 @@
  * set-up is one. crt0 calls __pmuos_constructors after the main thread's
  * TLS is set up and before main; the destructors run at exit, last first,
  * as the System V ABI (gABI, "Initialization and Termination Functions")
- * orders them.
+ * orders them. The .preinit_array runs first of all, before the TLS set-up.
  */
 #include <stdlib.h>
 
@@ -19,10 +19,15 @@ static void destructors(void)
 		(*--f)();
 }
 
-void __pmuos_constructors(void)
+/* crt0's first call: before any of the runtime's code (no TLS, no malloc yet), as a preinit function expects. */
+void __pmuos_preinit(void)
 {
 	for (fn *f = __preinit_array_start; f < __preinit_array_end; f++)
 		(*f)();
+}
+
+void __pmuos_constructors(void)
+{
 	for (fn *f = __init_array_start; f < __init_array_end; f++)
 		(*f)();
 	atexit(destructors);

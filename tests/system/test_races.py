@@ -109,7 +109,7 @@ def test_hostile_layout_fields_are_not_followed(fresh_card):
     try:
         good = mb.get("upload_off")
         mb.put("upload_off", 0xfffff000)
-        run = struct.pack("<II", 4096, 1) + b"hello\0".ljust(192, b"\0")
+        run = struct.pack("<IIII", 4096, 1, 0, 0) + b"hello\0".ljust(192, b"\0")  # image_len, argc, flags, reserved
         r = mb.call(mb.C["MBOX_OP_RUN"], cpus=[1], payload=run)
         assert r is not None, "no answer: the card followed the host's offset"
         assert r[0] == mb.C["MBOX_E_PROGRAM"]  # the (empty) upload area is no program

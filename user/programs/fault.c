@@ -98,8 +98,12 @@ static void __attribute__((noreturn)) fpu_dirty(void)
 	__builtin_unreachable();
 }
 
-/* The state this task found, before any code of its own touched it (main's first call). */
-static void __attribute__((noinline)) fpu_snapshot(void)
+/*
+ * The state this task found, before any code of its own touched it: a
+ * preinit function, which crt0 runs before the runtime's set-up (its
+ * malloc and memset are SSE code in the --qemu-sse build).
+ */
+static void fpu_snapshot(void)
 {
 	unsigned char env[28];
 
@@ -116,6 +120,8 @@ static void __attribute__((noinline)) fpu_snapshot(void)
 	__asm__ volatile("fnstenv %0; fldcw %0" : "+m"(env)); /* fnstenv masks exceptions: restore the CW */
 	ftw_seen = env[8] | env[9] << 8;
 }
+
+__attribute__((section(".preinit_array"), used)) static void (*const take_snapshot)(void) = fpu_snapshot;
 
 static int fpu_check(void)
 {
@@ -158,7 +164,6 @@ int main(int argc, char **argv)
 	const char *k = argc > 1 ? argv[1] : "";
 
 	if (!strcmp(k, "fpu-check")) {
-		fpu_snapshot(); /* first: nothing may touch the registers before it */
 		return fpu_check();
 	}
 	printf("fault: %s\n", k);

@@ -16,6 +16,10 @@
  *                         its fault ends the process.
  *   threads hostile       the threads' system calls with bad arguments: each
  *                         must fail with its errno, the kernel unharmed.
+ *   threads cost          with counter 1 counting kernel instructions
+ *                         (bench/threads.py): those of a futex wake that finds
+ *                         no waiter, and those the creating CPU runs for a
+ *                         pthread_create and its pthread_join.
  * Asked more threads than the set has CPUs, pthread_create fails (EAGAIN)
  * and the program says so and exits 1.
  */
@@ -135,12 +139,45 @@ static int hostile(void)
 	return bad != 0;
 }
 
+static void *nothing(void *arg)
+{
+	return arg;
+}
+
+#define REPS 1000
+#define CREATES 100
+
+/* Kernel instructions (counter 1, INSTRUCTIONS_EXECUTED:k) per wake and per create and join; less the RDPMCs' own. */
+static int cost(void)
+{
+	static uint32_t word;
+	uint64_t a = pmu_rdpmc(1), b = pmu_rdpmc(1), rdpmc = b - a;
+
+	a = pmu_rdpmc(1);
+	for (int i = 0; i < REPS; i++)
+		sys(SYS_FUTEX_WAKE, (long)&word, 1);
+	b = pmu_rdpmc(1);
+	unsigned long long wake = (b - a - rdpmc) / REPS;
+	a = pmu_rdpmc(1);
+	for (int i = 0; i < CREATES; i++) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, nothing, NULL) || pthread_join(t, NULL))
+			return 1;
+	}
+	b = pmu_rdpmc(1);
+	printf("threads: kernel instructions per futex wake %llu, per create and join %llu\n", wake,
+	       (unsigned long long)((b - a - rdpmc) / CREATES));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int a = 1;
 
 	if (argc > 1 && strcmp(argv[1], "hostile") == 0)
 		return hostile();
+	if (argc > 1 && strcmp(argv[1], "cost") == 0)
+		return cost();
 	if (argc > a && strcmp(argv[a], "work") == 0)
 		work = ++a;
 	else if (argc > a && strcmp(argv[a], "fault") == 0)
@@ -149,7 +186,7 @@ int main(int argc, char **argv)
 	if (argc > a + 1)
 		rounds = atoi(argv[a + 1]);
 	if (nthreads < 1 || nthreads > 1023 || rounds < 1) {
-		fprintf(stderr, "usage: threads [work|fault] [N (1-1023) [ROUNDS]] | hostile\n");
+		fprintf(stderr, "usage: threads [work|fault] [N (1-1023) [ROUNDS]] | hostile | cost\n");
 		return 2;
 	}
 	pthread_t *t = calloc(nthreads, sizeof(*t));
