@@ -193,15 +193,14 @@ def test_softfloat_program_on_the_strict_cpu(card_factory, tmp_path):
 # Every built-in program but the QEMU-only ones (user/user.mk SSE_PROGRAMS), with small arguments.
 CARD_PROGRAMS = ["hello", "triad 20000", "matmul 32", "chase 4096", "steady 200", "softfloat", "memtest ops 16",
                  "fault fpu-check", "smc 100", "fill 4", "calls 1000", "badstack all 1000",
-                 "regions", "badcounts", "pipes chain 100", "threads 1", "calib"]  # calib last: its lines are checked below
+                 "regions", "badcounts", "pipes chain 100", "threads 1", "omp 1000", "calib"]  # calib last: its lines are checked below
 
 
 def test_built_in_programs_run_on_the_strict_cpu(card_factory):
     """Card-correct programs run where CMOV, MMX and SSE raise #UD, and
     calib's SPFLT regions still count exactly (must-show 5)."""
     programs = sorted(os.path.basename(p)[:-2] for p in os.listdir(os.path.join(ROOT, "user", "programs")))
-    # omp is not built in (user/user.mk BUILTIN_PROGRAMS); test_threads.py runs it on the strict CPU
-    assert sorted(p.split()[0] for p in CARD_PROGRAMS) == sorted(set(programs) - {"vectest", "ssefault", "omp"})
+    assert sorted(p.split()[0] for p in CARD_PROGRAMS) == sorted(set(programs) - {"vectest", "ssefault"})
     card = card_factory(cpus=2, qemu_args=("-cpu", STRICT_CPU))
     for line in ("pmu set 1 0 INSTRUCTIONS_EXECUTED:u", "pmu spflt 1 0", "pmu start 1"):
         card.cmd(line)
