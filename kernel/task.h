@@ -75,6 +75,7 @@ struct task {
 	struct cpuset busy;          /* those a thread of it holds */
 	uint32_t live;               /* threads not yet finished */
 	uint32_t nthreads;           /* threads made, the main one included */
+	uint32_t waiters;            /* threads in a futex wait */
 	bool threaded;               /* launched with `threads` */
 	bool dying;                  /* killed or ending: no new thread */
 	bool exiting;                /* exit() from a thread: the others end EXITED with exit_code */

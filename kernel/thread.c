@@ -79,8 +79,10 @@ int64_t sys_futex_wait(struct percpu *p, struct task *t, const struct trap_frame
 	/* checked and registered under plock, which a wake takes: a wake after the check finds this thread */
 	uint64_t fl = spin_lock_irq(&m->plock);
 	bool same = *w == (uint32_t)f->rsi;
-	if (same)
+	if (same) {
 		t->futex = f->rdi;
+		m->waiters++;
+	}
 	spin_unlock_irq(&m->plock, fl);
 	if (!same)
 		return -PMUOS_EAGAIN;
@@ -101,9 +103,13 @@ int64_t sys_futex_wait(struct percpu *p, struct task *t, const struct trap_frame
 	if (!READ_ONCE(t->futex))
 		return 0;
 	fl = spin_lock_irq(&m->plock);
-	t->futex = 0;
+	bool woken = !t->futex; /* a wake may have come meanwhile */
+	if (!woken) {
+		t->futex = 0;
+		m->waiters--;
+	}
 	spin_unlock_irq(&m->plock, fl);
-	return -PMUOS_EINTR;
+	return woken ? 0 : -PMUOS_EINTR;
 }
 
 struct futex_wake {
@@ -118,6 +124,7 @@ static void wake_one(struct task *t, void *arg)
 	if (!w->left || READ_ONCE(t->futex) != w->addr)
 		return;
 	t->futex = 0;
+	t->main->waiters--;
 	w->left--;
 	w->woken++;
 	smp_wake_apic(cpu_table[t->cpu]->apic_id);
@@ -128,7 +135,8 @@ uint32_t thread_futex_wake(struct task *t, uint64_t addr, uint32_t n)
 	struct futex_wake w = { addr, n, 0 };
 	uint64_t fl = spin_lock_irq(&t->main->plock);
 
-	task_for_process(t->main, wake_one, &w);
+	if (t->main->waiters) /* a scan of the task table only when some thread of the process waits */
+		task_for_process(t->main, wake_one, &w);
 	spin_unlock_irq(&t->main->plock, fl);
 	return w.woken;
 }
