@@ -126,19 +126,24 @@ def test_cpus_at_once_count_what_one_counts(card):
 
 def test_cycles_and_instructions_of_a_longer_program_are_each_cpus_own(card):
     """matmul on three CPUs at once: instructions:u exactly the one-CPU run's on each;
-    and on two CPUs of different cores at once, cycles (every cycle the thread ran,
-    kernel included) within the kernel's share of the one-CPU run's, not twice it.
-    (Threads of one core share its issue turns: docs/design.md §11, test_timing_model.)"""
+    and on two CPUs of different cores at once, each CPU's user cycles within 5 % of the
+    one-CPU run's, not twice them, and its kernel cycles a small share beside them.
+    (Threads of one core share its issue turns: docs/design.md §11, test_timing_model.)
+    Cycles are not exact run to run: a core's L2 keeps lines of its last run (CPU 5's core,
+    idle between runs, ~1,200 -> ~400 L2 read misses over three runs, 2 % of the user
+    cycles), and the kernel's cycles (its start-up, the host's requests served on the
+    task's CPU at host-timed points) were 0.3-0.9 million of ~9.8 million in one session."""
     # Apart: the program prints its region's counts at exit, and printf's instructions depend on the digits.
     one = pmuctl(card, "stat", "-C", "1", "-e", "instructions:u", "--", MATMUL, "32")
     three = per_cpu(pmuctl(card, "stat", "-A", "-C", "1-3", "-e", "instructions:u", "--", MATMUL, "32"))
-    one_cycles = pmuctl(card, "stat", "-C", "1", "-e", "cycles", "--", MATMUL, "32")
-    two = per_cpu(pmuctl(card, "stat", "-A", "-C", "1,5", "-e", "cycles", "--", MATMUL, "32"))
-    insns, cycles = total(one, "instructions:u"), total(one_cycles, "cycles")
+    one_cycles = pmuctl(card, "stat", "-C", "1", "-e", "cycles:u,cycles:k", "--", MATMUL, "32")
+    two = per_cpu(pmuctl(card, "stat", "-A", "-C", "1,5", "-e", "cycles:u,cycles:k", "--", MATMUL, "32"))
+    insns, user = total(one, "instructions:u"), total(one_cycles, "cycles:u")
     for cpu in (1, 2, 3):
         assert three[(cpu, "instructions:u")] == insns, (three, insns)
     for cpu in (1, 5):
-        assert abs(two[(cpu, "cycles")] - cycles) < 0.05 * cycles, (two, cycles)
+        assert abs(two[(cpu, "cycles:u")] - user) < 0.05 * user, (two, user)
+        assert 0 < two[(cpu, "cycles:k")] < 0.15 * user, (two, user)
 
 
 def test_multiplexed_counts_on_seven_cpus_are_each_cpus_own(card):
