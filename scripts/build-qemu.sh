@@ -1,7 +1,9 @@
 #!/bin/sh
 # Builds the QEMU that pmuos runs: Debian bookworm's own QEMU 7.2 source
 # package, for x86_64 only, with the fixes in scripts/qemu-fixes/ (QEMU
-# issue 1381's abort; ivshmem's double free of a departed peer), into
+# issue 1381's abort; ivshmem's double free of a departed peer; -icount's
+# round-robin turns, which starved the vCPU after one that ran to every
+# timer), into
 # $PREFIX (default /usr/local/lib/pmuos-qemu). Why this QEMU and what the
 # others cost: docs/design.md §11 "The QEMU pmuos runs".
 #
@@ -17,7 +19,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 # The version string says which fixes a binary has; qemu.sh and install-deps.sh
 # read it. Raise the number with every change to scripts/qemu-fixes/ or to
 # configure's options below.
-FIXES=pmuos-fixes-3
+FIXES=pmuos-fixes-4
 
 die() { echo "build-qemu: $*" >&2; exit 1; }
 

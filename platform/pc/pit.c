@@ -118,7 +118,8 @@ void tsc_calibrate(void)
  * vCPU spinning for it took every turn's whole budget while the holder got
  * none, until some host event cut a turn short (QEMU commit 83ecdb18eb65,
  * "accel/tcg/tcg-accel-ops-rr: ensure fairness with icount", QEMU 8.1, which
- * shares each budget between the vCPUs). In the soak (issue 23) CPU 0 spun
+ * shares each budget between the vCPUs; pmuos's QEMU runs the due timer
+ * between turns since scripts/qemu-fixes/0003, Debian's does neither). In the soak (issue 23) CPU 0 spun
  * in tasks_running for up to 157 s of host time while CPU 1 stood at the
  * instruction after its one-shot's last write. So a CPU that finds the lock
  * taken goes on (spin_settle): after an IPI the holder's write ends the
