@@ -83,43 +83,58 @@ static const char *digits20(uint64_t v, char *buf)
 	return buf;
 }
 
-static void report_turns(const struct region *r)
+static void report_turns(FILE *out, const struct region *r)
 {
-	printf("region %s: calls %llu, enabled %llu, events", r->name, (unsigned long long)r->calls,
-	       (unsigned long long)r->sum.enabled);
+	fprintf(out, "region %s: calls %llu, enabled %llu, events", r->name, (unsigned long long)r->calls,
+		(unsigned long long)r->sum.enabled);
 	for (int e = 0; e < turns; e++)
-		printf(" %llu/%llu", (unsigned long long)r->sum.value[e], (unsigned long long)r->sum.running[e]);
+		fprintf(out, " %llu/%llu", (unsigned long long)r->sum.value[e], (unsigned long long)r->sum.running[e]);
 	char d[21];
 
-	printf(", tsc %s%s\n", digits20(r->ticks, d), r->open ? " (still open)" : "");
+	fprintf(out, ", tsc %s%s\n", digits20(r->ticks, d), r->open ? " (still open)" : "");
 }
 
+/*
+ * A thread's lines, written to stdout in one call: threads share stdout,
+ * and a line of several printf calls took another thread's line into its
+ * middle (the host then missed the region). Built in a memory stream; on
+ * stdout itself if there is no memory for one.
+ */
 static void report(void)
 {
+	char *buf = NULL;
+	size_t len = 0;
+
 	if (!regions)
 		return;
+	FILE *out = open_memstream(&buf, &len);
+	if (!out)
+		out = stdout;
 	for (int i = 0; i < nregions; i++) {
 		struct region *r = &regions[i];
 		if (turns) {
-			report_turns(r);
+			report_turns(out, r);
 			continue;
 		}
-		printf("region %s: calls %llu", r->name, (unsigned long long)r->calls);
+		fprintf(out, "region %s: calls %llu", r->name, (unsigned long long)r->calls);
 		for (int k = 0; k < 2; k++) {
 			if (events.name[k][0])
-				printf(", %s ", events.name[k]);
+				fprintf(out, ", %s ", events.name[k]);
 			else
-				printf(", counter%d ", k);
+				fprintf(out, ", counter%d ", k);
 			if (r->sampled[k])
-				printf("sampling");
+				fprintf(out, "sampling");
 			else
-				printf("%llu", (unsigned long long)r->count[k]);
+				fprintf(out, "%llu", (unsigned long long)r->count[k]);
 		}
 		for (uint32_t j = 0; j < events.nfixed; j++)
-			printf(", fixed %s %llu", events.fixed[j], (unsigned long long)r->fixed[j]);
+			fprintf(out, ", fixed %s %llu", events.fixed[j], (unsigned long long)r->fixed[j]);
 		char d[21];
-		printf(", tsc %s%s\n", digits20(r->ticks, d), r->open ? " (still open)" : "");
+		fprintf(out, ", tsc %s%s\n", digits20(r->ticks, d), r->open ? " (still open)" : "");
 	}
+	if (out != stdout && fclose(out) == 0)
+		fwrite(buf, 1, len, stdout);
+	free(buf);
 }
 
 static struct region *find(const char *name)
