@@ -80,6 +80,11 @@ class Guest:
         self.proc.stdin.write(text)
         self.proc.stdin.flush()
 
+    def shell(self, line):
+        """Types one shell line (bytes) and waits for the next prompt."""
+        self.send(line + b"\r")
+        self.expect(PROMPT)
+
     def kill(self):
         # qemu.sh execs QEMU for Multiboot, so this ends QEMU itself.
         self.proc.kill()

@@ -27,23 +27,18 @@ RUNS = {"calls": (b"run calls 1000000", re.compile(rb"in (\d+) TSC ticks\r?\n"),
 TARGET = 1000
 
 
-def shell(g, line):
-    g.send(line + b"\r")
-    g.expect(PROMPT)
-
-
 def dialogue(g):
-    shell(g, b"pmu set 1 0 INSTRUCTIONS_EXECUTED:u period=%d" % PERIOD)
+    g.shell(b"pmu set 1 0 INSTRUCTIONS_EXECUTED:u period=%d" % PERIOD)
     ticks = {}
     for name, (cmd, pattern, _) in RUNS.items():
         for frames in (0, FRAMES):
-            shell(g, b"pmu callchain 1 %d" % frames)
-            shell(g, b"pmu clear 1")
-            shell(g, b"pmu start 1")
+            g.shell(b"pmu callchain 1 %d" % frames)
+            g.shell(b"pmu clear 1")
+            g.shell(b"pmu start 1")
             g.send(cmd + b"\r")
             ticks[name, frames] = int(g.expect(pattern)[0].group(1))
             g.expect(PROMPT)
-            shell(g, b"pmu stop 1")
+            g.shell(b"pmu stop 1")
     return ticks
 
 

@@ -48,11 +48,6 @@ SAMPLE = re.compile(rb"^\d+\s+0x[0-9a-f]+\s+3\s+\d+\s+(\d+)\s", re.M)
 PERIOD = 100000
 
 
-def cmd(g, line):
-    g.send(line + b"\r")
-    return g.expect(PROMPT)[0]
-
-
 class Card:
     """A booted card whose CPU 1 counts INSTRUCTIONS_EXECUTED and a second
     event, and runs programs on request."""
@@ -63,9 +58,9 @@ class Card:
             env["QEMU"] = qemu
         self.g = Guest(PMUOS, 4, env)
         self.g.expect(PROMPT)
-        cmd(self.g, b"pmu set 1 0 INSTRUCTIONS_EXECUTED")
-        cmd(self.g, b"pmu set 1 1 " + (b"DATA_READ_MISS:u" if plugin else b"CPU_CLK_UNHALTED:u"))
-        cmd(self.g, b"pmu start 1")
+        self.g.shell(b"pmu set 1 0 INSTRUCTIONS_EXECUTED")
+        self.g.shell(b"pmu set 1 1 " + (b"DATA_READ_MISS:u" if plugin else b"CPU_CLK_UNHALTED:u"))
+        self.g.shell(b"pmu start 1")
         self.pause()
 
     def pause(self):
@@ -74,7 +69,7 @@ class Card:
     def run(self, program):
         """(wall seconds from `run` to the exit status, guest instructions)."""
         os.kill(self.g.proc.pid, signal.SIGCONT)
-        cmd(self.g, b"pmu clear 1")
+        self.g.shell(b"pmu clear 1")
         start = time.monotonic()
         self.g.send(f"run {program} on 1\r".encode())
         _, seen = self.g.expect(EXIT)
@@ -111,7 +106,7 @@ def costs(make, programs, rounds):
 def skid():
     def dialogue(g):
         for line in (f"pmu set 1 0 CODE_READ:u period={PERIOD}".encode(), b"pmu spflt 1 off", b"pmu start 1"):
-            cmd(g, line)
+            g.shell(line)
         g.send(b"run memtest branches 2000000 on 1\r")
         g.expect(EXIT)
         g.expect(PROMPT)

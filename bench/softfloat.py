@@ -20,13 +20,8 @@ COUNT = re.compile(rb"^\s*1\s+0\s+\S+\s+(\d+)\s", re.M)
 PROGRAMS = [("triad", "triad_sse", "200000"), ("matmul", "matmul_sse", "128")]
 
 
-def cmd(g, line):
-    g.send(line + b"\r")
-    return g.expect(PROMPT)[0]
-
-
 def instructions(g, program, args):
-    cmd(g, b"pmu clear 1")
+    g.shell(b"pmu clear 1")
     g.send(f"run {program} {args} on 1\r".encode())
     status = int(g.expect(EXIT)[0].group(1))
     g.expect(PROMPT)
@@ -38,7 +33,7 @@ def instructions(g, program, args):
 
 def dialogue(g):
     for line in (b"pmu set 1 0 INSTRUCTIONS_EXECUTED:u", b"pmu start 1"):
-        cmd(g, line)
+        g.shell(line)
     return [(soft, args, instructions(g, soft, args), instructions(g, sse, args)) for soft, sse, args in PROGRAMS]
 
 

@@ -21,8 +21,7 @@ SETUP = [b"pmu set 1 0 INSTRUCTIONS_EXECUTED:u", b"pmu set 1 1 INSTRUCTIONS_EXEC
 
 def dialogue(g):
     for line in SETUP:
-        g.send(line + b"\r")
-        g.expect(PROMPT)
+        g.shell(line)
     g.send(b"run calib cost\r")
     rdpmc, spflt = (int(x) for x in g.expect(COST)[0].groups())
     g.expect(PROMPT)

@@ -19,8 +19,7 @@ SETUP = [b"pmu set 1 1 INSTRUCTIONS_EXECUTED:k", b"pmu start 1"]
 
 def dialogue(g):
     for line in SETUP:
-        g.send(line + b"\r")
-        g.expect(PROMPT)
+        g.shell(line)
     g.send(b"run --threads threads cost on 1-2\r")
     wake, create = (int(x) for x in g.expect(COST)[0].groups())
     g.expect(PROMPT)
