@@ -116,8 +116,11 @@ def test_a_waiting_pmuctl_asks_nothing_while_the_program_runs(card):
     finally:
         mb.close()
     assert len(set(sent)) == 1, f"requests per stat: {sent} (hello, then matmul 64 three times)"
-    # What is left differs by the task table's history (a few instructions a run), not by the host.
-    assert max(kernel[1:]) - min(kernel[1:]) < 200, kernel
+    # What is left differs by the task table's history (10 instructions a run) and by how QEMU takes
+    # the vCPUs' turns (3 runs of 40 under host load were 100-300 instructions above the rest;
+    # probably the task's CPU waking once or twice, for the service's hand-over call and its task),
+    # not by a request, which costs 300,000 and more.
+    assert max(kernel[1:]) - min(kernel[1:]) < 1000, kernel
 
 
 def test_a_card_that_stops_under_a_running_program_is_named(fresh_card):
