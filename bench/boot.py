@@ -85,6 +85,14 @@ class Guest:
         self.send(line + b"\r")
         self.expect(PROMPT)
 
+    def ask(self, line, pattern):
+        """Types one shell line and returns the match of `pattern` in what it
+        prints, once the next prompt has come."""
+        self.send(line + b"\r")
+        m, _ = self.expect(pattern)
+        self.expect(PROMPT)
+        return m
+
     def kill(self):
         # qemu.sh execs QEMU for Multiboot, so this ends QEMU itself.
         self.proc.kill()

@@ -16,7 +16,6 @@ import sys
 
 from boot import on_card, report, target
 
-PROMPT = re.compile(rb"pmuos> ")
 PERIOD = 10000
 FRAMES = 16  # PMU_CALLCHAIN_MAX, include/pmuos/sample.h
 RUNS = {"calls": (b"run calls 1000000", re.compile(rb"in (\d+) TSC ticks\r?\n"), 20_000_000),
@@ -35,9 +34,7 @@ def dialogue(g):
             g.shell(b"pmu callchain 1 %d" % frames)
             g.shell(b"pmu clear 1")
             g.shell(b"pmu start 1")
-            g.send(cmd + b"\r")
-            ticks[name, frames] = int(g.expect(pattern)[0].group(1))
-            g.expect(PROMPT)
+            ticks[name, frames] = int(g.ask(cmd, pattern).group(1))
             g.shell(b"pmu stop 1")
     return ticks
 

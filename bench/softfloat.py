@@ -25,9 +25,7 @@ def instructions(g, program, args):
     g.send(f"run {program} {args} on 1\r".encode())
     status = int(g.expect(EXIT)[0].group(1))
     g.expect(PROMPT)
-    g.send(b"pmu read 1\r")
-    m, _ = g.expect(COUNT)
-    g.expect(PROMPT)
+    m = g.ask(b"pmu read 1", COUNT)
     return int(m.group(1)) if status == 0 else None
 
 

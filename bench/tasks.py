@@ -11,7 +11,6 @@ import sys
 
 from boot import on_card, report, target
 
-PROMPT = re.compile(rb"pmuos> ")
 # Each pattern ends at the line's end, so a number is never read half-arrived.
 COST = re.compile(rb"kernel instructions per RDPMC (\d+), per SPFLT (\d+)\r?\n")
 EMPTY = re.compile(rb"region of 0 user instructions counted (\d+)\r?\n")
@@ -22,9 +21,7 @@ SETUP = [b"pmu set 1 0 INSTRUCTIONS_EXECUTED:u", b"pmu set 1 1 INSTRUCTIONS_EXEC
 def dialogue(g):
     for line in SETUP:
         g.shell(line)
-    g.send(b"run calib cost\r")
-    rdpmc, spflt = (int(x) for x in g.expect(COST)[0].groups())
-    g.expect(PROMPT)
+    rdpmc, spflt = (int(x) for x in g.ask(b"run calib cost", COST).groups())
     g.send(b"run calib\r")
     return rdpmc, spflt, int(g.expect(EMPTY)[0].group(1))
 

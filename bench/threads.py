@@ -12,7 +12,6 @@ import sys
 
 from boot import on_card, report
 
-PROMPT = re.compile(rb"pmuos> ")
 COST = re.compile(rb"per futex wake (\d+), per create and join (\d+)\r?\n")
 SETUP = [b"pmu set 1 1 INSTRUCTIONS_EXECUTED:k", b"pmu start 1"]
 
@@ -20,9 +19,7 @@ SETUP = [b"pmu set 1 1 INSTRUCTIONS_EXECUTED:k", b"pmu start 1"]
 def dialogue(g):
     for line in SETUP:
         g.shell(line)
-    g.send(b"run --threads threads cost on 1-2\r")
-    wake, create = (int(x) for x in g.expect(COST)[0].groups())
-    g.expect(PROMPT)
+    wake, create = (int(x) for x in g.ask(b"run --threads threads cost on 1-2", COST).groups())
     return wake, create
 
 
